@@ -1,0 +1,23 @@
+# One task runner: the README and .ci/run call these targets.
+PYTHON ?= .venv/bin/python
+
+.PHONY: setup serve test soak lint bench
+
+setup:
+	bash scripts/setup.sh
+
+serve:
+	.venv/bin/kyma serve
+
+test:
+	$(PYTHON) -m pytest
+
+soak:
+	HYPOTHESIS_PROFILE=soak $(PYTHON) -m pytest tests/engine/test_pruning_property.py
+
+lint:
+	$(PYTHON) -m ruff check .
+	$(PYTHON) -m ruff format --check .
+
+bench:
+	$(PYTHON) bench/format.py

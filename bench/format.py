@@ -1,0 +1,189 @@
+"""Benchmark: write and read 5 million log rows as tlm, Parquet (zstd) and Arrow IPC.
+
+    python bench/format.py [--rows 5000000] [--dir /tmp/kyma-bench-format]
+
+Prints MB/s (of the in-memory Arrow size) for write and for a full read (every block
+read and every value touched by a min/max scan; warm page cache), and bytes on disk, with
+ratios against the peers measured in the same run on the same table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import cbor2
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from kyma.engine.format.tlm import TlmFormat
+from kyma.engine.storage.local import LocalStore
+from kyma.engine.types import DEFAULT_COLUMNS, Column, KymaType, arrow_schema
+
+COLUMNS = [
+    *DEFAULT_COLUMNS,
+    Column("service_name", KymaType("string")),
+    Column("level", KymaType("string")),
+    Column("message", KymaType("string")),
+    Column("trace_id", KymaType("string")),
+    Column("duration_ms", KymaType("long")),
+    Column("cpu", KymaType("real")),
+    Column("attributes", KymaType("dynamic")),
+]
+SCHEMA = arrow_schema(COLUMNS)
+VERBS = ["connect", "read", "write", "query", "publish", "render", "authorize", "charge"]
+OBJECTS = ["database", "cache", "queue", "upstream", "session", "invoice", "bucket", "token"]
+OUTCOMES = ["ok", "timeout", "refused", "retrying", "failed", "slow", "degraded", "done"]
+
+
+def make_table(rows: int, seed: int = 7) -> pa.Table:
+    """Log-shaped rows: 1 000 services, realistic message text, a CBOR attribute map."""
+    rng = np.random.default_rng(seed)
+    start = 1_767_225_600_000_000_000  # 2026-01-01
+    ts = np.sort(start + rng.integers(0, 86_400_000_000_000, rows))
+    services = pa.array([f"svc-{i:04d}" for i in range(1000)])
+    pick = lambda values, n: pa.array(values).take(pa.array(rng.integers(0, len(values), n)))  # noqa: E731
+    message = pc.binary_join_element_wise(
+        pick(VERBS, rows),
+        pick(OBJECTS, rows),
+        pick(OUTCOMES, rows),
+        pc.cast(pa.array(rng.integers(1, 5000, rows)), pa.string()),
+        " ",
+    )
+    trace = pa.array(rng.integers(0, 2**62, rows)).cast(pa.string())
+    pool = [
+        cbor2.dumps({"http.method": m, "http.status_code": int(s), "user.id": f"u{u}"})
+        for m, s, u in zip(
+            rng.choice(["GET", "POST", "PUT"], 50_000),
+            rng.choice([200, 201, 404, 500], 50_000),
+            rng.integers(0, 20_000, 50_000),
+            strict=True,
+        )
+    ]
+    attributes = pa.array(pool, pa.binary()).take(pa.array(rng.integers(0, len(pool), rows)))
+    return pa.Table.from_arrays(
+        [
+            pa.array(ts, pa.timestamp("ns", tz="UTC")),
+            pa.nulls(rows, pa.binary()),
+            services.take(pa.array(rng.integers(0, 1000, rows))),
+            pick(["debug", "info", "warn", "error", "fatal"], rows),
+            message,
+            trace,
+            pa.array(rng.integers(0, 10_000, rows)),
+            pa.array(rng.random(rows)),
+            attributes,
+        ],
+        schema=SCHEMA,
+    )
+
+
+def scan(table: pa.Table) -> int:
+    """Touch every value (min/max compares every byte), so zero-copy reads pay too."""
+    touched = 0
+    for col in table.columns:
+        pc.min_max(col)
+        touched += len(col)
+    return touched
+
+
+def timed(fn):
+    start = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - start, out
+
+
+def bench_tlm(table: pa.Table, root: Path, compression: str | None) -> dict:
+    store = LocalStore(root / f"tlm-{compression}")
+    fmt = TlmFormat(compression=compression)
+
+    def write():
+        writer = fmt.start_extent(store, SCHEMA, "tables/1")
+        for batch in table.to_batches(max_chunksize=65_536):
+            writer.append(batch)
+        return writer.finish()
+
+    write_s, result = timed(write)
+
+    def read():
+        reader = fmt.open_extent(store, result.object_path)
+        blocks = [reader.read_block(b) for b in range(reader.metadata().block_count)]
+        table = pa.Table.from_batches(blocks)
+        scan(table)
+        return table
+
+    read_s, back = timed(read)
+    assert back.num_rows == table.num_rows
+    return {"write_s": write_s, "read_s": read_s, "bytes": result.byte_size}
+
+
+def _scanned(table: pa.Table) -> pa.Table:
+    scan(table)
+    return table
+
+
+def bench_parquet(table: pa.Table, root: Path) -> dict:
+    path = root / "t.parquet"
+    write_s, _ = timed(lambda: pq.write_table(table, path, compression="zstd"))
+    read_s, back = timed(lambda: _scanned(pq.read_table(path)))
+    assert back.num_rows == table.num_rows
+    return {"write_s": write_s, "read_s": read_s, "bytes": path.stat().st_size}
+
+
+def bench_ipc(table: pa.Table, root: Path) -> dict:
+    path = root / "t.arrow"
+
+    def write():
+        with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, SCHEMA) as w:
+            for batch in table.to_batches(max_chunksize=65_536):
+                w.write_batch(batch)
+
+    write_s, _ = timed(write)
+    read_s, back = timed(lambda: _scanned(pa.ipc.open_file(pa.memory_map(str(path))).read_all()))
+    assert back.num_rows == table.num_rows
+    return {"write_s": write_s, "read_s": read_s, "bytes": path.stat().st_size}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rows", type=int, default=5_000_000)
+    parser.add_argument("--dir", type=Path, default=None)
+    args = parser.parse_args()
+    root = args.dir or Path(tempfile.mkdtemp(prefix="kyma-bench-format-"))
+    root.mkdir(parents=True, exist_ok=True)
+    gen_s, table = timed(lambda: make_table(args.rows))
+    mb = table.nbytes / 1e6
+    print(f"rows={args.rows:,} arrow_size={mb:.0f} MB (generated in {gen_s:.1f}s)")
+    print(
+        f"machine: {platform.node()} {platform.machine()} python {platform.python_version()}"
+        f" pyarrow {pa.__version__}"
+    )
+    results = {
+        "tlm": bench_tlm(table, root, None),
+        "tlm+zstd": bench_tlm(table, root, "zstd"),
+        "parquet-zstd": bench_parquet(table, root),
+        "arrow-ipc": bench_ipc(table, root),
+    }
+    print(f"{'format':<14}{'write MB/s':>12}{'read MB/s':>12}{'on disk MB':>12}")
+    for name, r in results.items():
+        print(
+            f"{name:<14}{mb / r['write_s']:>12.0f}{mb / r['read_s']:>12.0f}"
+            f"{r['bytes'] / 1e6:>12.0f}"
+        )
+    tlm = results["tlm"]
+    for peer in ("parquet-zstd", "arrow-ipc"):
+        p = results[peer]
+        print(
+            f"tlm vs {peer}: write {p['write_s'] / tlm['write_s']:.2f}x,"
+            f" read {p['read_s'] / tlm['read_s']:.2f}x, size {tlm['bytes'] / p['bytes']:.2f}x"
+        )
+    shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

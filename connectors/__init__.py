@@ -1,0 +1,1 @@
+"""Sources kyma reads or mirrors: the connector framework, Postgres federation and CDC."""

@@ -1,0 +1,15 @@
+"""The Postgres catalog: tables, columns, snapshots, manifest, ingest ledger, and commits."""
+
+from kyma.engine.catalog._catalog import Catalog, check_identifier
+from kyma.engine.catalog._commit import Payload
+from kyma.engine.catalog._model import CommitResult, ManifestEntry, SnapshotInfo, TableInfo
+
+__all__ = [
+    "Catalog",
+    "CommitResult",
+    "ManifestEntry",
+    "Payload",
+    "SnapshotInfo",
+    "TableInfo",
+    "check_identifier",
+]

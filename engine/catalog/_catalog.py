@@ -1,0 +1,237 @@
+"""The catalog: tables, columns, snapshots and the extent manifest, in Postgres."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import timedelta
+from typing import Any
+
+import psycopg
+import psycopg_pool
+from psycopg.types.json import Jsonb
+
+from kyma.engine.catalog import _commit
+from kyma.engine.catalog._migrate import migrate
+from kyma.engine.catalog._model import CommitResult, ManifestEntry, SnapshotInfo, TableInfo
+from kyma.engine.errors import (
+    AlreadyExistsError,
+    CatalogUnavailableError,
+    NotFoundError,
+    SchemaError,
+)
+from kyma.engine.format import ExtentWriteResult
+from kyma.engine.types import DEFAULT_COLUMN_NAMES, DEFAULT_COLUMNS, Column, KymaType
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+LEDGER_RETENTION = timedelta(hours=25)
+
+
+def check_identifier(kind: str, name: str) -> str:
+    if not _IDENTIFIER.fullmatch(name):
+        raise SchemaError(
+            f"invalid {kind} name {name!r}: expected a letter or _ then letters, digits or _"
+            " (at most 128)"
+        )
+    return name
+
+
+class Catalog:
+    """A connection pool on the catalog database, with kyma's catalog operations."""
+
+    def __init__(self, url: str, *, pool_size: int = 10) -> None:
+        self.url = url
+        self._pool = psycopg_pool.ConnectionPool(
+            url, min_size=1, max_size=pool_size, open=False, kwargs={"autocommit": True}
+        )
+        try:
+            self._pool.open(wait=True, timeout=30)
+        except psycopg_pool.PoolTimeout as e:
+            raise CatalogUnavailableError(f"catalog unreachable: {e}") from None
+        with self._conn() as conn:
+            self.migrations_applied = migrate(conn)
+
+    def close(self) -> None:
+        self._pool.close()
+
+    @contextmanager
+    def _conn(self) -> Iterator[psycopg.Connection]:
+        """A pooled connection; driver connection failures become CatalogUnavailableError."""
+        try:
+            with self._pool.connection(timeout=30) as conn:
+                yield conn
+        except (psycopg.OperationalError, psycopg_pool.PoolTimeout) as e:
+            if isinstance(e, psycopg.errors.QueryCanceled):
+                raise
+            raise CatalogUnavailableError(f"catalog unavailable: {e}") from e
+
+    def ping(self) -> None:
+        with self._conn() as conn:
+            conn.execute("SELECT 1")
+
+    # ------------------------------------------------------------ tables and columns
+
+    def create_table(
+        self,
+        name: str,
+        columns: Sequence[Column],
+        *,
+        if_not_exists: bool = False,
+        options: dict[str, Any] | None = None,
+    ) -> TableInfo:
+        check_identifier("table", name)
+        seen: set[str] = set()
+        for col in columns:
+            check_identifier("column", col.name)
+            if col.name in DEFAULT_COLUMN_NAMES:
+                raise SchemaError(f"column {col.name!r} is a default column of every table")
+            if col.name in seen:
+                raise SchemaError(f"column {col.name!r} appears twice")
+            seen.add(col.name)
+        with self._conn() as conn, conn.transaction():
+            row = conn.execute(
+                "INSERT INTO kyma.tables (name, options) VALUES (%s, %s)"
+                " ON CONFLICT (name) DO NOTHING RETURNING table_id",
+                (name, Jsonb(options or {})),
+            ).fetchone()
+            if row is None:
+                if if_not_exists:
+                    return self._table(conn, name)
+                raise AlreadyExistsError(f"table {name!r} already exists")
+            all_columns = [*DEFAULT_COLUMNS, *columns]
+            conn.cursor().executemany(
+                "INSERT INTO kyma.columns (table_id, name, ordinal, type, nullable)"
+                " VALUES (%s, %s, %s, %s, %s)",
+                [(row[0], c.name, i, c.type.name, c.nullable) for i, c in enumerate(all_columns)],
+            )
+            return self._table(conn, name)
+
+    def add_column(self, table: str, column: Column, *, if_not_exists: bool = False) -> TableInfo:
+        """Widen a table by one nullable column (schema only widens)."""
+        check_identifier("column", column.name)
+        with self._conn() as conn, conn.transaction():
+            info = self._table(conn, table, lock=True)
+            existing = info.column(column.name)
+            if existing is not None:
+                if if_not_exists and existing.type == column.type:
+                    return info
+                raise AlreadyExistsError(
+                    f"column {column.name!r} already exists in table {table!r}"
+                    f" with type {existing.type}"
+                )
+            conn.execute(
+                "INSERT INTO kyma.columns (table_id, name, ordinal, type, nullable)"
+                " VALUES (%s, %s, %s, %s, true)",
+                (info.table_id, column.name, len(info.columns), column.type.name),
+            )
+            return self._table(conn, table)
+
+    def drop_table(self, name: str, *, if_exists: bool = False) -> bool:
+        """Drop a table; its objects become orphans that GC removes. True if it existed."""
+        with self._conn() as conn:
+            cur = conn.execute("DELETE FROM kyma.tables WHERE name = %s", (name,))
+        if cur.rowcount == 0 and not if_exists:
+            raise NotFoundError(f"table {name!r} does not exist")
+        return cur.rowcount > 0
+
+    def get_table(self, name: str) -> TableInfo:
+        with self._conn() as conn:
+            return self._table(conn, name)
+
+    def list_tables(self) -> list[TableInfo]:
+        with self._conn() as conn:
+            names = [n for (n,) in conn.execute("SELECT name FROM kyma.tables ORDER BY name")]
+            return [self._table(conn, n) for n in names]
+
+    def _table(self, conn: psycopg.Connection, name: str, *, lock: bool = False) -> TableInfo:
+        row = conn.execute(
+            "SELECT table_id, name, current_snapshot_id, created_at, options"
+            " FROM kyma.tables WHERE name = %s" + (" FOR UPDATE" if lock else ""),
+            (name,),
+        ).fetchone()
+        if row is None:
+            raise NotFoundError(f"table {name!r} does not exist")
+        columns = tuple(
+            Column(n, KymaType.parse(t), nullable)
+            for n, t, nullable in conn.execute(
+                "SELECT name, type, nullable FROM kyma.columns WHERE table_id = %s"
+                " ORDER BY ordinal",
+                (row[0],),
+            )
+        )
+        return TableInfo(row[0], row[1], columns, row[2], row[3], row[4])
+
+    # ------------------------------------------------------------ snapshots and extents
+
+    def commit(
+        self,
+        table: str,
+        added: Sequence[ExtentWriteResult],
+        removed: Sequence[str] = (),
+        *,
+        summary: dict[str, Any] | None = None,
+        payload: _commit.Payload | None = None,
+    ) -> CommitResult:
+        """Publish ``added`` (and retire ``removed`` extent ids) as one new snapshot."""
+        info = self.get_table(table)
+        summary = {
+            "added_extents": len(added),
+            "removed_extents": len(removed),
+            "added_rows": sum(e.row_count for e in added),
+            **(summary or {}),
+        }
+        with self._conn() as conn:
+            return _commit.commit(conn, info.table_id, added, removed, summary, payload)
+
+    def live_extents(self, table: str, snapshot_id: int | None = None) -> list[ManifestEntry]:
+        """The extents of ``snapshot_id`` (default: the current snapshot)."""
+        info = self.get_table(table)
+        snapshot = info.current_snapshot_id if snapshot_id is None else snapshot_id
+        if snapshot is None:
+            return []
+        with self._conn() as conn:
+            if snapshot_id is not None:
+                self._check_snapshot(conn, info, snapshot_id)
+            rows = conn.execute(
+                "SELECT extent_id::text, object_path, byte_size, row_count, block_count, min_ts,"
+                " max_ts, column_stats, present_paths, added_snapshot_id FROM kyma.manifest"
+                " WHERE table_id = %s AND added_snapshot_id <= %s"
+                " AND (removed_snapshot_id IS NULL OR removed_snapshot_id > %s)"
+                " ORDER BY added_snapshot_id, extent_id",
+                (info.table_id, snapshot, snapshot),
+            ).fetchall()
+        return [ManifestEntry(*r) for r in rows]
+
+    def _check_snapshot(self, conn: psycopg.Connection, info: TableInfo, snapshot_id: int) -> None:
+        row = conn.execute(
+            "SELECT 1 FROM kyma.snapshots WHERE table_id = %s AND snapshot_id = %s",
+            (info.table_id, snapshot_id),
+        ).fetchone()
+        if row is None:
+            raise NotFoundError(f"table {info.name!r} has no snapshot {snapshot_id}")
+
+    def snapshots(self, table: str) -> list[SnapshotInfo]:
+        info = self.get_table(table)
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT snapshot_id, parent_id, created_at, summary FROM kyma.snapshots"
+                " WHERE table_id = %s ORDER BY snapshot_id",
+                (info.table_id,),
+            ).fetchall()
+        return [SnapshotInfo(*r) for r in rows]
+
+    def referenced_objects(self) -> set[str]:
+        """Object paths any manifest row (of any retained snapshot) points at."""
+        with self._conn() as conn:
+            return {p for (p,) in conn.execute("SELECT object_path FROM kyma.manifest")}
+
+    # ------------------------------------------------------------ ingest ledger
+
+    def sweep_ledger(self, older_than: timedelta = LEDGER_RETENTION) -> int:
+        """Delete idempotency records older than ``older_than``; return how many."""
+        with self._conn() as conn:
+            cur = conn.execute(
+                "DELETE FROM kyma.ingest_ledger WHERE created_at < now() - %s", (older_than,)
+            )
+        return cur.rowcount

@@ -1,0 +1,116 @@
+"""The commit: publish extents as a new snapshot by compare-and-swap on the table head.
+
+One transaction reads the head, draws a snapshot id, inserts the snapshot and manifest
+rows, marks removed extents, runs the caller's payload (ledger row, Kafka offsets, CDC
+cursor) and swaps ``tables.current_snapshot_id`` from the head it read. If another commit
+moved the head in between, the swap touches no row: the transaction rolls back and the
+commit retries on the new head. Extents being removed must still be live at the new head.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from kyma.engine.catalog._model import CommitResult
+from kyma.engine.errors import CommitConflictError, NotFoundError, StaleCommitError
+from kyma.engine.format import ExtentWriteResult
+
+Payload = Callable[[psycopg.Cursor, int], None]
+"""Runs inside the commit transaction with the new snapshot id; raise to abort."""
+
+MAX_ATTEMPTS = 200
+
+
+class _HeadMoved(Exception):
+    pass
+
+
+def commit(
+    conn: psycopg.Connection,
+    table_id: int,
+    added: Sequence[ExtentWriteResult],
+    removed: Sequence[str],
+    summary: dict[str, Any],
+    payload: Payload | None,
+) -> CommitResult:
+    for attempt in range(1, MAX_ATTEMPTS + 1):
+        try:
+            with conn.transaction():
+                snapshot_id, parent_id = _attempt(conn, table_id, added, removed, summary, payload)
+            return CommitResult(snapshot_id, parent_id, attempt)
+        except (_HeadMoved, psycopg.errors.SerializationFailure, psycopg.errors.DeadlockDetected):
+            time.sleep(random.uniform(0, min(0.2, 0.002 * 2 ** min(attempt, 7))))
+    raise CommitConflictError(
+        f"table {table_id}: the head kept moving; gave up after {MAX_ATTEMPTS} attempts"
+    )
+
+
+def _attempt(
+    conn: psycopg.Connection,
+    table_id: int,
+    added: Sequence[ExtentWriteResult],
+    removed: Sequence[str],
+    summary: dict[str, Any],
+    payload: Payload | None,
+) -> tuple[int, int | None]:
+    with conn.cursor() as cur:
+        row = cur.execute(
+            "SELECT current_snapshot_id FROM kyma.tables WHERE table_id = %s", (table_id,)
+        ).fetchone()
+        if row is None:
+            raise NotFoundError(f"table {table_id} was dropped")
+        (head,) = row
+        (snapshot_id,) = cur.execute(
+            "INSERT INTO kyma.snapshots (table_id, parent_id, summary) VALUES (%s, %s, %s)"
+            " RETURNING snapshot_id",
+            (table_id, head, Jsonb(summary)),
+        ).fetchone()
+        if added:
+            cur.executemany(
+                "INSERT INTO kyma.manifest (extent_id, table_id, object_path, byte_size,"
+                " row_count, block_count, min_ts, max_ts, column_stats, present_paths,"
+                " added_snapshot_id) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                [
+                    (
+                        e.extent_id,
+                        table_id,
+                        e.object_path,
+                        e.byte_size,
+                        e.row_count,
+                        e.block_count,
+                        e.min_timestamp_nanos,
+                        e.max_timestamp_nanos,
+                        Jsonb(e.column_stats),
+                        e.present_paths,
+                        snapshot_id,
+                    )
+                    for e in added
+                ],
+            )
+        if removed:
+            cur.execute(
+                "UPDATE kyma.manifest SET removed_snapshot_id = %s WHERE table_id = %s"
+                " AND extent_id = ANY(%s::uuid[]) AND removed_snapshot_id IS NULL",
+                (snapshot_id, table_id, list(removed)),
+            )
+            if cur.rowcount != len(set(removed)):
+                raise StaleCommitError(
+                    f"table {table_id}: {len(set(removed)) - cur.rowcount} of the extents to"
+                    " remove are no longer live"
+                )
+        if payload is not None:
+            payload(cur, snapshot_id)
+        cur.execute(
+            "UPDATE kyma.tables SET current_snapshot_id = %s WHERE table_id = %s"
+            " AND current_snapshot_id IS NOT DISTINCT FROM %s",
+            (snapshot_id, table_id, head),
+        )
+        if cur.rowcount != 1:
+            raise _HeadMoved()
+        return snapshot_id, head

@@ -1,0 +1,62 @@
+"""Plain records the catalog returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import pyarrow as pa
+
+from kyma.engine.types import Column, arrow_schema
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    table_id: int
+    name: str
+    columns: tuple[Column, ...]
+    current_snapshot_id: int | None
+    created_at: datetime
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def schema(self) -> pa.Schema:
+        return arrow_schema(self.columns)
+
+    @property
+    def path_prefix(self) -> str:
+        """Where this table's extents live in the object store."""
+        return f"tables/{self.table_id}"
+
+    def column(self, name: str) -> Column | None:
+        return next((c for c in self.columns if c.name == name), None)
+
+
+@dataclass(frozen=True)
+class ManifestEntry:
+    extent_id: str
+    object_path: str
+    byte_size: int
+    row_count: int
+    block_count: int
+    min_ts: int | None
+    max_ts: int | None
+    column_stats: dict[str, Any]
+    present_paths: list[str]
+    added_snapshot_id: int
+
+
+@dataclass(frozen=True)
+class SnapshotInfo:
+    snapshot_id: int
+    parent_id: int | None
+    created_at: datetime
+    summary: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class CommitResult:
+    snapshot_id: int
+    parent_id: int | None
+    attempts: int

@@ -1,0 +1,84 @@
+"""The one exception hierarchy of kyma.
+
+Every error is either *retryable* (the same call may succeed later: a lost connection, a
+commit conflict) or *terminal* (the input or the request is wrong). Loops that retry or
+dead-letter decide from the class alone. Subclasses also inherit the matching builtin, so
+``except ValueError`` keeps working for callers that do not know kyma. HTTP status codes are
+chosen at the edge, in the server's error handlers, never here.
+
+Every exception pickles: Spark ships them between processes. Keep ``__init__`` signatures
+compatible with ``cls(*self.args)``.
+"""
+
+from __future__ import annotations
+
+
+class KymaError(Exception):
+    """Root of every error kyma raises on purpose."""
+
+    retryable = False
+
+
+class RetryableError(KymaError):
+    """The same operation may succeed if tried again."""
+
+    retryable = True
+
+
+class TerminalError(KymaError):
+    """Trying again with the same input fails the same way."""
+
+
+class NotInstalledError(TerminalError, ImportError):
+    """An optional component's extra is not installed."""
+
+    def __init__(self, component: str, extra: str) -> None:
+        super().__init__(f"{component} needs the {extra!r} extra: pip install 'kyma[{extra}]'")
+
+
+class ConfigError(TerminalError, ValueError):
+    """A setting is missing or malformed."""
+
+
+class SchemaError(TerminalError, ValueError):
+    """A type, column or table definition is invalid."""
+
+
+class NotFoundError(TerminalError, LookupError):
+    """A named table, column or object does not exist."""
+
+
+class AlreadyExistsError(TerminalError, ValueError):
+    """A table or column with that name exists already."""
+
+
+class FormatError(TerminalError, ValueError):
+    """An extent's bytes do not follow the format (bad magic, footer, body)."""
+
+
+class SqlError(TerminalError, ValueError):
+    """A statement could not be parsed or is not supported."""
+
+
+class UnsupportedStatementError(SqlError):
+    """A statement parsed, but kyma does not run that kind of statement."""
+
+
+class ObjectStoreError(RetryableError, OSError):
+    """The object store failed to answer; the call may succeed later."""
+
+
+class CatalogUnavailableError(RetryableError, ConnectionError):
+    """The catalog database could not be reached."""
+
+
+class CommitConflictError(RetryableError):
+    """The table head kept moving; the commit gave up after its retry budget."""
+
+
+class StaleCommitError(TerminalError):
+    """A commit's precondition no longer holds (an extent it removes is already gone)."""
+
+
+class RuntimeStartError(TerminalError, RuntimeError):
+    """The embedded runtime could not start (missing binaries, unusable home folder)."""

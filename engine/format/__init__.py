@@ -1,0 +1,103 @@
+"""The SegmentFormat seam: how extents are written and read.
+
+Catalog, planner, executor and ingest name only these classes, never a concrete format.
+``tlm/`` is the shipping implementation. An extent is one immutable object made of blocks
+(one Arrow record batch each) plus per-block statistics that ``pruned_blocks`` evaluates.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+from kyma.engine.format.predicate import BlockPredicate, BlockStats
+from kyma.engine.storage import ObjectStore
+
+__all__ = [
+    "BlockPredicate",
+    "BlockStats",
+    "ExtentMetadata",
+    "ExtentReader",
+    "ExtentWriteResult",
+    "ExtentWriter",
+    "SegmentFormat",
+]
+
+
+@dataclass(frozen=True)
+class ExtentWriteResult:
+    """What ``finish()`` hands the catalog; every field lands in the manifest row."""
+
+    extent_id: str
+    object_path: str
+    byte_size: int
+    row_count: int
+    block_count: int
+    min_timestamp_nanos: int | None
+    max_timestamp_nanos: int | None
+    present_paths: list[str]
+    column_stats: dict[str, dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class ExtentMetadata:
+    object_path: str
+    version: int
+    byte_size: int
+    schema: pa.Schema
+    block_count: int
+    row_count: int
+    block_stats: list[BlockStats] | None = field(default=None)
+    """None for formats or versions without block statistics (v1)."""
+
+
+class ExtentReader(abc.ABC):
+    @abc.abstractmethod
+    def metadata(self) -> ExtentMetadata: ...
+
+    @abc.abstractmethod
+    def pruned_blocks(self, predicate: BlockPredicate | None) -> list[int]:
+        """Ids of the blocks that may hold a row matching ``predicate`` (conservative)."""
+
+    @abc.abstractmethod
+    def read_block(self, block: int, projection: list[str] | None = None) -> pa.RecordBatch:
+        """One block, with the requested columns that the extent holds (all if None)."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release file handles and mappings."""
+
+
+class ExtentWriter(abc.ABC):
+    @abc.abstractmethod
+    def append(self, batch: pa.RecordBatch) -> None:
+        """Add rows; the batch's schema must equal the writer's schema."""
+
+    @abc.abstractmethod
+    def finish(self) -> ExtentWriteResult:
+        """Seal the extent and store it; it is an orphan until a commit references it."""
+
+    @abc.abstractmethod
+    def abort(self) -> None:
+        """Drop everything written so far."""
+
+    def __enter__(self) -> ExtentWriter:
+        return self
+
+    def __exit__(self, exc_type: object, *_: object) -> None:
+        if exc_type is not None:
+            self.abort()
+
+
+class SegmentFormat(abc.ABC):
+    """Factory of extent readers and writers."""
+
+    @abc.abstractmethod
+    def open_extent(self, store: ObjectStore, object_path: str) -> ExtentReader: ...
+
+    @abc.abstractmethod
+    def start_extent(
+        self, store: ObjectStore, schema: pa.Schema, path_prefix: str
+    ) -> ExtentWriter: ...

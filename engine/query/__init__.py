@@ -1,0 +1,9 @@
+"""The query path: parse a statement with sqlglot and run it against the catalog.
+
+Statements are dispatched by kind; the answer is an Arrow table plus a status line.
+"""
+
+from kyma.engine.query._result import QueryResult
+from kyma.engine.query._session import QueryEngine
+
+__all__ = ["QueryEngine", "QueryResult"]

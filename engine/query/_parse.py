@@ -1,0 +1,69 @@
+"""Parsing with sqlglot (postgres dialect) into exactly one statement, with precise errors."""
+
+from __future__ import annotations
+
+import sqlglot
+import sqlglot.errors
+from sqlglot import exp
+
+from kyma.engine.errors import SqlError, UnsupportedStatementError
+from kyma.engine.types import KymaType
+
+_SIMPLE_TYPES = {
+    exp.DataType.Type.BOOLEAN: "bool",
+    exp.DataType.Type.TINYINT: "int",
+    exp.DataType.Type.SMALLINT: "int",
+    exp.DataType.Type.INT: "int",
+    exp.DataType.Type.BIGINT: "long",
+    exp.DataType.Type.FLOAT: "real",
+    exp.DataType.Type.DOUBLE: "real",
+    exp.DataType.Type.TEXT: "string",
+    exp.DataType.Type.VARCHAR: "string",
+    exp.DataType.Type.CHAR: "string",
+    exp.DataType.Type.TIMESTAMP: "timestamp",
+    exp.DataType.Type.TIMESTAMPTZ: "timestamp",
+    exp.DataType.Type.JSON: "dynamic",
+    exp.DataType.Type.JSONB: "dynamic",
+}
+
+
+def parse_statement(sql: str) -> exp.Expression:
+    """The one statement in ``sql``; SqlError with line and column if it does not parse."""
+    try:
+        statements = [s for s in sqlglot.parse(sql, read="postgres") if s is not None]
+    except sqlglot.errors.ParseError as e:
+        detail = e.errors[0] if e.errors else {}
+        where = f"line {detail.get('line', '?')}, column {detail.get('col', '?')}: "
+        raise SqlError(f"syntax error at {where}{detail.get('description', str(e))}") from None
+    except sqlglot.errors.TokenError as e:
+        raise SqlError(f"syntax error: {e}") from None
+    if not statements:
+        raise SqlError("empty statement")
+    if len(statements) > 1:
+        raise SqlError(f"one statement per request, got {len(statements)}")
+    return statements[0]
+
+
+def identifier(node: exp.Expression) -> str:
+    """A name as written: unquoted identifiers fold to lower case, as in Postgres."""
+    ident = node if isinstance(node, exp.Identifier) else node.args.get("this")
+    if isinstance(ident, exp.Identifier):
+        return ident.name if ident.quoted else ident.name.lower()
+    raise UnsupportedStatementError(f"expected a plain name, got {node.sql('postgres')!r}")
+
+
+def table_name(table: exp.Expression) -> str:
+    if not isinstance(table, exp.Table) or table.args.get("db") or table.args.get("catalog"):
+        raise UnsupportedStatementError(f"expected a kyma table name, got {table.sql()!r}")
+    return identifier(table.this)
+
+
+def kyma_type(dtype: exp.DataType) -> KymaType:
+    """The kyma type a SQL type names; SchemaError for types kyma does not store."""
+    if dtype.this in _SIMPLE_TYPES:
+        return KymaType(_SIMPLE_TYPES[dtype.this])
+    if dtype.this == exp.DataType.Type.VECTOR and len(dtype.expressions) == 1:
+        return KymaType.parse(f"vector({dtype.expressions[0].name})")
+    if dtype.this == exp.DataType.Type.USERDEFINED:
+        return KymaType.parse(str(dtype.args.get("kind")))
+    return KymaType.parse(dtype.sql("postgres"))

@@ -1,0 +1,89 @@
+"""An ObjectStore in a local folder: writes are fsynced renames, reads are plain files."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+from kyma.engine.errors import NotFoundError
+from kyma.engine.storage import ObjectInfo, ObjectStore
+
+_STAGING = ".staging"
+
+
+class LocalStore(ObjectStore):
+    def __init__(self, root: Path) -> None:
+        self.root = root.absolute()
+        self.root.mkdir(parents=True, exist_ok=True)
+        (self.root / _STAGING).mkdir(exist_ok=True)
+        self.url = f"file://{self.root}"
+
+    def _path(self, key: str) -> Path:
+        path = (self.root / key).resolve()
+        if self.root.resolve() not in path.parents:
+            raise NotFoundError(f"object key {key!r} escapes the store")
+        return path
+
+    def scratch_dir(self) -> Path:
+        return self.root / _STAGING
+
+    def put_file(self, key: str, source: Path) -> None:
+        target = self._path(key)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _fsync(source)
+        os.replace(source, target)
+        _fsync_dir(target.parent)
+
+    def put_bytes(self, key: str, data: bytes) -> None:
+        staged = self.scratch_dir() / f"{uuid.uuid4().hex}.part"
+        staged.write_bytes(data)
+        self.put_file(key, staged)
+
+    def size(self, key: str) -> int:
+        try:
+            return self._path(key).stat().st_size
+        except FileNotFoundError:
+            raise NotFoundError(f"object {key!r} not found in {self.url}") from None
+
+    def get_range(self, key: str, offset: int, length: int) -> bytes:
+        try:
+            with self._path(key).open("rb") as fh:
+                fh.seek(offset)
+                return fh.read(length)
+        except FileNotFoundError:
+            raise NotFoundError(f"object {key!r} not found in {self.url}") from None
+
+    def local_path(self, key: str) -> Path:
+        path = self._path(key)
+        if not path.exists():
+            raise NotFoundError(f"object {key!r} not found in {self.url}")
+        return path
+
+    def delete(self, key: str) -> None:
+        self._path(key).unlink(missing_ok=True)
+
+    def list(self, prefix: str = "") -> Iterator[ObjectInfo]:
+        for dirpath, dirnames, filenames in os.walk(self.root):
+            dirnames[:] = [d for d in dirnames if d != _STAGING]
+            for name in filenames:
+                path = Path(dirpath) / name
+                key = path.relative_to(self.root).as_posix()
+                if key.startswith(prefix):
+                    stat = path.stat()
+                    modified = datetime.fromtimestamp(stat.st_mtime, UTC)
+                    yield ObjectInfo(key, stat.st_size, modified)
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_dir(path: Path) -> None:
+    _fsync(path)

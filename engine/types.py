@@ -1,0 +1,113 @@
+"""kyma's column types and their Arrow representation.
+
+==============  ==================================
+kyma type       Arrow type
+==============  ==================================
+bool            bool
+int             int32
+long            int64
+real            float64
+string          utf8
+timestamp       timestamp[ns, UTC]
+vector(N)       fixed_size_list<float32>[N]
+dynamic         binary (CBOR of a JSON value)
+==============  ==================================
+
+Every table also has the default columns ``_timestamp timestamp`` and ``props dynamic``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from kyma.engine.errors import SchemaError
+
+TIMESTAMP = pa.timestamp("ns", tz="UTC")
+DYNAMIC_FIELD_KEY = b"kyma.type"
+
+_SCALARS: dict[str, pa.DataType] = {
+    "bool": pa.bool_(),
+    "int": pa.int32(),
+    "long": pa.int64(),
+    "real": pa.float64(),
+    "string": pa.string(),
+    "timestamp": TIMESTAMP,
+    "dynamic": pa.binary(),
+}
+_VECTOR = re.compile(r"vector\((\d+)\)")
+MAX_VECTOR_DIM = 65536
+
+
+@dataclass(frozen=True)
+class KymaType:
+    """A column type: a name such as ``long`` or ``vector(3)``."""
+
+    name: str
+
+    @classmethod
+    def parse(cls, text: str) -> KymaType:
+        """Parse a type name; raise SchemaError naming the bad text.
+
+        >>> KymaType.parse(" Vector( 3 ) ").name
+        'vector(3)'
+        """
+        norm = re.sub(r"\s+", "", text).lower()
+        if norm in _SCALARS:
+            return cls(norm)
+        match = _VECTOR.fullmatch(norm)
+        if match and 0 < int(match.group(1)) <= MAX_VECTOR_DIM:
+            return cls(f"vector({int(match.group(1))})")
+        raise SchemaError(
+            f"unknown type {text!r}: expected bool, int, long, real, string, timestamp, "
+            f"vector(N) with 1 <= N <= {MAX_VECTOR_DIM}, or dynamic"
+        )
+
+    @property
+    def vector_dim(self) -> int | None:
+        match = _VECTOR.fullmatch(self.name)
+        return int(match.group(1)) if match else None
+
+    def to_arrow(self) -> pa.DataType:
+        dim = self.vector_dim
+        if dim is not None:
+            return pa.list_(pa.float32(), dim)
+        return _SCALARS[self.name]
+
+    @classmethod
+    def from_arrow(cls, dtype: pa.DataType) -> KymaType:
+        """The kyma type an Arrow type stores; raise SchemaError if there is none."""
+        if pa.types.is_fixed_size_list(dtype) and dtype.value_type == pa.float32():
+            return cls(f"vector({dtype.list_size})")
+        if pa.types.is_timestamp(dtype):
+            return cls("timestamp")
+        for name, arrow in _SCALARS.items():
+            if dtype == arrow:
+                return cls(name)
+        raise SchemaError(f"Arrow type {dtype} has no kyma type")
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: KymaType
+    nullable: bool = True
+
+    def to_arrow(self) -> pa.Field:
+        return pa.field(self.name, self.type.to_arrow(), nullable=self.nullable)
+
+
+DEFAULT_COLUMNS = (
+    Column("_timestamp", KymaType("timestamp")),
+    Column("props", KymaType("dynamic")),
+)
+DEFAULT_COLUMN_NAMES = frozenset(c.name for c in DEFAULT_COLUMNS)
+
+
+def arrow_schema(columns: list[Column] | tuple[Column, ...]) -> pa.Schema:
+    return pa.schema([c.to_arrow() for c in columns])

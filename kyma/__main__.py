@@ -1,0 +1,3 @@
+from kyma.cli import main
+
+raise SystemExit(main())

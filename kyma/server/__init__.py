@@ -1,0 +1,18 @@
+"""The HTTP API: a Flask app factory with one blueprint per surface."""
+
+from __future__ import annotations
+
+from flask import Flask
+
+from kyma.server import errors, health, query
+from kyma.services import Services
+
+
+def create_app(services: Services) -> Flask:
+    app = Flask("kyma")
+    app.extensions["kyma"] = services
+    app.json.sort_keys = False  # type: ignore[attr-defined]
+    errors.register(app)
+    app.register_blueprint(health.blueprint)
+    app.register_blueprint(query.blueprint)
+    return app

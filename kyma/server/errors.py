@@ -1,0 +1,58 @@
+"""HTTP status codes for kyma's errors: chosen here, at the edge, and nowhere else."""
+
+from __future__ import annotations
+
+import logging
+
+from flask import Flask, jsonify
+from werkzeug.exceptions import HTTPException
+
+from kyma.engine import errors as e
+
+log = logging.getLogger("kyma.server")
+
+# First match wins: more specific classes first.
+STATUS: tuple[tuple[type[Exception], int], ...] = (
+    (e.NotFoundError, 404),
+    (e.AlreadyExistsError, 409),
+    (e.CommitConflictError, 409),
+    (e.StaleCommitError, 409),
+    (e.CatalogUnavailableError, 503),
+    (e.ObjectStoreError, 503),
+    (e.SqlError, 400),
+    (e.SchemaError, 400),
+    (e.ConfigError, 400),
+)
+
+
+def _code(error: Exception) -> str:
+    return "".join("_" + c.lower() if c.isupper() else c for c in type(error).__name__).lstrip("_")
+
+
+def register(app: Flask) -> None:
+    @app.errorhandler(e.KymaError)
+    def kyma_error(error: e.KymaError):  # type: ignore[no-untyped-def]
+        status = next((s for cls, s in STATUS if isinstance(error, cls)), 500)
+        if status >= 500:
+            log.error("request failed: %s", error, exc_info=error)
+        body = {"error": _code(error), "message": str(error), "retryable": error.retryable}
+        return jsonify(body), status
+
+    @app.errorhandler(HTTPException)
+    def http_error(error: HTTPException):  # type: ignore[no-untyped-def]
+        body = {
+            "error": (error.name or "error").lower().replace(" ", "_"),
+            "message": error.description,
+            "retryable": False,
+        }
+        return jsonify(body), error.code or 500
+
+    @app.errorhandler(Exception)
+    def unexpected(error: Exception):  # type: ignore[no-untyped-def]
+        log.exception("unexpected error")
+        body = {
+            "error": "internal_error",
+            "message": "internal error; see the server log",
+            "retryable": True,
+        }
+        return jsonify(body), 500

@@ -1,0 +1,73 @@
+"""The parts a running kyma is made of, wired from Settings.
+
+With no settings this is the embedded default: a Postgres catalog kyma owns under
+``<home>/catalog`` and an object store in ``<home>/objects``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import timedelta
+
+from kyma.engine.catalog import Catalog
+from kyma.engine.format import SegmentFormat
+from kyma.engine.format.tlm import TlmFormat
+from kyma.engine.gc import collect_orphans
+from kyma.engine.query import QueryEngine
+from kyma.engine.storage import ObjectStore, open_object_store
+from kyma.settings import Settings
+
+
+@dataclass
+class Services:
+    settings: Settings
+    catalog: Catalog
+    store: ObjectStore
+    format: SegmentFormat
+    query: QueryEngine
+
+    def run_maintenance(self) -> dict[str, int]:
+        """One round of the ledger sweeper and orphan GC."""
+        swept = self.catalog.sweep_ledger()
+        grace = timedelta(seconds=self.settings.gc_grace_seconds)
+        orphans = collect_orphans(self.catalog, self.store, grace)
+        return {"ledger_entries_swept": swept, "orphans_deleted": len(orphans)}
+
+
+@contextmanager
+def open_services(settings: Settings, log: Callable[[str], None] = print) -> Iterator[Services]:
+    """Start (or connect to) the catalog and object store; stop what was started on exit."""
+    embedded = None
+    catalog_url = settings.catalog_url
+    if catalog_url is None:
+        from kyma.runtime.postgres import EmbeddedPostgres
+
+        embedded = EmbeddedPostgres(
+            settings.home.absolute() / "catalog", bin_dir=settings.pg_bin_dir, log=log
+        )
+        catalog_url = embedded.start()
+    try:
+        catalog = Catalog(catalog_url)
+        try:
+            store = open_object_store(
+                settings.object_store or f"file://{settings.home.absolute() / 'objects'}",
+                cache_dir=settings.resolved_cache_dir.absolute(),
+                s3_endpoint_url=settings.s3_endpoint_url,
+                s3_region=settings.s3_region,
+                s3_access_key_id=settings.s3_access_key_id,
+                s3_secret_access_key=settings.s3_secret_access_key,
+            )
+            yield Services(
+                settings=settings,
+                catalog=catalog,
+                store=store,
+                format=TlmFormat(block_rows=settings.block_rows),
+                query=QueryEngine(catalog),
+            )
+        finally:
+            catalog.close()
+    finally:
+        if embedded is not None:
+            embedded.stop()

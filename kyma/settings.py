@@ -1,0 +1,116 @@
+"""Settings: one typed object, read from the environment and an optional TOML file.
+
+Precedence: environment variable > TOML file > default. The TOML file is ``KYMA_CONFIG`` if
+set, else ``<home>/kyma.toml`` when it exists; its keys are the field names below. Nothing
+else in kyma reads ``os.environ``: the settings object is passed down explicitly.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kyma.engine.errors import ConfigError
+
+
+def _setting(default: Any, env: str, help: str) -> Any:
+    return field(default=default, metadata={"env": env, "help": help})
+
+
+@dataclass(frozen=True)
+class Settings:
+    home: Path = _setting(Path(".kyma"), "KYMA_HOME", "home folder of the embedded runtime")
+    catalog_url: str | None = _setting(
+        None, "KYMA_CATALOG_URL", "Postgres URL of an external catalog (default: embedded)"
+    )
+    object_store: str | None = _setting(
+        None, "KYMA_OBJECT_STORE", "s3://bucket/prefix or file:///path (default: <home>/objects)"
+    )
+    s3_endpoint_url: str | None = _setting(
+        None, "KYMA_S3_ENDPOINT_URL", "endpoint of an S3-compatible store"
+    )
+    s3_region: str = _setting("us-east-1", "KYMA_S3_REGION", "S3 region")
+    s3_access_key_id: str | None = _setting(
+        None, "KYMA_S3_ACCESS_KEY_ID", "S3 access key (default: the AWS credential chain)"
+    )
+    s3_secret_access_key: str | None = _setting(
+        None, "KYMA_S3_SECRET_ACCESS_KEY", "S3 secret key (default: the AWS credential chain)"
+    )
+    cache_dir: Path | None = _setting(
+        None, "KYMA_CACHE_DIR", "local cache of remote extents (default: <home>/cache)"
+    )
+    http_host: str = _setting("127.0.0.1", "KYMA_HTTP_HOST", "address the HTTP API listens on")
+    http_port: int = _setting(8080, "KYMA_HTTP_PORT", "port of the HTTP API (0: any free port)")
+    http_threads: int = _setting(8, "KYMA_HTTP_THREADS", "worker threads of the HTTP server")
+    block_rows: int = _setting(65536, "KYMA_BLOCK_ROWS", "rows per extent block")
+    gc_grace_seconds: int = _setting(
+        3600, "KYMA_GC_GRACE_SECONDS", "age before an unreferenced object may be deleted"
+    )
+    maintenance_interval_seconds: int = _setting(
+        3600, "KYMA_MAINTENANCE_INTERVAL_SECONDS", "period of the ledger sweeper and orphan GC"
+    )
+    pg_bin_dir: Path | None = _setting(
+        None, "KYMA_PG_BIN_DIR", "folder with initdb/pg_ctl (default: found on the system)"
+    )
+
+    @classmethod
+    def load(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Read settings from ``environ`` (default: the process environment) and TOML."""
+        environ = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        home = Path(environ.get("KYMA_HOME", ".kyma"))
+        toml_path = environ.get("KYMA_CONFIG")
+        if toml_path or (home / "kyma.toml").exists():
+            values.update(_read_toml(Path(toml_path) if toml_path else home / "kyma.toml"))
+        for f in dataclasses.fields(cls):
+            if f.metadata["env"] in environ:
+                values[f.name] = environ[f.metadata["env"]]
+        return cls(**{name: _convert(cls, name, raw) for name, raw in values.items()})
+
+    @property
+    def resolved_cache_dir(self) -> Path:
+        return self.cache_dir or self.home / "cache"
+
+    @classmethod
+    def help_text(cls) -> str:
+        """One line per setting, for ``kyma --help``."""
+        lines = ["settings (environment variable, or key in the TOML file KYMA_CONFIG):"]
+        for f in dataclasses.fields(cls):
+            default = "" if f.default is None else f" [default: {f.default}]"
+            lines.append(f"  {f.metadata['env']:<36} {f.metadata['help']}{default}")
+        return "\n".join(lines)
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            data = tomllib.load(fh)
+    except FileNotFoundError:
+        raise ConfigError(f"settings file {str(path)!r} does not exist") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"settings file {str(path)!r}: {e}") from e
+    known = {f.name for f in dataclasses.fields(Settings)}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ConfigError(f"settings file {str(path)!r}: unknown keys {unknown}")
+    return data
+
+
+def _convert(cls: type[Settings], name: str, raw: Any) -> Any:
+    kind = {f.name: f.type for f in dataclasses.fields(cls)}[name]
+    env = {f.name: f.metadata["env"] for f in dataclasses.fields(cls)}[name]
+    if raw == "" and "None" in str(kind):
+        return None
+    try:
+        if "int" in str(kind):
+            return int(raw)
+        if "Path" in str(kind):
+            return Path(raw)
+    except ValueError:
+        raise ConfigError(f"{env}: expected an integer, got {raw!r}") from None
+    return str(raw)

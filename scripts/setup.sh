@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Installs what kyma needs on a Debian machine -- only what is missing -- into ./.venv.
+#   Debian packages: PostgreSQL server binaries (the embedded catalog, the tests),
+#   a JRE (Spark), make, python3-venv. Python packages: kyma with its test extras.
+# Idempotent: a second run installs nothing new.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+apt_updated=0
+apt_install() {
+    if [ "$(id -u)" != 0 ]; then
+        echo "setup: missing $*; run as root or: sudo apt-get install $*" >&2
+        exit 1
+    fi
+    if [ "$apt_updated" = 0 ]; then
+        apt-get update -qq
+        apt_updated=1
+    fi
+    echo "setup: apt-get install $*"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+    apt_install postgresql
+fi
+command -v java >/dev/null 2>&1 || apt_install default-jre-headless
+command -v make >/dev/null 2>&1 || apt_install make
+command -v runuser >/dev/null 2>&1 || apt_install util-linux
+
+python=${PYTHON:-python3}
+"$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' || {
+    echo "setup: kyma needs Python 3.11 or newer; $python is $("$python" --version)" >&2
+    exit 1
+}
+if [ ! -x .venv/bin/python ]; then
+    "$python" -m venv .venv 2>/dev/null || {
+        rm -rf .venv
+        apt_install python3-venv
+        "$python" -m venv .venv
+    }
+fi
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]'
+echo "setup: ready (.venv/bin/kyma)"

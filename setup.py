@@ -1,0 +1,25 @@
+"""Maps the top-level folders onto the ``kyma`` import package.
+
+The product layout keeps ``engine/``, ``ingest/`` and ``connectors/`` at the top of the
+repository; they install as ``kyma.engine``, ``kyma.ingest`` and ``kyma.connectors``.
+The catalog migrations in ``sql/`` ship as package data of ``kyma.migrations``.
+"""
+
+from setuptools import find_packages, setup
+
+MAPPED = {"engine": "kyma.engine", "ingest": "kyma.ingest", "connectors": "kyma.connectors"}
+
+packages = find_packages(include=["kyma", "kyma.*"])
+package_dir = {"kyma": "kyma", "kyma.migrations": "sql"}
+for folder, name in MAPPED.items():
+    package_dir[name] = folder
+    for sub in find_packages(where=folder):
+        packages.append(f"{name}.{sub}")
+    packages.append(name)
+packages.append("kyma.migrations")
+
+setup(
+    packages=packages,
+    package_dir=package_dir,
+    package_data={"kyma.migrations": ["*.sql"]},
+)

@@ -1,0 +1,170 @@
+"""Real parts for the tests, started on loopback: Postgres and an S3-compatible server.
+
+``KYMA_TEST_CATALOG_URL`` points the tests at an external Postgres instead of one started
+from the system's binaries. Nothing here skips: a missing binary fails with the command
+that installs it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import boto3
+import psycopg
+import pytest
+from hypothesis import settings
+
+from kyma.engine.catalog import Catalog
+from kyma.engine.storage import ObjectStore
+from kyma.engine.storage.local import LocalStore
+from kyma.engine.storage.s3 import S3Store
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_port(port: int, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise TimeoutError(f"nothing listens on 127.0.0.1:{port} after {timeout}s")
+
+
+def server_tmpdir(prefix: str) -> Path:
+    """A temp folder outside /tmp/pytest-of-root (mode 700), reachable by the postgres user."""
+    return Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
+
+
+@pytest.fixture(scope="session")
+def pg_server_url() -> Iterator[str]:
+    """URL of a Postgres server for the whole session (an admin connection)."""
+    external = os.environ.get("KYMA_TEST_CATALOG_URL")
+    if external:
+        yield external
+        return
+    from kyma.runtime.postgres import EmbeddedPostgres
+
+    home = server_tmpdir("kyma-test-pg-")
+    pg = EmbeddedPostgres(home / "catalog", log=lambda _: None)
+    try:
+        yield pg.start()
+    finally:
+        pg.stop()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.fixture
+def catalog_url(pg_server_url: str) -> Iterator[str]:
+    """A fresh, empty database for one test."""
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(pg_server_url, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    base, _, _ = pg_server_url.rpartition("/")
+    yield f"{base}/{name}"
+    with psycopg.connect(pg_server_url, autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def catalog(catalog_url: str) -> Iterator[Catalog]:
+    cat = Catalog(catalog_url)
+    yield cat
+    cat.close()
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint() -> Iterator[str]:
+    """moto's S3-compatible server in its own process on loopback."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for_port(port)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+S3_CREDENTIALS = {"access_key_id": "testing", "secret_access_key": "testing"}
+
+
+def make_s3_store(endpoint: str, cache_dir: Path) -> S3Store:
+    bucket = f"kyma-{uuid.uuid4().hex[:10]}"
+    boto3.client(
+        "s3",
+        endpoint_url=endpoint,
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    ).create_bucket(Bucket=bucket)
+    return S3Store(
+        f"s3://{bucket}/data", cache_dir=cache_dir, endpoint_url=endpoint, **S3_CREDENTIALS
+    )
+
+
+@pytest.fixture
+def s3_store(s3_endpoint: str, tmp_path: Path) -> S3Store:
+    """An S3Store on a fresh bucket of the session's moto server."""
+    return make_s3_store(s3_endpoint, tmp_path / "cache")
+
+
+@pytest.fixture(params=["local", "s3"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> ObjectStore:
+    """Every object-store behaviour test runs on the local folder and on S3."""
+    if request.param == "local":
+        return LocalStore(tmp_path / "objects")
+    return make_s3_store(request.getfixturevalue("s3_endpoint"), tmp_path / "cache")
+
+
+@pytest.fixture
+def local_store(tmp_path: Path) -> LocalStore:
+    return LocalStore(tmp_path / "objects")
+
+
+settings.register_profile("ci", max_examples=100, deadline=None)
+settings.register_profile("soak", max_examples=5_000, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture
+def services(catalog: Catalog, tmp_path: Path):
+    """The server's parts on a fresh catalog database and a local object store."""
+    from kyma.engine.format.tlm import TlmFormat
+    from kyma.engine.query import QueryEngine
+    from kyma.services import Services
+    from kyma.settings import Settings
+
+    settings = Settings(home=tmp_path / "home", catalog_url=catalog.url)
+    return Services(
+        settings=settings,
+        catalog=catalog,
+        store=LocalStore(tmp_path / "objects"),
+        format=TlmFormat(block_rows=1024),
+        query=QueryEngine(catalog),
+    )
+
+
+@pytest.fixture
+def client(services):
+    from kyma.server import create_app
+
+    return create_app(services).test_client()

@@ -1,0 +1,173 @@
+"""``kyma serve`` end to end: a real process on the embedded default, killed every way."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+
+class Serve:
+    """One ``kyma serve`` process and the URL it printed."""
+
+    def __init__(self, home: Path, **env: str) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "kyma", "serve"],
+            env={**os.environ, "KYMA_HOME": str(home), "KYMA_HTTP_PORT": "0", **env},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        self.output: list[str] = []
+        self._lines: queue.Queue[str] = queue.Queue()
+        self._pumping = threading.Thread(target=self._pump, daemon=True)
+        self._pumping.start()
+        self._wait_for(r"object store  ")  # the last line of the start-up banner
+        self.url = re.search(r"HTTP API\s+(http://\S+)", "".join(self.output)).group(1)
+
+    def _wait_for(self, pattern: str, timeout: float = 90) -> re.Match:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                line = self._lines.get(timeout=0.5)
+            except queue.Empty:
+                if self.proc.poll() is not None:
+                    break
+                continue
+            self.output.append(line)
+            if match := re.search(pattern, line):
+                return match
+        raise AssertionError(f"no {pattern!r} in kyma serve's output:\n{''.join(self.output)}")
+
+    def _pump(self) -> None:
+        assert self.proc.stdout is not None
+        with self.proc.stdout:
+            for line in self.proc.stdout:
+                self._lines.put(line)
+
+    def sql(self, text: str) -> dict:
+        request = urllib.request.Request(
+            f"{self.url}/v1/query",
+            data=json.dumps({"sql": text}).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return json.load(answer)
+
+    def get(self, path: str) -> tuple[int, dict]:
+        with urllib.request.urlopen(f"{self.url}{path}", timeout=30) as answer:
+            return answer.status, json.load(answer)
+
+    def stop(self, sig: int = signal.SIGTERM) -> int:
+        self.proc.send_signal(sig)
+        code = self.proc.wait(timeout=60)
+        self._pumping.join(timeout=10)
+        while not self._lines.empty():
+            self.output.append(self._lines.get())
+        return code
+
+
+def postmaster_pid(home: Path) -> int | None:
+    pid_file = home / "catalog" / "postmaster.pid"
+    if not pid_file.exists():
+        return None
+    pid = int(pid_file.read_text().split()[0])
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    return pid
+
+
+@pytest.fixture
+def home():
+    # Outside /tmp/pytest-of-root (mode 700), so the postgres user can reach it.
+    path = Path(tempfile.mkdtemp(prefix="kyma-serve-", dir="/tmp")) / "home"
+    yield path
+    pid = postmaster_pid(path)
+    if pid:
+        os.kill(pid, signal.SIGKILL)
+    shutil.rmtree(path.parent, ignore_errors=True)
+
+
+def test_first_start_serves_and_sigterm_shuts_postgres_down(home: Path) -> None:
+    serve = Serve(home)
+    assert serve.get("/healthz") == (200, {"status": "ok"})
+    status, ready = serve.get("/readyz")
+    assert status == 200 and ready["status"] == "ready"
+    serve.sql("CREATE TABLE logs (service_name string)")
+    text = "".join(serve.output)
+    assert "catalog       postgresql://kyma:***@127.0.0.1:" in text
+    assert f"object store  file://{home.absolute()}/objects" in text
+    assert serve.stop(signal.SIGTERM) == 0
+    assert postmaster_pid(home) is None
+    assert (home / "catalog" / "PG_VERSION").exists()
+    assert (home / "objects").is_dir()
+
+
+def test_restart_reuses_the_data(home: Path) -> None:
+    first = Serve(home)
+    first.sql("CREATE TABLE logs (service_name string)")
+    assert first.stop(signal.SIGINT) == 0
+    second = Serve(home)
+    assert second.sql("SHOW TABLES")["rows"][0][0] == "logs"
+    assert second.stop() == 0
+
+
+def test_kill_9_of_serve_leaves_postgres_which_the_next_start_adopts(home: Path) -> None:
+    first = Serve(home)
+    first.sql("CREATE TABLE logs (service_name string)")
+    pid = postmaster_pid(home)
+    first.proc.kill()
+    first.proc.wait(timeout=30)
+    assert postmaster_pid(home) == pid, "Postgres should outlive a killed kyma serve"
+    second = Serve(home)
+    assert "adopted the PostgreSQL already running" in "".join(second.output)
+    assert second.sql("SHOW TABLES")["rows"][0][0] == "logs"
+    assert second.stop() == 0
+    assert postmaster_pid(home) is None
+
+
+def test_kill_9_of_serve_and_postgres_recovers(home: Path) -> None:
+    first = Serve(home)
+    first.sql("CREATE TABLE logs (service_name string)")
+    pid = postmaster_pid(home)
+    assert pid is not None
+    first.proc.kill()
+    os.kill(pid, signal.SIGKILL)
+    first.proc.wait(timeout=30)
+    deadline = time.monotonic() + 30
+    while postmaster_pid(home) is not None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    second = Serve(home)
+    assert second.sql("SHOW TABLES")["rows"][0][0] == "logs"
+    assert second.stop() == 0
+
+
+def test_external_catalog_and_s3_store(pg_server_url: str, s3_store, tmp_path: Path) -> None:
+    env = {
+        "KYMA_CATALOG_URL": pg_server_url,
+        "KYMA_OBJECT_STORE": s3_store.url,
+        "KYMA_S3_ENDPOINT_URL": s3_store._client.meta.endpoint_url,
+        "KYMA_S3_ACCESS_KEY_ID": "testing",
+        "KYMA_S3_SECRET_ACCESS_KEY": "testing",
+    }
+    serve = Serve(tmp_path / "home", **env)
+    assert serve.get("/readyz")[0] == 200
+    text = "".join(serve.output)
+    assert f"object store  {s3_store.url}" in text
+    assert "started PostgreSQL" not in text
+    assert not (tmp_path / "home" / "catalog").exists()
+    assert serve.stop() == 0
