@@ -21,3 +21,5 @@ lint:
 
 bench:
 	$(PYTHON) bench/format.py
+	$(PYTHON) bench/ingest.py
+	$(PYTHON) bench/query.py

@@ -44,6 +44,18 @@ class SchemaError(TerminalError, ValueError):
     """A type, column or table definition is invalid."""
 
 
+class IngestError(TerminalError, ValueError):
+    """An ingest body is malformed; ``line`` (1-based) and ``field`` name the spot when known."""
+
+    def __init__(self, message: str, line: int | None = None, field: str | None = None) -> None:
+        super().__init__(message, line, field)
+        self.line = line
+        self.field = field
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
 class NotFoundError(TerminalError, LookupError):
     """A named table, column or object does not exist."""
 
@@ -82,3 +94,22 @@ class StaleCommitError(TerminalError):
 
 class RuntimeStartError(TerminalError, RuntimeError):
     """The embedded runtime could not start (missing binaries, unusable home folder)."""
+
+
+class LimitExceededError(TerminalError, ValueError):
+    """A request is larger than a configured limit; the message names the limit."""
+
+    def __init__(self, message: str, limit: str = "") -> None:
+        super().__init__(message, limit)
+        self.limit = limit
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class IdempotencyKeyReusedError(TerminalError, ValueError):
+    """An idempotency key came back with a different body."""
+
+
+class IdempotencyInFlightError(RetryableError):
+    """Another request with the same idempotency key is still running."""

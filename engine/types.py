@@ -18,6 +18,8 @@ Every table also has the default columns ``_timestamp timestamp`` and ``props dy
 
 from __future__ import annotations
 
+import calendar
+import datetime
 import re
 from dataclasses import dataclass
 
@@ -111,3 +113,44 @@ DEFAULT_COLUMN_NAMES = frozenset(c.name for c in DEFAULT_COLUMNS)
 
 def arrow_schema(columns: list[Column] | tuple[Column, ...]) -> pa.Schema:
     return pa.schema([c.to_arrow() for c in columns])
+
+
+# Arrow's ISO 8601 subset (YYYY-MM-DD, optionally [T ]hh[:mm[:ss[.f{1,9}]]] and a zone Z,
+# ±hh, ±hhmm or ±hh:mm), plus lowercase t and z, which RFC 3339 allows and Arrow does not.
+_TIMESTAMP = re.compile(
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})"
+    r"(?:[Tt ]([0-9]{2})(?::([0-9]{2})(?::([0-9]{2})(?:\.([0-9]{1,9}))?)?)?"
+    r"([Zz]|[+-][0-9]{2}(?::?[0-9]{2})?)?)?"
+)
+
+
+def parse_timestamp(text: str, *, require_zone: bool = False) -> int | None:
+    """Nanoseconds since the epoch (UTC) of a timestamp string, or None if it is not one.
+
+    No zone means UTC, unless ``require_zone``, which refuses such strings.
+
+    >>> parse_timestamp("1970-01-01t01:00:00.5+01:00")
+    500000000
+    >>> parse_timestamp("1970-01-01 00:00:01") is None, parse_timestamp("1970-02-30")
+    (False, None)
+    """
+    match = _TIMESTAMP.fullmatch(text)
+    if match is None:
+        return None
+    year, month, day, hour, minute, second, fraction, zone = match.groups()
+    if require_zone and zone is None:
+        return None
+    clock = [int(part or 0) for part in (hour, minute, second)]
+    try:
+        date = datetime.date(int(year), int(month), int(day))
+    except ValueError:
+        return None
+    if clock[0] > 23 or clock[1] > 59 or clock[2] > 59:
+        return None
+    seconds = calendar.timegm(date.timetuple()) + clock[0] * 3600 + clock[1] * 60 + clock[2]
+    if zone and zone not in "Zz":
+        hours, minutes = int(zone[1:3]), int(zone[-2:] if len(zone) > 3 else 0)
+        if hours > 23 or minutes > 59:
+            return None
+        seconds -= (1 if zone[0] == "+" else -1) * (hours * 3600 + minutes * 60)
+    return seconds * 1_000_000_000 + int((fraction or "").ljust(9, "0"))

@@ -17,6 +17,7 @@ from kyma.engine.format.tlm import TlmFormat
 from kyma.engine.gc import collect_orphans
 from kyma.engine.query import QueryEngine
 from kyma.engine.storage import ObjectStore, open_object_store
+from kyma.ingest.write_path import WritePath
 from kyma.settings import Settings
 
 
@@ -27,6 +28,7 @@ class Services:
     store: ObjectStore
     format: SegmentFormat
     query: QueryEngine
+    write_path: WritePath
 
     def run_maintenance(self) -> dict[str, int]:
         """One round of the ledger sweeper and orphan GC."""
@@ -49,7 +51,8 @@ def open_services(settings: Settings, log: Callable[[str], None] = print) -> Ite
         )
         catalog_url = embedded.start()
     try:
-        catalog = Catalog(catalog_url)
+        # An ingest request may hold one connection for its idempotency lock and use another.
+        catalog = Catalog(catalog_url, pool_size=2 * settings.http_threads + 4)
         try:
             store = open_object_store(
                 settings.object_store or f"file://{settings.home.absolute() / 'objects'}",
@@ -59,12 +62,19 @@ def open_services(settings: Settings, log: Callable[[str], None] = print) -> Ite
                 s3_access_key_id=settings.s3_access_key_id,
                 s3_secret_access_key=settings.s3_secret_access_key,
             )
+            fmt = TlmFormat(block_rows=settings.block_rows)
             yield Services(
                 settings=settings,
                 catalog=catalog,
                 store=store,
-                format=TlmFormat(block_rows=settings.block_rows),
-                query=QueryEngine(catalog),
+                format=fmt,
+                query=QueryEngine(catalog, store, fmt),
+                write_path=WritePath(
+                    catalog,
+                    store,
+                    fmt,
+                    idempotency_wait_seconds=settings.idempotency_wait_seconds,
+                ),
             )
         finally:
             catalog.close()

@@ -47,7 +47,17 @@ class Settings:
     http_host: str = _setting("127.0.0.1", "KYMA_HTTP_HOST", "address the HTTP API listens on")
     http_port: int = _setting(8080, "KYMA_HTTP_PORT", "port of the HTTP API (0: any free port)")
     http_threads: int = _setting(8, "KYMA_HTTP_THREADS", "worker threads of the HTTP server")
-    block_rows: int = _setting(65536, "KYMA_BLOCK_ROWS", "rows per extent block")
+    max_body_bytes: int = _setting(
+        64 << 20, "KYMA_MAX_BODY_BYTES", "largest ingest body, after decompression"
+    )
+    max_line_bytes: int = _setting(1 << 20, "KYMA_MAX_LINE_BYTES", "longest NDJSON line")
+    max_rows_per_request: int = _setting(
+        1_000_000, "KYMA_MAX_ROWS_PER_REQUEST", "most NDJSON lines in one ingest request"
+    )
+    idempotency_wait_seconds: int = _setting(
+        30, "KYMA_IDEMPOTENCY_WAIT_SECONDS", "how long a request waits for one with its key"
+    )
+    block_rows: int = _setting(8192, "KYMA_BLOCK_ROWS", "rows per extent block")
     gc_grace_seconds: int = _setting(
         3600, "KYMA_GC_GRACE_SECONDS", "age before an unreferenced object may be deleted"
     )

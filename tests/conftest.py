@@ -150,16 +150,20 @@ def services(catalog: Catalog, tmp_path: Path):
     """The server's parts on a fresh catalog database and a local object store."""
     from kyma.engine.format.tlm import TlmFormat
     from kyma.engine.query import QueryEngine
+    from kyma.ingest.write_path import WritePath
     from kyma.services import Services
     from kyma.settings import Settings
 
     settings = Settings(home=tmp_path / "home", catalog_url=catalog.url)
+    store = LocalStore(tmp_path / "objects")
+    fmt = TlmFormat(block_rows=1024)
     return Services(
         settings=settings,
         catalog=catalog,
-        store=LocalStore(tmp_path / "objects"),
-        format=TlmFormat(block_rows=1024),
-        query=QueryEngine(catalog),
+        store=store,
+        format=fmt,
+        query=QueryEngine(catalog, store, fmt),
+        write_path=WritePath(catalog, store, fmt, idempotency_wait_seconds=5),
     )
 
 

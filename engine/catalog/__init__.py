@@ -2,14 +2,18 @@
 
 from kyma.engine.catalog._catalog import Catalog, check_identifier
 from kyma.engine.catalog._commit import Payload
+from kyma.engine.catalog._ledger import LedgerEntry
+from kyma.engine.catalog._ledger import record as ledger_record
 from kyma.engine.catalog._model import CommitResult, ManifestEntry, SnapshotInfo, TableInfo
 
 __all__ = [
     "Catalog",
     "CommitResult",
+    "LedgerEntry",
     "ManifestEntry",
     "Payload",
     "SnapshotInfo",
     "TableInfo",
     "check_identifier",
+    "ledger_record",
 ]

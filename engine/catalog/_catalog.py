@@ -10,11 +10,13 @@ from typing import Any
 
 import psycopg
 import psycopg_pool
+from psycopg import sql
 from psycopg.types.json import Jsonb
 
-from kyma.engine.catalog import _commit
+from kyma.engine.catalog import _commit, _ledger
 from kyma.engine.catalog._migrate import migrate
 from kyma.engine.catalog._model import CommitResult, ManifestEntry, SnapshotInfo, TableInfo
+from kyma.engine.catalog._prune import extent_condition
 from kyma.engine.errors import (
     AlreadyExistsError,
     CatalogUnavailableError,
@@ -22,10 +24,15 @@ from kyma.engine.errors import (
     SchemaError,
 )
 from kyma.engine.format import ExtentWriteResult
+from kyma.engine.format.predicate import BlockPredicate
 from kyma.engine.types import DEFAULT_COLUMN_NAMES, DEFAULT_COLUMNS, Column, KymaType
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 LEDGER_RETENTION = timedelta(hours=25)
+_ENTRY_COLUMNS = (
+    "extent_id::text, object_path, byte_size, row_count, block_count, min_ts, max_ts,"
+    " column_stats, present_paths, added_snapshot_id"
+)
 
 
 def check_identifier(kind: str, name: str) -> str:
@@ -186,22 +193,28 @@ class Catalog:
 
     def live_extents(self, table: str, snapshot_id: int | None = None) -> list[ManifestEntry]:
         """The extents of ``snapshot_id`` (default: the current snapshot)."""
+        return self.prune_extents(table, snapshot_id, None)[1]
+
+    def prune_extents(
+        self, table: str, snapshot_id: int | None, predicate: BlockPredicate | None
+    ) -> tuple[int, list[ManifestEntry]]:
+        """Stage 1: (extents in the snapshot, those whose catalog stats may match)."""
         info = self.get_table(table)
         snapshot = info.current_snapshot_id if snapshot_id is None else snapshot_id
         if snapshot is None:
-            return []
+            return 0, []
         with self._conn() as conn:
             if snapshot_id is not None:
                 self._check_snapshot(conn, info, snapshot_id)
-            rows = conn.execute(
-                "SELECT extent_id::text, object_path, byte_size, row_count, block_count, min_ts,"
-                " max_ts, column_stats, present_paths, added_snapshot_id FROM kyma.manifest"
+            query = sql.SQL(
+                "SELECT count(*) OVER (), {kept}, " + _ENTRY_COLUMNS + " FROM kyma.manifest"
                 " WHERE table_id = %s AND added_snapshot_id <= %s"
                 " AND (removed_snapshot_id IS NULL OR removed_snapshot_id > %s)"
-                " ORDER BY added_snapshot_id, extent_id",
-                (info.table_id, snapshot, snapshot),
-            ).fetchall()
-        return [ManifestEntry(*r) for r in rows]
+                " ORDER BY min_ts NULLS FIRST, extent_id"
+            ).format(kept=extent_condition(predicate))
+            rows = conn.execute(query, (info.table_id, snapshot, snapshot)).fetchall()
+        total = rows[0][0] if rows else 0
+        return total, [ManifestEntry(*r[2:]) for r in rows if r[1]]
 
     def _check_snapshot(self, conn: psycopg.Connection, info: TableInfo, snapshot_id: int) -> None:
         row = conn.execute(
@@ -227,6 +240,16 @@ class Catalog:
             return {p for (p,) in conn.execute("SELECT object_path FROM kyma.manifest")}
 
     # ------------------------------------------------------------ ingest ledger
+
+    @contextmanager
+    def idempotency_lock(self, key: str, wait_seconds: float = 30.0) -> Iterator[None]:
+        """Hold ``key``'s lock for a request; a second holder waits, then gets 409-style."""
+        with self._conn() as conn, _ledger.key_lock(conn, key, wait_seconds):
+            yield
+
+    def ledger_lookup(self, key: str) -> _ledger.LedgerEntry | None:
+        with self._conn() as conn:
+            return _ledger.lookup(conn, key)
 
     def sweep_ledger(self, older_than: timedelta = LEDGER_RETENTION) -> int:
         """Delete idempotency records older than ``older_than``; return how many."""

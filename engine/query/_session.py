@@ -3,21 +3,44 @@
 from __future__ import annotations
 
 from sqlglot import exp
+from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
+from sqlglot.tokens import Tokenizer
 
 from kyma.engine.catalog import Catalog
-from kyma.engine.errors import UnsupportedStatementError
-from kyma.engine.query import _ddl
+from kyma.engine.errors import SqlError, UnsupportedStatementError
+from kyma.engine.format import SegmentFormat
+from kyma.engine.query import _ddl, _time_travel
 from kyma.engine.query._parse import parse_statement
 from kyma.engine.query._result import QueryResult
+from kyma.engine.query._select import SelectPlanner
+from kyma.engine.query.rewrite import rewrite
+from kyma.engine.storage import ObjectStore
 
 
 class QueryEngine:
-    def __init__(self, catalog: Catalog) -> None:
+    def __init__(self, catalog: Catalog, store: ObjectStore, fmt: SegmentFormat) -> None:
         self.catalog = catalog
+        self.planner = SelectPlanner(catalog, store, fmt)
 
-    def execute(self, sql: str) -> QueryResult:
-        """Run one statement; SqlError / SchemaError / NotFoundError for user mistakes."""
-        stmt = parse_statement(sql)
+    def execute(
+        self, sql: str, *, snapshot: int | None = None, pruning: bool = True
+    ) -> QueryResult:
+        """Run one statement; SqlError / SchemaError / NotFoundError for user mistakes.
+
+        ``snapshot`` reads the table that owns that snapshot id as of it (time travel).
+        ``pruning=False`` scans every block (a diagnostic: answers must not change).
+        """
+        sql, explain = _strip_explain(sql)
+        stmt = parse_statement(_time_travel.apply(sql))
+        if isinstance(stmt, exp.Query):
+            return self.planner.run(
+                rewrite(normalize_identifiers(stmt, dialect="postgres")),
+                snapshot=snapshot,
+                explain=explain,
+                pruning=pruning,
+            )
+        if explain:
+            raise UnsupportedStatementError("EXPLAIN applies to queries only")
         if isinstance(stmt, exp.Create):
             return _ddl.create_table(self.catalog, stmt)
         if isinstance(stmt, exp.Alter):
@@ -29,6 +52,16 @@ class QueryEngine:
         if _ddl.is_show_tables(stmt):
             return _ddl.show_tables(self.catalog)
         raise UnsupportedStatementError(f"unsupported statement: {_kind(stmt)}")
+
+
+def _strip_explain(sql: str) -> tuple[str, bool]:
+    try:
+        tokens = Tokenizer().tokenize(sql)
+    except Exception as e:  # sqlglot's TokenError
+        raise SqlError(f"syntax error: {e}") from None
+    if tokens and tokens[0].text.upper() == "EXPLAIN":
+        return sql[tokens[0].end + 1 :], True
+    return sql, False
 
 
 def _kind(stmt: exp.Expression) -> str:

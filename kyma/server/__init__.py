@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flask import Flask
 
-from kyma.server import errors, health, query
+from kyma.server import errors, health, ingest, query, tables
 from kyma.services import Services
 
 
@@ -15,4 +15,6 @@ def create_app(services: Services) -> Flask:
     errors.register(app)
     app.register_blueprint(health.blueprint)
     app.register_blueprint(query.blueprint)
+    app.register_blueprint(ingest.blueprint)
+    app.register_blueprint(tables.blueprint)
     return app

@@ -14,18 +14,27 @@ log = logging.getLogger("kyma.server")
 # First match wins: more specific classes first.
 STATUS: tuple[tuple[type[Exception], int], ...] = (
     (e.NotFoundError, 404),
+    (e.LimitExceededError, 413),
+    (e.IdempotencyKeyReusedError, 422),
+    (e.IdempotencyInFlightError, 409),
     (e.AlreadyExistsError, 409),
     (e.CommitConflictError, 409),
     (e.StaleCommitError, 409),
     (e.CatalogUnavailableError, 503),
     (e.ObjectStoreError, 503),
+    (e.IngestError, 400),
     (e.SqlError, 400),
     (e.SchemaError, 400),
     (e.ConfigError, 400),
 )
 
 
+_CODES = {e.IdempotencyKeyReusedError: "idempotency_key_reused"}
+
+
 def _code(error: Exception) -> str:
+    if type(error) in _CODES:
+        return _CODES[type(error)]
     return "".join("_" + c.lower() if c.isupper() else c for c in type(error).__name__).lstrip("_")
 
 
@@ -36,6 +45,9 @@ def register(app: Flask) -> None:
         if status >= 500:
             log.error("request failed: %s", error, exc_info=error)
         body = {"error": _code(error), "message": str(error), "retryable": error.retryable}
+        for detail in ("line", "field", "limit"):
+            if getattr(error, detail, None) is not None:
+                body[detail] = getattr(error, detail)
         return jsonify(body), status
 
     @app.errorhandler(HTTPException)

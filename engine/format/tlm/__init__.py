@@ -17,7 +17,7 @@ from kyma.engine.format.tlm._reader import TlmReader
 from kyma.engine.format.tlm._writer import TlmWriter
 from kyma.engine.storage import ObjectStore
 
-DEFAULT_BLOCK_ROWS = 65_536
+DEFAULT_BLOCK_ROWS = 8_192  # DataFusion's batch size; fine-grained stage-2 pruning
 
 
 class TlmFormat(SegmentFormat):

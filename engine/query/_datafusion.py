@@ -1,0 +1,38 @@
+"""Running SQL on DataFusion, with its errors translated into kyma's."""
+
+from __future__ import annotations
+
+import re
+
+import pyarrow as pa
+from datafusion import SessionContext
+
+from kyma.engine.errors import KymaError, NotFoundError, SqlError
+
+_NOT_FOUND = (
+    re.compile(r"No field named (\S+)"),
+    re.compile(r"table '([^']+)' not found"),
+    re.compile(r"Invalid function '([^']+)'"),
+)
+
+
+def run_datafusion(ctx: SessionContext, sql: str, *, explain: bool = False) -> pa.Table:
+    try:
+        frame = ctx.sql(("EXPLAIN " if explain else "") + sql)
+        return frame.to_arrow_table()
+    except KymaError:
+        raise
+    except Exception as e:  # DataFusion raises ValueError/Exception with its message
+        raise translate(e) from None
+
+
+def translate(error: Exception) -> KymaError:
+    """A DataFusion error as a kyma error: unknown names → NotFoundError, else SqlError."""
+    message = str(error).strip()
+    for pattern in _NOT_FOUND:
+        if pattern.search(message):
+            return NotFoundError(message.splitlines()[0])
+    cause = re.search(r"kyma\.engine\.errors\.(\w+): (.*)", message)
+    if cause:
+        return SqlError(cause.group(2))
+    return SqlError(message.splitlines()[0] if message else type(error).__name__)

@@ -1,0 +1,72 @@
+"""Stages 2 and 3 of the pruning cascade: block stats in each surviving extent's footer,
+then a projected read of the surviving blocks.
+
+Blocks of uncompressed extents are zero-copy views into memory-mapped files, so a scan
+holds file pages (reclaimable), not anonymous memory, however large the table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+
+from kyma.engine.catalog import ManifestEntry
+from kyma.engine.format import SegmentFormat
+from kyma.engine.format.predicate import BlockPredicate
+from kyma.engine.storage import ObjectStore
+
+
+@dataclass
+class ScanStats:
+    extents_total: int = 0
+    extents_after_catalog: int = 0
+    blocks_total: int = 0
+    blocks_after_stats: int = 0
+    bytes_read: int = 0
+    rows_scanned: int = 0
+
+    def add(self, other: ScanStats) -> None:
+        for name in self.__dataclass_fields__:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+
+@dataclass
+class TableScan:
+    """What one table reference needs: columns (None: all) and a predicate to prune with."""
+
+    schema: pa.Schema
+    predicate: BlockPredicate | None
+    stats: ScanStats = field(default_factory=ScanStats)
+
+
+def conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+    """``batch`` with exactly ``schema``'s columns; columns added after it was written are null."""
+    if batch.schema.equals(schema):
+        return batch
+    columns = [
+        batch.column(f.name) if f.name in batch.schema.names else pa.nulls(batch.num_rows, f.type)
+        for f in schema
+    ]
+    return pa.RecordBatch.from_arrays(columns, schema=schema)
+
+
+def scan_blocks(
+    scan: TableScan, extents: list[ManifestEntry], store: ObjectStore, fmt: SegmentFormat
+) -> Iterator[pa.RecordBatch]:
+    """Yield the surviving blocks of ``extents``, projected to ``scan.schema``."""
+    names = scan.schema.names
+    for entry in extents:
+        reader = fmt.open_extent(store, entry.object_path)
+        try:
+            blocks = reader.pruned_blocks(scan.predicate)
+            scan.stats.blocks_total += entry.block_count
+            scan.stats.blocks_after_stats += len(blocks)
+            for block in blocks:
+                batch = reader.read_block(block, names)
+                scan.stats.bytes_read += batch.nbytes
+                scan.stats.rows_scanned += batch.num_rows
+                yield conform(batch, scan.schema)
+        finally:
+            reader.close()

@@ -1,0 +1,103 @@
+"""kyma's SQL functions, registered on every DataFusion session. All are vectorized.
+
+- ``kyma_dyn_get(dynamic, path_json)``: the value at a path of a dynamic column, as text
+  (strings as-is, other values as compact JSON); NULL when the path is absent or null.
+  The rewriter produces it from ``attributes['a']['b']``.
+- ``has_token(text, token)``: whether ``text`` holds ``token`` as a word (the same
+  tokenization as the extent token sets: lower-cased ASCII alphanumeric runs).
+- ``cosine_distance(vector, array)``: 1 - cosine similarity.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import cbor2
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from datafusion import SessionContext, udf
+
+from kyma.engine.errors import SqlError
+
+
+def _constant(array: pa.Array) -> Any:
+    """The value of a literal argument (DataFusion passes literals as arrays)."""
+    values = array.drop_null()
+    return values[0].as_py() if len(values) else None
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _lookup(raw: bytes, path: list[str]) -> str | None:
+    value = cbor2.loads(raw)
+    for key in path:
+        if not isinstance(value, dict) or key not in value:
+            return None
+        value = value[key]
+    return _text(value)
+
+
+def dyn_get(values: pa.Array, path_json: pa.Array) -> pa.Array:
+    """Decode each distinct CBOR value once, then spread the answers with ``take``."""
+    path = json.loads(_constant(path_json) or "[]")
+    distinct = pc.unique(values)
+    answers = pa.array(
+        [None if raw is None else _lookup(raw, path) for raw in distinct.to_pylist()], pa.string()
+    )
+    return answers.take(pc.index_in(values, distinct))
+
+
+def has_token(text: pa.Array, token: pa.Array) -> pa.Array:
+    word = (_constant(token) or "").lower()
+    if not re.fullmatch(r"[a-z0-9]+", word):
+        return pc.if_else(pc.is_null(text), pa.scalar(None, pa.bool_()), False)
+    pattern = rf"(^|[^a-z0-9]){word}([^a-z0-9]|$)"
+    return pc.match_substring_regex(pc.ascii_lower(text), pattern)
+
+
+def cosine_distance(vectors: pa.Array, query: pa.Array) -> pa.Array:
+    q = _constant(query)
+    if q is None:
+        return pa.nulls(len(vectors), pa.float64())
+    qv = np.asarray(q, dtype=np.float64)
+    lengths = pc.list_value_length(vectors).fill_null(len(qv))
+    if not pc.all(pc.equal(lengths, len(qv))).as_py():
+        raise SqlError(
+            f"cosine_distance: the query vector has {len(qv)} numbers, "
+            "the column's vectors have a different length"
+        )
+    valid = pc.is_valid(vectors)
+    dense = np.zeros((len(vectors), len(qv)))
+    flat = pc.list_flatten(vectors).to_numpy(zero_copy_only=False)
+    dense[valid.to_numpy(zero_copy_only=False)] = flat.reshape(-1, len(qv))
+    norms = np.linalg.norm(dense, axis=1) * np.linalg.norm(qv)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        distance = 1.0 - (dense @ qv) / norms
+    return pa.array(distance, pa.float64(), mask=~valid.to_numpy(zero_copy_only=False))
+
+
+def register(ctx: SessionContext) -> None:
+    ctx.register_udf(
+        udf(dyn_get, [pa.binary(), pa.string()], pa.string(), "immutable", name="kyma_dyn_get")
+    )
+    ctx.register_udf(
+        udf(has_token, [pa.string(), pa.string()], pa.bool_(), "immutable", name="has_token")
+    )
+    ctx.register_udf(
+        udf(
+            cosine_distance,
+            [pa.list_(pa.float32()), pa.list_(pa.float64())],
+            pa.float64(),
+            "immutable",
+            name="cosine_distance",
+        )
+    )

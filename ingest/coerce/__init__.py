@@ -1,0 +1,48 @@
+"""NDJSON → an Arrow batch of a table's columns, by the coercion table of the ingest seed.
+
+Two readers with identical results: a fast path (one ``pyarrow.json.read_json`` plus
+vectorized checks, per-row Python only for dynamic, props and odd-shaped fields) and the
+dedicated slow reader (one line at a time in Python), which runs whenever the fast path
+cannot vouch for its answer and words every :class:`~kyma.engine.errors.IngestError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+
+from kyma.engine.types import Column
+
+from ._fast import coerce_fast, scan_fast
+from ._model import Coerced, ScanResult
+from ._slow import coerce_rows, scan_rows
+from ._values import overflow_fields
+
+__all__ = ["Coerced", "ScanResult", "coerce_ndjson", "scan_ndjson"]
+
+
+def scan_ndjson(body: bytes) -> ScanResult:
+    """Every top-level key (in order of first appearance) and the number of objects.
+
+    Raises IngestError on malformed JSON, non-object lines or an empty body.
+    """
+    return scan_fast(body) or scan_rows(body)
+
+
+def coerce_ndjson(
+    body: bytes,
+    columns: Sequence[Column],
+    *,
+    props_fields: Collection[str] = (),
+    ingest_time_ns: int,
+) -> Coerced:
+    """Coerce an NDJSON body (already decompressed) to a batch of ``columns``.
+
+    Fields that are neither columns nor ``props_fields`` are dropped; ``props_fields`` are
+    merged into the row's ``props`` object. A missing or null ``_timestamp`` becomes
+    ``ingest_time_ns``. Raises IngestError naming the first offending line and field.
+    """
+    overflow = overflow_fields(columns, props_fields)
+    fast = coerce_fast(body, columns, overflow, ingest_time_ns)
+    if fast is not None:
+        return fast
+    return coerce_rows(body, columns, props_fields=overflow, ingest_time_ns=ingest_time_ns)

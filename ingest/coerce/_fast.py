@@ -1,0 +1,189 @@
+"""The fast path: one ``pyarrow.json.read_json`` of the whole body, then vectorized checks.
+
+Scalar columns are read with an explicit Arrow type. Every other field is inferred, and its
+inferred column mostly just says which rows hold a value: per-row Python runs only on those
+rows, and only for what Arrow cannot produce exactly (dynamic values, props, and vectors or
+strings of unusual shapes). When inference fails (a dynamic field that is a number in one
+row and an object in the next), pyarrow reads the scalar columns alone and Python parses
+every line for the rest. Whenever the result could differ from the slow reader's, these
+functions return None and the caller runs the slow reader, which also words every error:
+this path never raises IngestError.
+"""
+
+from __future__ import annotations
+
+import codecs
+import functools
+import io
+from collections.abc import Sequence
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.json as pj
+
+from kyma.engine.errors import IngestError
+from kyma.engine.types import TIMESTAMP, Column
+
+from ._json import is_int, parse_checked, parse_line
+from ._layout import Layout, layout
+from ._model import Coerced, ScanResult
+from ._slow import assemble
+from ._values import convert_rows
+from ._vector import vectorized_vectors
+
+_EXPLICIT = {"bool": pa.bool_(), "int": pa.int32(), "long": pa.int64(), "real": pa.float64()}
+
+
+def scan_fast(body: bytes) -> ScanResult | None:
+    """Keys and rows from pyarrow's inference, which lists keys in order of first appearance."""
+    body = body.removeprefix(codecs.BOM_UTF8)
+    lines = layout(body)
+    table = None if lines is None else _read(body, pa.schema([]), lines, "infer")
+    return None if table is None else ScanResult(table.column_names, table.num_rows)
+
+
+def coerce_fast(
+    body: bytes, columns: Sequence[Column], props_fields: frozenset[str], ingest_time_ns: int
+) -> Coerced | None:
+    """The coerced body, or None when only the slow reader can tell."""
+    body = body.removeprefix(codecs.BOM_UTF8)
+    lines = layout(body)
+    if lines is None:
+        return None
+    try:
+        first = parse_line(lines.lines[0].as_py(), 1)
+    except IngestError:
+        return None
+    explicit = {c.name: t for c in columns if (t := _read_type(c, first.get(c.name)))}
+    schema = pa.schema(list(explicit.items()))
+    table = _read(body, schema, lines, "infer")
+    inferred = table is not None
+    table = table or _read(body, schema, lines, "ignore")
+    if table is None:
+        return None
+    arrays: dict[str, pa.Array] = {}
+    for column in columns:
+        if column.name in explicit:
+            array = table.column(column.name).combine_chunks()
+            arrays[column.name] = array.cast(column.type.to_arrow())  # int64 → epoch-ns
+        elif inferred and (array := _from_inferred(column, table, props_fields)) is not None:
+            arrays[column.name] = array
+    python = [c for c in columns if c.name not in arrays]
+    keys = table.column_names if inferred else None  # "ignore" mode hides unknown keys
+    if python:
+        try:
+            converted, seen = _per_row(lines, table if inferred else None, python, props_fields)
+        except IngestError:
+            return None
+        arrays.update(converted)
+        keys = keys if seen is None else seen
+    if keys is None:
+        return None
+    batch = [arrays[c.name] for c in columns]
+    if any(not c.nullable and a.null_count for c, a in zip(columns, batch, strict=True)):
+        return None
+    known = {c.name for c in columns} | props_fields
+    unknown = [name for name in keys if name not in known]
+    return assemble(batch, columns, lines.rows, ingest_time_ns, unknown)
+
+
+def _read_type(column: Column, first: Any) -> pa.DataType | None:
+    """The type pyarrow reads a column as; None lets it infer (the inferred type decides)."""
+    name = column.type.name
+    if name in _EXPLICIT:
+        return _EXPLICIT[name]
+    if name == "timestamp":  # epoch-ns integers if the first row has one, else strings
+        return pa.int64() if is_int(first) else TIMESTAMP
+    if name == "string" and (first is None or type(first) is str):
+        return pa.string()
+    return None
+
+
+def _read(body: bytes, schema: pa.Schema, lines: Layout, unexpected: str) -> pa.Table | None:
+    options = pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior=unexpected)
+    try:
+        table = pj.read_json(io.BytesIO(body), parse_options=options)
+        # Inference can build list arrays whose offsets overrun their values
+        # (apache/arrow#51305, leading nulls in a list): never touch such a table.
+        table.validate(full=True)
+    except pa.ArrowException:
+        return None
+    if table.num_rows != lines.rows or _has_non_finite(table):
+        return None
+    return table
+
+
+def _column(table: pa.Table, name: str) -> pa.Array | None:
+    if name not in table.column_names:
+        return None
+    array = table.column(name).combine_chunks()
+    return None if pa.types.is_null(array.type) else array
+
+
+def _from_inferred(
+    column: Column, table: pa.Table, props_fields: frozenset[str]
+) -> pa.Array | None:
+    """A non-scalar column built by Arrow kernels alone, or None when rows need Python."""
+    array = _column(table, column.name)
+    nulls = pa.nulls(table.num_rows, column.type.to_arrow())
+    if column.name == "props":
+        present = [array, *(_column(table, f) for f in props_fields)]
+        return nulls if all(a is None for a in present) else None
+    if array is None:
+        return nulls
+    if column.type.name == "string":
+        if array.type in (pa.int64(), pa.bool_()):
+            return array.cast(pa.string())  # the JSON text of an integer or a bool
+        return array if array.type == pa.string() else None
+    dim = column.type.vector_dim
+    return None if dim is None else vectorized_vectors(array, dim)
+
+
+def _per_row(
+    lines: Layout, table: pa.Table | None, python: list[Column], props_fields: frozenset[str]
+) -> tuple[dict[str, pa.Array], list[str] | None]:
+    """Python-converted columns. With an inferred ``table``, only rows where one of their
+    fields holds a value (pyarrow has vetted them); without, every row, parsed strictly,
+    and then also every top-level key in order of first appearance."""
+    if table is None:
+        numbers = lines.numbers.to_pylist()
+        rows = [
+            (n, parse_line(t, n)) for n, t in zip(numbers, lines.lines.to_pylist(), strict=True)
+        ]
+        keys: dict[str, None] = {}
+        for _, obj in rows:
+            keys.update(dict.fromkeys(obj))
+        values, _ = convert_rows(rows, python, props_fields)
+        return {c.name: pa.array(values[c.name], c.type.to_arrow()) for c in python}, list(keys)
+    names = [c.name for c in python]
+    if "props" in names:
+        names += props_fields
+    valid = [pc.is_valid(a) for name in names if (a := _column(table, name)) is not None]
+    mask = functools.reduce(pc.or_, valid)
+    chosen = pc.indices_nonzero(mask)
+    signed = any(c.type.vector_dim is not None for c in python)
+    numbers = lines.numbers.take(chosen).to_pylist()
+    texts = lines.lines.take(chosen).to_pylist()
+    rows = [(n, parse_checked(t, signed_zero=signed)) for n, t in zip(numbers, texts, strict=True)]
+    values, _ = convert_rows(rows, python, props_fields)
+    position = pc.if_else(mask, pc.subtract(pc.cumulative_sum(mask.cast(pa.int64())), 1), None)
+    converted = {c.name: pa.array(values[c.name], c.type.to_arrow()).take(position) for c in python}
+    return converted, None
+
+
+def _has_non_finite(table: pa.Table) -> bool:
+    """Whether any float anywhere (nested too) is NaN or ±inf: pyarrow reads NaN, Infinity
+    and numbers that round to infinity; the slow reader rejects them all."""
+    stack: list[pa.Array] = [chunk for column in table.columns for chunk in column.chunks]
+    while stack:
+        array = stack.pop()
+        kind = array.type
+        if pa.types.is_floating(kind):
+            if pc.any(pc.invert(pc.is_finite(array))).as_py():
+                return True
+        elif pa.types.is_struct(kind):
+            stack.extend(array.field(i) for i in range(kind.num_fields))
+        elif pa.types.is_list(kind):
+            stack.append(array.flatten())
+    return False

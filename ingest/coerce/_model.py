@@ -1,0 +1,25 @@
+"""What coercion returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+
+
+@dataclass(frozen=True)
+class ScanResult:
+    keys: list[str]
+    """Every top-level key seen in the body, in order of first appearance."""
+    rows: int
+    """The number of JSON objects (non-blank lines)."""
+
+
+@dataclass(frozen=True)
+class Coerced:
+    batch: pa.RecordBatch
+    """All table columns, in order: its schema is ``arrow_schema(columns)``."""
+    rows: int
+    unknown_keys: list[str] = field(default_factory=list)
+    """Top-level keys that are neither columns nor props fields (dropped), in order of
+    first appearance: the write path's input to schema evolution."""

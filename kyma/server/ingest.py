@@ -1,0 +1,97 @@
+"""POST /v1/ingest/<table>: an NDJSON body (optionally gzip or zstd) into one snapshot."""
+
+from __future__ import annotations
+
+import zlib
+
+import zstandard
+from flask import Blueprint, current_app, jsonify, request
+
+from kyma.engine.errors import IngestError, LimitExceededError
+
+blueprint = Blueprint("ingest", __name__)
+_SLICE = 1024  # compressed bytes per step; one step inflates to at most a few MB
+
+
+@blueprint.post("/v1/ingest/<table>")
+def ingest(table: str):  # type: ignore[no-untyped-def]
+    services = current_app.extensions["kyma"]
+    limits = services.settings
+    body = read_body(limits.max_body_bytes)
+    check_lines(body, limits.max_line_bytes, limits.max_rows_per_request)
+    ack = services.write_path.ingest_ndjson(
+        table,
+        body,
+        idempotency_key=request.headers.get("X-Idempotency-Key"),
+        schema_evolve=_flag(request.args.get("schema_evolve", "true"), "schema_evolve"),
+    )
+    return jsonify(ack.to_json())
+
+
+def _flag(value: str, name: str) -> bool:
+    lowered = value.lower()
+    if lowered in ("true", "1", "yes"):
+        return True
+    if lowered in ("false", "0", "no"):
+        return False
+    raise IngestError(f"query parameter {name}={value!r}: expected true or false")
+
+
+def read_body(max_bytes: int) -> bytes:
+    """The request body, decompressed, refusing to grow past ``max_bytes``."""
+    if request.content_length is not None and request.content_length > max_bytes:
+        raise LimitExceededError(
+            f"request body of {request.content_length} bytes exceeds max_body_bytes={max_bytes}",
+            "max_body_bytes",
+        )
+    encoding = (request.headers.get("Content-Encoding") or "identity").lower()
+    stream = request.stream
+    if encoding == "identity":
+        raw = stream.read(max_bytes + 1)
+        return _capped(raw, max_bytes)
+    if encoding in ("gzip", "zstd"):
+        return _decompress(encoding, stream, max_bytes)
+    raise IngestError(f"Content-Encoding {encoding!r} is not supported: use gzip or zstd")
+
+
+def _decompress(encoding: str, stream, max_bytes: int) -> bytes:  # type: ignore[no-untyped-def]
+    """Decompress in small input slices so a bomb cannot grow far past ``max_bytes``."""
+    if encoding == "gzip":
+        decompressor = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        failure: tuple[type[Exception], ...] = (zlib.error,)
+    else:
+        decompressor = zstandard.ZstdDecompressor().decompressobj()
+        failure = (zstandard.ZstdError,)
+    out = bytearray()
+    while chunk := stream.read(_SLICE):
+        try:
+            out += decompressor.decompress(chunk)
+        except failure as e:
+            raise IngestError(f"body is not valid {encoding}: {e}") from None
+        _capped(out, max_bytes)
+    if not decompressor.eof:
+        raise IngestError(f"body is truncated {encoding}: the stream ended early")
+    return bytes(out)
+
+
+def _capped(data: bytes | bytearray, max_bytes: int) -> bytes:
+    if len(data) > max_bytes:
+        raise LimitExceededError(
+            f"decompressed body exceeds max_body_bytes={max_bytes}", "max_body_bytes"
+        )
+    return bytes(data)
+
+
+def check_lines(body: bytes, max_line_bytes: int, max_rows: int) -> None:
+    lines = body.split(b"\n")
+    if len(lines) > max_rows + 1:
+        raise LimitExceededError(
+            f"body has more than max_rows_per_request={max_rows} lines", "max_rows_per_request"
+        )
+    longest = max(map(len, lines))
+    if longest > max_line_bytes:
+        line = next(i for i, text in enumerate(lines, 1) if len(text) == longest)
+        raise LimitExceededError(
+            f"line {line} is {longest} bytes, over max_line_bytes={max_line_bytes}",
+            "max_line_bytes",
+        )
