@@ -15,6 +15,8 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+import orjson
+
 from kyma.engine.errors import IngestError
 
 _SHOW_CHARS = 80
@@ -129,6 +131,11 @@ def parse_checked(text: str, *, signed_zero: bool) -> dict[str, Any]:
     overflow, the last two by the fast path's check for non-finite floats), so the plain C
     decoder suffices; ``signed_zero`` keeps ``-0`` apart for fields that become floats.
     """
+    if not signed_zero:
+        try:
+            return orjson.loads(text)  # several times faster than the stdlib decoder
+        except orjson.JSONDecodeError:  # integers past 64 bits: the stdlib decoder takes them
+            pass
     return (_TRUSTED_SIGNED if signed_zero else _TRUSTED).decode(text)
 
 
