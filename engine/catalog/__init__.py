@@ -4,11 +4,18 @@ from kyma.engine.catalog._catalog import Catalog, check_identifier
 from kyma.engine.catalog._commit import Payload
 from kyma.engine.catalog._ledger import LedgerEntry
 from kyma.engine.catalog._ledger import record as ledger_record
-from kyma.engine.catalog._model import CommitResult, ManifestEntry, SnapshotInfo, TableInfo
+from kyma.engine.catalog._model import (
+    CommitResult,
+    ExtentRef,
+    ManifestEntry,
+    SnapshotInfo,
+    TableInfo,
+)
 
 __all__ = [
     "Catalog",
     "CommitResult",
+    "ExtentRef",
     "LedgerEntry",
     "ManifestEntry",
     "Payload",

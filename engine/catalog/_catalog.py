@@ -15,7 +15,13 @@ from psycopg.types.json import Jsonb
 
 from kyma.engine.catalog import _commit, _ledger
 from kyma.engine.catalog._migrate import migrate
-from kyma.engine.catalog._model import CommitResult, ManifestEntry, SnapshotInfo, TableInfo
+from kyma.engine.catalog._model import (
+    CommitResult,
+    ExtentRef,
+    ManifestEntry,
+    SnapshotInfo,
+    TableInfo,
+)
 from kyma.engine.catalog._prune import extent_condition
 from kyma.engine.errors import (
     AlreadyExistsError,
@@ -29,6 +35,10 @@ from kyma.engine.types import DEFAULT_COLUMN_NAMES, DEFAULT_COLUMNS, Column, Kym
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 LEDGER_RETENTION = timedelta(hours=25)
+_IN_SNAPSHOT = (
+    "table_id = %s AND added_snapshot_id <= %s"
+    " AND (removed_snapshot_id IS NULL OR removed_snapshot_id > %s)"
+)
 _ENTRY_COLUMNS = (
     "extent_id::text, object_path, byte_size, row_count, block_count, min_ts, max_ts,"
     " column_stats, present_paths, added_snapshot_id"
@@ -192,29 +202,46 @@ class Catalog:
             return _commit.commit(conn, info.table_id, added, removed, summary, payload)
 
     def live_extents(self, table: str, snapshot_id: int | None = None) -> list[ManifestEntry]:
-        """The extents of ``snapshot_id`` (default: the current snapshot)."""
-        return self.prune_extents(table, snapshot_id, None)[1]
+        """The extents of ``snapshot_id`` (default: the current snapshot), with their stats."""
+        info = self.get_table(table)
+        snapshot = info.current_snapshot_id if snapshot_id is None else snapshot_id
+        if snapshot is None:
+            return []
+        with self._conn() as conn:
+            if snapshot_id is not None:
+                self._check_snapshot(conn, info, snapshot_id)
+            rows = conn.execute(
+                f"SELECT {_ENTRY_COLUMNS} FROM kyma.manifest WHERE {_IN_SNAPSHOT}"
+                " ORDER BY added_snapshot_id, extent_id",
+                (info.table_id, snapshot, snapshot),
+            ).fetchall()
+        return [ManifestEntry(*r) for r in rows]
 
     def prune_extents(
         self, table: str, snapshot_id: int | None, predicate: BlockPredicate | None
-    ) -> tuple[int, list[ManifestEntry]]:
-        """Stage 1: (extents in the snapshot, those whose catalog stats may match)."""
+    ) -> tuple[int, list[ExtentRef]]:
+        """Stage 1: (extents in the snapshot, those whose catalog stats may match).
+
+        Only the survivors travel back, without their stats.
+        """
         info = self.get_table(table)
         snapshot = info.current_snapshot_id if snapshot_id is None else snapshot_id
         if snapshot is None:
             return 0, []
+        params = (info.table_id, snapshot, snapshot)
         with self._conn() as conn:
             if snapshot_id is not None:
                 self._check_snapshot(conn, info, snapshot_id)
+            (total,) = conn.execute(
+                f"SELECT count(*) FROM kyma.manifest WHERE {_IN_SNAPSHOT}", params
+            ).fetchone()
             query = sql.SQL(
-                "SELECT count(*) OVER (), {kept}, " + _ENTRY_COLUMNS + " FROM kyma.manifest"
-                " WHERE table_id = %s AND added_snapshot_id <= %s"
-                " AND (removed_snapshot_id IS NULL OR removed_snapshot_id > %s)"
+                "SELECT extent_id::text, object_path, byte_size, row_count, block_count"
+                f" FROM kyma.manifest WHERE {_IN_SNAPSHOT} AND {{kept}}"
                 " ORDER BY min_ts NULLS FIRST, extent_id"
             ).format(kept=extent_condition(predicate))
-            rows = conn.execute(query, (info.table_id, snapshot, snapshot)).fetchall()
-        total = rows[0][0] if rows else 0
-        return total, [ManifestEntry(*r[2:]) for r in rows if r[1]]
+            rows = conn.execute(query, params).fetchall()
+        return total, [ExtentRef(*r) for r in rows]
 
     def _check_snapshot(self, conn: psycopg.Connection, info: TableInfo, snapshot_id: int) -> None:
         row = conn.execute(

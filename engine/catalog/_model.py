@@ -48,6 +48,17 @@ class ManifestEntry:
 
 
 @dataclass(frozen=True)
+class ExtentRef:
+    """What a scan needs of a manifest row."""
+
+    extent_id: str
+    object_path: str
+    byte_size: int
+    row_count: int
+    block_count: int
+
+
+@dataclass(frozen=True)
 class SnapshotInfo:
     snapshot_id: int
     parent_id: int | None

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from kyma.engine.catalog import ManifestEntry
+from kyma.engine.catalog import ExtentRef
 from kyma.engine.format import SegmentFormat
 from kyma.engine.format.predicate import BlockPredicate
 from kyma.engine.storage import ObjectStore
@@ -53,7 +53,7 @@ def conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
 
 
 def scan_blocks(
-    scan: TableScan, extents: list[ManifestEntry], store: ObjectStore, fmt: SegmentFormat
+    scan: TableScan, extents: list[ExtentRef], store: ObjectStore, fmt: SegmentFormat
 ) -> Iterator[pa.RecordBatch]:
     """Yield the surviving blocks of ``extents``, projected to ``scan.schema``."""
     names = scan.schema.names

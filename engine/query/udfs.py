@@ -68,21 +68,24 @@ def cosine_distance(vectors: pa.Array, query: pa.Array) -> pa.Array:
     q = _constant(query)
     if q is None:
         return pa.nulls(len(vectors), pa.float64())
-    qv = np.asarray(q, dtype=np.float64)
-    lengths = pc.list_value_length(vectors).fill_null(len(qv))
-    if not pc.all(pc.equal(lengths, len(qv))).as_py():
+    qv = np.asarray(q, dtype=np.float32)
+    lengths = pc.list_value_length(vectors).drop_null()
+    if len(lengths) and not pc.all(pc.equal(lengths, len(qv))).as_py():
         raise SqlError(
             f"cosine_distance: the query vector has {len(qv)} numbers, "
             "the column's vectors have a different length"
         )
-    valid = pc.is_valid(vectors)
-    dense = np.zeros((len(vectors), len(qv)))
-    flat = pc.list_flatten(vectors).to_numpy(zero_copy_only=False)
-    dense[valid.to_numpy(zero_copy_only=False)] = flat.reshape(-1, len(qv))
-    norms = np.linalg.norm(dense, axis=1) * np.linalg.norm(qv)
+    # The non-null vectors as one row-major float32 matrix (no copy when already float32).
+    matrix = pc.list_flatten(vectors).to_numpy(zero_copy_only=False).reshape(-1, len(qv))
     with np.errstate(divide="ignore", invalid="ignore"):
-        distance = 1.0 - (dense @ qv) / norms
-    return pa.array(distance, pa.float64(), mask=~valid.to_numpy(zero_copy_only=False))
+        norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix)) * np.linalg.norm(qv)
+        distance = 1.0 - (matrix @ qv).astype(np.float64) / norms
+    if vectors.null_count == 0:
+        return pa.array(distance, pa.float64())
+    valid = pc.is_valid(vectors).to_numpy(zero_copy_only=False)
+    out = np.zeros(len(vectors))
+    out[valid] = distance
+    return pa.array(out, pa.float64(), mask=~valid)
 
 
 def register(ctx: SessionContext) -> None:

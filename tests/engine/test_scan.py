@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from kyma.engine.catalog import ManifestEntry
+from kyma.engine.catalog import ExtentRef
 from kyma.engine.format.predicate import TimeRange
 from kyma.engine.format.tlm import TlmFormat
 from kyma.engine.query._scan import TableScan, conform, scan_blocks
@@ -12,18 +12,13 @@ from kyma.engine.query._scan import TableScan, conform, scan_blocks
 SCHEMA = pa.schema([("_timestamp", pa.timestamp("ns", tz="UTC")), ("n", pa.int64())])
 
 
-def _entry(result) -> ManifestEntry:
-    return ManifestEntry(
+def _entry(result) -> ExtentRef:
+    return ExtentRef(
         result.extent_id,
         result.object_path,
         result.byte_size,
         result.row_count,
         result.block_count,
-        result.min_timestamp_nanos,
-        result.max_timestamp_nanos,
-        result.column_stats,
-        result.present_paths,
-        1,
     )
 
 

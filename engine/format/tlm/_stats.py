@@ -40,24 +40,32 @@ def time_column(schema: pa.Schema) -> str | None:
     return "_timestamp" if "_timestamp" in names else (names[0] if names else None)
 
 
-def dynamic_paths(column: str, values: pa.Array) -> set[str] | None:
+PathMemo = dict[bytes, frozenset[tuple[str, ...]]]
+"""Paths of CBOR values already decoded in this extent: repeated values decode once."""
+PATH_MEMO_CAP = 65_536
+
+
+def dynamic_paths(column: str, values: pa.Array, memo: PathMemo) -> set[str] | None:
     """Every path present in the CBOR values (None once past the cap)."""
-    top: set[object] = set()
-    nested: set[tuple[str, ...]] = set()
+    found: set[tuple[str, ...]] = set()
     for raw in pc.unique(values.drop_null()).to_pylist():
-        value = cbor2.loads(raw)
-        if type(value) is not dict:
-            continue
-        top.update(value)  # the keys, added in C
-        if dict in map(type, value.values()):
-            for key, child in value.items():
-                if type(child) is dict:
-                    _walk(child, (str(key),), nested)
-        if len(top) + len(nested) > PATH_SET_CAP:
+        paths = memo.get(raw)
+        if paths is None:
+            paths = _paths_of(cbor2.loads(raw))
+            if len(memo) < PATH_MEMO_CAP:
+                memo[raw] = paths
+        found.update(paths)
+        if len(found) > PATH_SET_CAP:
             return None
-    return {dynamic_path(column, (str(k),)) for k in top} | {
-        dynamic_path(column, path) for path in nested
-    }
+    return {dynamic_path(column, path) for path in found}
+
+
+def _paths_of(value: object) -> frozenset[tuple[str, ...]]:
+    if type(value) is not dict:
+        return frozenset()
+    out: set[tuple[str, ...]] = set()
+    _walk(value, (), out)
+    return frozenset(out)
 
 
 def _walk(value: dict, prefix: tuple[str, ...], out: set[tuple[str, ...]]) -> None:
@@ -68,16 +76,19 @@ def _walk(value: dict, prefix: tuple[str, ...], out: set[tuple[str, ...]]) -> No
             _walk(child, path, out)
 
 
-def block_stats(batch: pa.RecordBatch) -> BlockStats:
+def block_stats(batch: pa.RecordBatch, memos: dict[str, PathMemo] | None = None) -> BlockStats:
+    """Per-column stats of one block; ``memos`` (per dynamic column) spans an extent."""
+    memos = {} if memos is None else memos
     columns: dict[str, ColStat] = {}
     for field, col in zip(batch.schema, batch.columns, strict=True):
-        stat = _column_stat(field.name, field.type, col)
+        memo = memos.setdefault(field.name, {}) if _is_dynamic(field.type) else None
+        stat = _column_stat(field.name, field.type, col, memo)
         if stat is not None:
             columns[field.name] = stat
     return BlockStats(batch.num_rows, columns)
 
 
-def _column_stat(name: str, dtype: pa.DataType, col: pa.Array) -> ColStat | None:
+def _column_stat(name: str, dtype: pa.DataType, col: pa.Array, memo: PathMemo) -> ColStat | None:
     nulls = col.null_count
     if pa.types.is_timestamp(dtype):
         lo, hi = _min_max(col.cast(pa.int64()))
@@ -92,7 +103,7 @@ def _column_stat(name: str, dtype: pa.DataType, col: pa.Array) -> ColStat | None
         lo, hi = _min_max(col)
         return ColStat("Str", nulls, lo, hi)
     if _is_dynamic(dtype):
-        paths = dynamic_paths(name, col)
+        paths = dynamic_paths(name, col, {} if memo is None else memo)
         return ColStat("Dyn", nulls, paths=None if paths is None else frozenset(paths))
     return None
 

@@ -13,7 +13,7 @@ import pyarrow as pa
 from kyma.engine.errors import SchemaError
 from kyma.engine.format import ExtentWriter, ExtentWriteResult
 from kyma.engine.format.tlm._envelope import MAGIC_V2, trailer
-from kyma.engine.format.tlm._stats import ExtentStats, block_stats
+from kyma.engine.format.tlm._stats import ExtentStats, PathMemo, block_stats
 from kyma.engine.storage import ObjectStore
 
 
@@ -42,6 +42,7 @@ class TlmWriter(ExtentWriter):
         self._pending_rows = 0
         self._blocks: list[dict] = []
         self._extent_stats = ExtentStats(schema)
+        self._path_memos: dict[str, PathMemo] = {}
         self._rows = 0
 
     def append(self, batch: pa.RecordBatch) -> None:
@@ -64,7 +65,7 @@ class TlmWriter(ExtentWriter):
         self._pending = rest.to_batches()
         self._pending_rows = rest.num_rows
         (batch,) = block or [pa.RecordBatch.from_pylist([], self._schema)]
-        stats = block_stats(batch)
+        stats = block_stats(batch, self._path_memos)
         self._ipc.write_batch(batch)
         self._extent_stats.update(batch, stats)
         self._blocks.append(stats.to_json())
