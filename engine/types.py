@@ -28,7 +28,9 @@ import pyarrow as pa
 from kyma.engine.errors import SchemaError
 
 TIMESTAMP = pa.timestamp("ns", tz="UTC")
-DYNAMIC_FIELD_KEY = b"kyma.type"
+KYMA_TYPE_KEY = b"kyma.type"
+"""Arrow field metadata naming the kyma type where Arrow's alone is ambiguous (dynamic is
+binary); DataFusion carries it through column references, so answers can be rendered."""
 
 _SCALARS: dict[str, pa.DataType] = {
     "bool": pa.bool_(),
@@ -101,7 +103,8 @@ class Column:
     nullable: bool = True
 
     def to_arrow(self) -> pa.Field:
-        return pa.field(self.name, self.type.to_arrow(), nullable=self.nullable)
+        metadata = {KYMA_TYPE_KEY: b"dynamic"} if self.type.name == "dynamic" else None
+        return pa.field(self.name, self.type.to_arrow(), nullable=self.nullable, metadata=metadata)
 
 
 DEFAULT_COLUMNS = (

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from kyma.engine.catalog import Catalog, TableInfo, ledger_record
-from kyma.engine.errors import IdempotencyKeyReusedError, IngestError
+from kyma.engine.errors import CatalogUnavailableError, IdempotencyKeyReusedError, IngestError
 from kyma.engine.format import ExtentWriteResult, SegmentFormat
 from kyma.engine.storage import ObjectStore
 from kyma.engine.types import Column, KymaType
@@ -133,6 +133,10 @@ class WritePath:
             result = self.catalog.commit(
                 table, written, summary={"source": source}, payload=payload
             )
+        except CatalogUnavailableError:
+            # The commit may have landed before the connection broke: keep the objects;
+            # orphan GC deletes them later if no manifest row references them.
+            raise
         except BaseException:
             self._discard(written)
             raise

@@ -34,7 +34,8 @@ class LedgerEntry:
 @contextmanager
 def key_lock(conn: psycopg.Connection, key: str, wait_seconds: float) -> Iterator[None]:
     """Hold the advisory lock of ``key`` on ``conn``; IdempotencyInFlightError on timeout."""
-    conn.execute(f"SET lock_timeout = '{int(wait_seconds * 1000)}ms'")
+    # At least 1 ms: a lock_timeout of 0 would mean "wait forever".
+    conn.execute(f"SET lock_timeout = '{max(1, int(wait_seconds * 1000))}ms'")
     try:
         conn.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", (_LOCK_SPACE, key))
     except psycopg.errors.LockNotAvailable:

@@ -69,6 +69,9 @@ class BlockStats:
 
 # ---------------------------------------------------------------- dynamic paths
 
+MAX_PATH_DEPTH = 8
+"""Writers record dynamic paths up to this many keys; deeper predicates are not lowered."""
+
 
 def dynamic_path(column: str, segments: Sequence[str]) -> str:
     """The canonical name of a path inside a dynamic column (JSON-pointer escaped).

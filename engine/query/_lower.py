@@ -9,10 +9,12 @@ is safe too. Works on qualified expressions: every column names its table alias.
 from __future__ import annotations
 
 import json
+import re
 
 from sqlglot import exp
 
 from kyma.engine.format.predicate import (
+    MAX_PATH_DEPTH,
     And,
     BlockPredicate,
     DynamicPathEquals,
@@ -28,6 +30,7 @@ from kyma.engine.query.rewrite.dynamic_paths import FUNCTION as DYN_GET
 from kyma.engine.types import KymaType, parse_timestamp
 
 _ORDERED = {"int", "long", "timestamp"}
+_TOKEN = re.compile(r"[a-z0-9]{2,}")
 
 
 class _Lowering:
@@ -97,21 +100,34 @@ class _Lowering:
     def dynamic_path(self, node: exp.Expression) -> tuple[str, tuple[str, ...]] | None:
         if not (isinstance(node, exp.Anonymous) and node.name.lower() == DYN_GET):
             return None
+        if len(node.expressions) != 2:
+            return None
         target, path = node.expressions
         found = self.column(target)
         if found is None or found[1].name != "dynamic" or not isinstance(path, exp.Literal):
             return None
-        return found[0], tuple(json.loads(path.this))
+        try:
+            keys = json.loads(path.this)
+        except ValueError:
+            return None
+        if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+            return None
+        # Paths deeper than the extents record cannot prove absence.
+        return (found[0], tuple(keys)) if 0 < len(keys) <= MAX_PATH_DEPTH else None
 
-    def lower(self, node: exp.Expression) -> BlockPredicate | None:
+    def lower(self, node: exp.Expression, *, exact: bool = False) -> BlockPredicate | None:
+        """``exact``: under a NOT, where dropping a conjunct would make the result stronger."""
         match node:
             case exp.Paren():
-                return self.lower(node.this)
+                return self.lower(node.this, exact=exact)
             case exp.And():
-                parts = [p for p in (self.lower(c) for c in node.flatten()) if p is not None]
+                ands = [self.lower(c, exact=exact) for c in node.flatten()]
+                if exact and None in ands:
+                    return None
+                parts = [p for p in ands if p is not None]
                 return None if not parts else parts[0] if len(parts) == 1 else And(tuple(parts))
             case exp.Or():
-                ors = [self.lower(c) for c in node.flatten()]
+                ors = [self.lower(c, exact=exact) for c in node.flatten()]
                 return None if None in ors else Or(tuple(ors))  # type: ignore[arg-type]
             case exp.Is(expression=exp.Null()) if node.args.get("negate"):
                 # ``attributes['x'] IS NOT NULL``: the path must exist.
@@ -121,7 +137,7 @@ class _Lowering:
                 dyn = self.dynamic_path(node.this.this)
                 return None if dyn is None else DynamicPathExists(*dyn)
             case exp.Not():
-                inner = self.lower(node.this)
+                inner = self.lower(node.this, exact=True)
                 return None if inner is None else Not(inner)
             case exp.EQ() | exp.NEQ() | exp.GT() | exp.GTE() | exp.LT() | exp.LTE():
                 return self.comparison(node)
@@ -157,7 +173,9 @@ class _Lowering:
         found = self.column(target)
         if found is None or not (isinstance(token, exp.Literal) and token.is_string):
             return None
-        return StringHas(found[0], token.this.lower())
+        word = token.this.lower()
+        # Only what the token sets can hold: ASCII alphanumeric words of two or more.
+        return StringHas(found[0], word) if _TOKEN.fullmatch(word) else None
 
 
 def lower(

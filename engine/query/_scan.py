@@ -43,13 +43,14 @@ class TableScan:
 
 def conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
     """``batch`` with exactly ``schema``'s columns; columns added after it was written are null."""
-    if batch.schema.equals(schema):
+    if batch.schema.equals(schema, check_metadata=True):
         return batch
+    names = batch.schema.names
     columns = [
-        batch.column(f.name) if f.name in batch.schema.names else pa.nulls(batch.num_rows, f.type)
+        batch.column(f.name) if f.name in names else pa.nulls(batch.num_rows, f.type)
         for f in schema
     ]
-    return pa.RecordBatch.from_arrays(columns, schema=schema)
+    return pa.RecordBatch.from_arrays(columns, schema=schema)  # zero-copy for present columns
 
 
 def scan_blocks(

@@ -101,6 +101,8 @@ class SelectPlanner:
                 table.set("alias", exp.TableAlias(this=exp.to_identifier(name)))
             table.set("this", exp.to_identifier(session_name, quoted=True))
             sources.setdefault(session_name, _Source(info, at, [], set()))
+        if snapshot is not None and all(s.snapshot != snapshot for s in sources.values()):
+            raise NotFoundError(f"no table in the query has snapshot {snapshot}")
         return sources
 
     def _owns(self, info: TableInfo, snapshot: int | None) -> bool:

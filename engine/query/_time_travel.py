@@ -39,6 +39,8 @@ def apply(sql: str) -> str:
             and number.token_type == TokenType.NUMBER
             and name.token_type in (TokenType.VAR, TokenType.IDENTIFIER)
         ):
+            if not number.text.isdigit():
+                raise SqlError(f"AS OF SNAPSHOT expects a snapshot id, got {number.text!r}")
             table = name.text if name.token_type == TokenType.IDENTIFIER else name.text.lower()
             nxt = tokens[i + 5] if i + 5 < len(tokens) else None
             aliased = nxt is not None and nxt.token_type in (

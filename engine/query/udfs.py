@@ -48,7 +48,12 @@ def _lookup(raw: bytes, path: list[str]) -> str | None:
 
 def dyn_get(values: pa.Array, path_json: pa.Array) -> pa.Array:
     """Decode each distinct CBOR value once, then spread the answers with ``take``."""
-    path = json.loads(_constant(path_json) or "[]")
+    try:
+        path = json.loads(_constant(path_json) or "[]")
+    except ValueError:
+        path = None
+    if not isinstance(path, list) or not all(isinstance(k, str) for k in path):
+        raise SqlError("kyma_dyn_get: the path must be a JSON array of keys, e.g. '[\"a\"]'")
     distinct = pc.unique(values)
     answers = pa.array(
         [None if raw is None else _lookup(raw, path) for raw in distinct.to_pylist()], pa.string()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import math
 from typing import Any
 
@@ -12,7 +13,7 @@ from flask import Blueprint, Response, current_app, jsonify, request
 
 from kyma.engine.errors import SqlError
 from kyma.engine.query import QueryResult
-from kyma.engine.types import KymaType
+from kyma.engine.types import KYMA_TYPE_KEY, KymaType
 
 blueprint = Blueprint("query", __name__)
 ARROW_STREAM = "application/vnd.apache.arrow.stream"
@@ -52,32 +53,85 @@ def to_arrow_stream(table: pa.Table) -> bytes:
 def to_json(result: QueryResult) -> dict[str, Any]:
     """The JSON answer: typed column list, rows as arrays, status and stats.
 
-    Timestamps are RFC 3339 strings with nanoseconds, dynamic values are their JSON value,
-    NaN and infinities are null (JSON has no spelling for them).
+    Timestamps are RFC 3339 strings in UTC with nanoseconds, dynamic values are their JSON
+    value, other binary values base64, NaN and infinities null (JSON cannot spell them).
     """
     table = result.table
-    columns = [{"name": f.name, "type": _type_name(f.type)} for f in table.schema]
-    values = [_json_column(table.column(i)) for i in range(table.num_columns)]
+    columns = [{"name": f.name, "type": _type_name(f)} for f in table.schema]
+    values = [_json_column(f, table.column(i)) for i, f in enumerate(table.schema)]
     rows = [list(row) for row in zip(*values, strict=True)] if values else []
     return {"columns": columns, "rows": rows, "status": result.status, "stats": result.stats}
 
 
-def _json_column(col: pa.ChunkedArray) -> list[Any]:
-    dtype = col.type
-    if pa.types.is_timestamp(dtype):
-        suffix = "Z" if dtype.tz else ""
-        return pc.strftime(col, format=f"%Y-%m-%dT%H:%M:%S{suffix}").to_pylist()
-    if pa.types.is_binary(dtype) or pa.types.is_large_binary(dtype):
+def _json_column(field: pa.Field, col: pa.ChunkedArray) -> list[Any]:
+    dtype = field.type
+    if _is_dynamic(field):
         return [None if v is None else cbor2.loads(v) for v in col.to_pylist()]
+    if pa.types.is_binary(dtype) or pa.types.is_large_binary(dtype):
+        return [None if v is None else base64.b64encode(v).decode() for v in col.to_pylist()]
+    if pa.types.is_timestamp(dtype):
+        return _timestamps(col)
+    safe = _json_safe(dtype)
+    values = col.cast(safe).to_pylist() if safe != dtype else col.to_pylist()
+    return _finite(values) if _has_float(dtype) else values
+
+
+def _has_float(dtype: pa.DataType) -> bool:
     if pa.types.is_floating(dtype):
-        return [None if v is None or not math.isfinite(v) else v for v in col.to_pylist()]
-    if pa.types.is_temporal(dtype) or pa.types.is_decimal(dtype):
-        return pc.cast(col, pa.string()).to_pylist()
-    return col.to_pylist()
+        return True
+    return any(_has_float(dtype.field(i).type) for i in range(dtype.num_fields))
 
 
-def _type_name(dtype: pa.DataType) -> str:
+def _timestamps(col: pa.ChunkedArray) -> list[Any]:
+    dtype = col.type
+    if dtype.tz is None:
+        return pc.strftime(col, format="%Y-%m-%dT%H:%M:%S").to_pylist()
+    utc = col.cast(pa.timestamp(dtype.unit, "UTC"))
+    return pc.strftime(utc, format="%Y-%m-%dT%H:%M:%SZ").to_pylist()
+
+
+def _json_safe(dtype: pa.DataType) -> pa.DataType:
+    """``dtype`` with every part JSON cannot hold as-is (times, durations, decimals,
+    binary views) replaced by its string rendering. Intervals stay: they render as
+    ``[months, days, nanoseconds]``."""
+    if pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
+        return pa.list_(_json_safe(dtype.value_type))
+    if pa.types.is_fixed_size_list(dtype):
+        return pa.list_(_json_safe(dtype.value_type), dtype.list_size)
+    if pa.types.is_struct(dtype):
+        return pa.struct([f.with_type(_json_safe(f.type)) for f in dtype])
+    if pa.types.is_interval(dtype):
+        return dtype
+    if pa.types.is_temporal(dtype) or pa.types.is_decimal(dtype) or pa.types.is_binary_view(dtype):
+        return pa.string()
+    return dtype
+
+
+def _finite(values: list[Any]) -> list[Any]:
+    """NaN and infinities, also inside lists and structs, as null."""
+
+    def clean(value: Any) -> Any:
+        if isinstance(value, float):
+            return value if math.isfinite(value) else None
+        if isinstance(value, list):
+            return [clean(v) for v in value]
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items()}
+        return value
+
+    return [clean(v) for v in values]
+
+
+def _is_dynamic(field: pa.Field) -> bool:
+    return (field.metadata or {}).get(KYMA_TYPE_KEY) == b"dynamic"
+
+
+def _type_name(field: pa.Field) -> str:
+    if _is_dynamic(field):
+        return "dynamic"
+    if pa.types.is_binary(field.type):
+        return "binary"
     try:
-        return KymaType.from_arrow(dtype).name
+        return KymaType.from_arrow(field.type).name
     except ValueError:
-        return str(dtype)
+        return str(field.type)

@@ -12,13 +12,12 @@ import cbor2
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kyma.engine.format.predicate import BlockStats, ColStat, dynamic_path
+from kyma.engine.format.predicate import MAX_PATH_DEPTH, BlockStats, ColStat, dynamic_path
 
 STRING_MINMAX_CAP = 256
 DISTINCT_SET_CAP = 1_000
 TOKEN_SET_CAP = 10_000
 PATH_SET_CAP = 1_000
-PATH_DEPTH_CAP = 8
 TOKEN_PATTERN = r"[^a-z0-9]+"
 
 
@@ -57,6 +56,8 @@ def dynamic_paths(column: str, values: pa.Array, memo: PathMemo) -> set[str] | N
         found.update(paths)
         if len(found) > PATH_SET_CAP:
             return None
+    if any("\x00" in key for path in found for key in path):
+        return None  # Postgres' text[] cannot hold NUL: the paths become "unknown"
     return {dynamic_path(column, path) for path in found}
 
 
@@ -72,7 +73,7 @@ def _walk(value: dict, prefix: tuple[str, ...], out: set[tuple[str, ...]]) -> No
     for key, child in value.items():
         path = (*prefix, str(key))
         out.add(path)
-        if type(child) is dict and len(path) < PATH_DEPTH_CAP:
+        if type(child) is dict and len(path) < MAX_PATH_DEPTH:
             _walk(child, path, out)
 
 
@@ -175,6 +176,8 @@ def _tokens(col: pa.Array) -> pa.Array:
 def _capped_union(seen: set[Any], values: pa.Array, cap: int) -> set[Any] | None:
     if len(values) > cap:
         return None
+    if pa.types.is_string(values.type) and pc.any(pc.match_substring(values, "\x00")).as_py():
+        return None  # Postgres' jsonb cannot hold NUL: the set becomes "unknown"
     seen.update(values.to_pylist())
     return None if len(seen) > cap else seen
 
