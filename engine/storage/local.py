@@ -22,10 +22,10 @@ class LocalStore(ObjectStore):
         self.url = f"file://{self.root}"
 
     def _path(self, key: str) -> Path:
-        path = (self.root / key).resolve()
-        if self.root.resolve() not in path.parents:
+        """The file of ``key``; keys are relative, with no empty, ``.`` or ``..`` segment."""
+        if key.startswith("/") or any(part in ("", ".", "..") for part in key.split("/")):
             raise NotFoundError(f"object key {key!r} escapes the store")
-        return path
+        return self.root / key
 
     def scratch_dir(self) -> Path:
         return self.root / _STAGING
