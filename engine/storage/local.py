@@ -38,6 +38,7 @@ class LocalStore(ObjectStore):
         _fsync_dir(target.parent)
 
     def put_bytes(self, key: str, data: bytes) -> None:
+        self._path(key)  # refuse a bad key before staging anything
         staged = self.scratch_dir() / f"{uuid.uuid4().hex}.part"
         staged.write_bytes(data)
         self.put_file(key, staged)

@@ -47,10 +47,13 @@ def test_remote_reads_go_through_the_cache(s3_store: S3Store, tmp_path: Path) ->
     assert first.read_bytes() == b"payload"
 
 
-def test_local_keys_cannot_escape_the_root(tmp_path: Path) -> None:
+@pytest.mark.parametrize("key", ["../outside", "/etc/passwd", "a/../../b", "a//b", "./a", "a/"])
+def test_local_keys_cannot_escape_the_root(tmp_path: Path, key: str) -> None:
     store = LocalStore(tmp_path / "objects")
     with pytest.raises(NotFoundError, match="escapes"):
-        store.put_bytes("../outside", b"x")
+        store.put_bytes(key, b"x")
+    assert not (tmp_path / "outside").exists()
+    assert list(store.scratch_dir().iterdir()) == []
 
 
 def test_open_object_store_by_url(tmp_path: Path) -> None:
