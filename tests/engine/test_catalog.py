@@ -144,20 +144,31 @@ def test_payload_commits_with_the_snapshot_or_not_at_all(catalog: Catalog) -> No
     assert ack == {"snapshot_id": result.snapshot_id}
 
 
-def _writer_process(url: str, commits: int) -> int:
+def _writer_process(url: str, commits: int, start: object, results: object) -> None:
     catalog = Catalog(url, pool_size=1)
+    start.wait(timeout=120)  # type: ignore[attr-defined]  # all writers race from here
     retries = 0
     for _ in range(commits):
         retries += catalog.commit("logs", [extent()]).attempts - 1
     catalog.close()
-    return retries
+    results.put(retries)  # type: ignore[attr-defined]
 
 
 def test_concurrent_writers_lose_nothing(catalog: Catalog) -> None:
     catalog.create_table("logs", [])
     writers, commits = 8, 15
-    with multiprocessing.get_context("spawn").Pool(writers) as pool:
-        retries = pool.starmap(_writer_process, [(catalog.url, commits)] * writers)
+    ctx = multiprocessing.get_context("spawn")
+    start, results = ctx.Barrier(writers), ctx.Queue()
+    procs = [
+        ctx.Process(target=_writer_process, args=(catalog.url, commits, start, results))
+        for _ in range(writers)
+    ]
+    for proc in procs:
+        proc.start()
+    retries = [results.get(timeout=180) for _ in procs]
+    for proc in procs:
+        proc.join(timeout=60)
+        assert proc.exitcode == 0
     assert len(catalog.live_extents("logs")) == writers * commits
     chain = catalog.snapshots("logs")
     assert len(chain) == writers * commits
