@@ -3,12 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-
-def sql(client, text: str, status: int = 200) -> dict:
-    answer = client.post("/v1/query", json={"sql": text})
-    assert answer.status_code == status, answer.get_json()
-    return answer.get_json()
+from http_helpers import sql
 
 
 def test_create_describe_alter_show_drop(client) -> None:

@@ -8,19 +8,8 @@ import threading
 
 import pytest
 import zstandard
-
-
-def sql(client, text: str, status: int = 200) -> dict:
-    answer = client.post("/v1/query", json={"sql": text})
-    assert answer.status_code == status, answer.get_json()
-    return answer.get_json()
-
-
-def post(client, table: str, lines: list, status: int = 200, **kw) -> dict:
-    body = "\n".join(line if isinstance(line, str) else json.dumps(line) for line in lines)
-    answer = client.post(f"/v1/ingest/{table}", data=body.encode(), **kw)
-    assert answer.status_code == status, answer.get_json()
-    return answer.get_json()
+from http_helpers import post_lines as post
+from http_helpers import sql
 
 
 @pytest.fixture

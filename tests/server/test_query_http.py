@@ -2,25 +2,12 @@
 
 from __future__ import annotations
 
-import json
-
 import pyarrow as pa
 import pytest
+from http_helpers import post_lines as ingest
+from http_helpers import sql
 
 T0 = "2026-01-01T00:00:00Z"
-
-
-def sql(client, text: str, status: int = 200, **extra) -> dict:
-    answer = client.post("/v1/query", json={"sql": text, **extra})
-    assert answer.status_code == status, answer.get_json()
-    return answer.get_json()
-
-
-def ingest(client, table: str, rows: list[dict], status: int = 200, **kw) -> dict:
-    body = "\n".join(json.dumps(r) for r in rows).encode()
-    answer = client.post(f"/v1/ingest/{table}", data=body, **kw)
-    assert answer.status_code == status, answer.get_json()
-    return answer.get_json()
 
 
 @pytest.fixture

@@ -8,16 +8,11 @@ import json
 import pytest
 import sqlglot
 import zstandard
+from http_helpers import sql
 
 from kyma.engine.query._lower import lower
 from kyma.engine.query.rewrite import rewrite
 from kyma.engine.types import KymaType
-
-
-def sql(client, text: str, status: int = 200, **extra) -> dict:
-    answer = client.post("/v1/query", json={"sql": text, **extra})
-    assert answer.status_code == status, answer.get_json()
-    return answer.get_json()
 
 
 def both(client, text: str) -> list:
