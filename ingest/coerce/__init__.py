@@ -12,20 +12,12 @@ from collections.abc import Collection, Sequence
 
 from kyma.engine.types import Column
 
-from ._fast import coerce_fast, scan_fast
-from ._model import Coerced, ScanResult
-from ._slow import coerce_rows, scan_rows
+from ._fast import coerce_fast
+from ._model import Coerced
+from ._slow import coerce_rows
 from ._values import overflow_fields
 
-__all__ = ["Coerced", "ScanResult", "coerce_ndjson", "scan_ndjson"]
-
-
-def scan_ndjson(body: bytes) -> ScanResult:
-    """Every top-level key (in order of first appearance) and the number of objects.
-
-    Raises IngestError on malformed JSON, non-object lines or an empty body.
-    """
-    return scan_fast(body) or scan_rows(body)
+__all__ = ["Coerced", "coerce_ndjson"]
 
 
 def coerce_ndjson(

@@ -27,20 +27,12 @@ from kyma.engine.types import TIMESTAMP, Column
 
 from ._json import is_int, parse_checked, parse_line
 from ._layout import Layout, layout
-from ._model import Coerced, ScanResult
+from ._model import Coerced
 from ._slow import assemble
 from ._values import convert_rows
 from ._vector import vectorized_vectors
 
 _EXPLICIT = {"bool": pa.bool_(), "int": pa.int32(), "long": pa.int64(), "real": pa.float64()}
-
-
-def scan_fast(body: bytes) -> ScanResult | None:
-    """Keys and rows from pyarrow's inference, which lists keys in order of first appearance."""
-    body = body.removeprefix(codecs.BOM_UTF8)
-    lines = layout(body)
-    table = None if lines is None else _read(body, pa.schema([]), lines, "infer")
-    return None if table is None else ScanResult(table.column_names, table.num_rows)
 
 
 def coerce_fast(

@@ -8,14 +8,6 @@ import pyarrow as pa
 
 
 @dataclass(frozen=True)
-class ScanResult:
-    keys: list[str]
-    """Every top-level key seen in the body, in order of first appearance."""
-    rows: int
-    """The number of JSON objects (non-blank lines)."""
-
-
-@dataclass(frozen=True)
 class Coerced:
     batch: pa.RecordBatch
     """All table columns, in order: its schema is ``arrow_schema(columns)``."""

@@ -17,7 +17,7 @@ from kyma.engine.errors import IngestError
 from kyma.engine.types import TIMESTAMP, Column, arrow_schema
 
 from ._json import parse_line
-from ._model import Coerced, ScanResult
+from ._model import Coerced
 from ._values import convert_rows, overflow_fields
 
 JSON_WHITESPACE = " \t\r"
@@ -36,18 +36,6 @@ def objects(body: bytes) -> Iterator[tuple[int, dict[str, Any]]]:
             text = text.removeprefix(codecs.BOM_UTF8.decode())
         if text.strip(JSON_WHITESPACE):
             yield number, parse_line(text, number)
-
-
-def scan_rows(body: bytes) -> ScanResult:
-    """Top-level keys in order of first appearance, and the number of objects."""
-    keys: dict[str, None] = {}
-    rows = 0
-    for _, obj in objects(body):
-        keys.update(dict.fromkeys(obj))
-        rows += 1
-    if not rows:
-        raise IngestError(EMPTY)
-    return ScanResult(list(keys), rows)
 
 
 def coerce_rows(

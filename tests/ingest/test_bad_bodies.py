@@ -6,7 +6,7 @@ import pytest
 from bad_bodies import CASES, COLUMNS, PROPS_FIELDS, Bad
 
 from kyma.engine.errors import IngestError
-from kyma.ingest.coerce import coerce_ndjson, scan_ndjson
+from kyma.ingest.coerce import coerce_ndjson
 from kyma.ingest.coerce._slow import coerce_rows
 
 
@@ -28,14 +28,3 @@ def test_bad_body_names_line_and_field(case: Bad) -> None:
             assert str(error).startswith(f"line {case.line}: ")
         else:
             assert str(error).startswith(f"line {case.line}, field {case.field!r}: ")
-
-
-@pytest.mark.parametrize(
-    "case",
-    [c for c in CASES if c.field is None],
-    ids=[c.name[:60] for c in CASES if c.field is None],
-)
-def test_scan_rejects_malformed_lines_too(case: Bad) -> None:
-    with pytest.raises(IngestError) as info:
-        scan_ndjson(case.body)
-    assert info.value.line == case.line

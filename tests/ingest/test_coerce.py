@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import pickle
 import struct
@@ -24,9 +23,9 @@ from kyma.engine.types import (
     arrow_schema,
     parse_timestamp,
 )
-from kyma.ingest.coerce import Coerced, ScanResult, coerce_ndjson, scan_ndjson
-from kyma.ingest.coerce._fast import coerce_fast, scan_fast
-from kyma.ingest.coerce._slow import coerce_rows, scan_rows
+from kyma.ingest.coerce import Coerced, coerce_ndjson
+from kyma.ingest.coerce._fast import coerce_fast
+from kyma.ingest.coerce._slow import coerce_rows
 
 INGEST = 1_700_000_000_123_456_789
 NOON = 1_714_564_800_000_000_000  # 2024-05-01T12:00:00Z
@@ -318,18 +317,6 @@ def test_timestamp_grammar_round_trips_through_datetime() -> None:
         assert (parse_timestamp(text) is None) == (text != "2001-02-03T04:05")
 
 
-def test_scan_lists_keys_in_order_of_first_appearance() -> None:
-    body = b'{"b": 1, "a": {"x": 1}}\n\n{"c": null, "b": 2}\n{"a": 3, "d": [1]}\n'
-    expected = ScanResult(["b", "a", "c", "d"], 3)
-    assert scan_ndjson(body) == scan_rows(body) == expected
-
-
-def test_scan_falls_back_when_inference_conflicts() -> None:
-    body = b'{"a": 1}\n{"a": "x", "b": {"c": 1}}\n{"b": {"c": "y"}}\n'
-    assert scan_fast(body) is None
-    assert scan_ndjson(body) == ScanResult(["a", "b"], 3)
-
-
 LOG_COLUMNS = table(level="string", status="int", latency="real", ok="bool", msg="string")
 
 
@@ -412,7 +399,6 @@ def test_bodies_pyarrow_misreads_still_coerce_like_the_slow_reader(body: bytes) 
 )
 def test_the_fast_path_never_accepts_a_body_pyarrow_misreads_or_crashes_on(body: bytes) -> None:
     assert coerce_fast(body, table(a="long"), frozenset(), 0) is None
-    assert scan_fast(body) is None
     with pytest.raises(IngestError):
         coerce_ndjson(body, table(a="long"), ingest_time_ns=0)
 
@@ -495,7 +481,6 @@ def test_fast_path_equals_slow_reader(case: tuple[bytes, Columns, list[str]]) ->
     fast = coerce_fast(body, columns, frozenset(props_fields), INGEST)
     assert fast is None or canonical(fast.batch) == slow
     assert read(coerce_ndjson, body, columns, props_fields) == slow
-    assert scan_ndjson(body) == scan_rows(body)
     if fast is not None:
         full = coerce_rows(body, columns, props_fields=props_fields, ingest_time_ns=INGEST)
         assert fast.unknown_keys == full.unknown_keys
@@ -564,6 +549,4 @@ def test_mangled_bodies_raise_ingest_error_or_read_like_the_slow_reader(
 
 @given(st.binary(max_size=200))
 def test_arbitrary_bytes_raise_only_ingest_error(body: bytes) -> None:
-    with contextlib.suppress(IngestError):
-        scan_ndjson(body)
     read(coerce_ndjson, body, table(s="string", d="dynamic"))
