@@ -113,3 +113,23 @@ class IdempotencyKeyReusedError(TerminalError, ValueError):
 
 class IdempotencyInFlightError(RetryableError):
     """Another request with the same idempotency key is still running."""
+
+
+class SourceUnreachableError(RetryableError, ConnectionError):
+    """A federated source could not be reached (connection refused, timed out, lost)."""
+
+
+class PoolExhaustedError(RetryableError):
+    """Every connection of a connector's pool stayed busy past the wait limit."""
+
+
+class ConnectorDisabledError(TerminalError):
+    """A connector is disabled; the message carries its disabled_reason."""
+
+
+class PushdownFailedError(TerminalError):
+    """A source rejected the SQL kyma pushed to it: a kyma bug, logged with SQL and residual."""
+
+
+class TlsFailedError(TerminalError, ConnectionError):
+    """The TLS handshake with a source failed; its connector is disabled until re-enabled."""

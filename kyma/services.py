@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 
+from kyma.connectors.registry import ConnectorRegistry
 from kyma.engine.catalog import Catalog
 from kyma.engine.format import SegmentFormat
 from kyma.engine.format.tlm import TlmFormat
@@ -29,6 +30,7 @@ class Services:
     format: SegmentFormat
     query: QueryEngine
     write_path: WritePath
+    connectors: ConnectorRegistry
 
     def run_maintenance(self) -> dict[str, int]:
         """One round of the ledger sweeper and orphan GC."""
@@ -63,19 +65,24 @@ def open_services(settings: Settings, log: Callable[[str], None] = print) -> Ite
                 s3_secret_access_key=settings.s3_secret_access_key,
             )
             fmt = TlmFormat(block_rows=settings.block_rows)
-            yield Services(
-                settings=settings,
-                catalog=catalog,
-                store=store,
-                format=fmt,
-                query=QueryEngine(catalog, store, fmt),
-                write_path=WritePath(
-                    catalog,
-                    store,
-                    fmt,
-                    idempotency_wait_seconds=settings.idempotency_wait_seconds,
-                ),
-            )
+            connectors = ConnectorRegistry(catalog)
+            try:
+                yield Services(
+                    settings=settings,
+                    catalog=catalog,
+                    store=store,
+                    format=fmt,
+                    query=QueryEngine(catalog, store, fmt, connectors),
+                    write_path=WritePath(
+                        catalog,
+                        store,
+                        fmt,
+                        idempotency_wait_seconds=settings.idempotency_wait_seconds,
+                    ),
+                    connectors=connectors,
+                )
+            finally:
+                connectors.close()
         finally:
             catalog.close()
     finally:

@@ -148,6 +148,7 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 @pytest.fixture
 def services(catalog: Catalog, tmp_path: Path):
     """The server's parts on a fresh catalog database and a local object store."""
+    from kyma.connectors.registry import ConnectorRegistry
     from kyma.engine.format.tlm import TlmFormat
     from kyma.engine.query import QueryEngine
     from kyma.ingest.write_path import WritePath
@@ -157,14 +158,17 @@ def services(catalog: Catalog, tmp_path: Path):
     settings = Settings(home=tmp_path / "home", catalog_url=catalog.url)
     store = LocalStore(tmp_path / "objects")
     fmt = TlmFormat(block_rows=1024)
-    return Services(
+    connectors = ConnectorRegistry(catalog)
+    yield Services(
         settings=settings,
         catalog=catalog,
         store=store,
         format=fmt,
-        query=QueryEngine(catalog, store, fmt),
+        query=QueryEngine(catalog, store, fmt, connectors),
         write_path=WritePath(catalog, store, fmt, idempotency_wait_seconds=5),
+        connectors=connectors,
     )
+    connectors.close()
 
 
 @pytest.fixture

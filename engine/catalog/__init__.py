@@ -2,6 +2,7 @@
 
 from kyma.engine.catalog._catalog import Catalog, check_identifier
 from kyma.engine.catalog._commit import Payload
+from kyma.engine.catalog._connectors import ConnectorRecord
 from kyma.engine.catalog._ledger import LedgerEntry
 from kyma.engine.catalog._ledger import record as ledger_record
 from kyma.engine.catalog._model import (
@@ -15,6 +16,7 @@ from kyma.engine.catalog._model import (
 __all__ = [
     "Catalog",
     "CommitResult",
+    "ConnectorRecord",
     "ExtentRef",
     "LedgerEntry",
     "ManifestEntry",

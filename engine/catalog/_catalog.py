@@ -13,7 +13,8 @@ import psycopg_pool
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
-from kyma.engine.catalog import _commit, _ledger
+from kyma.engine.catalog import _commit, _connectors, _ledger
+from kyma.engine.catalog._connectors import ConnectorRecord
 from kyma.engine.catalog._migrate import migrate
 from kyma.engine.catalog._model import (
     CommitResult,
@@ -178,6 +179,36 @@ class Catalog:
             )
         )
         return TableInfo(row[0], row[1], columns, row[2], row[3], row[4])
+
+    # ------------------------------------------------------------ connectors
+
+    def create_connector(
+        self, name: str, type_: str, definition: dict[str, Any]
+    ) -> ConnectorRecord:
+        check_identifier("connector", name)
+        with self._conn() as conn:
+            return _connectors.create(conn, name, type_, definition)
+
+    def get_connector(self, key: str) -> ConnectorRecord:
+        """A connector by name, or by id when ``key`` is all digits; NotFoundError if none."""
+        with self._conn() as conn:
+            return _connectors.get(conn, key)
+
+    def list_connectors(self) -> list[ConnectorRecord]:
+        with self._conn() as conn:
+            return _connectors.list_all(conn)
+
+    def drop_connector(self, key: str) -> ConnectorRecord:
+        with self._conn() as conn:
+            return _connectors.drop(conn, key)
+
+    def set_connector_state(
+        self, connector_id: int, *, disabled_reason: str | None, last_error: str | None
+    ) -> None:
+        with self._conn() as conn:
+            _connectors.set_state(
+                conn, connector_id, disabled_reason=disabled_reason, last_error=last_error
+            )
 
     # ------------------------------------------------------------ snapshots and extents
 

@@ -10,9 +10,12 @@ import pyarrow as pa
 
 @dataclass
 class QueryResult:
+    """``pushdown_summary`` has one entry per federated scan (empty when none ran)."""
+
     table: pa.Table
     status: str
     stats: dict[str, Any] = field(default_factory=dict)
+    pushdown_summary: list[dict[str, Any]] = field(default_factory=list)
 
     @classmethod
     def status_only(cls, status: str) -> QueryResult:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
+from collections.abc import Collection
 from dataclasses import asdict, dataclass
 
 import pyarrow as pa
@@ -23,6 +25,7 @@ from kyma.engine.query._lower import lower
 from kyma.engine.query._result import QueryResult
 from kyma.engine.query._scan import ScanStats, TableScan, scan_blocks
 from kyma.engine.query._time_travel import split_versioned
+from kyma.engine.query.federation import FederatedScan, Federation, references_sources
 from kyma.engine.storage import ObjectStore
 
 PARTITIONS = max(2, os.cpu_count() or 2)
@@ -47,19 +50,49 @@ class _Source:
 
 
 class SelectPlanner:
-    def __init__(self, catalog: Catalog, store: ObjectStore, fmt: SegmentFormat) -> None:
+    def __init__(
+        self,
+        catalog: Catalog,
+        store: ObjectStore,
+        fmt: SegmentFormat,
+        federation: Federation | None = None,
+    ) -> None:
         self.catalog = catalog
         self.store = store
         self.format = fmt
+        self.federation = federation
 
     def run(
-        self, stmt: exp.Expression, *, snapshot: int | None, explain: bool, pruning: bool = True
+        self,
+        stmt: exp.Expression,
+        *,
+        snapshot: int | None,
+        explain: bool,
+        pruning: bool = True,
+        pushdown: bool = True,
     ) -> QueryResult:
         started = time.perf_counter()
-        sources = self._resolve(stmt, snapshot)
+        scans: list[FederatedScan] = []
+        if references_sources(stmt):
+            if self.federation is None:
+                raise UnsupportedStatementError("this kyma has no connectors to federate")
+            plan = self.federation.plan(
+                stmt,
+                self._local_schemas(stmt),
+                pushdown=pushdown,  # type: ignore[arg-type]
+            )
+            stmt, scans = plan.statement, plan.scans
+            if plan.whole is not None and not explain:
+                table = plan.whole.fetch()
+                summary = {"elapsed_ms": _ms_since(started)}
+                return QueryResult(table, "SELECT", summary, [plan.whole.summary()])
+        sources = self._resolve(stmt, snapshot, skip={scan.name for scan in scans})
         self._analyze(stmt, sources, pruning=pruning)
         ctx = SessionContext()
         udfs.register(ctx)
+        for scan in scans:
+            answer = scan.fetch()
+            ctx.register_record_batches(scan.name, [answer.to_batches() or [_empty(answer)]])
         stats: dict[str, ScanStats] = {}
         for name, source in sources.items():
             stats[name] = self._register(ctx, name, source)
@@ -71,28 +104,48 @@ class SelectPlanner:
         table = run_datafusion(ctx, sql, explain=explain)
         summary = {
             **asdict(total),
-            "elapsed_ms": round((time.perf_counter() - started) * 1000, 3),
+            "elapsed_ms": _ms_since(started),
             "tables": {name: asdict(s) for name, s in stats.items()},
         }
+        pushdown_summary = [scan.summary() for scan in scans]
         if explain:
-            table = _explain_table(stats, table)
-        return QueryResult(table, "EXPLAIN" if explain else "SELECT", summary)
+            table = _explain_table(stats, pushdown_summary, table)
+        return QueryResult(table, "EXPLAIN" if explain else "SELECT", summary, pushdown_summary)
 
-    def _resolve(self, stmt: exp.Expression, snapshot: int | None) -> dict[str, _Source]:
-        """Find kyma table references; rename each to its session name ("logs" or "logs@42")."""
+    def _local_schemas(self, stmt: exp.Expression) -> dict[str, dict[str, str]]:
+        """``{table: {column: SQL type}}`` for the kyma tables a federated statement names."""
+        schemas = {}
+        for raw, _ in self._local_tables(stmt):
+            info = self.catalog.get_table(split_versioned(raw)[0])
+            schemas[raw] = {c.name: _sql_type(c.type.name) for c in info.columns}
+        return schemas
+
+    def _local_tables(
+        self, stmt: exp.Expression, skip: Collection[str] = ()
+    ) -> list[tuple[str, exp.Table]]:
+        """(name as written, node) for each reference to a kyma table (not a CTE or source)."""
         ctes = {cte.alias_or_name for cte in stmt.find_all(exp.CTE)}
-        sources: dict[str, _Source] = {}
+        found = []
         for table in list(stmt.find_all(exp.Table)):
-            if table.args.get("db") or table.args.get("catalog"):
-                raise UnsupportedStatementError(
-                    f"{table.sql('postgres')!r}: catalog-qualified tables are not supported"
-                )
             ident = table.this
-            if not isinstance(ident, exp.Identifier):
+            if table.args.get("catalog") or not isinstance(ident, exp.Identifier):
                 continue
+            if table.args.get("db"):
+                where = table.sql("postgres")
+                raise UnsupportedStatementError(
+                    f"{where!r}: name a source table as <connector>.<schema>.<table>"
+                )
             raw = ident.name if ident.quoted else ident.name.lower()
-            if raw in ctes:
-                continue
+            if raw not in ctes and raw not in skip:
+                found.append((raw, table))
+        return found
+
+    def _resolve(
+        self, stmt: exp.Expression, snapshot: int | None, skip: set[str]
+    ) -> dict[str, _Source]:
+        """Find kyma table references; rename each to its session name ("logs" or "logs@42")."""
+        sources: dict[str, _Source] = {}
+        for raw, table in self._local_tables(stmt, skip):
             name, at = split_versioned(raw)
             info = self.catalog.get_table(name)
             at = at if at is not None else (snapshot if self._owns(info, snapshot) else None)
@@ -160,9 +213,22 @@ def _sql_type(kyma: str) -> str:
     return _SQL_TYPES.get(kyma.split("(")[0], "TEXT")
 
 
-def _explain_table(stats: dict[str, ScanStats], plan: pa.Table) -> pa.Table:
-    """EXPLAIN: the cascade per table, then DataFusion's plans."""
+def _empty(table: pa.Table) -> pa.RecordBatch:
+    return pa.RecordBatch.from_pylist([], table.schema)
+
+
+def _ms_since(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 3)
+
+
+def _explain_table(
+    stats: dict[str, ScanStats], pushdown_summary: list[dict], plan: pa.Table
+) -> pa.Table:
+    """EXPLAIN: each federated scan, the cascade per table, then DataFusion's plans."""
     kinds, plans = [], []
+    for entry in pushdown_summary:
+        kinds.append(f"kyma pushdown {entry['scan']}")
+        plans.append(json.dumps({k: v for k, v in entry.items() if k != "scan"}))
     for name, s in stats.items():
         kinds.append(f"kyma pruning {name}")
         plans.append(

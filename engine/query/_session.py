@@ -13,23 +13,41 @@ from kyma.engine.query import _ddl, _time_travel
 from kyma.engine.query._parse import parse_statement
 from kyma.engine.query._result import QueryResult
 from kyma.engine.query._select import SelectPlanner
+from kyma.engine.query.federation import Federation
 from kyma.engine.query.rewrite import rewrite
 from kyma.engine.storage import ObjectStore
 
 
 class QueryEngine:
-    def __init__(self, catalog: Catalog, store: ObjectStore, fmt: SegmentFormat) -> None:
+    def __init__(
+        self,
+        catalog: Catalog,
+        store: ObjectStore,
+        fmt: SegmentFormat,
+        federation: Federation | None = None,
+    ) -> None:
         self.catalog = catalog
-        self.planner = SelectPlanner(catalog, store, fmt)
+        self.federation = federation
+        self.planner = SelectPlanner(catalog, store, fmt, federation)
 
     def execute(
-        self, sql: str, *, snapshot: int | None = None, pruning: bool = True
+        self,
+        sql: str,
+        *,
+        snapshot: int | None = None,
+        pruning: bool = True,
+        pushdown: bool = True,
     ) -> QueryResult:
         """Run one statement; SqlError / SchemaError / NotFoundError for user mistakes.
 
         ``snapshot`` reads the table that owns that snapshot id as of it (time travel).
         ``pruning=False`` scans every block (a diagnostic: answers must not change).
+        ``pushdown=False`` pushes only projections to federated sources (a baseline).
         """
+        if self.federation is not None:
+            handled = self.federation.statement(sql)
+            if handled is not None:
+                return handled
         sql, explain = _strip_explain(sql)
         stmt = parse_statement(_time_travel.apply(sql))
         if isinstance(stmt, exp.Query):
@@ -38,6 +56,7 @@ class QueryEngine:
                 snapshot=snapshot,
                 explain=explain,
                 pruning=pruning,
+                pushdown=pushdown,
             )
         if explain:
             raise UnsupportedStatementError("EXPLAIN applies to queries only")

@@ -81,6 +81,9 @@ class EmbeddedPostgres:
 
     The server daemonizes, so it outlives a killed kyma; the next ``start()`` adopts it.
     As root, the server runs as ``postgres`` (or a ``kyma-pg`` system user made on demand).
+
+    ``settings`` holds extra ``postgresql.conf`` lines, appended after kyma's own when the
+    cluster is created (so they win); a cluster that already exists keeps its file.
     """
 
     def __init__(
@@ -89,6 +92,7 @@ class EmbeddedPostgres:
         *,
         bin_dir: Path | None = None,
         log: Callable[[str], None] = print,
+        settings: str = "",
     ) -> None:
         self.data_dir = Path(data_dir).resolve()
         self.password_file = self.data_dir.with_name(self.data_dir.name + ".password")
@@ -96,6 +100,7 @@ class EmbeddedPostgres:
         self.socket_dir = _socket_dir(self.data_dir.with_name(self.data_dir.name + ".sock"))
         self._explicit_bin_dir = bin_dir
         self._log = log
+        self._settings = settings
         self._url: str | None = None
 
     @property
@@ -209,7 +214,7 @@ class EmbeddedPostgres:
         finally:
             os.unlink(pwfile)
         with open(self.data_dir / "postgresql.conf", "a") as conf:
-            conf.write(_SETTINGS)
+            conf.write(_SETTINGS + self._settings)
         self._log(f"created a PostgreSQL cluster in {self.data_dir}")
 
     def _pid_file(self) -> list[str]:

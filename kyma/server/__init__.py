@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flask import Flask
 
-from kyma.server import errors, health, ingest, query, tables
+from kyma.server import connectors, errors, health, ingest, query, tables
 from kyma.services import Services
 
 
@@ -17,4 +17,5 @@ def create_app(services: Services) -> Flask:
     app.register_blueprint(query.blueprint)
     app.register_blueprint(ingest.blueprint)
     app.register_blueprint(tables.blueprint)
+    app.register_blueprint(connectors.blueprint)
     return app

@@ -21,6 +21,10 @@ STATUS: tuple[tuple[type[Exception], int], ...] = (
     (e.CommitConflictError, 409),
     (e.StaleCommitError, 409),
     (e.CatalogUnavailableError, 503),
+    (e.SourceUnreachableError, 502),
+    (e.TlsFailedError, 502),
+    (e.PoolExhaustedError, 503),
+    (e.ConnectorDisabledError, 503),
     (e.ObjectStoreError, 503),
     (e.IngestError, 400),
     (e.SqlError, 400),
@@ -29,7 +33,15 @@ STATUS: tuple[tuple[type[Exception], int], ...] = (
 )
 
 
-_CODES = {e.IdempotencyKeyReusedError: "idempotency_key_reused"}
+# Codes the seeds name; the rest derive from the class name.
+_CODES = {
+    e.IdempotencyKeyReusedError: "idempotency_key_reused",
+    e.SourceUnreachableError: "source_unreachable",
+    e.PoolExhaustedError: "pool_exhausted",
+    e.ConnectorDisabledError: "connector_disabled",
+    e.PushdownFailedError: "pushdown_failed",
+    e.TlsFailedError: "tls_failed",
+}
 
 
 def _code(error: Exception) -> str:

@@ -24,7 +24,8 @@ def query():  # type: ignore[no-untyped-def]
     """Body: ``{"sql": "...", "snapshot": 42, "pruning": true}``.
 
     ``snapshot`` (optional) reads as of that snapshot; ``pruning: false`` disables the
-    pruning cascade, a diagnostic whose answers must equal the pruned ones.
+    pruning cascade, a diagnostic whose answers must equal the pruned ones;
+    ``pushdown: false`` sends only projections to federated sources (a baseline).
     """
     body = request.get_json(force=True, silent=True)
     if not isinstance(body, dict) or not isinstance(body.get("sql"), str):
@@ -32,11 +33,13 @@ def query():  # type: ignore[no-untyped-def]
     snapshot = body.get("snapshot")
     if snapshot is not None and (not isinstance(snapshot, int) or isinstance(snapshot, bool)):
         raise SqlError(f"snapshot: expected an integer snapshot id, got {snapshot!r}")
-    pruning = body.get("pruning", True)
-    if not isinstance(pruning, bool):
-        raise SqlError(f"pruning: expected true or false, got {pruning!r}")
+    switches = {}
+    for switch in ("pruning", "pushdown"):
+        switches[switch] = body.get(switch, True)
+        if not isinstance(switches[switch], bool):
+            raise SqlError(f"{switch}: expected true or false, got {switches[switch]!r}")
     result = current_app.extensions["kyma"].query.execute(
-        body["sql"], snapshot=snapshot, pruning=pruning
+        body["sql"], snapshot=snapshot, **switches
     )
     if ARROW_STREAM in request.headers.get("Accept", ""):
         return Response(to_arrow_stream(result.table), mimetype=ARROW_STREAM)
@@ -60,7 +63,10 @@ def to_json(result: QueryResult) -> dict[str, Any]:
     columns = [{"name": f.name, "type": _type_name(f)} for f in table.schema]
     values = [_json_column(f, table.column(i)) for i, f in enumerate(table.schema)]
     rows = [list(row) for row in zip(*values, strict=True)] if values else []
-    return {"columns": columns, "rows": rows, "status": result.status, "stats": result.stats}
+    answer = {"columns": columns, "rows": rows, "status": result.status, "stats": result.stats}
+    if result.pushdown_summary:
+        answer["pushdown_summary"] = result.pushdown_summary
+    return answer
 
 
 def _json_column(field: pa.Field, col: pa.ChunkedArray) -> list[Any]:

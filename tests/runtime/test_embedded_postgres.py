@@ -41,8 +41,8 @@ def embedded(home: Path, logged: list[str]) -> Iterator[Callable[..., EmbeddedPo
     """Makes EmbeddedPostgres objects and stops their servers whatever the test did."""
     made: list[EmbeddedPostgres] = []
 
-    def make(data_dir: Path | None = None) -> EmbeddedPostgres:
-        pg = EmbeddedPostgres(data_dir or home / "catalog", log=logged.append)
+    def make(data_dir: Path | None = None, settings: str = "") -> EmbeddedPostgres:
+        pg = EmbeddedPostgres(data_dir or home / "catalog", log=logged.append, settings=settings)
         made.append(pg)
         return pg
 
@@ -113,6 +113,17 @@ def test_data_survives_a_restart(embedded: Callable[..., EmbeddedPostgres]) -> N
     assert shown == ["127.0.0.1", "logical", "on", "UTF8", "C.UTF-8"]
     info = pg.password_file.stat()
     assert stat.S_IMODE(info.st_mode) == 0o600 and info.st_uid == os.geteuid()
+
+
+def test_extra_settings_are_appended_after_kyma_s_own(
+    embedded: Callable[..., EmbeddedPostgres],
+) -> None:
+    extra = "work_mem = '7MB'\nmax_wal_senders = 5\n"  # the second overrides kyma's 16
+    url = embedded(settings=extra).start()
+    with psycopg.connect(url) as conn:
+        names = ["work_mem", "max_wal_senders", "wal_level"]
+        shown = [conn.execute(f"SHOW {name}").fetchone()[0] for name in names]
+    assert shown == ["7MB", "5", "logical"]
 
 
 def test_a_running_server_is_adopted(embedded: Callable[..., EmbeddedPostgres]) -> None:

@@ -1,0 +1,86 @@
+"""The connector seam: one abstract base every source type implements.
+
+A connector owns its connection pool, its schema introspection and its status; the shared
+PushdownPlanner decides what it runs, from its Capabilities.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+from sqlglot import exp
+
+from kyma.connectors.capabilities import Capabilities
+from kyma.engine.types import Column
+
+
+@dataclass(frozen=True)
+class SourceColumn:
+    """A source column: its kyma column, and the connector's own description of its type."""
+
+    column: Column
+    source_type: Any
+
+    @property
+    def name(self) -> str:
+        return self.column.name
+
+
+@dataclass(frozen=True)
+class SourceTable:
+    schema: str
+    name: str
+    columns: tuple[SourceColumn, ...]
+
+    def column(self, name: str) -> SourceColumn | None:
+        return next((c for c in self.columns if c.name == name), None)
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """An answer from a source, already in kyma's Arrow types, and its wire size."""
+
+    table: pa.Table
+    bytes_fetched: int
+
+
+class Connector(ABC):
+    """A live source registered as a catalog named ``name``."""
+
+    name: str
+    dialect: str  # sqlglot dialect of the SQL pushed to the source
+    capabilities: Capabilities
+
+    @abstractmethod
+    def table(self, schema: str, name: str) -> SourceTable:
+        """One table in scope; introspects again once before NotFoundError."""
+
+    @abstractmethod
+    def tables(self, *, refresh: bool = False) -> list[SourceTable]:
+        """Every table in scope (cached; ``refresh`` introspects the source again)."""
+
+    @abstractmethod
+    def output_expression(
+        self, column: exp.Expression, source: SourceColumn, alias: str
+    ) -> exp.Expression:
+        """What to select so that ``column`` arrives in a form kyma converts exactly."""
+
+    @abstractmethod
+    def fetch(self, sql: str) -> Fetched:
+        """Run one query at the source."""
+
+    @abstractmethod
+    def status(self) -> dict[str, Any]:
+        """Pool use, tables seen, and other live counters of this process."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Close every pooled connection."""
+
+    @property
+    @abstractmethod
+    def redacted_source(self) -> str:
+        """Where the source is, with credentials and host hidden (for summaries and logs)."""

@@ -1,0 +1,213 @@
+"""The Postgres connector: introspection with psycopg, Arrow transfer with ADBC.
+
+Every session it opens runs in UTC, so timestamp literals and AT TIME ZONE in pushed SQL
+mean what they mean in kyma, whatever the source database's default time zone.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import quote, urlsplit, urlunsplit
+
+import adbc_driver_postgresql.dbapi as adbc
+import psycopg
+from sqlglot import exp
+
+from kyma.connectors.base import Connector, Fetched, SourceColumn, SourceTable
+from kyma.connectors.postgres._capabilities import POSTGRES
+from kyma.connectors.postgres._introspect import introspect
+from kyma.connectors.postgres._pool import ConnectionPool
+from kyma.connectors.postgres._types import fetch_expression, to_kyma
+from kyma.connectors.secrets import redact
+from kyma.connectors.spec import ConnectorSpec
+from kyma.engine.errors import (
+    KymaError,
+    NotFoundError,
+    PushdownFailedError,
+    SourceUnreachableError,
+    TlsFailedError,
+)
+
+_SSLMODE = {"required": "require", "verify-full": "verify-full", "disabled": "disable"}
+_TLS_MARKERS = ("ssl", "certificate", "tls")
+# Errors that mean the source parsed or ran the SQL and said no (not a lost connection).
+_REJECTED = (
+    psycopg.ProgrammingError,
+    psycopg.DataError,
+    adbc.ProgrammingError,
+    adbc.DataError,
+    adbc.IntegrityError,
+)
+
+
+class PostgresConnector(Connector):
+    dialect = "postgres"
+    capabilities = POSTGRES
+
+    def __init__(
+        self,
+        spec: ConnectorSpec,
+        password: str | None,
+        *,
+        on_failure: Callable[[KymaError], None] = lambda _: None,
+        on_success: Callable[[], None] = lambda: None,
+    ) -> None:
+        """``on_failure`` hears of every error (already translated); ``on_success`` of
+        every introspection or query that worked."""
+        self.name = spec.name
+        self.spec = spec
+        self._password = password
+        self._on_failure = on_failure
+        self._on_success = on_success
+        self._tables: dict[tuple[str, str], SourceTable] = {}
+        self._refreshed_at: float | None = None
+        self._warnings: list[str] = []
+        self._lock = threading.Lock()
+        self.pool = ConnectionPool(
+            spec.name,
+            self._adbc_connect,
+            size=spec.connection.pool_size,
+            timeout=spec.connection.pool_timeout_seconds,
+        )
+
+    # ---------------------------------------------------------------- catalog
+
+    def table(self, schema: str, name: str) -> SourceTable:
+        if (schema, name) not in self._tables:
+            self.tables(refresh=True)
+        found = self._tables.get((schema, name))
+        if found is None:
+            raise NotFoundError(
+                f"table {self.name}.{schema}.{name} does not exist or is out of the"
+                " connector's scope"
+            )
+        return found
+
+    def tables(self, *, refresh: bool = False) -> list[SourceTable]:
+        with self._lock:
+            if refresh or self._refreshed_at is None:
+                with self._guard(), psycopg.connect(**self._libpq_params()) as conn:
+                    found, warnings = introspect(
+                        conn, self.spec.scope, numeric_mode=self.spec.connection.numeric_mode
+                    )
+                self._tables = {(t.schema, t.name): t for t in found}
+                self._warnings = warnings
+                self._refreshed_at = time.time()
+                self._on_success()
+            return list(self._tables.values())
+
+    @property
+    def warnings(self) -> list[str]:
+        """Columns whose types have no kyma mapping (they read as dynamic)."""
+        return list(self._warnings)
+
+    # ---------------------------------------------------------------- queries
+
+    def output_expression(
+        self, column: exp.Expression, source: SourceColumn, alias: str
+    ) -> exp.Expression:
+        return fetch_expression(
+            column,
+            source.source_type,
+            alias,
+            numeric_mode=self.spec.connection.numeric_mode,
+            geometry_mode=self.spec.scope.geometry_mode,
+        )
+
+    def fetch(self, sql: str) -> Fetched:
+        with self._guard(sql), self.pool.connection() as conn, conn.cursor() as cur:
+            cur.execute(sql)
+            raw = cur.fetch_arrow_table()
+        self._on_success()
+        return Fetched(to_kyma(raw), raw.nbytes)
+
+    # ---------------------------------------------------------------- status
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "pool": self.pool.stats(),
+            "tables_seen": len(self._tables),
+            "introspected_at": self._refreshed_at,
+            "type_warnings": self.warnings,
+        }
+
+    def close(self) -> None:
+        self.pool.close()
+
+    @property
+    def redacted_source(self) -> str:
+        database = urlsplit(self.spec.connection.url).path.lstrip("/")
+        return f"postgres://***@***/{database}"
+
+    # ---------------------------------------------------------------- connections
+
+    def _libpq_params(self) -> dict[str, Any]:
+        conn = self.spec.connection
+        params: dict[str, Any] = {
+            "conninfo": conn.url,
+            "sslmode": _SSLMODE[conn.tls],
+            "connect_timeout": conn.connect_timeout_seconds,
+            "application_name": "kyma-federation",
+            "options": "-c TimeZone=UTC",
+        }
+        if conn.ca_file:
+            params["sslrootcert"] = conn.ca_file
+        if self._password is not None:
+            params["password"] = self._password
+        return params
+
+    def _adbc_uri(self) -> str:
+        """The libpq URI for ADBC, which takes no separate keywords."""
+        params = self._libpq_params()
+        parts = urlsplit(params.pop("conninfo"))
+        netloc = parts.netloc
+        password = params.pop("password", None)
+        if password is not None:
+            user, _, host = netloc.rpartition("@")
+            netloc = f"{user}:{quote(password, safe='')}@{host}"
+        query = "&".join(f"{k}={quote(str(v), safe='')}" for k, v in params.items())
+        existing = f"{parts.query}&" if parts.query else ""
+        return urlunsplit((parts.scheme, netloc, parts.path, existing + query, ""))
+
+    def _adbc_connect(self) -> Any:
+        return adbc.connect(self._adbc_uri())
+
+    def _guard(self, sql: str | None = None) -> _Translate:
+        return _Translate(self, sql)
+
+    def _redact(self, text: str) -> str:
+        return redact(text, self._password, quote(self._password or "", safe="") or None)
+
+
+class _Translate:
+    """Turn driver errors into kyma's, with secrets redacted; report them to the registry."""
+
+    def __init__(self, connector: PostgresConnector, sql: str | None) -> None:
+        self.connector = connector
+        self.sql = sql
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type | None, error: BaseException | None, _tb: object) -> bool:
+        if isinstance(error, KymaError):
+            self.connector._on_failure(error)
+        if error is None or isinstance(error, KymaError) or not isinstance(error, Exception):
+            return False
+        message = self.connector._redact(" ".join(str(error).split()))
+        translated = _classify(self.connector.name, error, message, self.sql)
+        self.connector._on_failure(translated)
+        raise translated from None
+
+
+def _classify(name: str, error: Exception, message: str, sql: str | None) -> KymaError:
+    lowered = message.lower()
+    rejected = isinstance(error, _REJECTED)
+    if sql is not None and rejected:
+        return PushdownFailedError(f"connector {name!r}: the source rejected {sql!r}: {message}")
+    if any(marker in lowered for marker in _TLS_MARKERS):
+        return TlsFailedError(f"tls_failed: {message}")
+    return SourceUnreachableError(f"connector {name!r}: source unreachable: {message}")

@@ -1,0 +1,197 @@
+"""The connector registry: definitions in the catalog, live connectors in this process.
+
+It is the engine's Federation: it resolves ``<connector>.<schema>.<table>``, plans with
+the shared PushdownPlanner, and runs the connector statements. Failures a connector
+reports land in the catalog (``last_error``; a TLS failure also sets ``disabled_reason``),
+so every kyma process on the catalog sees them.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from sqlglot import exp
+
+from kyma.connectors import statements
+from kyma.connectors.base import Connector
+from kyma.connectors.pushdown import PushdownPlanner
+from kyma.connectors.secrets import resolve_secret
+from kyma.connectors.spec import ConnectorSpec, parse_spec
+from kyma.engine.catalog import Catalog, ConnectorRecord
+from kyma.engine.errors import (
+    ConnectorDisabledError,
+    KymaError,
+    NotFoundError,
+    TlsFailedError,
+)
+from kyma.engine.query import QueryResult
+from kyma.engine.query.federation import FederatedPlan, Federation
+
+log = logging.getLogger("kyma.connectors")
+
+INSECURE_WARNING = (
+    "WARNING: TLS is disabled for this connector: credentials and rows cross the network"
+    " in clear text"
+)
+INSECURE_REFUSED = (
+    "tls_disabled: connection.tls is 'disabled' and connection.allow_insecure is not true"
+)
+
+
+class ConnectorRegistry(Federation):
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        self.planner = PushdownPlanner(self.connector)
+        self._live: dict[int, Connector] = {}
+        self._healthy: dict[int, bool] = {}
+        self._lock = threading.Lock()
+
+    # ---------------------------------------------------------------- API
+
+    def create(self, body: Any) -> dict[str, Any]:
+        """Store a definition, then start it: connect and introspect once."""
+        spec = parse_spec(body)
+        record = self.catalog.create_connector(spec.name, spec.type, spec.to_json())
+        log.info("connector %r created (%s, %s)", spec.name, spec.type, spec.mode)
+        return self._start(record)
+
+    def describe(self, key: str) -> dict[str, Any]:
+        return _public(self.catalog.get_connector(key), self._state)
+
+    def list(self) -> list[dict[str, Any]]:
+        return [_public(r, self._state) for r in self.catalog.list_connectors()]
+
+    def drop(self, key: str) -> None:
+        record = self.catalog.drop_connector(key)
+        with self._lock:
+            live = self._live.pop(record.connector_id, None)
+        if live is not None:
+            live.close()
+        log.info("connector %r dropped", record.name)
+
+    def status(self, key: str) -> dict[str, Any]:
+        record = self.catalog.get_connector(key)
+        with self._lock:
+            live = self._live.get(record.connector_id)
+        return {
+            "id": record.connector_id,
+            "name": record.name,
+            "state": self._state(record),
+            "disabled_reason": record.disabled_reason,
+            "last_error": record.last_error,
+            **(live.status() if live is not None else {"pool": None, "tables_seen": None}),
+        }
+
+    def enable(self, key: str) -> dict[str, Any]:
+        """Clear ``disabled_reason`` and start again (e.g. after fixing the source's TLS)."""
+        record = self.catalog.get_connector(key)
+        self.catalog.set_connector_state(record.connector_id, disabled_reason=None, last_error=None)
+        return self._start(self.catalog.get_connector(key))
+
+    def refresh(self, key: str) -> dict[str, Any]:
+        """Introspect the source again; returns the status."""
+        self.connector(self.catalog.get_connector(key).name).tables(refresh=True)
+        return self.status(key)
+
+    # ---------------------------------------------------------------- Federation
+
+    def connector(self, name: str) -> Connector:
+        """The live connector for a catalog name; NotFoundError or ConnectorDisabledError."""
+        try:
+            record = self.catalog.get_connector(name)
+        except NotFoundError:
+            raise NotFoundError(f"no connector named {name!r}") from None
+        if record.disabled_reason:
+            raise ConnectorDisabledError(
+                f"connector {name!r} is disabled: {record.disabled_reason}"
+            )
+        with self._lock:
+            live = self._live.get(record.connector_id)
+            if live is None:
+                live = self._open(record)
+                self._live[record.connector_id] = live
+        return live
+
+    def plan(
+        self, stmt: exp.Query, local_tables: dict[str, dict[str, str]], *, pushdown: bool
+    ) -> FederatedPlan:
+        return self.planner.plan(stmt, local_tables, pushdown=pushdown)
+
+    def statement(self, sql: str) -> QueryResult | None:
+        return statements.run(self, sql)
+
+    def close(self) -> None:
+        with self._lock:
+            live, self._live = list(self._live.values()), {}
+        for connector in live:
+            connector.close()
+
+    # ---------------------------------------------------------------- internals
+
+    def _start(self, record: ConnectorRecord) -> dict[str, Any]:
+        spec = parse_spec(record.definition)
+        if spec.connection.tls == "disabled":
+            refused = not spec.connection.allow_insecure
+            log.warning("connector %r: %s", spec.name, INSECURE_WARNING)
+            self.catalog.set_connector_state(
+                record.connector_id,
+                disabled_reason=INSECURE_REFUSED if refused else None,
+                last_error=INSECURE_WARNING,
+            )
+            if refused:
+                return self.describe(str(record.connector_id))
+        try:
+            self.connector(spec.name).tables(refresh=True)
+        except KymaError as e:  # recorded by _failed; the definition stays
+            log.warning("connector %r did not start: %s", spec.name, e)
+        return self.describe(str(record.connector_id))
+
+    def _open(self, record: ConnectorRecord) -> Connector:
+        from kyma.connectors.postgres import PostgresConnector
+
+        spec = parse_spec(record.definition)
+        return PostgresConnector(
+            spec,
+            resolve_secret(spec.connection.secret_ref),
+            on_failure=lambda error: self._failed(record, spec, error),
+            on_success=lambda: self._succeeded(record),
+        )
+
+    def _failed(self, record: ConnectorRecord, spec: ConnectorSpec, error: KymaError) -> None:
+        disabled = str(error) if isinstance(error, TlsFailedError) else None
+        last_error = str(error)
+        if spec.connection.tls == "disabled":
+            last_error = f"{INSECURE_WARNING}; {last_error}"
+        self._healthy[record.connector_id] = False
+        self.catalog.set_connector_state(
+            record.connector_id, disabled_reason=disabled, last_error=last_error
+        )
+        if disabled:
+            log.error("connector %r disabled: %s", record.name, disabled)
+            with self._lock:
+                live = self._live.pop(record.connector_id, None)
+            if live is not None:
+                live.close()
+
+    def _succeeded(self, record: ConnectorRecord) -> None:
+        self._healthy[record.connector_id] = True
+
+    def _state(self, record: ConnectorRecord) -> str:
+        if record.disabled_reason:
+            return "disabled"
+        healthy = self._healthy.get(record.connector_id)
+        return {True: "ready", False: "error", None: "idle"}[healthy]
+
+
+def _public(record: ConnectorRecord, state: Any) -> dict[str, Any]:
+    """A connector as the API shows it: the definition (no secret in it), id and state."""
+    return {
+        "id": record.connector_id,
+        **record.definition,
+        "created_at": record.created_at.isoformat(),
+        "state": state(record),
+        "disabled_reason": record.disabled_reason,
+        "last_error": record.last_error,
+    }

@@ -1,0 +1,194 @@
+"""A connector definition: the JSON body of ``POST /v1/connectors``, checked field by field.
+
+Secrets never appear here: ``connection.secret_ref`` names where the password lives.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from kyma.engine.errors import ConfigError
+
+TYPES = ("postgres",)
+MODES = ("federation", "sync", "both")
+TLS_MODES = ("required", "verify-full", "disabled")
+NUMERIC_MODES = ("real", "string")
+_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+_SECRET_REF = re.compile(r"\$env:[A-Za-z_][A-Za-z0-9_]*|file:/.+")
+
+
+@dataclass(frozen=True)
+class Connection:
+    url: str
+    secret_ref: str | None = None
+    tls: str = "required"
+    ca_file: str | None = None
+    allow_insecure: bool = False
+    pool_size: int = 4
+    pool_timeout_seconds: float = 5.0
+    connect_timeout_seconds: int = 5
+    numeric_mode: str = "real"
+
+
+@dataclass(frozen=True)
+class Scope:
+    include_schemas: tuple[str, ...] = ()
+    exclude_tables: tuple[str, ...] = ()
+    geometry_mode: str | None = None
+
+    def admits(self, schema: str, table: str) -> bool:
+        """Whether ``schema.table`` is in scope (no include list admits every user schema)."""
+        if self.include_schemas and schema not in self.include_schemas:
+            return False
+        return f"{schema}.{table}" not in self.exclude_tables
+
+
+@dataclass(frozen=True)
+class ConnectorSpec:
+    name: str
+    type: str
+    mode: str
+    connection: Connection
+    scope: Scope = field(default_factory=Scope)
+    sync: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """The definition as stored and shown: the body's shape, with defaults filled in."""
+        return asdict(self)
+
+
+def parse_spec(body: Any) -> ConnectorSpec:
+    """A ConnectorSpec from a JSON body; ConfigError naming the field on any mistake."""
+    body = _object(body, "body")
+    _no_unknown(body, "", {"name", "type", "mode", "connection", "scope", "sync"})
+    name = _str(body, "name", "")
+    if not _NAME.fullmatch(name):
+        raise ConfigError(
+            f"name: {name!r} is not a connector name (lower-case letter or _, then letters,"
+            " digits or _; at most 63)"
+        )
+    spec_type = _choice(body, "type", "", TYPES, None)
+    mode = _choice(body, "mode", "", MODES, "federation")
+    if mode != "federation":
+        raise ConfigError(f"mode: {mode!r} needs CDC sync, which this kyma does not run yet")
+    return ConnectorSpec(
+        name=name,
+        type=spec_type,
+        mode=mode,
+        connection=_connection(_object(body.get("connection"), "connection")),
+        scope=_scope(_object(body.get("scope", {}), "scope")),
+        sync=_object(body.get("sync", {}), "sync"),
+    )
+
+
+def _connection(raw: dict[str, Any]) -> Connection:
+    known = set(Connection.__dataclass_fields__)
+    _no_unknown(raw, "connection.", known)
+    url = _str(raw, "url", "connection.")
+    parts = urlsplit(url)
+    if parts.scheme not in ("postgres", "postgresql") or not parts.hostname:
+        raise ConfigError(
+            "connection.url: expected postgres://user@host:port/database, got a URL"
+            f" with scheme {parts.scheme!r}"
+        )
+    if parts.password is not None:
+        raise ConfigError(
+            "connection.url: must not hold a password; put it in a secret and name it in"
+            " connection.secret_ref ($env:NAME or file:/path)"
+        )
+    secret_ref = raw.get("secret_ref")
+    if secret_ref is not None and (
+        not isinstance(secret_ref, str) or not _SECRET_REF.fullmatch(secret_ref)
+    ):
+        raise ConfigError("connection.secret_ref: expected '$env:NAME' or 'file:/absolute/path'")
+    pool_size = _int(raw, "pool_size", Connection.pool_size, 1, 64)
+    return Connection(
+        url=url,
+        secret_ref=secret_ref,
+        tls=_choice(raw, "tls", "connection.", TLS_MODES, Connection.tls),
+        ca_file=_optional_str(raw, "ca_file", "connection."),
+        allow_insecure=_bool(raw, "allow_insecure", "connection.", False),
+        pool_size=pool_size,
+        pool_timeout_seconds=_number(raw, "pool_timeout_seconds", 5.0, 0, 300),
+        connect_timeout_seconds=_int(raw, "connect_timeout_seconds", 5, 1, 300),
+        numeric_mode=_choice(raw, "numeric_mode", "connection.", NUMERIC_MODES, "real"),
+    )
+
+
+def _scope(raw: dict[str, Any]) -> Scope:
+    _no_unknown(raw, "scope.", set(Scope.__dataclass_fields__))
+    excluded = _str_list(raw, "exclude_tables")
+    for entry in excluded:
+        if entry.count(".") != 1:
+            raise ConfigError(f"scope.exclude_tables: expected 'schema.table', got {entry!r}")
+    geometry = raw.get("geometry_mode")
+    if geometry not in (None, "wkt"):
+        raise ConfigError(f"scope.geometry_mode: expected 'wkt' or null, got {geometry!r}")
+    return Scope(_str_list(raw, "include_schemas"), excluded, geometry)
+
+
+def _object(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: expected a JSON object, got {type(value).__name__}")
+    return value
+
+
+def _no_unknown(raw: dict[str, Any], prefix: str, known: set[str]) -> None:
+    unknown = sorted(set(raw) - known)
+    if unknown:
+        raise ConfigError(f"{prefix}{unknown[0]}: unknown field; expected one of {sorted(known)}")
+
+
+def _str(raw: dict[str, Any], key: str, prefix: str) -> str:
+    value = raw.get(key)
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"{prefix}{key}: expected a non-empty string, got {value!r}")
+    return value
+
+
+def _optional_str(raw: dict[str, Any], key: str, prefix: str) -> str | None:
+    return None if raw.get(key) is None else _str(raw, key, prefix)
+
+
+def _choice(
+    raw: dict[str, Any], key: str, prefix: str, choices: tuple[str, ...], default: str | None
+) -> str:
+    value = raw.get(key, default)
+    if value not in choices:
+        raise ConfigError(f"{prefix}{key}: expected one of {list(choices)}, got {value!r}")
+    return value  # type: ignore[return-value]
+
+
+def _bool(raw: dict[str, Any], key: str, prefix: str, default: bool) -> bool:
+    value = raw.get(key, default)
+    if not isinstance(value, bool):
+        raise ConfigError(f"{prefix}{key}: expected true or false, got {value!r}")
+    return value
+
+
+def _int(raw: dict[str, Any], key: str, default: int, low: int, high: int) -> int:
+    value = raw.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ConfigError(
+            f"connection.{key}: expected an integer from {low} to {high}, got {value!r}"
+        )
+    return value
+
+
+def _number(raw: dict[str, Any], key: str, default: float, low: float, high: float) -> float:
+    value = raw.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+        raise ConfigError(
+            f"connection.{key}: expected a number from {low} to {high}, got {value!r}"
+        )
+    return float(value)
+
+
+def _str_list(raw: dict[str, Any], key: str) -> tuple[str, ...]:
+    value = raw.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise ConfigError(f"scope.{key}: expected a list of non-empty strings, got {value!r}")
+    return tuple(value)

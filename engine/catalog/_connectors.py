@@ -1,0 +1,80 @@
+"""Connector definitions and their persistent state, in the catalog.
+
+The catalog stores a definition as an opaque JSON document; what it means belongs to
+the connector. Secrets are never stored: definitions carry references to them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from kyma.engine.errors import AlreadyExistsError, NotFoundError
+
+_COLUMNS = "connector_id, name, type, definition, created_at, disabled_reason, last_error"
+
+
+@dataclass(frozen=True)
+class ConnectorRecord:
+    connector_id: int
+    name: str
+    type: str
+    definition: dict[str, Any]
+    created_at: datetime
+    disabled_reason: str | None
+    last_error: str | None
+
+
+def create(
+    conn: psycopg.Connection, name: str, type_: str, definition: dict[str, Any]
+) -> ConnectorRecord:
+    try:
+        row = conn.execute(
+            f"INSERT INTO kyma.connectors (name, type, definition) VALUES (%s, %s, %s)"
+            f" RETURNING {_COLUMNS}",
+            (name, type_, Jsonb(definition)),
+        ).fetchone()
+    except psycopg.errors.UniqueViolation:
+        raise AlreadyExistsError(f"connector {name!r} already exists") from None
+    return ConnectorRecord(*row)  # type: ignore[misc]
+
+
+def get(conn: psycopg.Connection, key: str) -> ConnectorRecord:
+    """By name, or by id when ``key`` is all digits."""
+    column = "connector_id" if key.isdigit() else "name"
+    value: int | str = int(key) if key.isdigit() else key
+    row = conn.execute(
+        f"SELECT {_COLUMNS} FROM kyma.connectors WHERE {column} = %s", (value,)
+    ).fetchone()
+    if row is None:
+        raise NotFoundError(f"connector {key!r} does not exist")
+    return ConnectorRecord(*row)
+
+
+def list_all(conn: psycopg.Connection) -> list[ConnectorRecord]:
+    rows = conn.execute(f"SELECT {_COLUMNS} FROM kyma.connectors ORDER BY name").fetchall()
+    return [ConnectorRecord(*row) for row in rows]
+
+
+def drop(conn: psycopg.Connection, key: str) -> ConnectorRecord:
+    record = get(conn, key)
+    conn.execute("DELETE FROM kyma.connectors WHERE connector_id = %s", (record.connector_id,))
+    return record
+
+
+def set_state(
+    conn: psycopg.Connection,
+    connector_id: int,
+    *,
+    disabled_reason: str | None,
+    last_error: str | None,
+) -> None:
+    conn.execute(
+        "UPDATE kyma.connectors SET disabled_reason = %s, last_error = %s, updated_at = now()"
+        " WHERE connector_id = %s",
+        (disabled_reason, last_error, connector_id),
+    )

@@ -1,0 +1,54 @@
+"""Connectors over REST: create, list, describe, status, enable, refresh, delete."""
+
+from __future__ import annotations
+
+from flask import Blueprint, current_app, jsonify, request
+
+from kyma.connectors.registry import ConnectorRegistry
+from kyma.engine.errors import ConfigError
+
+blueprint = Blueprint("connectors", __name__)
+
+
+def _registry() -> ConnectorRegistry:
+    return current_app.extensions["kyma"].connectors
+
+
+@blueprint.post("/v1/connectors")
+def create():  # type: ignore[no-untyped-def]
+    """Body as in the Postgres connector spec: name, type, mode, connection, scope, sync."""
+    body = request.get_json(force=True, silent=True)
+    if body is None:
+        raise ConfigError("body: expected a JSON object")
+    return jsonify(_registry().create(body)), 201
+
+
+@blueprint.get("/v1/connectors")
+def list_all():  # type: ignore[no-untyped-def]
+    return jsonify({"connectors": _registry().list()})
+
+
+@blueprint.get("/v1/connectors/<key>")
+def describe(key: str):  # type: ignore[no-untyped-def]
+    return jsonify(_registry().describe(key))
+
+
+@blueprint.get("/v1/connectors/<key>/status")
+def status(key: str):  # type: ignore[no-untyped-def]
+    return jsonify(_registry().status(key))
+
+
+@blueprint.post("/v1/connectors/<key>/enable")
+def enable(key: str):  # type: ignore[no-untyped-def]
+    return jsonify(_registry().enable(key))
+
+
+@blueprint.post("/v1/connectors/<key>/refresh")
+def refresh(key: str):  # type: ignore[no-untyped-def]
+    return jsonify(_registry().refresh(key))
+
+
+@blueprint.delete("/v1/connectors/<key>")
+def delete(key: str):  # type: ignore[no-untyped-def]
+    _registry().drop(key)
+    return "", 204
