@@ -23,3 +23,4 @@ bench:
 	$(PYTHON) bench/format.py
 	$(PYTHON) bench/ingest.py
 	$(PYTHON) bench/query.py
+	$(PYTHON) bench/federation.py

@@ -110,7 +110,11 @@ class ConnectorRegistry(Federation):
         with self._lock:
             live = self._live.get(record.connector_id)
             if live is None:
-                live = self._open(record)
+                try:
+                    live = self._open(record)
+                except KymaError as e:  # e.g. a secret_ref that resolves to nothing
+                    self._failed(record, parse_spec(record.definition), e)
+                    raise
                 self._live[record.connector_id] = live
         return live
 

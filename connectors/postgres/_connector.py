@@ -173,7 +173,9 @@ class PostgresConnector(Connector):
         return urlunsplit((parts.scheme, netloc, parts.path, existing + query, ""))
 
     def _adbc_connect(self) -> Any:
-        return adbc.connect(self._adbc_uri())
+        # Autocommit: a pooled connection must not sit idle in a transaction, holding locks
+        # and an old snapshot on the source.
+        return adbc.connect(self._adbc_uri(), autocommit=True)
 
     def _guard(self, sql: str | None = None) -> _Translate:
         return _Translate(self, sql)

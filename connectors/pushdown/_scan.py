@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
 
 import pyarrow as pa
 
 from kyma.connectors.base import Connector
+from kyma.engine.errors import PushdownFailedError
 from kyma.engine.query.federation import FederatedScan
+
+log = logging.getLogger("kyma.connectors")
 
 ORDINAL = "__kyma_ord"  # the source's row order, for a residual ORDER BY to keep
 
@@ -45,7 +49,13 @@ class PushedScan(FederatedScan):
     def fetch(self) -> pa.Table:
         if self._answer is None:
             started = time.perf_counter()
-            fetched = self.connector.fetch(self.sql)
+            try:
+                fetched = self.connector.fetch(self.sql)
+            except PushdownFailedError as e:
+                log.error(
+                    "pushdown failed: %s; pushed SQL: %s; residual: %s", e, self.sql, self.residual
+                )
+                raise
             table = fetched.table
             if self.ordinal:
                 table = table.append_column(ORDINAL, pa.array(range(table.num_rows), pa.int64()))

@@ -40,7 +40,6 @@ _EDGES = tuple(
 )
 _OFFSETS = tuple(datetime.timedelta(minutes=m) for m in (0, -300, -240, 60, 330))
 
-INTS = ("id", "grp", "qty")
 ORDERABLE = ("name", "tag", "grp", "qty", "price", "score", "created_at", "day", "flag")
 PROJECTIONS = (
     "id", "grp", "qty", "price", "score", "name", "tag", "created_at", "day", "flag",

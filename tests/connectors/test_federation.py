@@ -277,3 +277,13 @@ def test_connector_api_lifecycle(client, source_pg, source_db, monkeypatch) -> N
     assert client.get("/v1/connectors/pg_prod").status_code == 404
     answer = sql(client, "SELECT 1 FROM pg_prod.public.users", 404)
     assert answer["message"] == "no connector named 'pg_prod'"
+
+
+def test_pooled_connections_hold_no_transaction_open(src, source_db) -> None:
+    """An idle pooled connection inside a transaction would block DDL and vacuum at the source."""
+    src.query.execute("SELECT count(*) FROM src.public.items")
+    states = run_in_postgres(
+        source_db.admin_url,
+        "SELECT state FROM pg_stat_activity WHERE application_name = 'kyma-federation'",
+    )
+    assert states and all(state == "idle" for (state,) in states), states
