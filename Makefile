@@ -13,7 +13,8 @@ test:
 	$(PYTHON) -m pytest
 
 soak:
-	HYPOTHESIS_PROFILE=soak $(PYTHON) -m pytest tests/engine/test_pruning_property.py
+	HYPOTHESIS_PROFILE=soak $(PYTHON) -m pytest tests/engine/test_pruning_property.py \
+		tests/connectors/test_pushdown_property.py
 
 lint:
 	$(PYTHON) -m ruff check .

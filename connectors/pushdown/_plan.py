@@ -21,7 +21,7 @@ from sqlglot import exp
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
-from kyma.connectors.base import Connector, SourceTable
+from kyma.connectors.base import Connector, SourceColumn, SourceTable
 from kyma.connectors.capabilities import first_blocker
 from kyma.connectors.pushdown._naming import name_outputs
 from kyma.connectors.pushdown._scan import PushedScan
@@ -172,7 +172,7 @@ class _Planning:
 
     def _child(self, scope: Scope, verdict: _Verdict, label: str) -> Connector | None:
         child = self.verdicts[id(scope.expression)]
-        if child.connector is not None and not child.whole:
+        if child.blockers:
             verdict.blockers.append({"expression": label, "reason": "input_not_pushed"})
         return child.connector
 
@@ -213,7 +213,7 @@ class _Planning:
             wrapped.append(connector.output_expression(column, source, projection.alias_or_name))
         pushed.set("expressions", wrapped)
 
-    def _column_source(self, scope: Scope, column: exp.Expression):  # type: ignore[no-untyped-def]
+    def _column_source(self, scope: Scope, column: exp.Expression) -> SourceColumn | None:
         if not isinstance(column, exp.Column):
             return None
         selected = scope.selected_sources.get(column.table)

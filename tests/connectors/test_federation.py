@@ -287,3 +287,44 @@ def test_pooled_connections_hold_no_transaction_open(src, source_db) -> None:
         "SELECT state FROM pg_stat_activity WHERE application_name = 'kyma-federation'",
     )
     assert states and all(state == "idle" for (state,) in states), states
+
+
+@pytest.fixture
+def ids(src):  # type: ignore[no-untyped-def]
+    """A kyma table ``ids(kid)`` holding 1..300."""
+    src.query.execute("CREATE TABLE ids (kid long)")
+    src.write_path.ingest_ndjson("ids", b"".join(b'{"kid": %d}\n' % i for i in range(1, 301)))
+    return src
+
+
+def test_union_of_source_and_kyma_rows(ids) -> None:
+    rows = kyma_rows(
+        ids,
+        "SELECT id FROM src.public.users WHERE id < 3"
+        " UNION ALL SELECT kid FROM ids WHERE kid > 298",
+    )
+    assert sorted(rows) == [(1,), (2,), (299,), (300,)]
+
+
+def test_correlated_subquery_into_a_source(ids, source_db) -> None:
+    rows = kyma_rows(
+        ids,
+        # DataFusion decorrelates a scalar subquery only when it aggregates: max() here.
+        "SELECT k.kid, (SELECT max(u.name) FROM src.public.users u WHERE u.id = k.kid) AS name"
+        " FROM ids k WHERE k.kid IN (1, 5, 51) ORDER BY k.kid",
+    )
+    names = dict(direct(source_db, "SELECT id, name FROM public.users WHERE id IN (1, 5)"))
+    assert rows == [(1, names[1]), (5, names[5]), (51, None)]
+
+
+def test_in_subquery_at_a_source(ids, source_db) -> None:
+    answer = ids.query.execute(
+        "SELECT count(*) FROM ids WHERE kid IN"
+        " (SELECT user_id FROM src.public.orders WHERE amount > 50)"
+    )
+    (expected,) = direct(
+        source_db, "SELECT count(DISTINCT user_id) FROM public.orders WHERE amount > 50"
+    )
+    assert answer.table.column(0).to_pylist() == [expected[0]]
+    (scan,) = answer.pushdown_summary
+    assert scan["residual"] == [] and "WHERE orders.amount > 50" in scan["sql"]
