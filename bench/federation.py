@@ -1,6 +1,6 @@
 """Benchmark: federated queries on a Postgres source against the same SQL run in Postgres.
 
-    python bench/federation.py [--rows 5000000] [--repeat 5] [--repeat-off 3]
+    python bench/federation.py [--rows 5000000] [--repeat 7] [--repeat-off 3]
 
 A source Postgres (the system's binaries, started by kyma's EmbeddedPostgres, stock settings
 but a larger max_wal_size for the load; TLS off, loopback only) gets ``events`` (``--rows``
@@ -12,7 +12,8 @@ rows made by generate_series) and ``users`` (100 000 rows), then VACUUM ANALYZE.
 - kyma without pushdown: ``"pushdown": false`` fetches only the projected columns of every
   row and DataFusion does the rest (``--repeat-off`` runs, as it moves the whole table).
 
-Each is run once to warm up, then the median of the runs is reported. Rows and bytes
+Each is run once to warm up, then the median of the runs is reported; kyma's and the
+direct runs alternate. Rows and bytes
 transferred come from the answer's ``pushdown_summary``.
 """
 
@@ -93,13 +94,10 @@ QUERIES = {
 }
 
 
-def median_seconds(run, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+def seconds(run) -> float:
+    start = time.perf_counter()
+    run()
+    return time.perf_counter() - start
 
 
 def kyma_query(conn, text: str, *, pushdown: bool) -> dict:
@@ -160,8 +158,8 @@ def compare(server: Server, direct: psycopg.Connection, repeat: int, repeat_off:
     """Run every query three ways and print one line each, then the pushed SQL."""
     conn = server.connection()
     print(
-        f"median of {repeat} runs (pushdown off: {repeat_off}) after one warm-up;"
-        " kyma's time includes HTTP and JSON"
+        f"median of {repeat} runs, kyma and direct alternating (pushdown off: {repeat_off}),"
+        " after one warm-up; kyma's time includes HTTP and JSON"
     )
     print(
         f"{'query':<17}{'kyma ms':>9}{'fetch ms':>9}{'rows':>7}{'bytes':>10}"
@@ -183,9 +181,13 @@ def compare(server: Server, direct: psycopg.Connection, repeat: int, repeat_off:
             answer = kyma_query(conn, q, pushdown=pushdown)
             fetch_ms[pushdown].append(transferred(answer)[2])
 
-        kyma_s = median_seconds(lambda: run_kyma(True), repeat)
-        direct_s = median_seconds(lambda q=pg_sql: direct.execute(q).fetchall(), repeat)
-        off_s = median_seconds(lambda: run_kyma(False), repeat_off)
+        def run_direct(q=pg_sql) -> None:
+            direct.execute(q).fetchall()
+
+        # Alternated, so a slow spell of this shared VM hits both sides alike.
+        pairs = [(seconds(lambda: run_kyma(True)), seconds(run_direct)) for _ in range(repeat)]
+        kyma_s, direct_s = (statistics.median(side) for side in zip(*pairs, strict=True))
+        off_s = statistics.median(seconds(lambda: run_kyma(False)) for _ in range(repeat_off))
         rows, nbytes, _ = transferred(on)
         off_rows, off_bytes, _ = transferred(off)
         pushed[name] = [s["sql"] for s in on["pushdown_summary"]]
@@ -207,7 +209,7 @@ def compare(server: Server, direct: psycopg.Connection, repeat: int, repeat_off:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rows", type=int, default=5_000_000)
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--repeat-off", type=int, default=3)
     args = parser.parse_args()
     print(

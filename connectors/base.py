@@ -28,6 +28,11 @@ class SourceColumn:
     def name(self) -> str:
         return self.column.name
 
+    @property
+    def type_name(self) -> str:
+        """The source's own spelling of the type, e.g. ``numeric(10,2)``."""
+        return str(getattr(self.source_type, "name", self.source_type))
+
 
 @dataclass(frozen=True)
 class SourceTable:

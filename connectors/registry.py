@@ -90,6 +90,21 @@ class ConnectorRegistry(Federation):
         self.catalog.set_connector_state(record.connector_id, disabled_reason=None, last_error=None)
         return self._start(self.catalog.get_connector(key))
 
+    def tables(self, key: str) -> list[dict[str, Any]]:
+        """The catalog a connector shows: its schemas' tables in scope, with kyma types."""
+        connector = self.connector(self.catalog.get_connector(key).name)
+        return [
+            {
+                "schema": table.schema,
+                "name": table.name,
+                "columns": [
+                    {"name": c.name, "type": str(c.column.type), "source_type": c.type_name}
+                    for c in table.columns
+                ],
+            }
+            for table in sorted(connector.tables(), key=lambda t: (t.schema, t.name))
+        ]
+
     def refresh(self, key: str) -> dict[str, Any]:
         """Introspect the source again; returns the status."""
         self.connector(self.catalog.get_connector(key).name).tables(refresh=True)

@@ -38,6 +38,12 @@ def status(key: str):  # type: ignore[no-untyped-def]
     return jsonify(_registry().status(key))
 
 
+@blueprint.get("/v1/connectors/<key>/tables")
+def tables(key: str):  # type: ignore[no-untyped-def]
+    """The source as a catalog: schemas, tables and columns in scope, with kyma types."""
+    return jsonify({"tables": _registry().tables(key)})
+
+
 @blueprint.post("/v1/connectors/<key>/enable")
 def enable(key: str):  # type: ignore[no-untyped-def]
     return jsonify(_registry().enable(key))

@@ -67,6 +67,15 @@ def test_scope_filters_schemas_and_tables_and_refreshes_on_demand(client, source
     payload["scope"] = {"include_schemas": ["public"], "exclude_tables": ["public.audit_log"]}
     create(client, payload)
     assert sql(client, "SELECT count(*) FROM src.public.nopk")["rows"] == [[5]]
+    tables = client.get("/v1/connectors/src/tables").get_json()["tables"]
+    assert {t["schema"] for t in tables} == {"public"}
+    assert "audit_log" not in {t["name"] for t in tables}
+    (items,) = [t for t in tables if t["name"] == "items"]
+    assert items["columns"][3] == {
+        "name": "price",
+        "type": "real",
+        "source_type": "numeric(10,2)",
+    }
     for table in ("src.public.audit_log", "src.billing.invoices", "src.public.nosuch"):
         answer = sql(client, f"SELECT * FROM {table}", 404)
         assert "out of the connector's scope" in answer["message"]

@@ -1,0 +1,89 @@
+"""A real ``kyma serve`` process for end-to-end tests, talking HTTP on loopback."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+
+class Serve:
+    """One ``kyma serve`` process and the URL it printed."""
+
+    def __init__(self, home: Path, **env: str) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "kyma", "serve"],
+            env={**os.environ, "KYMA_HOME": str(home), "KYMA_HTTP_PORT": "0", **env},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        self.output: list[str] = []
+        self._lines: queue.Queue[str] = queue.Queue()
+        self._pumping = threading.Thread(target=self._pump, daemon=True)
+        self._pumping.start()
+        self._wait_for(r"object store  ")  # the last line of the start-up banner
+        self.url = re.search(r"HTTP API\s+(http://\S+)", "".join(self.output)).group(1)
+
+    def _wait_for(self, pattern: str, timeout: float = 90) -> re.Match:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                line = self._lines.get(timeout=0.5)
+            except queue.Empty:
+                if self.proc.poll() is not None:
+                    break
+                continue
+            self.output.append(line)
+            if match := re.search(pattern, line):
+                return match
+        raise AssertionError(f"no {pattern!r} in kyma serve's output:\n{''.join(self.output)}")
+
+    def _pump(self) -> None:
+        assert self.proc.stdout is not None
+        with self.proc.stdout:
+            for line in self.proc.stdout:
+                self._lines.put(line)
+
+    def sql(self, text: str) -> dict:
+        request = urllib.request.Request(
+            f"{self.url}/v1/query",
+            data=json.dumps({"sql": text}).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return json.load(answer)
+
+    def post(self, path: str, body: dict) -> tuple[int, dict]:
+        """POST JSON; the status and JSON answer, errors included."""
+        request = urllib.request.Request(
+            f"{self.url}{path}",
+            data=json.dumps(body).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=30) as answer:
+                return answer.status, json.load(answer)
+        except urllib.error.HTTPError as e:
+            return e.code, json.load(e)
+
+    def get(self, path: str) -> tuple[int, dict]:
+        with urllib.request.urlopen(f"{self.url}{path}", timeout=30) as answer:
+            return answer.status, json.load(answer)
+
+    def stop(self, sig: int = signal.SIGTERM) -> int:
+        self.proc.send_signal(sig)
+        code = self.proc.wait(timeout=60)
+        self._pumping.join(timeout=10)
+        while not self._lines.empty():
+            self.output.append(self._lines.get())
+        return code
