@@ -7,6 +7,7 @@ PushdownPlanner decides what it runs, from its Capabilities.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,8 +75,9 @@ class Connector(ABC):
         """What to select so that ``column`` arrives in a form kyma converts exactly."""
 
     @abstractmethod
-    def fetch(self, sql: str) -> Fetched:
-        """Run one query at the source."""
+    def fetch(self, sql: str, columns: Mapping[str, SourceColumn]) -> Fetched:
+        """Run one query at the source. ``columns`` maps output names that are plain source
+        columns to them, for conversions the answer's own types cannot tell (vectors)."""
 
     @abstractmethod
     def status(self) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
@@ -117,12 +117,13 @@ class PostgresConnector(Connector):
             geometry_mode=self.spec.scope.geometry_mode,
         )
 
-    def fetch(self, sql: str) -> Fetched:
+    def fetch(self, sql: str, columns: Mapping[str, SourceColumn]) -> Fetched:
+        vectors = {name: dim for name, c in columns.items() if (dim := c.column.type.vector_dim)}
         with self._guard(sql), self.pool.connection() as conn, conn.cursor() as cur:
             cur.execute(sql)
             raw = cur.fetch_arrow_table()
         self._on_success()
-        return Fetched(to_kyma(raw), raw.nbytes)
+        return Fetched(to_kyma(raw, vectors=vectors), raw.nbytes)
 
     # ---------------------------------------------------------------- status
 

@@ -186,8 +186,7 @@ class _Planning:
                 table.set("this", exp.to_identifier(ref.table.name))
                 table.set("db", exp.to_identifier(ref.table.schema))
                 tables.append(f"{ref.table.schema}.{ref.table.name}")
-        if isinstance(pushed, exp.Select):
-            self._wrap_outputs(pushed, scope, connector)
+        columns = self._wrap_outputs(pushed, scope, connector)
         scan = PushedScan(
             next(self._names),
             connector,
@@ -195,23 +194,30 @@ class _Planning:
             tables=sorted(set(tables)),
             pushed=_describe_whole(scope.expression),
             residual=[],
+            columns=columns,
         )
         self.scans.append(scan)
         replacement = _select_all(scan.name)
         scope.expression.replace(replacement)
         return scan, replacement
 
-    def _wrap_outputs(self, pushed: exp.Select, scope: Scope, connector: Connector) -> None:
+    def _wrap_outputs(
+        self, pushed: exp.Query, scope: Scope, connector: Connector
+    ) -> dict[str, SourceColumn]:
         """Output columns of source tables, in the form the connector converts exactly."""
-        wrapped = []
+        if not isinstance(pushed, exp.Select):
+            return {}
+        wrapped, columns = [], {}
         for projection in pushed.expressions:
             column = projection.unalias()
             source = self._column_source(scope, column)
             if source is None:
                 wrapped.append(projection)
                 continue
+            columns[projection.alias_or_name] = source
             wrapped.append(connector.output_expression(column, source, projection.alias_or_name))
         pushed.set("expressions", wrapped)
+        return columns
 
     def _column_source(self, scope: Scope, column: exp.Expression) -> SourceColumn | None:
         if not isinstance(column, exp.Column):
@@ -251,6 +257,7 @@ class _Planning:
                     "limit": split.limit,
                 },
                 residual=(verdict.blockers if self.pushdown else []) + split.residual,
+                columns={c.name: c for c in ref.table.columns if c.name in split.columns},
                 ordinal=split.ordinal,
             )
             self.scans.append(scan)

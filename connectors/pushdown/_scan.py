@@ -8,7 +8,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from kyma.connectors.base import Connector
+from kyma.connectors.base import Connector, SourceColumn
 from kyma.engine.errors import PushdownFailedError
 from kyma.engine.query.federation import FederatedScan
 
@@ -33,6 +33,7 @@ class PushedScan(FederatedScan):
         tables: list[str],
         pushed: dict[str, Any],
         residual: list[dict[str, str]],
+        columns: dict[str, SourceColumn],
         ordinal: bool = False,
     ) -> None:
         self.name = name
@@ -41,6 +42,7 @@ class PushedScan(FederatedScan):
         self.tables = tables
         self.pushed = pushed
         self.residual = residual
+        self.columns = columns
         self.ordinal = ordinal
         self._answer: pa.Table | None = None
         self._bytes = 0
@@ -50,7 +52,7 @@ class PushedScan(FederatedScan):
         if self._answer is None:
             started = time.perf_counter()
             try:
-                fetched = self.connector.fetch(self.sql)
+                fetched = self.connector.fetch(self.sql, self.columns)
             except PushdownFailedError as e:
                 log.error(
                     "pushdown failed: %s; pushed SQL: %s; residual: %s", e, self.sql, self.residual
