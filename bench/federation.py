@@ -13,8 +13,8 @@ rows made by generate_series) and ``users`` (100 000 rows), then VACUUM ANALYZE.
   row and DataFusion does the rest (``--repeat-off`` runs, as it moves the whole table).
 
 Each is run once to warm up, then the median of the runs is reported; kyma's and the
-direct runs alternate. Rows and bytes
-transferred come from the answer's ``pushdown_summary``.
+direct runs alternate. Rows and bytes transferred come from the answer's
+``pushdown_summary``.
 """
 
 from __future__ import annotations

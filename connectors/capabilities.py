@@ -7,6 +7,7 @@ DataFusion, with a reason code in the pushdown_summary.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from sqlglot import exp
@@ -17,7 +18,8 @@ STRUCTURE: frozenset[type[exp.Expression]] = frozenset(
         exp.Select, exp.From, exp.Join, exp.Where, exp.Group, exp.Having, exp.Order,
         exp.Ordered, exp.Limit, exp.Offset, exp.Alias, exp.TableAlias, exp.Identifier,
         exp.Table, exp.Subquery, exp.Star, exp.Column, exp.Literal, exp.Null, exp.Boolean,
-        exp.Paren, exp.Tuple, exp.DataType, exp.Distinct, exp.Union, exp.Exists,
+        exp.Paren, exp.Tuple, exp.DataType, exp.Distinct, exp.Union, exp.Intersect, exp.Except,
+        exp.Exists,
     }
 )  # fmt: skip
 
@@ -65,11 +67,14 @@ def function_name(node: exp.Func) -> str:
 
 
 def first_blocker(
-    node: exp.Expression, capabilities: Capabilities
+    node: exp.Expression,
+    capabilities: Capabilities,
+    enter: Callable[[exp.Query], bool] = lambda _: False,
 ) -> tuple[exp.Expression, str] | None:
     """The first node of ``node``'s tree the source cannot evaluate, with the reason.
 
-    Nested queries are not entered: the planner judges each on its own.
+    Nested queries are entered only where ``enter`` says so: the planner judges the others
+    on their own.
 
     >>> from sqlglot import parse_one
     >>> caps = Capabilities(STRUCTURE | FILTERS)
@@ -79,8 +84,12 @@ def first_blocker(
     >>> reason
     'kyma_udf'
     """
-    for child in node.walk(prune=lambda n: n is not node and isinstance(n, exp.Query)):
-        if child is not node and isinstance(child, exp.Query):
+
+    def skipped(n: exp.Expression) -> bool:
+        return n is not node and isinstance(n, exp.Query) and not enter(n)
+
+    for child in node.walk(prune=skipped):
+        if skipped(child):
             continue
         reason = capabilities.blocker(child)
         if reason is not None:

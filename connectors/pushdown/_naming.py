@@ -1,54 +1,43 @@
-"""Output column names as Postgres gives them, in place of sqlglot's ``_col_N``.
+"""Output column names as Postgres gives them, before sqlglot's qualify() invents ``_col_N``.
 
-qualify() names every unnamed output ``_col_N``; a federated answer should carry the names
-the source would give (``count``, ``lower``, ``?column?``), as long as they stay unique.
+Every block's unnamed computed outputs get the name Postgres would give (``count``,
+``lower``, ``?column?``) when it is unique in the block, so a federated answer, a derived
+table's columns and ORDER BY references all use the source's names.
 """
 
 from __future__ import annotations
 
-import re
-
 from sqlglot import exp
-
-_GENERATED = re.compile(r"_col_\d+")
 
 
 def name_outputs(query: exp.Expression) -> None:
-    """Rename the outermost block's generated aliases (and ORDER BY references to them).
+    """Alias unnamed outputs in every block of ``query``, in place.
 
     >>> from sqlglot import parse_one
-    >>> q = parse_one("SELECT COUNT(*) AS _col_0, a + 1 AS _col_1 FROM t ORDER BY _col_0")
+    >>> q = parse_one("SELECT s.count FROM (SELECT g, COUNT(*), a + 1 FROM t GROUP BY g) AS s")
     >>> name_outputs(q)
     >>> q.sql()
-    'SELECT COUNT(*) AS count, a + 1 AS "?column?" FROM t ORDER BY count'
+    'SELECT s.count FROM (SELECT g, COUNT(*) AS count, a + 1 AS "?column?" FROM t GROUP BY g) AS s'
     """
-    if not isinstance(query, exp.Select):
-        return
-    generated = [p for p in query.expressions if isinstance(p, exp.Alias) and _is_generated(p)]
-    taken = [p.alias_or_name for p in query.expressions if p not in generated]
-    proposed = {id(p): _postgres_name(p.this) for p in generated}
-    names = taken + list(proposed.values())
-    renames = {}
-    for projection in generated:
-        name = proposed[id(projection)]
-        if names.count(name) == 1:
-            renames[projection.alias] = name
-            projection.set("alias", _identifier(name))
-    order = query.args.get("order")
-    for column in order.find_all(exp.Column) if order else []:
-        if not column.table and column.name in renames:
-            column.replace(exp.Column(this=_identifier(renames[column.name])))
+    for select in query.find_all(exp.Select):
+        names = [_postgres_name(p) for p in select.expressions]
+        for projection, name in zip(list(select.expressions), names, strict=True):
+            if _named(projection) or names.count(name) != 1:
+                continue
+            projection.replace(exp.alias_(projection.copy(), _identifier(name)))
+
+
+def _named(projection: exp.Expression) -> bool:
+    return isinstance(projection, (exp.Alias, exp.Column, exp.Star))
 
 
 def _identifier(name: str) -> exp.Identifier:
     return exp.to_identifier(name, quoted=name != name.lower() or not name.isidentifier())
 
 
-def _is_generated(projection: exp.Alias) -> bool:
-    return bool(_GENERATED.fullmatch(projection.alias))
-
-
 def _postgres_name(node: exp.Expression) -> str:
+    if isinstance(node, exp.Alias):
+        return node.alias
     while isinstance(node, (exp.Cast, exp.Paren)):
         node = node.this
     if isinstance(node, exp.Column):

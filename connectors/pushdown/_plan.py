@@ -26,7 +26,7 @@ from kyma.connectors.capabilities import first_blocker
 from kyma.connectors.pushdown._naming import name_outputs
 from kyma.connectors.pushdown._scan import PushedScan
 from kyma.connectors.pushdown._split import conjuncts_of, split_table
-from kyma.engine.errors import NotFoundError, SqlError
+from kyma.engine.errors import NotFoundError, SqlError, UnsupportedStatementError
 from kyma.engine.query.federation import FederatedPlan, is_live
 
 
@@ -60,6 +60,7 @@ class PushdownPlanner:
     ) -> FederatedPlan:
         stmt = stmt.copy()
         refs = self._flatten(stmt)
+        name_outputs(stmt)
         schema = {flat: {c.name: "TEXT" for c in ref.table.columns} for flat, ref in refs.items()}
         try:
             stmt = qualify(
@@ -69,7 +70,6 @@ class PushdownPlanner:
             if "could not be resolved" in str(e):
                 raise NotFoundError(str(e).split(". Line")[0]) from None
             raise SqlError(str(e)) from None
-        name_outputs(stmt)
         return _Planning(refs, pushdown).run(stmt)
 
     def _flatten(self, stmt: exp.Expression) -> dict[str, _SourceRef]:
@@ -84,13 +84,16 @@ class PushdownPlanner:
                 connector = self.resolve(parts[0])
                 flat_names[parts] = f"__src_{len(flat_names) + 1}"
                 refs[flat_names[parts]] = _SourceRef(connector, connector.table(*parts[1:]))
-            alias = table.alias or parts[2]
-            table.replace(
-                exp.Table(
-                    this=exp.to_identifier(flat_names[parts]),
-                    alias=exp.TableAlias(this=exp.to_identifier(alias)),
+            if table.args.get("sample") is not None:
+                raise UnsupportedStatementError(
+                    f"TABLESAMPLE on the source table {'.'.join(parts)} is not supported"
                 )
-            )
+            # Rename in place: the node keeps its alias, column aliases and join nesting.
+            if not table.alias:
+                table.set("alias", exp.TableAlias(this=exp.to_identifier(parts[2])))
+            table.set("this", exp.to_identifier(flat_names[parts]))
+            table.set("db", None)
+            table.set("catalog", None)
         return refs
 
 
@@ -140,7 +143,7 @@ class _Planning:
 
     def _judge(self, scope: Scope) -> _Verdict:
         verdict = _Verdict(correlated=bool(scope.external_columns))
-        children = []
+        children: list[Connector | None] = []
         for alias, (_, source) in scope.selected_sources.items():
             if isinstance(source, exp.Table):
                 ref = self.refs.get(source.name)
@@ -164,11 +167,21 @@ class _Planning:
             elif connector is not verdict.connector:
                 verdict.blockers.append({"expression": connector.name, "reason": "cross_source"})
         if verdict.connector is not None:
-            blocked = first_blocker(scope.expression, verdict.connector.capabilities)
+            # Nested blocks with a source judged themselves; a block that reads no table
+            # (``(SELECT has_token('a b', 'a'))``) runs wherever its parent runs.
+            blocked = first_blocker(
+                scope.expression,
+                verdict.connector.capabilities,
+                enter=self._reads_no_source,
+            )
             if blocked is not None:
                 node, reason = blocked
                 verdict.blockers.append({"expression": _short(node), "reason": reason})
         return verdict
+
+    def _reads_no_source(self, query: exp.Query) -> bool:
+        judged = self.verdicts.get(id(query))
+        return judged is None or judged.connector is None
 
     def _child(self, scope: Scope, verdict: _Verdict, label: str) -> Connector | None:
         child = self.verdicts[id(scope.expression)]
@@ -186,7 +199,7 @@ class _Planning:
                 table.set("this", exp.to_identifier(ref.table.name))
                 table.set("db", exp.to_identifier(ref.table.schema))
                 tables.append(f"{ref.table.schema}.{ref.table.name}")
-        columns = self._wrap_outputs(pushed, scope, connector)
+        pushed, columns = self._wrap_outputs(pushed, scope, connector, root=scope.parent is None)
         scan = PushedScan(
             next(self._names),
             connector,
@@ -202,22 +215,48 @@ class _Planning:
         return scan, replacement
 
     def _wrap_outputs(
-        self, pushed: exp.Query, scope: Scope, connector: Connector
-    ) -> dict[str, SourceColumn]:
-        """Output columns of source tables, in the form the connector converts exactly."""
+        self, pushed: exp.Query, scope: Scope, connector: Connector, *, root: bool
+    ) -> tuple[exp.Query, dict[str, SourceColumn]]:
+        """Select the block's outputs in the forms the connector converts exactly.
+
+        Conversions go in an outer SELECT over the block, so that its ORDER BY, DISTINCT and
+        GROUP BY still see the source's own values (an enum, not its text). Below the root,
+        repeated output names get unique ones, as DataFusion needs.
+        """
         if not isinstance(pushed, exp.Select):
-            return {}
-        wrapped, columns = [], {}
-        for projection in pushed.expressions:
-            column = projection.unalias()
-            source = self._column_source(scope, column)
-            if source is None:
-                wrapped.append(projection)
-                continue
-            columns[projection.alias_or_name] = source
-            wrapped.append(connector.output_expression(column, source, projection.alias_or_name))
-        pushed.set("expressions", wrapped)
-        return columns
+            return pushed, {}
+        names = [p.alias_or_name for p in pushed.expressions]
+        if not root:
+            names = _unique(names)
+            for projection, name in zip(pushed.expressions, names, strict=True):
+                if projection.alias_or_name != name:
+                    projection.replace(exp.alias_(projection.unalias().copy(), name))
+        sources = [self._column_source(scope, p.unalias()) for p in pushed.expressions]
+        columns = {n: c for n, c in zip(names, sources, strict=True) if c is not None}
+        if len(set(names)) != len(names):  # a root with repeated names: convert in place
+            pushed.set(
+                "expressions",
+                [
+                    p if c is None else connector.output_expression(p.unalias(), c, n)
+                    for p, c, n in zip(pushed.expressions, sources, names, strict=True)
+                ],
+            )
+            return pushed, columns
+        outputs = []
+        for name, source in zip(names, sources, strict=True):
+            column = exp.column(name, table="q", quoted=True)
+            outputs.append(
+                column.as_(name, quoted=True)
+                if source is None
+                else connector.output_expression(column, source, name)
+            )
+        if all(
+            o.unalias() == exp.column(n, table="q", quoted=True)
+            for o, n in zip(outputs, names, strict=True)
+        ):
+            return pushed, columns  # every output arrives as it is
+        query = exp.Subquery(this=pushed, alias=exp.TableAlias(this=exp.to_identifier("q")))
+        return exp.select(*outputs).from_(query), columns
 
     def _column_source(self, scope: Scope, column: exp.Expression) -> SourceColumn | None:
         if not isinstance(column, exp.Column):
@@ -261,12 +300,8 @@ class _Planning:
                 ordinal=split.ordinal,
             )
             self.scans.append(scan)
-            node.replace(
-                exp.Table(
-                    this=exp.to_identifier(scan.name, quoted=True),
-                    alias=exp.TableAlias(this=exp.to_identifier(alias)),
-                )
-            )
+            # In place: a parenthesized join hangs off its first table's node.
+            node.set("this", exp.to_identifier(scan.name, quoted=True))
 
 
 def _table_query(
@@ -314,6 +349,24 @@ def _describe_whole(query: exp.Query) -> dict[str, object]:
         "limit": limit.expression.sql("postgres") if limit else None,
         "subqueries": len(list(select.find_all(exp.Subquery))),
     }
+
+
+def _unique(names: list[str]) -> list[str]:
+    """``names`` with repeats renamed ``name_2``, ``name_3``… (no clash with the others).
+
+    >>> _unique(["id", "id", "amount", "id_2"])
+    ['id', 'id_3', 'amount', 'id_2']
+    """
+    taken, result = set(names), []
+    for i, name in enumerate(names):
+        if name in names[:i]:
+            n = 2
+            while f"{name}_{n}" in taken:
+                n += 1
+            name = f"{name}_{n}"
+            taken.add(name)
+        result.append(name)
+    return result
 
 
 def _select_all(name: str) -> exp.Select:

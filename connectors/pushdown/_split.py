@@ -137,7 +137,7 @@ def _push_order_and_limit(
     order = select.args.get("order")
     if limit is None and order is None:
         return
-    reason = _order_limit_blocker(select, kept_filters)
+    reason = _order_limit_blocker(select, capabilities, kept_filters)
     keys = [_order_key(o, select, alias, capabilities) for o in order.expressions] if order else []
     if reason is None and None in keys:
         reason = "order_key_not_pushable"
@@ -154,7 +154,9 @@ def _push_order_and_limit(
         split.limit = _integer(limit.expression) + (_integer(offset.expression) if offset else 0)
 
 
-def _order_limit_blocker(select: exp.Select, kept_filters: bool) -> str | None:
+def _order_limit_blocker(
+    select: exp.Select, capabilities: Capabilities, kept_filters: bool
+) -> str | None:
     if select.args.get("joins"):
         return "join"  # a LIMIT above a join never limits one of its inputs
     if kept_filters:
@@ -166,6 +168,9 @@ def _order_limit_blocker(select: exp.Select, kept_filters: bool) -> str | None:
             return "above_window_function"
         if isinstance(node, exp.AggFunc):
             return "above_aggregate"
+        if isinstance(node, exp.Func) and capabilities.blocker(node) == "function_not_pushable":
+            # Only kyma's own functions are known to keep one row per row (unnest does not).
+            return "above_unknown_function"
     for part in ("limit", "offset"):
         node = select.args.get(part)
         if node is not None and _integer(node.expression) is None:

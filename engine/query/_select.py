@@ -87,12 +87,14 @@ class SelectPlanner:
                 summary = {"elapsed_ms": _ms_since(started)}
                 return QueryResult(table, "SELECT", summary, [plan.whole.summary()])
         sources = self._resolve(stmt, snapshot, skip={scan.name for scan in scans})
-        self._analyze(stmt, sources, pruning=pruning)
         ctx = SessionContext()
         udfs.register(ctx)
+        fetched: dict[str, dict[str, str]] = {}
         for scan in scans:
             answer = scan.fetch()
             ctx.register_record_batches(scan.name, [answer.to_batches() or [_empty(answer)]])
+            fetched[f'"{scan.name}"'] = dict.fromkeys(answer.column_names, "TEXT")
+        self._analyze(stmt, sources, fetched, pruning=pruning)
         stats: dict[str, ScanStats] = {}
         for name, source in sources.items():
             stats[name] = self._register(ctx, name, source)
@@ -163,14 +165,25 @@ class SelectPlanner:
             s.snapshot_id == snapshot for s in self.catalog.snapshots(info.name)
         )
 
-    def _analyze(self, stmt: exp.Expression, sources: dict[str, _Source], *, pruning: bool) -> None:
-        """Per source: the columns the query touches and the WHERE it can prune with."""
+    def _analyze(
+        self,
+        stmt: exp.Expression,
+        sources: dict[str, _Source],
+        fetched: dict[str, dict[str, str]],
+        *,
+        pruning: bool,
+    ) -> None:
+        """Per source: the columns the query touches and the WHERE it can prune with.
+
+        ``fetched`` holds the columns of federated scans' answers, for name resolution.
+        """
         if not sources:
             return
         schema = {
             f'"{name}"': {c.name: _sql_type(c.type.name) for c in s.info.columns}
             for name, s in sources.items()
         }
+        schema.update(fetched)
         try:
             qualified = qualify(
                 stmt.copy(), schema=schema, dialect="postgres", quote_identifiers=False
