@@ -70,6 +70,7 @@ class PushdownPlanner:
             if "could not be resolved" in str(e):
                 raise NotFoundError(str(e).split(". Line")[0]) from None
             raise SqlError(str(e)) from None
+        _bind_order_expressions(stmt, {**local_tables, **schema})
         return _Planning(refs, pushdown).run(stmt)
 
     def _flatten(self, stmt: exp.Expression) -> dict[str, _SourceRef]:
@@ -95,6 +96,33 @@ class PushdownPlanner:
             table.set("db", None)
             table.set("catalog", None)
         return refs
+
+
+def _bind_order_expressions(stmt: exp.Expression, tables: dict[str, dict[str, str]]) -> None:
+    """Qualify names inside ORDER BY expressions as input columns, as Postgres binds them.
+
+    A bare ORDER BY name is an output column; inside an expression (``ORDER BY qty + 0``)
+    a name is an input column, even when an output shares it. qualify() leaves such names
+    bare, and DataFusion would bind them to the output.
+    """
+    for scope in traverse_scope(stmt):
+        order = scope.expression.args.get("order")
+        if order is None or not isinstance(scope.expression, exp.Select):
+            continue
+        owners: dict[str, list[str]] = {}
+        for alias, (_, source) in scope.selected_sources.items():
+            if isinstance(source, Scope):
+                names = source.expression.named_selects
+            else:
+                names = list(tables.get(source.name, {}))
+            for name in names:
+                owners.setdefault(name, []).append(alias)
+        for ordered in order.expressions:
+            if isinstance(ordered.this, exp.Column):
+                continue
+            for column in ordered.this.find_all(exp.Column):
+                if not column.table and len(owners.get(column.name, [])) == 1:
+                    column.set("table", exp.to_identifier(owners[column.name][0]))
 
 
 def _source_parts(table: exp.Table) -> tuple[str, str, str] | None:

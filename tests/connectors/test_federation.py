@@ -10,7 +10,7 @@ from http_helpers import sql
 from query_strategies import rows_equal
 from source_postgres import run_in_postgres
 
-from kyma.engine.errors import UnsupportedStatementError
+from kyma.engine.errors import SqlError, UnsupportedStatementError
 
 SECRET_ENV = "KYMA_TEST_SOURCE_PASSWORD"
 
@@ -430,3 +430,13 @@ def test_repeated_names_in_a_pushed_derived_table(ids, source_db) -> None:
     )
     expected = [(n, float(total)) for n, total in expected]
     assert rows == expected
+
+
+def test_order_by_expression_over_a_shadowed_input_is_refused_not_misread(src) -> None:
+    """In Postgres ``qty`` inside ``qty + 0`` is the input column, though an output is named
+    qty. The residual binds it so, and DataFusion refuses the ambiguity: an error, where
+    binding the output alias would have given wrong rows."""
+    with pytest.raises(SqlError, match="ambiguous"):
+        src.query.execute(
+            "SELECT id, -qty AS qty, abs(id) FROM src.public.items ORDER BY qty + 0, id LIMIT 5"
+        )
