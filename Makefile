@@ -25,3 +25,4 @@ bench:
 	$(PYTHON) bench/ingest.py
 	$(PYTHON) bench/query.py
 	$(PYTHON) bench/federation.py
+	$(PYTHON) bench/flight.py

@@ -19,7 +19,12 @@ from pathlib import Path
 class Server:
     def __init__(self) -> None:
         self.home = Path(tempfile.mkdtemp(prefix="kyma-bench-", dir="/tmp")) / "home"
-        env = {**os.environ, "KYMA_HOME": str(self.home), "KYMA_HTTP_PORT": "0"}
+        env = {
+            **os.environ,
+            "KYMA_HOME": str(self.home),
+            "KYMA_HTTP_PORT": "0",
+            "KYMA_FLIGHT_PORT": "0",
+        }
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "kyma", "serve"],
             env=env,
@@ -39,6 +44,8 @@ class Server:
         match = re.search(r"http://([\d.]+):(\d+)", "".join(seen))
         assert match, "".join(seen)
         self.host, self.port = match.group(1), int(match.group(2))
+        flight = re.search(r"Flight SQL\s+(grpc://\S+)", "".join(seen))
+        self.flight_url = flight.group(1) if flight else None
 
     def connection(self) -> http.client.HTTPConnection:
         return http.client.HTTPConnection(self.host, self.port, timeout=600)

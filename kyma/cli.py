@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
 import sys
 import threading
+from pathlib import Path
 from typing import NoReturn
 
 from kyma import __version__
-from kyma.engine.errors import KymaError
+from kyma.engine.errors import KymaError, NotInstalledError
 from kyma.settings import Settings
 
 
@@ -25,7 +27,10 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("serve", help="run the server (embedded catalog and store by default)")
     commands.add_parser("maintenance", help="sweep the ingest ledger and delete orphan objects")
+    _add_sql_parser(commands)
     args = parser.parse_args(argv)
+    if args.command == "sql":
+        return sql(args)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     try:
         settings = Settings.load()
@@ -35,6 +40,45 @@ def main(argv: list[str] | None = None) -> int:
     except KymaError as e:
         print(f"kyma: {e}", file=sys.stderr)
         return 1
+
+
+def _add_sql_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser("sql", help="a psql-style SQL terminal (embedded, or --url)")
+    parser.add_argument("--url", help="a running kyma serve, e.g. http://127.0.0.1:8080")
+    parser.add_argument("--token", help="bearer token sent to --url")
+    parser.add_argument("-c", dest="sql_text", metavar="SQL", help="run SQL, then exit")
+    parser.add_argument("-f", dest="file", type=Path, metavar="FILE", help="run FILE, then exit")
+
+
+def sql(args: argparse.Namespace) -> int:
+    """``kyma sql``: history in KYMA_HISTORY_FILE (default ~/.kyma_history), pager $PAGER
+    (empty: none), NULL dimmed unless TERM=dumb or NO_COLOR is set."""
+    from kyma.repl import shell
+    from kyma.repl.client import Client, QueryError
+
+    def connect() -> Client:
+        if args.url:
+            from kyma.repl.client.http import HttpClient
+
+            return HttpClient(args.url, args.token)
+        from kyma.repl.client.embedded import EmbeddedClient
+
+        try:
+            return EmbeddedClient(Settings.load())
+        except KymaError as e:
+            raise QueryError(str(e)) from e
+
+    logging.basicConfig(level=logging.ERROR, format="%(levelname)s %(name)s %(message)s")
+    history = os.environ.get("KYMA_HISTORY_FILE") or str(Path.home() / ".kyma_history")
+    return shell.run(
+        connect,
+        args.url or "the embedded runtime",
+        command=args.sql_text,
+        file=args.file,
+        history=Path(history),
+        pager=os.environ.get("PAGER", "less -S"),
+        color=os.environ.get("TERM", "dumb") != "dumb" and "NO_COLOR" not in os.environ,
+    )
 
 
 def maintenance(settings: Settings) -> int:
@@ -48,6 +92,7 @@ def maintenance(settings: Settings) -> int:
 def serve(settings: Settings) -> int:
     from waitress.server import create_server
 
+    from kyma.flight import start_flight_server
     from kyma.server import create_app
     from kyma.services import open_services
 
@@ -60,12 +105,18 @@ def serve(settings: Settings) -> int:
         server = create_server(
             app, host=settings.http_host, port=settings.http_port, threads=settings.http_threads
         )
+        try:
+            flight_server = start_flight_server(services, settings.http_host, settings.flight_port)
+            flight = flight_server.url
+        except NotInstalledError as e:  # serve without Flight rather than not at all
+            flight_server, flight = None, f"off: {e}"
         stopping = threading.Event()
         threading.Thread(
             target=_maintenance_loop, args=(services, stopping), daemon=True, name="maintenance"
         ).start()
         print(f"kyma {__version__} serving", flush=True)
         print(f"  HTTP API      http://{settings.http_host}:{server.effective_port}", flush=True)
+        print(f"  Flight SQL    {flight}", flush=True)
         print(f"  catalog       {_redact(services.catalog.url)}", flush=True)
         print(f"  object store  {services.store.url}", flush=True)
         try:
@@ -75,6 +126,8 @@ def serve(settings: Settings) -> int:
         finally:
             stopping.set()
             server.close()
+            if flight_server is not None:
+                flight_server.shutdown()
             print("kyma: shutting down", flush=True)
     return 0
 

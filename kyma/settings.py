@@ -47,6 +47,9 @@ class Settings:
     http_host: str = _setting("127.0.0.1", "KYMA_HTTP_HOST", "address the HTTP API listens on")
     http_port: int = _setting(8080, "KYMA_HTTP_PORT", "port of the HTTP API (0: any free port)")
     http_threads: int = _setting(8, "KYMA_HTTP_THREADS", "worker threads of the HTTP server")
+    flight_port: int = _setting(
+        8815, "KYMA_FLIGHT_PORT", "port of the Arrow Flight SQL server (0: any free port)"
+    )
     max_body_bytes: int = _setting(
         64 << 20, "KYMA_MAX_BODY_BYTES", "largest ingest body, after decompression"
     )

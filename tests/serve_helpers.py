@@ -22,7 +22,13 @@ class Serve:
     def __init__(self, home: Path, **env: str) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "kyma", "serve"],
-            env={**os.environ, "KYMA_HOME": str(home), "KYMA_HTTP_PORT": "0", **env},
+            env={
+                **os.environ,
+                "KYMA_HOME": str(home),
+                "KYMA_HTTP_PORT": "0",
+                "KYMA_FLIGHT_PORT": "0",
+                **env,
+            },
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
@@ -33,6 +39,8 @@ class Serve:
         self._pumping.start()
         self._wait_for(r"object store  ")  # the last line of the start-up banner
         self.url = re.search(r"HTTP API\s+(http://\S+)", "".join(self.output)).group(1)
+        flight = re.search(r"Flight SQL\s+(grpc://\S+)", "".join(self.output))
+        self.flight_url = flight.group(1) if flight else None
 
     def _wait_for(self, pattern: str, timeout: float = 90) -> re.Match:
         deadline = time.monotonic() + timeout

@@ -1,0 +1,172 @@
+"""The Flight SQL server: Flight RPCs in, kyma's query engine and catalog behind them.
+
+GetFlightInfo takes a command (a statement, a prepared statement or a metadata request) and
+answers one endpoint whose ticket DoGet redeems; DoAction creates and closes prepared
+statements; DoPut binds their parameters (and runs update statements). Results stream in
+record batches of at most ``BATCH_ROWS`` rows.
+
+Auth: none yet. When kyma gains it, pass ``auth_handler``/``middleware`` to
+``FlightServerBase.__init__`` here and check the caller in ``_authorize``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.flight as flight
+from flightsql import flightsql_pb2 as sql_pb2
+
+from kyma.flight import _commands as cmd
+from kyma.flight import _metadata as meta
+from kyma.flight._errors import translated
+from kyma.flight._params import bind, placeholders
+from kyma.flight._state import PreparedStatements, ResultCache
+from kyma.services import Services
+
+log = logging.getLogger("kyma.flight")
+
+BATCH_ROWS = 65_536
+CREATE_PREPARED = "CreatePreparedStatement"
+CLOSE_PREPARED = "ClosePreparedStatement"
+
+# Metadata commands: their fixed result schema, and how DoGet builds the answer.
+_METADATA: dict[type, tuple[Any, Any]] = {
+    sql_pb2.CommandGetCatalogs: (lambda c: cmd.CATALOGS, lambda s, c: meta.catalogs(s)),
+    sql_pb2.CommandGetDbSchemas: (lambda c: cmd.DB_SCHEMAS, meta.db_schemas),
+    sql_pb2.CommandGetTables: (
+        lambda c: cmd.TABLES_WITH_SCHEMA if c.include_schema else cmd.TABLES,
+        meta.tables,
+    ),
+    sql_pb2.CommandGetTableTypes: (lambda c: cmd.TABLE_TYPES, lambda s, c: meta.table_types()),
+    sql_pb2.CommandGetSqlInfo: (lambda c: cmd.SQL_INFO, lambda s, c: meta.sql_info(c)),
+    sql_pb2.CommandGetPrimaryKeys: (lambda c: cmd.PRIMARY_KEYS, lambda s, c: meta.primary_keys()),
+}
+
+
+class KymaFlightServer(flight.FlightServerBase):
+    def __init__(self, services: Services, host: str, port: int) -> None:
+        super().__init__(f"grpc://{host}:{port}")
+        self.services = services
+        self.host = host
+        self.results = ResultCache()
+        self.prepared = PreparedStatements()
+
+    @property
+    def url(self) -> str:
+        return f"grpc://{self.host}:{self.port}"
+
+    def _authorize(self, context: flight.ServerCallContext) -> None:
+        """The seam for authentication: every RPC passes here. kyma has no auth yet."""
+
+    # ---------------------------------------------------------------- statements
+
+    def _run(self, descriptor: flight.FlightDescriptor, sql: str) -> flight.FlightInfo:
+        table = self.services.query.execute(sql).table
+        ticket = cmd.pack(sql_pb2.TicketStatementQuery(statement_handle=self.results.put(table)))
+        endpoint = flight.FlightEndpoint(ticket, [])
+        return flight.FlightInfo(table.schema, descriptor, [endpoint], table.num_rows, -1)
+
+    def _prepared_sql(self, handle: bytes) -> str:
+        prepared = self.prepared.get(handle)
+        return bind(prepared.sql, prepared.parameters)
+
+    # ---------------------------------------------------------------- Flight RPCs
+
+    @translated
+    def get_flight_info(
+        self, context: flight.ServerCallContext, descriptor: flight.FlightDescriptor
+    ) -> flight.FlightInfo:
+        self._authorize(context)
+        command = cmd.descriptor_command(descriptor)
+        if isinstance(command, sql_pb2.CommandStatementQuery):
+            return self._run(descriptor, command.query)
+        if isinstance(command, sql_pb2.CommandPreparedStatementQuery):
+            return self._run(descriptor, self._prepared_sql(command.prepared_statement_handle))
+        if type(command) not in _METADATA:
+            raise pa.ArrowNotImplementedError(
+                f"GetFlightInfo does not take {command.DESCRIPTOR.name}"
+            )
+        schema = _METADATA[type(command)][0](command)
+        endpoint = flight.FlightEndpoint(descriptor.command, [])  # the ticket echoes the command
+        return flight.FlightInfo(schema, descriptor, [endpoint], -1, -1)
+
+    @translated
+    def get_schema(
+        self, context: flight.ServerCallContext, descriptor: flight.FlightDescriptor
+    ) -> flight.SchemaResult:
+        self._authorize(context)
+        command = cmd.descriptor_command(descriptor)
+        if type(command) in _METADATA:
+            return flight.SchemaResult(_METADATA[type(command)][0](command))
+        # kyma knows a result's schema only by running the statement; nothing is kept.
+        if isinstance(command, sql_pb2.CommandStatementQuery):
+            return flight.SchemaResult(self.services.query.execute(command.query).table.schema)
+        if isinstance(command, sql_pb2.CommandPreparedStatementQuery):
+            sql = self._prepared_sql(command.prepared_statement_handle)
+            return flight.SchemaResult(self.services.query.execute(sql).table.schema)
+        raise pa.ArrowNotImplementedError(f"GetSchema does not take {command.DESCRIPTOR.name}")
+
+    @translated
+    def do_get(self, context: flight.ServerCallContext, ticket: flight.Ticket) -> Any:
+        self._authorize(context)
+        command = cmd.unpack(ticket.ticket)
+        if isinstance(command, sql_pb2.TicketStatementQuery):
+            table = self.results.take(command.statement_handle)
+        elif type(command) in _METADATA:
+            table = _METADATA[type(command)][1](self.services, command)
+        else:
+            raise pa.ArrowNotImplementedError(f"DoGet does not take {command.DESCRIPTOR.name}")
+        batches = table.to_batches(max_chunksize=BATCH_ROWS)
+        return flight.RecordBatchStream(pa.RecordBatchReader.from_batches(table.schema, batches))
+
+    @translated
+    def do_put(
+        self,
+        context: flight.ServerCallContext,
+        descriptor: flight.FlightDescriptor,
+        reader: flight.MetadataRecordBatchReader,
+        writer: flight.FlightMetadataWriter,
+    ) -> None:
+        self._authorize(context)
+        command = cmd.descriptor_command(descriptor)
+        if isinstance(command, sql_pb2.CommandPreparedStatementQuery):
+            parameters = reader.read_all()
+            prepared = self.prepared.get(command.prepared_statement_handle)
+            prepared.parameters = parameters if parameters.num_columns else None
+            return
+        if isinstance(command, sql_pb2.CommandStatementUpdate):
+            sql = command.query
+        elif isinstance(command, sql_pb2.CommandPreparedStatementUpdate):
+            sql = self._prepared_sql(command.prepared_statement_handle)
+        else:
+            raise pa.ArrowNotImplementedError(f"DoPut does not take {command.DESCRIPTOR.name}")
+        self.services.query.execute(sql)
+        # kyma's statements do not count rows they change: -1 is the spec's "unknown".
+        writer.write(pa.py_buffer(sql_pb2.DoPutUpdateResult(record_count=-1).SerializeToString()))
+
+    @translated
+    def do_action(self, context: flight.ServerCallContext, action: flight.Action) -> list:
+        self._authorize(context)
+        if action.type == CREATE_PREPARED:
+            request = cmd.unpack_as(
+                action.body.to_pybytes(), sql_pb2.ActionCreatePreparedStatementRequest
+            )
+            placeholders(request.query)  # a malformed placeholder fails now, not at execute
+            handle = self.prepared.create(request.query)
+            result = sql_pb2.ActionCreatePreparedStatementResult(prepared_statement_handle=handle)
+            return [flight.Result(cmd.pack(result))]
+        if action.type == CLOSE_PREPARED:
+            request = cmd.unpack_as(
+                action.body.to_pybytes(), sql_pb2.ActionClosePreparedStatementRequest
+            )
+            self.prepared.close(request.prepared_statement_handle)
+            return []
+        raise pa.ArrowNotImplementedError(f"action {action.type!r} is not supported by kyma")
+
+    def list_actions(self, context: flight.ServerCallContext) -> list[tuple[str, str]]:
+        return [
+            (CREATE_PREPARED, "prepare a statement; ? or $1 placeholders"),
+            (CLOSE_PREPARED, "forget a prepared statement"),
+        ]

@@ -1,0 +1,80 @@
+"""The client of a running ``kyma serve``: ``POST /v1/query``, answers as Arrow IPC."""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import socket
+import threading
+from urllib.parse import urlsplit
+
+import pyarrow as pa
+
+from kyma.repl.client import Answer, Client, QueryError
+
+ARROW_STREAM = "application/vnd.apache.arrow.stream"
+
+
+class HttpClient(Client):
+    """One HTTP connection per statement, so ``cancel`` can close the one in flight."""
+
+    def __init__(self, url: str, token: str | None = None, timeout: float = 3600) -> None:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise QueryError(f"--url: expected http://host:port, got {url!r}")
+        self._url = url
+        self._parts = parts
+        self._timeout = timeout
+        self._headers = {"Content-Type": "application/json", "Accept": ARROW_STREAM}
+        if token:
+            self._headers["Authorization"] = f"Bearer {token}"
+        self._lock = threading.Lock()
+        self._open: http.client.HTTPConnection | None = None
+
+    def execute(self, sql: str) -> Answer:
+        connection = self._connect()
+        try:
+            connection.request("POST", self._path(), json.dumps({"sql": sql}), self._headers)
+            response = connection.getresponse()
+            body = response.read()
+        except (OSError, http.client.HTTPException) as e:
+            raise QueryError(f"could not reach kyma at {self._url}: {e}") from e
+        finally:
+            with self._lock:
+                self._open = None
+            connection.close()
+        if response.status >= 400:
+            raise QueryError(_error_message(response.status, body))
+        if ARROW_STREAM not in response.getheader("Content-Type", ""):
+            raise QueryError(f"expected an Arrow IPC stream from {self._url}, got {body[:200]!r}")
+        return Answer(pa.ipc.open_stream(body).read_all())
+
+    def cancel(self) -> None:
+        with self._lock:
+            connection, self._open = self._open, None
+        if connection is not None and connection.sock is not None:
+            with contextlib.suppress(OSError):  # already closed by the other side
+                connection.sock.shutdown(socket.SHUT_RDWR)
+
+    def _connect(self) -> http.client.HTTPConnection:
+        kind = (
+            http.client.HTTPSConnection
+            if self._parts.scheme == "https"
+            else http.client.HTTPConnection
+        )
+        connection = kind(self._parts.hostname, self._parts.port, timeout=self._timeout)
+        with self._lock:
+            self._open = connection
+        return connection
+
+    def _path(self) -> str:
+        return self._parts.path.rstrip("/") + "/v1/query"
+
+
+def _error_message(status: int, body: bytes) -> str:
+    try:
+        answer = json.loads(body)
+        return str(answer["message"])
+    except (ValueError, KeyError, TypeError):
+        return f"HTTP {status}: {body[:200].decode(errors='replace')}"

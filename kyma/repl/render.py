@@ -1,0 +1,113 @@
+"""Results as psql draws them: aligned columns or expanded records, and error markers.
+
+NULL is drawn as ``(null)`` (psql's common ``\\pset null '(null)'``), dimmed on a terminal so
+it differs from the string ``'(null)'``.
+"""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+
+import cbor2
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from kyma.engine.types import KYMA_TYPE_KEY
+
+NULL = "(null)"
+DIM, RESET = "\x1b[2m", "\x1b[0m"
+
+
+def cells(table: pa.Table) -> list[list[str | None]]:
+    """Each column's values as display text, None for NULL."""
+    return [_texts(field, table.column(i)) for i, field in enumerate(table.schema)]
+
+
+def _texts(field: pa.Field, column: pa.ChunkedArray) -> list[str | None]:
+    dtype = field.type
+    if (field.metadata or {}).get(KYMA_TYPE_KEY) == b"dynamic":
+        values = column.to_pylist()
+        return [None if v is None else json.dumps(cbor2.loads(v)) for v in values]
+    if pa.types.is_binary(dtype) or pa.types.is_large_binary(dtype):
+        return [None if v is None else "\\x" + v.hex() for v in column.to_pylist()]
+    if pa.types.is_timestamp(dtype):
+        suffix = "Z" if dtype.tz else ""
+        texts = pc.strftime(column, format="%Y-%m-%d %H:%M:%S").to_pylist()
+        return [None if t is None else t + suffix for t in texts]
+    if pa.types.is_boolean(dtype):
+        return [None if v is None else ("t" if v else "f") for v in column.to_pylist()]
+    if pa.types.is_nested(dtype):
+        return [None if v is None else json.dumps(v, default=str) for v in column.to_pylist()]
+    return [None if v is None else str(v) for v in column.to_pylist()]
+
+
+def width(text: str) -> int:
+    """Terminal columns ``text`` takes: wide (east Asian) characters count twice."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def _pad(text: str, size: int, right: bool) -> str:
+    gap = " " * (size - width(text))
+    return gap + text if right else text + gap
+
+
+def _show(text: str | None, size: int, right: bool, dim: bool) -> str:
+    if text is None:
+        padded = _pad(NULL, size, right)
+        return padded.replace(NULL, f"{DIM}{NULL}{RESET}") if dim else padded
+    return _pad(text, size, right)
+
+
+def _is_number(dtype: pa.DataType) -> bool:
+    return pa.types.is_integer(dtype) or pa.types.is_floating(dtype) or pa.types.is_decimal(dtype)
+
+
+def footer(rows: int) -> str:
+    return f"({rows} row)" if rows == 1 else f"({rows} rows)"
+
+
+def aligned(table: pa.Table, dim: bool = False) -> list[str]:
+    """The table in psql's aligned format, footer included."""
+    names = table.column_names
+    columns = [[c.replace("\n", "\\n") if c else c for c in col] for col in cells(table)]
+    sizes = [
+        max([width(name)] + [width(NULL if c is None else c) for c in col])
+        for name, col in zip(names, columns, strict=True)
+    ]
+    right = [_is_number(f.type) for f in table.schema]
+    lines = [
+        " " + " | ".join(n.center(s) for n, s in zip(names, sizes, strict=True)).rstrip(),
+        "-" + "-+-".join("-" * s for s in sizes) + "-",
+    ]
+    for r in range(table.num_rows):
+        row = [_show(col[r], s, a, dim) for col, s, a in zip(columns, sizes, right, strict=True)]
+        lines.append(" " + " | ".join(row).rstrip())
+    lines.append(footer(table.num_rows))
+    return lines
+
+
+def expanded(table: pa.Table, dim: bool = False) -> list[str]:
+    """One ``-[ RECORD n ]`` block per row, a ``name | value`` line per column."""
+    if table.num_rows == 0:
+        return ["(0 rows)"]
+    names = table.column_names
+    columns = cells(table)
+    size = max(width(n) for n in names)
+    lines = []
+    for r in range(table.num_rows):
+        lines.append(f"-[ RECORD {r + 1} ]" + "-" * max(0, size - 10 - len(str(r + 1))))
+        for name, col in zip(names, columns, strict=True):
+            lines.append(f"{_pad(name, size, False)} | {_show(col[r], 0, False, dim)}")
+    return lines
+
+
+def error(message: str, sql: str | None, line: int | None, column: int | None) -> list[str]:
+    """``ERROR: message``, then the statement's line with a ``^`` under the column."""
+    lines = [f"ERROR: {message}"]
+    texts = sql.split("\n") if sql else []
+    if line is not None and column is not None and 1 <= line <= len(texts):
+        prefix = f"LINE {line}: "
+        lines.append(prefix + texts[line - 1])
+        lines.append(" " * (len(prefix) + max(column - 1, 0)) + "^")
+    return lines
