@@ -41,8 +41,14 @@ class Services:
 
 
 @contextmanager
-def open_services(settings: Settings, log: Callable[[str], None] = print) -> Iterator[Services]:
-    """Start (or connect to) the catalog and object store; stop what was started on exit."""
+def open_services(
+    settings: Settings, log: Callable[[str], None] = print, *, keep_adopted: bool = False
+) -> Iterator[Services]:
+    """Start (or connect to) the catalog and object store; stop what was started on exit.
+
+    ``keep_adopted`` leaves an embedded Postgres that was already running (another kyma's,
+    e.g. a ``kyma serve`` on the same home) running on exit.
+    """
     embedded = None
     catalog_url = settings.catalog_url
     if catalog_url is None:
@@ -86,5 +92,5 @@ def open_services(settings: Settings, log: Callable[[str], None] = print) -> Ite
         finally:
             catalog.close()
     finally:
-        if embedded is not None:
+        if embedded is not None and not (keep_adopted and embedded.adopted):
             embedded.stop()

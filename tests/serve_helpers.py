@@ -20,6 +20,7 @@ class Serve:
     """One ``kyma serve`` process and the URL it printed."""
 
     def __init__(self, home: Path, **env: str) -> None:
+        self.home = home
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "kyma", "serve"],
             env={

@@ -123,6 +123,7 @@ class EmbeddedPostgres:
         except FileNotFoundError as e:
             raise RuntimeStartError(f"the password file {str(self.password_file)!r} is gone") from e
         port = self._live_port()
+        self.adopted = port is not None
         if port is None:
             self._clear_stale_pid_file()
             port = _free_port()

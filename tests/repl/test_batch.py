@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import cli_env
+from repl_terminal import cli_env
 from serve_helpers import Serve
 
 
@@ -62,3 +62,19 @@ def test_include_runs_a_file_from_c(serve: Serve, tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert " seven" in done.stdout and " 8000" in done.stdout and "Timing is on." in done.stdout
     assert "Time: " in done.stdout
+
+
+def test_embedded_session_on_a_serving_home_leaves_the_server_up(
+    serve: Serve, tmp_path: Path
+) -> None:
+    """Without --url, kyma sql adopts the running catalog Postgres and must not stop it."""
+    done = subprocess.run(
+        [sys.executable, "-m", "kyma", "sql", "-c", "SELECT count(*) AS n FROM logs"],
+        env={**cli_env(tmp_path), "KYMA_HOME": str(serve.home)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "8000" in done.stdout
+    assert serve.sql("SELECT count(*) FROM logs")["rows"] == [[8000]]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pyarrow.csv as csv
 import pyarrow.parquet as pq
-from conftest import SLOW_SQL, Terminal
+from repl_terminal import SLOW_SQL, Terminal
 from serve_helpers import Serve
 
 

@@ -19,7 +19,10 @@ class EmbeddedClient(Client):
         from kyma.services import open_services
 
         self._stack = ExitStack()
-        self._services = self._stack.enter_context(open_services(settings, log=lambda _: None))
+        # A kyma serve on the same home keeps its catalog Postgres when this session ends.
+        self._services = self._stack.enter_context(
+            open_services(settings, log=lambda _: None, keep_adopted=True)
+        )
 
     def execute(self, sql: str) -> Answer:
         try:
