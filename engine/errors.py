@@ -133,3 +133,8 @@ class PushdownFailedError(TerminalError):
 
 class TlsFailedError(TerminalError, ConnectionError):
     """The TLS handshake with a source failed; its connector is disabled until re-enabled."""
+
+
+class FencedWriterError(TerminalError):
+    """A commit carried a source position its writer no longer owns (a newer epoch claimed
+    the partition) or that would move backwards; the commit was rolled back."""

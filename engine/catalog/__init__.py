@@ -12,9 +12,12 @@ from kyma.engine.catalog._model import (
     SnapshotInfo,
     TableInfo,
 )
+from kyma.engine.catalog._positions import Claim, SourcePosition
+from kyma.engine.catalog._positions import advance as advance_positions
 
 __all__ = [
     "Catalog",
+    "Claim",
     "CommitResult",
     "ConnectorRecord",
     "ExtentRef",
@@ -22,7 +25,9 @@ __all__ = [
     "ManifestEntry",
     "Payload",
     "SnapshotInfo",
+    "SourcePosition",
     "TableInfo",
+    "advance_positions",
     "check_identifier",
     "ledger_record",
 ]

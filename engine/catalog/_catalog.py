@@ -13,7 +13,7 @@ import psycopg_pool
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
-from kyma.engine.catalog import _commit, _connectors, _ledger
+from kyma.engine.catalog import _commit, _connectors, _ledger, _positions
 from kyma.engine.catalog._connectors import ConnectorRecord
 from kyma.engine.catalog._migrate import migrate
 from kyma.engine.catalog._model import (
@@ -209,6 +209,19 @@ class Catalog:
             _connectors.set_state(
                 conn, connector_id, disabled_reason=disabled_reason, last_error=last_error
             )
+
+    # ------------------------------------------------------------ source positions
+
+    def claim_partitions(
+        self, source: str, stream: str, partitions: list[int], start: int = 0
+    ) -> dict[int, _positions.Claim]:
+        """Take ownership of partitions: new epochs, and the positions to read from."""
+        with self._conn() as conn:
+            return _positions.claim(conn, source, stream, partitions, start)
+
+    def source_positions(self, source: str) -> list[_positions.SourcePosition]:
+        with self._conn() as conn:
+            return _positions.positions(conn, source)
 
     # ------------------------------------------------------------ snapshots and extents
 

@@ -45,7 +45,11 @@ def extent(n: int = 1, rows: int = 10) -> ExtentWriteResult:
 def test_migrations_apply_once(catalog_url: str) -> None:
     first = Catalog(catalog_url)
     second = Catalog(catalog_url)
-    assert first.migrations_applied == ["001_catalog.sql", "002_connectors.sql"]
+    assert first.migrations_applied == [
+        "001_catalog.sql",
+        "002_connectors.sql",
+        "003_source_positions.sql",
+    ]
     assert second.migrations_applied == []
     first.close()
     second.close()
