@@ -10,12 +10,19 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from kyma.engine.catalog import Catalog, TableInfo, ledger_record
-from kyma.engine.errors import CatalogUnavailableError, IdempotencyKeyReusedError, IngestError
+import pyarrow as pa
+
+from kyma.engine.catalog import Catalog, Payload, TableInfo, ledger_record
+from kyma.engine.errors import (
+    CatalogUnavailableError,
+    IdempotencyKeyReusedError,
+    IngestError,
+    SchemaError,
+)
 from kyma.engine.format import ExtentWriteResult, SegmentFormat
 from kyma.engine.storage import ObjectStore
 from kyma.engine.types import Column, KymaType
@@ -71,11 +78,20 @@ class WritePath:
         idempotency_key: str | None = None,
         schema_evolve: bool = True,
         source: str = "rest",
+        columns: Mapping[str, pa.Array] | None = None,
+        payload: Payload | None = None,
     ) -> IngestAck:
-        """Ingest an NDJSON body (already decompressed) into ``table`` as one snapshot."""
+        """Ingest an NDJSON body (already decompressed) into ``table`` as one snapshot.
+
+        ``columns`` set whole columns of the table from Arrow arrays, one value per line
+        (e.g. a Kafka message's topic, partition and offset); ``payload`` runs in the commit
+        transaction (e.g. advancing source positions), so both land or neither does.
+        """
         body_hash = hashlib.sha256(body).hexdigest()
         if idempotency_key is None:
-            return self._ingest(table, body, None, body_hash, schema_evolve, source)
+            return self._ingest(
+                table, body, None, body_hash, schema_evolve, source, columns, payload
+            )
         check_idempotency_key(idempotency_key)
         with self.catalog.idempotency_lock(idempotency_key, self.idempotency_wait_seconds):
             entry = self.catalog.ledger_lookup(idempotency_key)
@@ -87,7 +103,9 @@ class WritePath:
                         f" {entry.ack.get('snapshot_id')})"
                     )
                 return IngestAck(**{**entry.ack, "replayed": True})
-            return self._ingest(table, body, idempotency_key, body_hash, schema_evolve, source)
+            return self._ingest(
+                table, body, idempotency_key, body_hash, schema_evolve, source, columns, payload
+            )
 
     def _ingest(
         self,
@@ -97,6 +115,8 @@ class WritePath:
         body_hash: str,
         evolve: bool,
         source: str,
+        columns: Mapping[str, pa.Array] | None = None,
+        extra_payload: Payload | None = None,
     ) -> IngestAck:
         ingest_time = time.time_ns()
         info = self.catalog.get_table(table)
@@ -125,11 +145,13 @@ class WritePath:
             dropped_fields=plan.dropped_fields,
             props_fields=plan.props_fields,
         )
-        written = self._write(info, coerced.batch)
+        batch = _with_columns(coerced.batch, columns or {})
+        written = self._write(info, batch)
         try:
-            payload = None
+            payloads = [extra_payload] if extra_payload is not None else []
             if key is not None:
-                payload = ledger_record(key, table, body_hash, _ack_with_snapshot(ack))
+                payloads.append(ledger_record(key, table, body_hash, _ack_with_snapshot(ack)))
+            payload = _chained(payloads)
             result = self.catalog.commit(
                 table, written, summary={"source": source}, payload=payload
             )
@@ -168,6 +190,31 @@ class WritePath:
                 self.store.delete(extent.object_path)
             except Exception as e:  # the orphan GC removes it later
                 log.warning("could not delete uncommitted extent %s: %s", extent.object_path, e)
+
+
+def _with_columns(batch: pa.RecordBatch, columns: Mapping[str, pa.Array]) -> pa.RecordBatch:
+    """``batch`` with whole columns replaced; SchemaError if one is not in the table."""
+    for name, values in columns.items():
+        index = batch.schema.get_field_index(name)
+        if index < 0:
+            raise SchemaError(f"column {name!r} is not in the table")
+        if len(values) != batch.num_rows:
+            raise IngestError(f"column {name!r}: {len(values)} values for {batch.num_rows} rows")
+        field = batch.schema.field(index)
+        batch = batch.set_column(index, field, values.cast(field.type))
+    return batch
+
+
+def _chained(payloads: list[Payload]) -> Payload | None:
+    """One payload running each of ``payloads`` in order (None for none)."""
+    if len(payloads) <= 1:
+        return payloads[0] if payloads else None
+
+    def run(cur, snapshot_id: int) -> None:  # type: ignore[no-untyped-def]
+        for payload in payloads:
+            payload(cur, snapshot_id)
+
+    return run
 
 
 def _widened(info: TableInfo, plan: EvolutionPlan) -> list[Column]:
