@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import signal
@@ -27,6 +28,10 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("serve", help="run the server (embedded catalog and store by default)")
     commands.add_parser("maintenance", help="sweep the ingest ledger and delete orphan objects")
+    consume = commands.add_parser(
+        "kafka-consume", help="run Kafka sources in this process (every source if none named)"
+    )
+    consume.add_argument("--source", action="append", dest="sources", metavar="NAME")
     _add_sql_parser(commands)
     args = parser.parse_args(argv)
     if args.command == "sql":
@@ -36,6 +41,8 @@ def main(argv: list[str] | None = None) -> int:
         settings = Settings.load()
         if args.command == "serve":
             return serve(settings)
+        if args.command == "kafka-consume":
+            return kafka_consume(settings, args.sources)
         return maintenance(settings)
     except KymaError as e:
         print(f"kyma: {e}", file=sys.stderr)
@@ -89,6 +96,22 @@ def maintenance(settings: Settings) -> int:
     return 0
 
 
+def kafka_consume(settings: Settings, names: list[str] | None) -> int:
+    """Run Kafka sources until SIGTERM/SIGINT; workers in several processes share partitions."""
+    from kyma.services import open_services
+
+    def stop(signum: int, _frame: object) -> NoReturn:
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    signal.signal(signal.SIGTERM, stop)
+    with open_services(settings) as services:
+        services.sources.start(names)
+        print(f"kyma kafka-consume: running {names or 'every source'}", flush=True)
+        with contextlib.suppress(KeyboardInterrupt):  # SIGTERM/SIGINT: stop the workers
+            threading.Event().wait()
+    return 0
+
+
 def serve(settings: Settings) -> int:
     from waitress.server import create_server
 
@@ -110,6 +133,7 @@ def serve(settings: Settings) -> int:
             flight = flight_server.url
         except NotInstalledError as e:  # serve without Flight rather than not at all
             flight_server, flight = None, f"off: {e}"
+        services.sources.start()
         stopping = threading.Event()
         threading.Thread(
             target=_maintenance_loop, args=(services, stopping), daemon=True, name="maintenance"

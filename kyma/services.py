@@ -18,6 +18,7 @@ from kyma.engine.format.tlm import TlmFormat
 from kyma.engine.gc import collect_orphans
 from kyma.engine.query import QueryEngine
 from kyma.engine.storage import ObjectStore, open_object_store
+from kyma.ingest.sources import SourceRegistry
 from kyma.ingest.write_path import WritePath
 from kyma.settings import Settings
 
@@ -31,6 +32,7 @@ class Services:
     query: QueryEngine
     write_path: WritePath
     connectors: ConnectorRegistry
+    sources: SourceRegistry
 
     def run_maintenance(self) -> dict[str, int]:
         """One round of the ledger sweeper and orphan GC."""
@@ -72,22 +74,25 @@ def open_services(
             )
             fmt = TlmFormat(block_rows=settings.block_rows)
             connectors = ConnectorRegistry(catalog)
+            write_path = WritePath(
+                catalog, store, fmt, idempotency_wait_seconds=settings.idempotency_wait_seconds
+            )
+            sources = SourceRegistry(catalog, write_path)
             try:
                 yield Services(
                     settings=settings,
                     catalog=catalog,
                     store=store,
                     format=fmt,
-                    query=QueryEngine(catalog, store, fmt, connectors),
-                    write_path=WritePath(
-                        catalog,
-                        store,
-                        fmt,
-                        idempotency_wait_seconds=settings.idempotency_wait_seconds,
+                    query=QueryEngine(
+                        catalog, store, fmt, connectors, statements=(sources.statement,)
                     ),
+                    write_path=write_path,
                     connectors=connectors,
+                    sources=sources,
                 )
             finally:
+                sources.close()
                 connectors.close()
         finally:
             catalog.close()

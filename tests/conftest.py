@@ -151,6 +151,7 @@ def services(catalog: Catalog, tmp_path: Path):
     from kyma.connectors.registry import ConnectorRegistry
     from kyma.engine.format.tlm import TlmFormat
     from kyma.engine.query import QueryEngine
+    from kyma.ingest.sources import SourceRegistry
     from kyma.ingest.write_path import WritePath
     from kyma.services import Services
     from kyma.settings import Settings
@@ -159,15 +160,19 @@ def services(catalog: Catalog, tmp_path: Path):
     store = LocalStore(tmp_path / "objects")
     fmt = TlmFormat(block_rows=1024)
     connectors = ConnectorRegistry(catalog)
+    write_path = WritePath(catalog, store, fmt, idempotency_wait_seconds=5)
+    sources = SourceRegistry(catalog, write_path)
     yield Services(
         settings=settings,
         catalog=catalog,
         store=store,
         format=fmt,
-        query=QueryEngine(catalog, store, fmt, connectors),
-        write_path=WritePath(catalog, store, fmt, idempotency_wait_seconds=5),
+        query=QueryEngine(catalog, store, fmt, connectors, statements=(sources.statement,)),
+        write_path=write_path,
         connectors=connectors,
+        sources=sources,
     )
+    sources.close()
     connectors.close()
 
 

@@ -14,6 +14,7 @@ from kyma.engine.catalog._model import (
 )
 from kyma.engine.catalog._positions import Claim, SourcePosition
 from kyma.engine.catalog._positions import advance as advance_positions
+from kyma.engine.catalog._sources import SourceRecord
 
 __all__ = [
     "Catalog",
@@ -26,6 +27,7 @@ __all__ = [
     "Payload",
     "SnapshotInfo",
     "SourcePosition",
+    "SourceRecord",
     "TableInfo",
     "advance_positions",
     "check_identifier",

@@ -13,7 +13,7 @@ import psycopg_pool
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
-from kyma.engine.catalog import _commit, _connectors, _ledger, _positions
+from kyma.engine.catalog import _commit, _connectors, _ledger, _positions, _sources
 from kyma.engine.catalog._connectors import ConnectorRecord
 from kyma.engine.catalog._migrate import migrate
 from kyma.engine.catalog._model import (
@@ -209,6 +209,27 @@ class Catalog:
             _connectors.set_state(
                 conn, connector_id, disabled_reason=disabled_reason, last_error=last_error
             )
+
+    # ------------------------------------------------------------ ingest sources
+
+    def create_source(
+        self, name: str, type_: str, table: str, definition: dict[str, Any]
+    ) -> _sources.SourceRecord:
+        check_identifier("source", name)
+        with self._conn() as conn:
+            return _sources.create(conn, name, type_, table, definition)
+
+    def get_source(self, name: str) -> _sources.SourceRecord:
+        with self._conn() as conn:
+            return _sources.get(conn, name)
+
+    def list_sources(self) -> list[_sources.SourceRecord]:
+        with self._conn() as conn:
+            return _sources.list_all(conn)
+
+    def drop_source(self, name: str) -> None:
+        with self._conn() as conn:
+            _sources.drop(conn, name)
 
     # ------------------------------------------------------------ source positions
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 from sqlglot import exp
 from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 from sqlglot.tokens import Tokenizer
@@ -25,9 +27,13 @@ class QueryEngine:
         store: ObjectStore,
         fmt: SegmentFormat,
         federation: Federation | None = None,
+        statements: Sequence[Callable[[str], QueryResult | None]] = (),
     ) -> None:
+        """``statements`` run kyma's own statement kinds (CREATE SOURCE…) before parsing:
+        each returns a result, or None when the SQL is not its kind."""
         self.catalog = catalog
         self.federation = federation
+        self.statements = [*([federation.statement] if federation else []), *statements]
         self.planner = SelectPlanner(catalog, store, fmt, federation)
 
     def execute(
@@ -44,8 +50,8 @@ class QueryEngine:
         ``pruning=False`` scans every block (a diagnostic: answers must not change).
         ``pushdown=False`` pushes only projections to federated sources (a baseline).
         """
-        if self.federation is not None:
-            handled = self.federation.statement(sql)
+        for statement in self.statements:
+            handled = statement(sql)
             if handled is not None:
                 return handled
         sql, explain = _strip_explain(sql)

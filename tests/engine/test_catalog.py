@@ -49,6 +49,7 @@ def test_migrations_apply_once(catalog_url: str) -> None:
         "001_catalog.sql",
         "002_connectors.sql",
         "003_source_positions.sql",
+        "004_sources.sql",
     ]
     assert second.migrations_applied == []
     first.close()

@@ -1,0 +1,58 @@
+"""Ingest source definitions in the catalog (opaque JSON; the source type gives it meaning)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from kyma.engine.errors import AlreadyExistsError, NotFoundError
+
+_COLUMNS = "source_id, name, type, table_name, definition, created_at"
+
+
+@dataclass(frozen=True)
+class SourceRecord:
+    source_id: int
+    name: str
+    type: str
+    table_name: str
+    definition: dict[str, Any]
+    created_at: datetime
+
+
+def create(
+    conn: psycopg.Connection, name: str, type_: str, table: str, definition: dict[str, Any]
+) -> SourceRecord:
+    try:
+        row = conn.execute(
+            "INSERT INTO kyma.sources (name, type, table_name, definition)"
+            f" VALUES (%s, %s, %s, %s) RETURNING {_COLUMNS}",
+            (name, type_, table, Jsonb(definition)),
+        ).fetchone()
+    except psycopg.errors.UniqueViolation:
+        raise AlreadyExistsError(f"source {name!r} already exists") from None
+    return SourceRecord(*row)  # type: ignore[misc]
+
+
+def get(conn: psycopg.Connection, name: str) -> SourceRecord:
+    row = conn.execute(f"SELECT {_COLUMNS} FROM kyma.sources WHERE name = %s", (name,)).fetchone()
+    if row is None:
+        raise NotFoundError(f"source {name!r} does not exist")
+    return SourceRecord(*row)
+
+
+def list_all(conn: psycopg.Connection) -> list[SourceRecord]:
+    rows = conn.execute(f"SELECT {_COLUMNS} FROM kyma.sources ORDER BY name").fetchall()
+    return [SourceRecord(*row) for row in rows]
+
+
+def drop(conn: psycopg.Connection, name: str) -> None:
+    """The definition and its positions go together; the table and its rows stay."""
+    with conn.transaction():
+        if conn.execute("DELETE FROM kyma.sources WHERE name = %s", (name,)).rowcount == 0:
+            raise NotFoundError(f"source {name!r} does not exist")
+        conn.execute("DELETE FROM kyma.source_positions WHERE source = %s", (name,))

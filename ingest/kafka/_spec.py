@@ -1,0 +1,119 @@
+"""A Kafka source definition: the JSON body of ``POST /v1/sources``, checked field by field."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from kyma.engine.errors import ConfigError
+
+_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+# librdkafka settings a source may pass through (security, timeouts), never group/offset ones:
+# kyma owns where reading starts.
+_PASSTHROUGH = re.compile(
+    r"(security|sasl|ssl)\.[a-z.]+|(session|socket)\.timeout\.ms|heartbeat\.interval\.ms"
+)
+
+
+@dataclass(frozen=True)
+class KafkaSpec:
+    name: str
+    table: str
+    bootstrap_servers: str
+    topics: tuple[str, ...]
+    group_id: str
+    max_rows: int = 50_000
+    max_latency_ms: int = 1_000
+    schema_evolve: bool = False
+    metadata_columns: bool = True
+    client: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """The definition as stored and shown (the body's shape, defaults filled in)."""
+        plain = asdict(self)
+        return {
+            "name": self.name,
+            "type": "kafka",
+            "table": self.table,
+            "kafka": {
+                "bootstrap_servers": self.bootstrap_servers,
+                "topics": list(self.topics),
+                "group_id": self.group_id,
+                **self.client,
+            },
+            "batch": {"max_rows": self.max_rows, "max_latency_ms": self.max_latency_ms},
+            "schema_evolve": plain["schema_evolve"],
+            "metadata_columns": plain["metadata_columns"],
+        }
+
+
+def parse_kafka_spec(body: Any) -> KafkaSpec:
+    """A KafkaSpec from a JSON body; ConfigError naming the field on any mistake."""
+    if not isinstance(body, dict):
+        raise ConfigError("body: expected a JSON object")
+    known = {"name", "type", "table", "kafka", "batch", "schema_evolve", "metadata_columns"}
+    _no_unknown(body, "", known)
+    name = body.get("name")
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise ConfigError(f"name: {name!r} is not a source name (lower-case letter or _ first)")
+    if body.get("type") != "kafka":
+        raise ConfigError(f"type: expected 'kafka', got {body.get('type')!r}")
+    table = body.get("table")
+    if not isinstance(table, str) or not table:
+        raise ConfigError(f"table: expected a table name, got {table!r}")
+    kafka = body.get("kafka")
+    if not isinstance(kafka, dict):
+        raise ConfigError("kafka: expected an object with bootstrap_servers, topics, group_id")
+    servers, topics, group = (kafka.get(k) for k in ("bootstrap_servers", "topics", "group_id"))
+    if not isinstance(servers, str) or not servers:
+        raise ConfigError(f"kafka.bootstrap_servers: expected 'host:port,…', got {servers!r}")
+    if not isinstance(topics, list) or not topics or not all(isinstance(t, str) for t in topics):
+        raise ConfigError(f"kafka.topics: expected a non-empty list of topic names, got {topics!r}")
+    if not isinstance(group, str) or not group:
+        raise ConfigError(f"kafka.group_id: expected a non-empty string, got {group!r}")
+    client = {
+        k: v for k, v in kafka.items() if k not in ("bootstrap_servers", "topics", "group_id")
+    }
+    for key, value in client.items():
+        if not _PASSTHROUGH.fullmatch(key) or not isinstance(value, str | int):
+            raise ConfigError(
+                f"kafka.{key}: not a setting a source may set (security.*, sasl.*, ssl.*,"
+                " session.timeout.ms, socket.timeout.ms, heartbeat.interval.ms)"
+            )
+    batch = body.get("batch", {})
+    if not isinstance(batch, dict):
+        raise ConfigError("batch: expected an object with max_rows and max_latency_ms")
+    _no_unknown(batch, "batch.", {"max_rows", "max_latency_ms"})
+    return KafkaSpec(
+        name=name,
+        table=table,
+        bootstrap_servers=servers,
+        topics=tuple(topics),
+        group_id=group,
+        max_rows=_int(batch, "max_rows", 50_000, 1, 10_000_000),
+        max_latency_ms=_int(batch, "max_latency_ms", 1_000, 1, 3_600_000),
+        schema_evolve=_bool(body, "schema_evolve", False),
+        metadata_columns=_bool(body, "metadata_columns", True),
+        client={k: str(v) for k, v in client.items()},
+    )
+
+
+def _no_unknown(raw: dict[str, Any], prefix: str, known: set[str]) -> None:
+    unknown = sorted(set(raw) - known)
+    if unknown:
+        raise ConfigError(f"{prefix}{unknown[0]}: unknown field; expected one of {sorted(known)}")
+
+
+def _int(raw: dict[str, Any], key: str, default: int, low: int, high: int) -> int:
+    value = raw.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ConfigError(f"batch.{key}: expected an integer from {low} to {high}, got {value!r}")
+    return value
+
+
+def _bool(raw: dict[str, Any], key: str, default: bool) -> bool:
+    value = raw.get(key, default)
+    if not isinstance(value, bool):
+        raise ConfigError(f"{key}: expected true or false, got {value!r}")
+    return value

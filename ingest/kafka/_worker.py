@@ -1,0 +1,242 @@
+"""One Kafka source's consumer loop, exactly-once.
+
+Where reading starts is the catalog's business, not Kafka's: on every assignment the worker
+claims the partitions (their epochs go up) and seeks to the catalog's positions. Each batch
+commits its rows and the partitions' new positions in one catalog transaction; a worker
+that lost a partition meanwhile is fenced and its batch rolls back. Offsets are committed
+back to Kafka afterwards, for lag tooling only.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from kyma.engine.catalog import Catalog, Payload, advance_positions
+from kyma.engine.errors import FencedWriterError, IngestError, NotFoundError, RetryableError
+from kyma.engine.types import Column, KymaType
+from kyma.ingest.kafka._batch import build_body, next_positions
+from kyma.ingest.kafka._spec import KafkaSpec
+from kyma.ingest.write_path import WritePath
+
+log = logging.getLogger("kyma.kafka")
+
+POLL_SECONDS = 0.2
+RETRY_SECONDS = 1.0
+METADATA_TYPES = (
+    ("_kafka_topic", "string"),
+    ("_kafka_partition", "int"),
+    ("_kafka_offset", "long"),
+)
+DEAD_LETTER_COLUMNS = (
+    Column("topic", KymaType("string")),
+    Column("partition", KymaType("int")),
+    Column("offset", KymaType("long")),
+    Column("raw_base64", KymaType("string")),
+    Column("error", KymaType("string")),
+)
+
+
+def dead_letter_table(spec: KafkaSpec) -> str:
+    return f"{spec.table}_dead_letters"
+
+
+class KafkaWorker:
+    """Consumes ``spec``'s topics into its table until ``stop`` is set."""
+
+    def __init__(self, spec: KafkaSpec, catalog: Catalog, write_path: WritePath) -> None:
+        self.spec = spec
+        self.catalog = catalog
+        self.write_path = write_path
+        self.epochs: dict[tuple[str, int], int] = {}
+        self.last_error: str | None = None
+        self.committed_batches = 0
+        self.watermarks: dict[tuple[str, int], int] = {}
+        self._pending: list[Any] = []
+        self._lock = threading.Lock()
+
+    def run(self, stop: threading.Event) -> None:
+        from confluent_kafka import Consumer
+
+        prepare_table(self.spec, self.catalog)
+        consumer = Consumer(
+            {
+                "bootstrap.servers": self.spec.bootstrap_servers,
+                "group.id": self.spec.group_id,
+                "enable.auto.commit": False,
+                "auto.offset.reset": "earliest",
+                **self.spec.client,
+            }
+        )
+        consumer.subscribe(
+            list(self.spec.topics), on_assign=self._assigned, on_revoke=self._revoked
+        )
+        try:
+            while not stop.is_set():
+                batch = self._collect(consumer, stop)
+                if batch:
+                    self._commit_batch(consumer, batch, stop)
+        finally:
+            consumer.close()
+
+    # ---------------------------------------------------------------- assignment
+
+    def _assigned(self, consumer: Any, partitions: list[Any]) -> None:
+        by_topic: dict[str, list[int]] = {}
+        for tp in partitions:
+            by_topic.setdefault(tp.topic, []).append(tp.partition)
+        with self._lock:
+            for topic, numbers in by_topic.items():
+                claims = self.catalog.claim_partitions(self.spec.name, topic, numbers)
+                for tp in partitions:
+                    if tp.topic == topic:
+                        claim = claims[tp.partition]
+                        tp.offset = claim.position
+                        self.epochs[(topic, tp.partition)] = claim.epoch
+        consumer.assign(partitions)
+        log.info("source %r: assigned %s", self.spec.name, _names(partitions))
+
+    def _revoked(self, consumer: Any, partitions: list[Any]) -> None:
+        with self._lock:
+            for tp in partitions:
+                self.epochs.pop((tp.topic, tp.partition), None)
+            self._pending.clear()  # the new owner reads them from the catalog's positions
+        consumer.unassign()
+
+    # ---------------------------------------------------------------- batches
+
+    def _collect(self, consumer: Any, stop: threading.Event) -> list[Any]:
+        """Messages until ``max_rows``, or ``max_latency_ms`` after the first one arrived."""
+        deadline = None
+        while not stop.is_set() and len(self._pending) < self.spec.max_rows:
+            timeout = POLL_SECONDS
+            if deadline is not None:
+                timeout = min(timeout, deadline - time.monotonic())
+                if timeout <= 0:
+                    break
+            wanted = self.spec.max_rows - len(self._pending)
+            for message in consumer.consume(wanted, timeout=timeout):
+                if message.error() is None:
+                    self._pending.append(message)
+                else:
+                    log.warning("source %r: %s", self.spec.name, message.error())
+            if self._pending and deadline is None:
+                deadline = time.monotonic() + self.spec.max_latency_ms / 1000
+        batch, self._pending = self._pending, []
+        return batch
+
+    def _commit_batch(self, consumer: Any, batch: list[Any], stop: threading.Event) -> None:
+        while not stop.is_set():
+            try:
+                self._ingest(batch)
+            except FencedWriterError as e:  # the partitions moved on: drop, never write twice
+                self.last_error = str(e)
+                log.warning("source %r: batch dropped: %s", self.spec.name, e)
+                return
+            except RetryableError as e:
+                self.last_error = str(e)
+                log.warning("source %r: retrying a batch: %s", self.spec.name, e)
+                stop.wait(RETRY_SECONDS)
+                continue
+            self.committed_batches += 1
+            self._commit_to_kafka(consumer, batch)
+            return
+
+    def _ingest(self, batch: list[Any]) -> None:
+        """Write the batch and advance positions in one commit; bad messages dead-letter."""
+        messages = list(batch)
+        positions = next_positions(messages)  # every message counts, dead letters included
+        for _ in range(len(messages) + 1):
+            body = build_body(messages, metadata_columns=self.spec.metadata_columns)
+            payload = self._advance(positions)
+            if not body.ndjson:
+                self.catalog.commit(self.spec.table, [], payload=payload)
+                return
+            try:
+                self.write_path.ingest_ndjson(
+                    self.spec.table,
+                    body.ndjson,
+                    schema_evolve=self.spec.schema_evolve,
+                    source=f"kafka:{self.spec.name}",
+                    columns=body.columns,
+                    payload=payload,
+                )
+                return
+            except IngestError as e:
+                if e.line is None:
+                    raise
+                bad = messages[body.owners[e.line - 1]]
+                self._dead_letter(bad, e)
+                messages = [m for m in messages if m is not bad]
+
+    def _advance(self, positions: dict[tuple[str, int], int]) -> Payload:
+        with self._lock:
+            epochs = dict(self.epochs)
+        by_topic: dict[str, dict[int, tuple[int, int]]] = {}
+        for (topic, partition), position in positions.items():
+            epoch = epochs.get((topic, partition))
+            if epoch is None:
+                raise FencedWriterError(
+                    f"source {self.spec.name!r}: {topic}[{partition}] was revoked"
+                )
+            by_topic.setdefault(topic, {})[partition] = (epoch, position)
+        payloads = [advance_positions(self.spec.name, t, moves) for t, moves in by_topic.items()]
+
+        def payload(cur: Any, snapshot_id: int) -> None:
+            for each in payloads:
+                each(cur, snapshot_id)
+
+        return payload
+
+    def _dead_letter(self, message: Any, error: IngestError) -> None:
+        """Record the message beside the table; its key makes a replayed batch write it once."""
+        table = dead_letter_table(self.spec)
+        try:
+            self.catalog.get_table(table)
+        except NotFoundError:
+            self.catalog.create_table(table, DEAD_LETTER_COLUMNS, if_not_exists=True)
+        row = {
+            "topic": message.topic(),
+            "partition": message.partition(),
+            "offset": message.offset(),
+            "raw_base64": base64.b64encode(message.value() or b"").decode(),
+            "error": str(error),
+        }
+        key = (
+            f"kafka-dlq:{self.spec.name}:{message.topic()}:{message.partition()}:{message.offset()}"
+        )
+        self.write_path.ingest_ndjson(
+            table, json.dumps(row).encode(), idempotency_key=key, source=f"kafka:{self.spec.name}"
+        )
+        log.warning("source %r: dead-lettered %s", self.spec.name, key)
+
+    def _commit_to_kafka(self, consumer: Any, batch: Sequence[Any]) -> None:
+        from confluent_kafka import KafkaException, TopicPartition
+
+        offsets = [TopicPartition(t, p, o) for (t, p), o in next_positions(batch).items()]
+        try:
+            consumer.commit(offsets=offsets, asynchronous=True)
+        except KafkaException as e:  # only lag tooling reads these; the catalog is the truth
+            log.info("source %r: offsets not committed to Kafka: %s", self.spec.name, e)
+
+
+def prepare_table(spec: KafkaSpec, catalog: Catalog) -> None:
+    """Create the source's table, or widen it with the ``_kafka_*`` columns it lacks."""
+    wanted = [Column(n, KymaType(t)) for n, t in METADATA_TYPES] if spec.metadata_columns else []
+    try:
+        info = catalog.get_table(spec.table)
+    except NotFoundError:
+        catalog.create_table(spec.table, wanted, if_not_exists=True)
+        return
+    for column in wanted:
+        if info.column(column.name) is None:
+            catalog.add_column(spec.table, column, if_not_exists=True)
+
+
+def _names(partitions: list[Any]) -> str:
+    return ", ".join(f"{tp.topic}[{tp.partition}]@{tp.offset}" for tp in partitions) or "nothing"
