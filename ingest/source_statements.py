@@ -2,7 +2,8 @@
 
 ``CREATE SOURCE clicks TYPE kafka WITH (table = 'clicks', bootstrap_servers = 'b:9092',
 topics = 'clicks,views', group_id = 'kyma-clicks', max_rows = 50000, max_latency_ms = 1000)``
-builds the same body ``POST /v1/sources`` takes.
+builds the same body ``POST /v1/sources`` takes. Client settings are spelled with
+underscores: ``security_protocol = 'SASL_SSL'`` is librdkafka's ``security.protocol``.
 """
 
 from __future__ import annotations
@@ -14,13 +15,14 @@ import pyarrow as pa
 from kyma.engine.errors import SqlError
 from kyma.engine.query import QueryResult
 from kyma.engine.query.options import name_token, tokenize, with_options
+from kyma.ingest.kafka import is_client_setting
 
 if TYPE_CHECKING:
     from kyma.ingest.sources import SourceRegistry
 
 _KAFKA_KEYS = {"bootstrap_servers", "topics", "group_id"}
 _BATCH_KEYS = {"max_rows", "max_latency_ms"}
-_TOP_KEYS = {"table", "schema_evolve", "metadata_columns"}
+_TOP_KEYS = {"table", "schema_evolve", "metadata_columns", "delivery"}
 
 
 def run(registry: SourceRegistry, sql: str) -> QueryResult | None:
@@ -72,9 +74,14 @@ def _body(tokens: list[Any]) -> dict[str, Any]:
             batch[key] = value
         elif key in _TOP_KEYS:
             body[key] = value
+        elif is_client_setting(key.replace("_", ".")):
+            kafka[key.replace("_", ".")] = value
         else:
             known = sorted(_KAFKA_KEYS | _BATCH_KEYS | _TOP_KEYS | {"topics"})
-            raise SqlError(f"unknown source option {key!r}; expected one of {known}")
+            raise SqlError(
+                f"unknown source option {key!r}; expected one of {known}"
+                " or a client setting (security_*, sasl_*, ssl_*, session_timeout_ms, …)"
+            )
     body["kafka"] = kafka
     if batch:
         body["batch"] = batch

@@ -12,10 +12,10 @@ import threading
 from typing import Any
 
 from kyma.engine.catalog import Catalog, SourceRecord
-from kyma.engine.errors import ConfigError, NotInstalledError
+from kyma.engine.errors import ConfigError, KymaError, NotFoundError, NotInstalledError
 from kyma.engine.query import QueryResult
 from kyma.ingest import source_statements
-from kyma.ingest.kafka import KafkaWorker, parse_kafka_spec, prepare_table
+from kyma.ingest.kafka import KafkaSpec, KafkaWorker, parse_kafka_spec, prepare_table
 from kyma.ingest.write_path import WritePath
 
 log = logging.getLogger("kyma.sources")
@@ -42,6 +42,7 @@ class SourceRegistry:
         self.catalog = catalog
         self.write_path = write_path
         self._running: dict[str, _Running] = {}
+        self._errors: dict[str, str] = {}  # sources that could not start, and why
         self._lock = threading.Lock()
         self._started = False
 
@@ -65,31 +66,40 @@ class SourceRegistry:
         return [self.describe(r.name) for r in self.catalog.list_sources()]
 
     def status(self, name: str) -> dict[str, Any]:
-        """Per partition: the catalog's position, the topic's high watermark and the lag."""
+        """Per partition: the committed position, the topic's high watermark and the lag.
+
+        Positions are the catalog's (exactly once) or the group's in Kafka (at least once).
+        ``state`` is this process's: a source may be running in a ``kafka-consume`` worker.
+        """
         record = self.catalog.get_source(name)
         spec = parse_kafka_spec(record.definition)
         running = self._running.get(name)
-        positions = self.catalog.source_positions(name)
-        highs = _high_watermarks(spec, [(p.stream, p.partition) for p in positions])
+        partitions = self._positions(spec)
+        highs = _high_watermarks(spec, [(p["topic"], p["partition"]) for p in partitions])
+        for p in partitions:
+            high = highs.get((p["topic"], p["partition"]))
+            p["high_watermark"] = high
+            p["lag"] = None if high is None else max(0, high - p["position"])
+        if running is not None and running.thread.is_alive():
+            state = "running"
+        else:
+            state = "failed" if name in self._errors else "idle"
         return {
             "name": name,
-            "state": "running" if running and running.thread.is_alive() else "stopped",
-            "last_error": running.worker.last_error if running else None,
+            "delivery": spec.delivery,
+            "state": state,
+            "last_error": running.worker.last_error if running else self._errors.get(name),
             "committed_batches": running.worker.committed_batches if running else 0,
-            "partitions": [
-                {
-                    "topic": p.stream,
-                    "partition": p.partition,
-                    "position": p.position,
-                    "epoch": p.epoch,
-                    "high_watermark": highs.get((p.stream, p.partition)),
-                    "lag": None
-                    if highs.get((p.stream, p.partition)) is None
-                    else max(0, highs[(p.stream, p.partition)] - p.position),
-                }
-                for p in positions
-            ],
+            "partitions": partitions,
         }
+
+    def _positions(self, spec: KafkaSpec) -> list[dict[str, Any]]:
+        if not spec.exactly_once:
+            return _group_offsets(spec)
+        return [
+            {"topic": p.stream, "partition": p.partition, "position": p.position, "epoch": p.epoch}
+            for p in self.catalog.source_positions(spec.name)
+        ]
 
     def drop(self, name: str) -> None:
         self.catalog.drop_source(name)
@@ -100,11 +110,23 @@ class SourceRegistry:
             running.thread.join(timeout=30)
 
     def start(self, names: list[str] | None = None) -> None:
-        """Run the named sources (every source when None) in background threads."""
+        """Run the named sources (every source when None) in background threads.
+
+        An unknown name is a NotFoundError; a source that cannot start (its extra is not
+        installed) is logged and shows as failed in its status, and the others start.
+        """
+        records = self.catalog.list_sources()
+        unknown = sorted(set(names or ()) - {r.name for r in records})
+        if unknown:
+            raise NotFoundError(f"no source named {', '.join(map(repr, unknown))}")
         self._started = True
-        for record in self.catalog.list_sources():
+        for record in records:
             if names is None or record.name in names:
-                self._start(record)
+                try:
+                    self._start(record)
+                except KymaError as e:
+                    self._errors[record.name] = str(e)
+                    log.error("source %r not started: %s", record.name, e)
 
     def statement(self, sql: str) -> QueryResult | None:
         """Run a source statement (CREATE/DROP SOURCE, SHOW SOURCES), or None."""
@@ -132,13 +154,44 @@ class SourceRegistry:
         log.info("source %r started", record.name)
 
 
-def _high_watermarks(spec: Any, partitions: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
+def _group_offsets(spec: KafkaSpec) -> list[dict[str, Any]]:
+    """The consumer group's committed offsets in Kafka, for every partition of the topics."""
+    from confluent_kafka import Consumer, KafkaException, TopicPartition
+
+    consumer = Consumer(
+        {"bootstrap.servers": spec.bootstrap_servers, "group.id": spec.group_id, **spec.client}
+    )
+    try:
+        wanted = []
+        for topic in spec.topics:
+            metadata = consumer.list_topics(topic, timeout=5).topics.get(topic)
+            if metadata is not None and metadata.error is None:
+                wanted += [TopicPartition(topic, p) for p in sorted(metadata.partitions)]
+        committed = consumer.committed(wanted, timeout=5) if wanted else []
+    except KafkaException as e:
+        log.warning("source %r: group offsets unavailable: %s", spec.name, e)
+        return []
+    finally:
+        consumer.close()
+    return [
+        {"topic": tp.topic, "partition": tp.partition, "position": max(tp.offset, 0)}
+        for tp in committed
+    ]
+
+
+def _high_watermarks(
+    spec: KafkaSpec, partitions: list[tuple[str, int]]
+) -> dict[tuple[str, int], int]:
     if not partitions:
         return {}
     from confluent_kafka import Consumer, KafkaException, TopicPartition
 
     consumer = Consumer(
-        {"bootstrap.servers": spec.bootstrap_servers, "group.id": f"{spec.group_id}-status"}
+        {
+            "bootstrap.servers": spec.bootstrap_servers,
+            "group.id": f"{spec.group_id}-status",
+            **spec.client,
+        }
     )
     try:
         highs = {}

@@ -17,6 +17,7 @@ from typing import Any
 import pyarrow as pa
 
 from kyma.engine.catalog import Catalog, Payload, TableInfo, ledger_record
+from kyma.engine.crashpoints import crash_point
 from kyma.engine.errors import (
     CatalogUnavailableError,
     IdempotencyKeyReusedError,
@@ -147,6 +148,7 @@ class WritePath:
         )
         batch = _with_columns(coerced.batch, columns or {})
         written = self._write(info, batch)
+        crash_point("write.extents_written")
         try:
             payloads = [extra_payload] if extra_payload is not None else []
             if key is not None:

@@ -3,7 +3,14 @@
 Needs the ``kafka`` extra (confluent-kafka); nothing imports it until a worker runs.
 """
 
-from kyma.ingest.kafka._spec import KafkaSpec, parse_kafka_spec
+from kyma.ingest.kafka._spec import KafkaSpec, is_client_setting, parse_kafka_spec
 from kyma.ingest.kafka._worker import KafkaWorker, dead_letter_table, prepare_table
 
-__all__ = ["KafkaSpec", "KafkaWorker", "dead_letter_table", "parse_kafka_spec", "prepare_table"]
+__all__ = [
+    "KafkaSpec",
+    "KafkaWorker",
+    "dead_letter_table",
+    "is_client_setting",
+    "parse_kafka_spec",
+    "prepare_table",
+]

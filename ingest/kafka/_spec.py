@@ -9,6 +9,8 @@ from typing import Any
 from kyma.engine.errors import ConfigError
 
 _NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+EXACTLY_ONCE = "exactly_once"
+AT_LEAST_ONCE = "at_least_once"
 # librdkafka settings a source may pass through (security, timeouts), never group/offset ones:
 # kyma owns where reading starts.
 _PASSTHROUGH = re.compile(
@@ -27,7 +29,12 @@ class KafkaSpec:
     max_latency_ms: int = 1_000
     schema_evolve: bool = False
     metadata_columns: bool = True
+    delivery: str = EXACTLY_ONCE
     client: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def exactly_once(self) -> bool:
+        return self.delivery == EXACTLY_ONCE
 
     def to_json(self) -> dict[str, Any]:
         """The definition as stored and shown (the body's shape, defaults filled in)."""
@@ -45,14 +52,29 @@ class KafkaSpec:
             "batch": {"max_rows": self.max_rows, "max_latency_ms": self.max_latency_ms},
             "schema_evolve": plain["schema_evolve"],
             "metadata_columns": plain["metadata_columns"],
+            "delivery": self.delivery,
         }
+
+
+def is_client_setting(key: str) -> bool:
+    """Whether a source may pass ``key`` (librdkafka's dotted name) to its client."""
+    return _PASSTHROUGH.fullmatch(key) is not None
 
 
 def parse_kafka_spec(body: Any) -> KafkaSpec:
     """A KafkaSpec from a JSON body; ConfigError naming the field on any mistake."""
     if not isinstance(body, dict):
         raise ConfigError("body: expected a JSON object")
-    known = {"name", "type", "table", "kafka", "batch", "schema_evolve", "metadata_columns"}
+    known = {
+        "name",
+        "type",
+        "table",
+        "kafka",
+        "batch",
+        "schema_evolve",
+        "metadata_columns",
+        "delivery",
+    }
     _no_unknown(body, "", known)
     name = body.get("name")
     if not isinstance(name, str) or not _NAME.fullmatch(name):
@@ -76,7 +98,7 @@ def parse_kafka_spec(body: Any) -> KafkaSpec:
         k: v for k, v in kafka.items() if k not in ("bootstrap_servers", "topics", "group_id")
     }
     for key, value in client.items():
-        if not _PASSTHROUGH.fullmatch(key) or not isinstance(value, str | int):
+        if not is_client_setting(key) or not isinstance(value, str | int):
             raise ConfigError(
                 f"kafka.{key}: not a setting a source may set (security.*, sasl.*, ssl.*,"
                 " session.timeout.ms, socket.timeout.ms, heartbeat.interval.ms)"
@@ -85,6 +107,11 @@ def parse_kafka_spec(body: Any) -> KafkaSpec:
     if not isinstance(batch, dict):
         raise ConfigError("batch: expected an object with max_rows and max_latency_ms")
     _no_unknown(batch, "batch.", {"max_rows", "max_latency_ms"})
+    delivery = body.get("delivery", EXACTLY_ONCE)
+    if delivery not in (EXACTLY_ONCE, AT_LEAST_ONCE):
+        raise ConfigError(
+            f"delivery: expected {EXACTLY_ONCE!r} or {AT_LEAST_ONCE!r}, got {delivery!r}"
+        )
     return KafkaSpec(
         name=name,
         table=table,
@@ -95,6 +122,7 @@ def parse_kafka_spec(body: Any) -> KafkaSpec:
         max_latency_ms=_int(batch, "max_latency_ms", 1_000, 1, 3_600_000),
         schema_evolve=_bool(body, "schema_evolve", False),
         metadata_columns=_bool(body, "metadata_columns", True),
+        delivery=delivery,
         client={k: str(v) for k, v in client.items()},
     )
 

@@ -5,6 +5,11 @@ claims the partitions (their epochs go up) and seeks to the catalog's positions.
 commits its rows and the partitions' new positions in one catalog transaction; a worker
 that lost a partition meanwhile is fenced and its batch rolls back. Offsets are committed
 back to Kafka afterwards, for lag tooling only.
+
+With ``delivery: at_least_once`` the catalog keeps no positions: reading starts at the
+group's offsets in Kafka, committed after each batch, so a crash between the two commits
+reads that batch again. It is there for operators who move offsets with Kafka's own tools,
+and as the control that shows the kill tests can see a duplicate.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kyma.engine.catalog import Catalog, Payload, advance_positions
+from kyma.engine.crashpoints import crash_point
 from kyma.engine.errors import FencedWriterError, IngestError, NotFoundError, RetryableError
 from kyma.engine.types import Column, KymaType
 from kyma.ingest.kafka._batch import build_body, next_positions
@@ -87,6 +93,13 @@ class KafkaWorker:
     # ---------------------------------------------------------------- assignment
 
     def _assigned(self, consumer: Any, partitions: list[Any]) -> None:
+        if self.spec.exactly_once:
+            self._claim(partitions)
+        consumer.assign(partitions)
+        log.info("source %r: assigned %s", self.spec.name, _names(partitions))
+
+    def _claim(self, partitions: list[Any]) -> None:
+        """Take the partitions over in the catalog and start them at its positions."""
         by_topic: dict[str, list[int]] = {}
         for tp in partitions:
             by_topic.setdefault(tp.topic, []).append(tp.partition)
@@ -98,8 +111,6 @@ class KafkaWorker:
                         claim = claims[tp.partition]
                         tp.offset = claim.position
                         self.epochs[(topic, tp.partition)] = claim.epoch
-        consumer.assign(partitions)
-        log.info("source %r: assigned %s", self.spec.name, _names(partitions))
 
     def _revoked(self, consumer: Any, partitions: list[Any]) -> None:
         with self._lock:
@@ -144,6 +155,7 @@ class KafkaWorker:
                 stop.wait(RETRY_SECONDS)
                 continue
             self.committed_batches += 1
+            crash_point("kafka.catalog_committed")
             self._commit_to_kafka(consumer, batch)
             return
 
@@ -153,9 +165,10 @@ class KafkaWorker:
         positions = next_positions(messages)  # every message counts, dead letters included
         for _ in range(len(messages) + 1):
             body = build_body(messages, metadata_columns=self.spec.metadata_columns)
-            payload = self._advance(positions)
+            payload = self._advance(positions) if self.spec.exactly_once else None
             if not body.ndjson:
-                self.catalog.commit(self.spec.table, [], payload=payload)
+                if payload is not None:
+                    self.catalog.commit(self.spec.table, [], payload=payload)
                 return
             try:
                 self.write_path.ingest_ndjson(
@@ -220,9 +233,11 @@ class KafkaWorker:
 
         offsets = [TopicPartition(t, p, o) for (t, p), o in next_positions(batch).items()]
         try:
-            consumer.commit(offsets=offsets, asynchronous=True)
-        except KafkaException as e:  # only lag tooling reads these; the catalog is the truth
-            log.info("source %r: offsets not committed to Kafka: %s", self.spec.name, e)
+            # At least once, these offsets are where the next reader starts: wait for them.
+            consumer.commit(offsets=offsets, asynchronous=self.spec.exactly_once)
+        except KafkaException as e:  # exactly once, the catalog's positions are the truth
+            self.last_error = f"offsets not committed to Kafka: {e}"
+            log.warning("source %r: %s", self.spec.name, self.last_error)
 
 
 def prepare_table(spec: KafkaSpec, catalog: Catalog) -> None:

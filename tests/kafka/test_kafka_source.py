@@ -170,3 +170,53 @@ def test_fencing_is_in_the_commit_itself(services, kafka_broker) -> None:
     assert services.query.execute("SELECT count(*) AS n FROM clicks").table.to_pylist() == [
         {"n": 0}
     ]
+
+
+def test_a_broker_restart_loses_and_duplicates_nothing(services, durable_kafka_broker) -> None:
+    broker = durable_kafka_broker
+    name = f"restart-{uuid.uuid4().hex[:8]}"
+    broker.create_topic(name, partitions=3)
+    services.query.execute("CREATE TABLE clicks (n long)")
+    services.sources.start()
+    services.sources.create(source_body(broker, name))
+
+    def counts() -> list:  # type: ignore[no-untyped-def]
+        answer = services.query.execute(
+            "SELECT count(*) AS rows, count(DISTINCT n) AS numbers,"
+            " count(DISTINCT (_kafka_partition, _kafka_offset)) AS origins FROM clicks"
+        )
+        return list(answer.table.to_pylist()[0].values())
+
+    def wait_for(rows: int) -> list:  # type: ignore[no-untyped-def]
+        deadline = time.monotonic() + WAIT
+        while counts()[0] < rows and time.monotonic() < deadline:
+            time.sleep(0.2)
+        time.sleep(0.5)  # a duplicate committed late would show now
+        return counts()
+
+    broker.produce(name, numbered(300), spread=3)
+    assert wait_for(300) == [300, 300, 300]
+    broker.restart()
+    broker.produce(name, numbered(300, 300), spread=3)
+    assert wait_for(600) == [600, 600, 600]
+    status = services.sources.status("clicks_src")
+    assert status["state"] == "running"
+    assert [p["lag"] for p in status["partitions"]] == [0, 0, 0]
+
+
+@pytest.mark.parametrize("evolve", [False, True])
+def test_unknown_fields_are_dropped_unless_the_source_evolves(
+    client, services, kafka_broker, evolve
+) -> None:
+    name = f"evolve-{uuid.uuid4().hex[:8]}"
+    kafka_broker.create_topic(name, partitions=1)
+    sql(client, "CREATE TABLE clicks (n long)")
+    services.sources.start()
+    client.post("/v1/sources", json=source_body(kafka_broker, name, schema_evolve=evolve))
+    kafka_broker.produce(name, [b'{"n": 1, "colour": "red"}\n{"n": 2}'])  # NDJSON: two rows
+    assert wait_for_rows(client, "clicks", 2) == [2, 2]
+    columns = [r[0] for r in sql(client, "DESCRIBE clicks")["rows"]]
+    assert ("colour" in columns) is evolve
+    if evolve:
+        rows = sql(client, "SELECT n, colour, _kafka_offset FROM clicks ORDER BY n")["rows"]
+        assert rows == [[1, "red", 0], [2, None, 0]]
