@@ -26,3 +26,4 @@ bench:
 	$(PYTHON) bench/query.py
 	$(PYTHON) bench/federation.py
 	$(PYTHON) bench/flight.py
+	$(PYTHON) bench/kafka.py

@@ -19,14 +19,15 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Sequence
 from typing import Any
+
+import pyarrow as pa
 
 from kyma.engine.catalog import Catalog, Payload, advance_positions
 from kyma.engine.crashpoints import crash_point
 from kyma.engine.errors import FencedWriterError, IngestError, NotFoundError, RetryableError
 from kyma.engine.types import Column, KymaType
-from kyma.ingest.kafka._batch import build_body, next_positions
+from kyma.ingest.kafka._batch import Origins, build_body
 from kyma.ingest.kafka._spec import KafkaSpec
 from kyma.ingest.write_path import WritePath
 
@@ -142,9 +143,11 @@ class KafkaWorker:
         return batch
 
     def _commit_batch(self, consumer: Any, batch: list[Any], stop: threading.Event) -> None:
+        origins = Origins.of(batch)
+        positions = origins.next_positions()  # every message counts, dead letters included
         while not stop.is_set():
             try:
-                self._ingest(batch)
+                self._ingest(batch, origins, positions)
             except FencedWriterError as e:  # the partitions moved on: drop, never write twice
                 self.last_error = str(e)
                 log.warning("source %r: batch dropped: %s", self.spec.name, e)
@@ -156,15 +159,16 @@ class KafkaWorker:
                 continue
             self.committed_batches += 1
             crash_point("kafka.catalog_committed")
-            self._commit_to_kafka(consumer, batch)
+            self._commit_to_kafka(consumer, positions)
             return
 
-    def _ingest(self, batch: list[Any]) -> None:
-        """Write the batch and advance positions in one commit; bad messages dead-letter."""
+    def _ingest(
+        self, batch: list[Any], origins: Origins, positions: dict[tuple[str, int], int]
+    ) -> None:
+        """Write the batch and advance ``positions`` in one commit; bad messages dead-letter."""
         messages = list(batch)
-        positions = next_positions(messages)  # every message counts, dead letters included
         for _ in range(len(messages) + 1):
-            body = build_body(messages, metadata_columns=self.spec.metadata_columns)
+            body = build_body(messages, origins if self.spec.metadata_columns else None)
             payload = self._advance(positions) if self.spec.exactly_once else None
             if not body.ndjson:
                 if payload is not None:
@@ -183,9 +187,11 @@ class KafkaWorker:
             except IngestError as e:
                 if e.line is None:
                     raise
-                bad = messages[body.owners[e.line - 1]]
-                self._dead_letter(bad, e)
-                messages = [m for m in messages if m is not bad]
+                bad = body.owners[e.line - 1]
+                self._dead_letter(messages[bad], e)
+                keep = [i for i in range(len(messages)) if i != bad]
+                messages = [messages[i] for i in keep]
+                origins = origins.take(pa.array(keep, pa.int64()))
 
     def _advance(self, positions: dict[tuple[str, int], int]) -> Payload:
         with self._lock:
@@ -228,10 +234,10 @@ class KafkaWorker:
         )
         log.warning("source %r: dead-lettered %s", self.spec.name, key)
 
-    def _commit_to_kafka(self, consumer: Any, batch: Sequence[Any]) -> None:
+    def _commit_to_kafka(self, consumer: Any, positions: dict[tuple[str, int], int]) -> None:
         from confluent_kafka import KafkaException, TopicPartition
 
-        offsets = [TopicPartition(t, p, o) for (t, p), o in next_positions(batch).items()]
+        offsets = [TopicPartition(t, p, o) for (t, p), o in positions.items()]
         try:
             # At least once, these offsets are where the next reader starts: wait for them.
             consumer.commit(offsets=offsets, asynchronous=self.spec.exactly_once)

@@ -13,6 +13,7 @@ from kafka_broker import GROUP_TIMINGS, KafkaBroker
 
 from kyma.engine.errors import FencedWriterError
 from kyma.ingest.kafka import KafkaWorker, parse_kafka_spec, prepare_table
+from kyma.ingest.kafka._batch import Origins
 
 WAIT = 60.0  # seconds: every wait for rows is bounded
 
@@ -165,8 +166,10 @@ def test_fencing_is_in_the_commit_itself(services, kafka_broker) -> None:
         def offset(self) -> int:
             return self._offset
 
+    batch = [Message(0)]
+    origins = Origins.of(batch)
     with pytest.raises(FencedWriterError, match="superseded"):
-        worker._ingest([Message(0)])
+        worker._ingest(batch, origins, origins.next_positions())
     assert services.query.execute("SELECT count(*) AS n FROM clicks").table.to_pylist() == [
         {"n": 0}
     ]

@@ -1,0 +1,130 @@
+"""Benchmark: sustained Kafka ingest, exactly-once, vs a bare consumer that only polls.
+
+    python bench/kafka.py [--messages 1000000] [--max-rows 50000]
+
+A tansu broker on loopback (the one the tests use, in memory) holds ``--messages``
+log-shaped JSON messages on a 3-partition topic, produced before anything is timed.
+The peer is a confluent-kafka consumer assigned all three partitions that polls every
+message and does nothing with it. kyma is a real ``kyma serve`` (embedded Postgres catalog,
+local store) given a source by POST /v1/sources: the clock runs from the POST until the
+catalog's positions cover every message, so it includes the group join, coercion, extent
+writes with fsync, and a catalog commit (rows and offsets in one transaction) per batch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+
+from _harness import Server
+from confluent_kafka import Consumer, TopicPartition
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from kafka_broker import GROUP_TIMINGS, KafkaBroker  # noqa: E402  (test infrastructure)
+
+PARTITIONS = 3
+TOPIC = "events"
+CHUNK = 50_000
+
+
+def message(i: int) -> bytes:
+    return json.dumps(
+        {
+            "ts": 1_763_700_000_000_000_000 + i * 1_000_000,
+            "service": f"svc-{i % 50}",
+            "level": ("INFO", "WARN", "ERROR")[i % 3],
+            "user": f"user-{i % 10_007}",
+            "path": f"/api/v1/items/{i % 997}",
+            "status": 200 + (i % 5),
+            "ms": (i % 1000) / 10,
+        }
+    ).encode()
+
+
+def produce(broker: KafkaBroker, messages: int) -> float:
+    start = time.perf_counter()
+    for first in range(0, messages, CHUNK):
+        values = [message(i) for i in range(first, min(first + CHUNK, messages))]
+        broker.produce(TOPIC, values, spread=PARTITIONS, timeout=300)
+    return time.perf_counter() - start
+
+
+def bare_poll(broker: KafkaBroker, messages: int) -> float:
+    """Seconds for a consumer to receive every message, doing nothing with them."""
+    consumer = Consumer(broker.config(**{"group.id": "bench-peer", "enable.auto.commit": False}))
+    consumer.assign([TopicPartition(TOPIC, p, 0) for p in range(PARTITIONS)])
+    start, seen = time.perf_counter(), 0
+    deadline = time.monotonic() + 600
+    while seen < messages and time.monotonic() < deadline:
+        batch = consumer.consume(10_000, timeout=1.0)
+        seen += sum(1 for m in batch if m.error() is None)
+    elapsed = time.perf_counter() - start
+    consumer.close()
+    assert seen == messages, f"the bare consumer saw {seen} of {messages}"
+    return elapsed
+
+
+def kyma_source(server: Server, broker: KafkaBroker, messages: int, max_rows: int) -> float:
+    """Seconds from creating the source until its catalog positions cover every message."""
+    server.sql(
+        "CREATE TABLE events (ts timestamp, service string, level string, user string,"
+        " path string, status int, ms real)"
+    )
+    body = {
+        "name": "events_src",
+        "type": "kafka",
+        "table": "events",
+        "kafka": {
+            "bootstrap_servers": broker.bootstrap,
+            "topics": [TOPIC],
+            "group_id": "bench-kyma",
+            **{k: str(v) for k, v in GROUP_TIMINGS.items()},
+        },
+        "batch": {"max_rows": max_rows, "max_latency_ms": 1000},
+    }
+    conn = server.connection()
+    start = time.perf_counter()
+    conn.request("POST", "/v1/sources", json.dumps(body), {"Content-Type": "application/json"})
+    answer = conn.getresponse()
+    assert answer.status == 201, answer.read()
+    answer.read()
+    deadline = time.monotonic() + 1800
+    while time.monotonic() < deadline:
+        rows = server.sql("SELECT count(*) AS n FROM events", conn)["rows"][0][0]
+        if rows >= messages:
+            break
+        time.sleep(0.2)
+    elapsed = time.perf_counter() - start
+    assert rows == messages, f"kyma has {rows} rows of {messages}"
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--messages", type=int, default=1_000_000)
+    parser.add_argument("--max-rows", type=int, default=50_000)
+    args = parser.parse_args()
+    print(f"messages={args.messages:,}; {platform.node()} {platform.machine()}")
+    with KafkaBroker() as broker:
+        broker.create_topic(TOPIC, partitions=PARTITIONS)
+        size = len(message(0))
+        seconds = produce(broker, args.messages)
+        print(f"produced {args.messages:,} messages of ~{size} B in {seconds:.1f}s")
+        peer = bare_poll(broker, args.messages)
+        server = Server()
+        try:
+            ours = kyma_source(server, broker, args.messages, args.max_rows)
+        finally:
+            server.stop()
+    rate_peer, rate_ours = args.messages / peer, args.messages / ours
+    print(f"| bare confluent-kafka poll | {rate_peer:,.0f} rows/s | {peer:.1f} s |")
+    print(f"| kyma source, exactly once | {rate_ours:,.0f} rows/s | {ours:.1f} s |")
+    print(f"kyma ÷ bare poll: {rate_ours / rate_peer:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
