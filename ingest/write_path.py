@@ -10,11 +10,12 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from kyma.engine.catalog import Catalog, Payload, TableInfo, ledger_record
 from kyma.engine.crashpoints import crash_point
@@ -95,18 +96,88 @@ class WritePath:
             )
         check_idempotency_key(idempotency_key)
         with self.catalog.idempotency_lock(idempotency_key, self.idempotency_wait_seconds):
-            entry = self.catalog.ledger_lookup(idempotency_key)
-            if entry is not None:
-                if entry.body_hash != body_hash or entry.table_name != table:
-                    raise IdempotencyKeyReusedError(
-                        f"idempotency key {idempotency_key!r} was used for a different"
-                        f" request (table {entry.table_name!r}, snapshot"
-                        f" {entry.ack.get('snapshot_id')})"
-                    )
-                return IngestAck(**{**entry.ack, "replayed": True})
+            replayed = self._replayed(idempotency_key, body_hash, table)
+            if replayed is not None:
+                return replayed
             return self._ingest(
                 table, body, idempotency_key, body_hash, schema_evolve, source, columns, payload
             )
+
+    def ingest_batches(
+        self,
+        table: str,
+        batches: Iterable[pa.RecordBatch],
+        *,
+        idempotency_key: str | None = None,
+        content_hash: str = "",
+        source: str,
+        payload: Payload | None = None,
+    ) -> IngestAck:
+        """Commit Arrow batches of ``table``'s columns as one snapshot, however many there are.
+
+        Batches are matched to the table's columns by name and cast to their types; a missing
+        column is null, a null ``_timestamp`` the ingest time, a column the table lacks a
+        SchemaError (widen the table first: the schema is re-read when one appears). Each
+        batch is written as it arrives, so memory holds one. ``content_hash`` identifies what
+        ``idempotency_key`` stands for: the same key with another hash is refused.
+        """
+        if idempotency_key is None:
+            return self._ingest_batches(table, batches, None, content_hash, source, payload)
+        check_idempotency_key(idempotency_key)
+        with self.catalog.idempotency_lock(idempotency_key, self.idempotency_wait_seconds):
+            replayed = self._replayed(idempotency_key, content_hash, table)
+            if replayed is not None:
+                return replayed
+            return self._ingest_batches(
+                table, batches, idempotency_key, content_hash, source, payload
+            )
+
+    def _replayed(self, key: str, body_hash: str, table: str) -> IngestAck | None:
+        """The first acknowledgement of ``key``, or None if it was never applied."""
+        entry = self.catalog.ledger_lookup(key)
+        if entry is None:
+            return None
+        if entry.body_hash != body_hash or entry.table_name != table:
+            raise IdempotencyKeyReusedError(
+                f"idempotency key {key!r} was used for a different request"
+                f" (table {entry.table_name!r}, snapshot {entry.ack.get('snapshot_id')})"
+            )
+        return IngestAck(**{**entry.ack, "replayed": True})
+
+    def _ingest_batches(
+        self,
+        table: str,
+        batches: Iterable[pa.RecordBatch],
+        key: str | None,
+        content_hash: str,
+        source: str,
+        extra_payload: Payload | None,
+    ) -> IngestAck:
+        ingest_time = time.time_ns()
+        info = self.catalog.get_table(table)
+        written: list[ExtentWriteResult] = []
+        rows = 0
+        try:
+            for batch in batches:
+                if any(info.column(name) is None for name in batch.schema.names):
+                    info = self.catalog.get_table(table)  # the caller may have widened it
+                written += self._write(info, conform(batch, info, ingest_time))
+                rows += batch.num_rows
+            crash_point("write.extents_written")
+            ack = IngestAck(table=table, rows=rows, snapshot_id=None)
+            payloads = [extra_payload] if extra_payload is not None else []
+            if key is not None:
+                payloads.append(ledger_record(key, table, content_hash, _ack_with_snapshot(ack)))
+            result = self.catalog.commit(
+                table, written, summary={"source": source}, payload=_chained(payloads)
+            )
+        except CatalogUnavailableError:
+            raise  # the commit may have landed: orphan GC deletes the objects if it did not
+        except BaseException:
+            self._discard(written)
+            raise
+        ack.snapshot_id = result.snapshot_id
+        return ack
 
     def _ingest(
         self,
@@ -192,6 +263,34 @@ class WritePath:
                 self.store.delete(extent.object_path)
             except Exception as e:  # the orphan GC removes it later
                 log.warning("could not delete uncommitted extent %s: %s", extent.object_path, e)
+
+
+def conform(batch: pa.RecordBatch, info: TableInfo, ingest_time_ns: int) -> pa.RecordBatch:
+    """``batch`` as the table's columns: matched by name, cast, missing ones null.
+
+    SchemaError names a column the table lacks or a value that does not cast.
+    """
+    names = set(batch.schema.names)
+    for name in names:
+        if info.column(name) is None:
+            raise SchemaError(f"column {name!r} is not in table {info.name!r}")
+    arrays = []
+    for target in info.schema:
+        if target.name not in names:
+            values = pa.nulls(batch.num_rows, target.type)
+        else:
+            values = batch.column(target.name)
+            try:
+                values = values.cast(target.type)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+                raise SchemaError(
+                    f"column {target.name!r}: cannot store {values.type} as {target.type}: {e}"
+                ) from e
+        if target.name == "_timestamp" and values.null_count:
+            now = pa.scalar(ingest_time_ns, pa.int64()).cast(target.type)
+            values = pc.coalesce(values, now)
+        arrays.append(values)
+    return pa.RecordBatch.from_arrays(arrays, schema=info.schema)
 
 
 def _with_columns(batch: pa.RecordBatch, columns: Mapping[str, pa.Array]) -> pa.RecordBatch:
