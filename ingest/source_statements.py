@@ -2,8 +2,10 @@
 
 ``CREATE SOURCE clicks TYPE kafka WITH (table = 'clicks', bootstrap_servers = 'b:9092',
 topics = 'clicks,views', group_id = 'kyma-clicks', max_rows = 50000, max_latency_ms = 1000)``
-builds the same body ``POST /v1/sources`` takes. Client settings are spelled with
-underscores: ``security_protocol = 'SASL_SSL'`` is librdkafka's ``security.protocol``.
+builds the same body ``POST /v1/sources`` takes; so does ``CREATE SOURCE drops TYPE filedrop
+WITH (table = 'events', path = 'file:///data/drop', format = 'ndjson', poll_ms = 1000)``.
+Kafka client settings are spelled with underscores: ``security_protocol = 'SASL_SSL'`` is
+librdkafka's ``security.protocol``.
 """
 
 from __future__ import annotations
@@ -61,11 +63,16 @@ def run(registry: SourceRegistry, sql: str) -> QueryResult | None:
 
 def _body(tokens: list[Any]) -> dict[str, Any]:
     if len(tokens) < 3 or tokens[1].text.upper() != "TYPE":
-        raise SqlError("expected CREATE SOURCE <name> TYPE kafka WITH (<option> = <value>, …)")
+        raise SqlError(
+            "expected CREATE SOURCE <name> TYPE kafka|filedrop WITH (<option> = <value>, …)"
+        )
     body: dict[str, Any] = {"name": tokens[0].text.lower(), "type": tokens[2].text.lower()}
+    options = with_options(tokens[3:], "the source type")
+    if body["type"] == "filedrop":
+        return {**body, **options}  # the body's fields, as they are
     kafka: dict[str, Any] = {}
     batch: dict[str, Any] = {}
-    for key, value in with_options(tokens[3:], "the source type").items():
+    for key, value in options.items():
         if key == "topics":
             kafka[key] = [t.strip() for t in str(value).split(",") if t.strip()]
         elif key in _KAFKA_KEYS:

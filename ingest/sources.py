@@ -1,5 +1,6 @@
 """Ingest sources that run inside kyma: definitions in the catalog, one worker thread each.
 
+Two types: ``kafka`` (topics, exactly once) and ``filedrop`` (a folder or an S3 prefix).
 ``kyma serve`` runs every source; ``kyma kafka-consume`` runs chosen ones in a process of
 their own. Several processes may run the same Kafka source: its consumer group shares the
 partitions, and the catalog's epochs keep a worker that lost one from writing it.
@@ -9,20 +10,27 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from kyma.engine.catalog import Catalog, SourceRecord
 from kyma.engine.errors import ConfigError, KymaError, NotFoundError, NotInstalledError
 from kyma.engine.query import QueryResult
-from kyma.ingest import source_statements
-from kyma.ingest.kafka import KafkaSpec, KafkaWorker, parse_kafka_spec, prepare_table
+from kyma.engine.storage import ObjectStore
+from kyma.ingest import filedrop, kafka, source_statements
 from kyma.ingest.write_path import WritePath
 
 log = logging.getLogger("kyma.sources")
+TYPES = ("kafka", "filedrop")
+
+#: Opens the store a file-drop source watches: (path URL, S3 endpoint or None) -> store.
+StoreOpener = Callable[[str, str | None], ObjectStore]
+
+Worker = kafka.KafkaWorker | filedrop.FileDropWorker
 
 
 class _Running:
-    def __init__(self, worker: KafkaWorker) -> None:
+    def __init__(self, worker: Worker) -> None:
         self.worker = worker
         self.stop = threading.Event()
         self.thread = threading.Thread(
@@ -38,9 +46,10 @@ class _Running:
 
 
 class SourceRegistry:
-    def __init__(self, catalog: Catalog, write_path: WritePath) -> None:
+    def __init__(self, catalog: Catalog, write_path: WritePath, open_store: StoreOpener) -> None:
         self.catalog = catalog
         self.write_path = write_path
+        self.open_store = open_store
         self._running: dict[str, _Running] = {}
         self._errors: dict[str, str] = {}  # sources that could not start, and why
         self._lock = threading.Lock()
@@ -49,11 +58,16 @@ class SourceRegistry:
     def create(self, body: Any) -> dict[str, Any]:
         """Store a definition (its table is created or widened) and start it if running."""
         kind = body.get("type") if isinstance(body, dict) else None
-        if kind != "kafka":
-            raise ConfigError(f"type: expected 'kafka', got {kind!r}")
-        spec = parse_kafka_spec(body)
-        prepare_table(spec, self.catalog)
-        record = self.catalog.create_source(spec.name, "kafka", spec.table, spec.to_json())
+        if kind == "kafka":
+            spec: Any = kafka.parse_kafka_spec(body)
+            kafka.prepare_table(spec, self.catalog)
+        elif kind == "filedrop":
+            spec = filedrop.parse_filedrop_spec(body)
+            self.open_store(spec.path, spec.s3_endpoint_url)  # a bad path fails here, not later
+            filedrop.prepare_table(spec, self.catalog)
+        else:
+            raise ConfigError(f"type: expected one of {list(TYPES)}, got {kind!r}")
+        record = self.catalog.create_source(spec.name, kind, spec.table, spec.to_json())
         if self._started:
             self._start(record)
         return self.describe(spec.name)
@@ -66,40 +80,46 @@ class SourceRegistry:
         return [self.describe(r.name) for r in self.catalog.list_sources()]
 
     def status(self, name: str) -> dict[str, Any]:
-        """Per partition: the committed position, the topic's high watermark and the lag.
+        """How the source is doing: Kafka partitions with their lag, or files and their fate.
 
-        Positions are the catalog's (exactly once) or the group's in Kafka (at least once).
-        ``state`` is this process's: a source may be running in a ``kafka-consume`` worker.
+        ``state`` is this process's: a Kafka source may be running in a ``kafka-consume``.
         """
         record = self.catalog.get_source(name)
-        spec = parse_kafka_spec(record.definition)
         running = self._running.get(name)
-        partitions = self._positions(spec)
-        highs = _high_watermarks(spec, [(p["topic"], p["partition"]) for p in partitions])
-        for p in partitions:
-            high = highs.get((p["topic"], p["partition"]))
-            p["high_watermark"] = high
-            p["lag"] = None if high is None else max(0, high - p["position"])
         if running is not None and running.thread.is_alive():
             state = "running"
         else:
             state = "failed" if name in self._errors else "idle"
-        return {
+        answer = {
             "name": name,
-            "delivery": spec.delivery,
+            "type": record.type,
             "state": state,
             "last_error": running.worker.last_error if running else self._errors.get(name),
-            "committed_batches": running.worker.committed_batches if running else 0,
-            "partitions": partitions,
         }
-
-    def _positions(self, spec: KafkaSpec) -> list[dict[str, Any]]:
-        if not spec.exactly_once:
-            return _group_offsets(spec)
-        return [
-            {"topic": p.stream, "partition": p.partition, "position": p.position, "epoch": p.epoch}
-            for p in self.catalog.source_positions(spec.name)
-        ]
+        if record.type == "kafka":
+            worker = running.worker if running else None
+            spec = kafka.parse_kafka_spec(record.definition)
+            return {**answer, **kafka.source_status(spec, self.catalog, worker)}
+        files = self.catalog.source_files(name)
+        worker = running.worker if running else None
+        return {
+            **answer,
+            "last_scan": getattr(worker, "last_scan", None),
+            "files_ingested": sum(f.state == "ingested" for f in files),
+            "files_failed": sum(f.state == "failed" for f in files),
+            "files": [
+                {
+                    "key": f.key,
+                    "state": f.state,
+                    "size": f.size,
+                    "rows": f.rows,
+                    "snapshot_id": f.snapshot_id,
+                    "sha256": f.sha256,
+                    "error": f.error,
+                }
+                for f in files
+            ],
+        }
 
     def drop(self, name: str) -> None:
         self.catalog.drop_source(name)
@@ -109,8 +129,8 @@ class SourceRegistry:
             running.stop.set()
             running.thread.join(timeout=30)
 
-    def start(self, names: list[str] | None = None) -> None:
-        """Run the named sources (every source when None) in background threads.
+    def start(self, names: list[str] | None = None, types: tuple[str, ...] = TYPES) -> None:
+        """Run the named sources (every source of ``types`` when None) in background threads.
 
         An unknown name is a NotFoundError; a source that cannot start (its extra is not
         installed) is logged and shows as failed in its status, and the others start.
@@ -119,9 +139,12 @@ class SourceRegistry:
         unknown = sorted(set(names or ()) - {r.name for r in records})
         if unknown:
             raise NotFoundError(f"no source named {', '.join(map(repr, unknown))}")
+        wrong = sorted(r.name for r in records if r.name in (names or ()) and r.type not in types)
+        if wrong:
+            raise ConfigError(f"{', '.join(map(repr, wrong))}: not a {' or '.join(types)} source")
         self._started = True
         for record in records:
-            if names is None or record.name in names:
+            if record.type in types and (names is None or record.name in names):
                 try:
                     self._start(record)
                 except KymaError as e:
@@ -141,11 +164,7 @@ class SourceRegistry:
             each.thread.join(timeout=30)
 
     def _start(self, record: SourceRecord) -> None:
-        try:
-            import confluent_kafka  # noqa: F401
-        except ImportError as e:
-            raise NotInstalledError("Kafka sources", "kafka") from e
-        worker = KafkaWorker(parse_kafka_spec(record.definition), self.catalog, self.write_path)
+        worker = self._worker(record)
         with self._lock:
             if record.name in self._running:
                 return
@@ -153,56 +172,14 @@ class SourceRegistry:
         running.thread.start()
         log.info("source %r started", record.name)
 
-
-def _group_offsets(spec: KafkaSpec) -> list[dict[str, Any]]:
-    """The consumer group's committed offsets in Kafka, for every partition of the topics."""
-    from confluent_kafka import Consumer, KafkaException, TopicPartition
-
-    consumer = Consumer(
-        {"bootstrap.servers": spec.bootstrap_servers, "group.id": spec.group_id, **spec.client}
-    )
-    try:
-        wanted = []
-        for topic in spec.topics:
-            metadata = consumer.list_topics(topic, timeout=5).topics.get(topic)
-            if metadata is not None and metadata.error is None:
-                wanted += [TopicPartition(topic, p) for p in sorted(metadata.partitions)]
-        committed = consumer.committed(wanted, timeout=5) if wanted else []
-    except KafkaException as e:
-        log.warning("source %r: group offsets unavailable: %s", spec.name, e)
-        return []
-    finally:
-        consumer.close()
-    return [
-        {"topic": tp.topic, "partition": tp.partition, "position": max(tp.offset, 0)}
-        for tp in committed
-    ]
-
-
-def _high_watermarks(
-    spec: KafkaSpec, partitions: list[tuple[str, int]]
-) -> dict[tuple[str, int], int]:
-    if not partitions:
-        return {}
-    from confluent_kafka import Consumer, KafkaException, TopicPartition
-
-    consumer = Consumer(
-        {
-            "bootstrap.servers": spec.bootstrap_servers,
-            "group.id": f"{spec.group_id}-status",
-            **spec.client,
-        }
-    )
-    try:
-        highs = {}
-        for topic, partition in partitions:
-            try:
-                _, high = consumer.get_watermark_offsets(
-                    TopicPartition(topic, partition), timeout=5
-                )
-                highs[(topic, partition)] = high
-            except KafkaException:
-                continue
-        return highs
-    finally:
-        consumer.close()
+    def _worker(self, record: SourceRecord) -> Worker:
+        if record.type == "filedrop":
+            spec = filedrop.parse_filedrop_spec(record.definition)
+            store = self.open_store(spec.path, spec.s3_endpoint_url)
+            return filedrop.FileDropWorker(spec, self.catalog, self.write_path, store)
+        try:
+            import confluent_kafka  # noqa: F401
+        except ImportError as e:
+            raise NotInstalledError("Kafka sources", "kafka") from e
+        spec = kafka.parse_kafka_spec(record.definition)
+        return kafka.KafkaWorker(spec, self.catalog, self.write_path)

@@ -28,7 +28,7 @@ from kyma.engine.errors import (
 from kyma.engine.format import ExtentWriteResult, SegmentFormat
 from kyma.engine.storage import ObjectStore
 from kyma.engine.types import Column, KymaType
-from kyma.ingest.coerce import coerce_ndjson
+from kyma.ingest.coerce import Coerced, coerce_ndjson
 from kyma.ingest.evolution import EvolutionPlan, plan_evolution
 
 log = logging.getLogger("kyma.ingest")
@@ -191,24 +191,9 @@ class WritePath:
         extra_payload: Payload | None = None,
     ) -> IngestAck:
         ingest_time = time.time_ns()
-        info = self.catalog.get_table(table)
-        coerced = coerce_ndjson(body, info.columns, ingest_time_ns=ingest_time)
-        plan = plan_evolution(coerced.unknown_keys, info.columns, evolve=evolve)
-        if plan.new_columns or plan.props_fields:
-            # Validate every row against the widened schema before widening the catalog.
-            provisional = _widened(info, plan)
-            coerced = coerce_ndjson(
-                body, provisional, props_fields=plan.props_fields, ingest_time_ns=ingest_time
-            )
-            if plan.new_columns:
-                info = self._widen(table, plan)
-                if [c.name for c in info.columns] != [c.name for c in provisional]:
-                    coerced = coerce_ndjson(
-                        body,
-                        info.columns,
-                        props_fields=plan.props_fields,
-                        ingest_time_ns=ingest_time,
-                    )
+        info, coerced, plan = self.coerce(
+            table, body, schema_evolve=evolve, ingest_time_ns=ingest_time
+        )
         ack = IngestAck(
             table=table,
             rows=coerced.rows,
@@ -237,6 +222,33 @@ class WritePath:
             raise
         ack.snapshot_id = result.snapshot_id
         return ack
+
+    def coerce(
+        self, table: str, body: bytes, *, schema_evolve: bool, ingest_time_ns: int
+    ) -> tuple[TableInfo, Coerced, EvolutionPlan]:
+        """Coerce an NDJSON body to ``table``'s columns, evolving the table if allowed.
+
+        Every row is validated against the widened schema before the catalog is widened,
+        so a body that fails changes nothing. The batch has the returned table's columns.
+        """
+        info = self.catalog.get_table(table)
+        coerced = coerce_ndjson(body, info.columns, ingest_time_ns=ingest_time_ns)
+        plan = plan_evolution(coerced.unknown_keys, info.columns, evolve=schema_evolve)
+        if plan.new_columns or plan.props_fields:
+            provisional = _widened(info, plan)
+            coerced = coerce_ndjson(
+                body, provisional, props_fields=plan.props_fields, ingest_time_ns=ingest_time_ns
+            )
+            if plan.new_columns:
+                info = self._widen(table, plan)
+                if [c.name for c in info.columns] != [c.name for c in provisional]:
+                    coerced = coerce_ndjson(
+                        body,
+                        info.columns,
+                        props_fields=plan.props_fields,
+                        ingest_time_ns=ingest_time_ns,
+                    )
+        return info, coerced, plan
 
     def _widen(self, table: str, plan: EvolutionPlan) -> TableInfo:
         for name in plan.new_columns:

@@ -18,7 +18,7 @@ from kyma.engine.format.tlm import TlmFormat
 from kyma.engine.gc import collect_orphans
 from kyma.engine.query import QueryEngine
 from kyma.engine.storage import ObjectStore, open_object_store
-from kyma.ingest.sources import SourceRegistry
+from kyma.ingest.sources import SourceRegistry, StoreOpener
 from kyma.ingest.write_path import WritePath
 from kyma.settings import Settings
 
@@ -77,7 +77,7 @@ def open_services(
             write_path = WritePath(
                 catalog, store, fmt, idempotency_wait_seconds=settings.idempotency_wait_seconds
             )
-            sources = SourceRegistry(catalog, write_path)
+            sources = SourceRegistry(catalog, write_path, _drop_store_opener(settings))
             try:
                 yield Services(
                     settings=settings,
@@ -99,3 +99,19 @@ def open_services(
     finally:
         if embedded is not None and not (keep_adopted and embedded.adopted):
             embedded.stop()
+
+
+def _drop_store_opener(settings: Settings) -> StoreOpener:
+    """Stores for file-drop paths, with kyma's S3 settings unless a source names an endpoint."""
+
+    def open_drop_store(url: str, s3_endpoint_url: str | None) -> ObjectStore:
+        return open_object_store(
+            url,
+            cache_dir=settings.resolved_cache_dir.absolute() / "drops",
+            s3_endpoint_url=s3_endpoint_url or settings.s3_endpoint_url,
+            s3_region=settings.s3_region,
+            s3_access_key_id=settings.s3_access_key_id,
+            s3_secret_access_key=settings.s3_secret_access_key,
+        )
+
+    return open_drop_store

@@ -145,6 +145,16 @@ settings.register_profile("soak", max_examples=5_000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+def drop_store_opener(cache_dir: Path):  # type: ignore[no-untyped-def]
+    """File-drop stores as kyma serve opens them; S3 credentials from the environment."""
+    from kyma.engine.storage import open_object_store
+
+    def open_drop_store(url: str, s3_endpoint_url: str | None):  # type: ignore[no-untyped-def]
+        return open_object_store(url, cache_dir=cache_dir, s3_endpoint_url=s3_endpoint_url)
+
+    return open_drop_store
+
+
 @pytest.fixture
 def services(catalog: Catalog, tmp_path: Path):
     """The server's parts on a fresh catalog database and a local object store."""
@@ -161,7 +171,7 @@ def services(catalog: Catalog, tmp_path: Path):
     fmt = TlmFormat(block_rows=1024)
     connectors = ConnectorRegistry(catalog)
     write_path = WritePath(catalog, store, fmt, idempotency_wait_seconds=5)
-    sources = SourceRegistry(catalog, write_path)
+    sources = SourceRegistry(catalog, write_path, drop_store_opener(tmp_path / "drop-cache"))
     yield Services(
         settings=settings,
         catalog=catalog,

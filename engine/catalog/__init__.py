@@ -3,6 +3,8 @@
 from kyma.engine.catalog._catalog import Catalog, check_identifier
 from kyma.engine.catalog._commit import Payload
 from kyma.engine.catalog._connectors import ConnectorRecord
+from kyma.engine.catalog._files import SourceFile
+from kyma.engine.catalog._files import ingested as file_ingested
 from kyma.engine.catalog._ledger import LedgerEntry
 from kyma.engine.catalog._ledger import record as ledger_record
 from kyma.engine.catalog._model import (
@@ -27,9 +29,11 @@ __all__ = [
     "Payload",
     "SnapshotInfo",
     "SourcePosition",
+    "SourceFile",
     "SourceRecord",
     "TableInfo",
     "advance_positions",
     "check_identifier",
+    "file_ingested",
     "ledger_record",
 ]

@@ -13,7 +13,7 @@ import psycopg_pool
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
-from kyma.engine.catalog import _commit, _connectors, _ledger, _positions, _sources
+from kyma.engine.catalog import _commit, _connectors, _files, _ledger, _positions, _sources
 from kyma.engine.catalog._connectors import ConnectorRecord
 from kyma.engine.catalog._migrate import migrate
 from kyma.engine.catalog._model import (
@@ -243,6 +243,16 @@ class Catalog:
     def source_positions(self, source: str) -> list[_positions.SourcePosition]:
         with self._conn() as conn:
             return _positions.positions(conn, source)
+
+    # ------------------------------------------------------------ file-drop files
+
+    def source_files(self, source: str) -> list[_files.SourceFile]:
+        with self._conn() as conn:
+            return _files.files(conn, source)
+
+    def record_source_file(self, source: str, file: _files.SourceFile) -> None:
+        with self._conn() as conn:
+            _files.record(conn, source, file)
 
     # ------------------------------------------------------------ snapshots and extents
 

@@ -51,8 +51,9 @@ def list_all(conn: psycopg.Connection) -> list[SourceRecord]:
 
 
 def drop(conn: psycopg.Connection, name: str) -> None:
-    """The definition and its positions go together; the table and its rows stay."""
+    """The definition, its positions and file records go together; the table stays."""
     with conn.transaction():
         if conn.execute("DELETE FROM kyma.sources WHERE name = %s", (name,)).rowcount == 0:
             raise NotFoundError(f"source {name!r} does not exist")
         conn.execute("DELETE FROM kyma.source_positions WHERE source = %s", (name,))
+        conn.execute("DELETE FROM kyma.source_files WHERE source = %s", (name,))

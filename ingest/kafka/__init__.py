@@ -4,6 +4,7 @@ Needs the ``kafka`` extra (confluent-kafka); nothing imports it until a worker r
 """
 
 from kyma.ingest.kafka._spec import KafkaSpec, is_client_setting, parse_kafka_spec
+from kyma.ingest.kafka._status import source_status
 from kyma.ingest.kafka._worker import KafkaWorker, dead_letter_table, prepare_table
 
 __all__ = [
@@ -13,4 +14,5 @@ __all__ = [
     "is_client_setting",
     "parse_kafka_spec",
     "prepare_table",
+    "source_status",
 ]

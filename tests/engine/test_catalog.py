@@ -50,6 +50,7 @@ def test_migrations_apply_once(catalog_url: str) -> None:
         "002_connectors.sql",
         "003_source_positions.sql",
         "004_sources.sql",
+        "005_source_files.sql",
     ]
     assert second.migrations_applied == []
     first.close()

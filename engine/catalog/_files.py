@@ -1,0 +1,77 @@
+"""What file-drop sources did with each object: ingested with its snapshot, or failed."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+import psycopg
+
+from kyma.engine.catalog._commit import Payload
+
+_COLUMNS = "object_key, size, modified, sha256, state, rows, snapshot_id, error, updated_at"
+_UPSERT = (
+    "INSERT INTO kyma.source_files"
+    " (source, object_key, size, modified, sha256, state, rows, snapshot_id, error)"
+    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
+    " ON CONFLICT (source, object_key) DO UPDATE SET size = EXCLUDED.size,"
+    " modified = EXCLUDED.modified, sha256 = EXCLUDED.sha256, state = EXCLUDED.state,"
+    " rows = EXCLUDED.rows, snapshot_id = EXCLUDED.snapshot_id, error = EXCLUDED.error,"
+    " updated_at = now()"
+)
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    key: str
+    size: int
+    modified: datetime
+    sha256: str | None
+    state: str  # "ingested" or "failed"
+    rows: int | None
+    snapshot_id: int | None
+    error: str | None
+    updated_at: datetime | None = None
+
+
+def ingested(
+    source: str, key: str, size: int, modified: datetime, sha256: str, rows: Callable[[], int]
+) -> Payload:
+    """A commit payload recording the file as ingested by the snapshot being committed.
+
+    ``rows`` is asked at commit time: the file was still being read when this was built.
+    """
+
+    def payload(cur: psycopg.Cursor, snapshot_id: int) -> None:
+        cur.execute(
+            _UPSERT, (source, key, size, modified, sha256, "ingested", rows(), snapshot_id, None)
+        )
+
+    return payload
+
+
+def record(conn: psycopg.Connection, source: str, file: SourceFile) -> None:
+    """Record what happened to a file outside a commit (it failed, or it was a replay)."""
+    conn.execute(
+        _UPSERT,
+        (
+            source,
+            file.key,
+            file.size,
+            file.modified,
+            file.sha256,
+            file.state,
+            file.rows,
+            file.snapshot_id,
+            file.error,
+        ),
+    )
+
+
+def files(conn: psycopg.Connection, source: str) -> list[SourceFile]:
+    rows = conn.execute(
+        f"SELECT {_COLUMNS} FROM kyma.source_files WHERE source = %s ORDER BY object_key",
+        (source,),
+    ).fetchall()
+    return [SourceFile(*row) for row in rows]

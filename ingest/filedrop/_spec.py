@@ -1,0 +1,87 @@
+"""A file-drop source definition: the JSON body of ``POST /v1/sources``, checked field by field."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from kyma.engine.errors import ConfigError
+
+_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+FORMATS = ("ndjson", "csv", "parquet")
+
+
+@dataclass(frozen=True)
+class FileDropSpec:
+    name: str
+    table: str
+    path: str  # file:///folder or s3://bucket/prefix
+    format: str
+    poll_ms: int = 1_000
+    schema_evolve: bool = True
+    csv_delimiter: str = ","
+    s3_endpoint_url: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The definition as stored and shown (the body's shape, defaults filled in)."""
+        body: dict[str, Any] = {
+            "name": self.name,
+            "type": "filedrop",
+            "table": self.table,
+            "path": self.path,
+            "format": self.format,
+            "poll_ms": self.poll_ms,
+            "schema_evolve": self.schema_evolve,
+            "csv_delimiter": self.csv_delimiter,
+        }
+        if self.s3_endpoint_url is not None:
+            body["s3_endpoint_url"] = self.s3_endpoint_url
+        return body
+
+
+def parse_filedrop_spec(body: Any) -> FileDropSpec:
+    """A FileDropSpec from a JSON body; ConfigError naming the field on any mistake."""
+    if not isinstance(body, dict):
+        raise ConfigError("body: expected a JSON object")
+    known = {
+        "name",
+        "type",
+        "table",
+        "path",
+        "format",
+        "poll_ms",
+        "schema_evolve",
+        "csv_delimiter",
+        "s3_endpoint_url",
+    }
+    unknown = sorted(set(body) - known)
+    if unknown:
+        raise ConfigError(f"{unknown[0]}: unknown field; expected one of {sorted(known)}")
+    name = body.get("name")
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise ConfigError(f"name: {name!r} is not a source name (lower-case letter or _ first)")
+    if body.get("type") != "filedrop":
+        raise ConfigError(f"type: expected 'filedrop', got {body.get('type')!r}")
+    table = body.get("table")
+    if not isinstance(table, str) or not table:
+        raise ConfigError(f"table: expected a table name, got {table!r}")
+    path = body.get("path")
+    if not isinstance(path, str) or not re.fullmatch(r"(file:///|s3://[^/]+).*", path):
+        raise ConfigError(f"path: expected file:///folder or s3://bucket/prefix, got {path!r}")
+    fmt = body.get("format")
+    if fmt not in FORMATS:
+        raise ConfigError(f"format: expected one of {list(FORMATS)}, got {fmt!r}")
+    poll_ms = body.get("poll_ms", 1_000)
+    if isinstance(poll_ms, bool) or not isinstance(poll_ms, int) or not 10 <= poll_ms <= 86_400_000:
+        raise ConfigError(f"poll_ms: expected an integer from 10 to 86400000, got {poll_ms!r}")
+    evolve = body.get("schema_evolve", True)
+    if not isinstance(evolve, bool):
+        raise ConfigError(f"schema_evolve: expected true or false, got {evolve!r}")
+    delimiter = body.get("csv_delimiter", ",")
+    if not isinstance(delimiter, str) or len(delimiter) != 1:
+        raise ConfigError(f"csv_delimiter: expected one character, got {delimiter!r}")
+    endpoint = body.get("s3_endpoint_url")
+    if endpoint is not None and not (isinstance(endpoint, str) and "://" in endpoint):
+        raise ConfigError(f"s3_endpoint_url: expected a URL, got {endpoint!r}")
+    return FileDropSpec(name, table, path, fmt, poll_ms, evolve, delimiter, endpoint)

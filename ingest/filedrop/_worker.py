@@ -1,0 +1,164 @@
+"""One file-drop source's scan loop: every new or changed file ingested once, or marked failed.
+
+Each poll lists the folder or bucket prefix. A file is taken when the catalog has no record
+of it at its current size and modification time (and, in a local folder, when it looked the
+same on the previous poll: a writer may still be appending). Its rows commit as one
+snapshot together with the idempotency key ``filedrop:<sha256 of the file>`` and the file's
+record, so a re-scan, a restart or a second copy of the same bytes ingests nothing twice,
+and a one-byte change is a new file. A file that fails is recorded with its error and left
+alone until it changes; the others go on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from kyma.engine.catalog import Catalog, SourceFile, file_ingested
+from kyma.engine.errors import NotFoundError, RetryableError, TerminalError
+from kyma.engine.storage import ObjectInfo, ObjectStore
+from kyma.engine.storage.local import LocalStore
+from kyma.ingest.filedrop._readers import read_batches
+from kyma.ingest.filedrop._spec import FileDropSpec
+from kyma.ingest.write_path import WritePath
+
+log = logging.getLogger("kyma.filedrop")
+IGNORED_SUFFIXES = (".tmp", ".partial", ".crdownload")
+DOWNLOAD_BYTES = 16 << 20
+
+
+class FileDropWorker:
+    """Scans ``spec``'s path into its table until ``stop`` is set."""
+
+    def __init__(
+        self, spec: FileDropSpec, catalog: Catalog, write_path: WritePath, store: ObjectStore
+    ) -> None:
+        self.spec = spec
+        self.catalog = catalog
+        self.write_path = write_path
+        self.store = store
+        self.last_error: str | None = None
+        self.last_scan: float | None = None
+        self.files_ingested = 0  # by this worker, since it started
+        self._previous: dict[str, tuple[int, object]] = {}
+
+    def run(self, stop: threading.Event) -> None:
+        prepare_table(self.spec, self.catalog)
+        while not stop.is_set():
+            try:
+                self.scan(stop)
+            except RetryableError as e:  # the store or catalog is away: try on the next poll
+                self.last_error = str(e)
+                log.warning("source %r: scan failed, retrying: %s", self.spec.name, e)
+            stop.wait(self.spec.poll_ms / 1000)
+
+    def scan(self, stop: threading.Event | None = None) -> int:
+        """Ingest every file that is due; how many were ingested."""
+        done = {f.key: f for f in self.catalog.source_files(self.spec.name)}
+        seen: dict[str, tuple[int, object]] = {}
+        ingested = 0
+        for obj in sorted(self.store.list(), key=lambda o: o.key):
+            if stop is not None and stop.is_set():
+                break
+            name = obj.key.rsplit("/", 1)[-1]
+            if name.startswith(".") or name.endswith(IGNORED_SUFFIXES):
+                continue
+            seen[obj.key] = (obj.size, obj.modified)
+            record = done.get(obj.key)
+            if record is not None and (record.size, record.modified) == (obj.size, obj.modified):
+                continue
+            if isinstance(self.store, LocalStore) and self._previous.get(obj.key) != seen[obj.key]:
+                continue  # not yet stable: look again on the next poll
+            ingested += self._ingest(obj)
+        self._previous = seen
+        self.last_scan = time.time()
+        return ingested
+
+    def _ingest(self, obj: ObjectInfo) -> int:
+        with _local_copy(self.store, obj) as path:
+            return self._ingest_file(obj, path)
+
+    def _ingest_file(self, obj: ObjectInfo, path: Path) -> int:
+        digest = _sha256(path)
+        rows = 0
+
+        def counted():  # type: ignore[no-untyped-def]
+            nonlocal rows
+            for batch in read_batches(path, self.spec, self.write_path, time.time_ns()):
+                rows += batch.num_rows
+                yield batch
+
+        try:
+            ack = self.write_path.ingest_batches(
+                self.spec.table,
+                counted(),
+                idempotency_key=f"filedrop:{digest}",
+                content_hash=digest,
+                source=f"filedrop:{self.spec.name}",
+                payload=file_ingested(
+                    self.spec.name, obj.key, obj.size, obj.modified, digest, lambda: rows
+                ),
+            )
+        except TerminalError as e:
+            self._record(obj, digest, "failed", error=str(e))
+            self.last_error = f"{obj.key}: {e}"
+            log.warning("source %r: %s failed: %s", self.spec.name, obj.key, e)
+            return 0
+        if ack.replayed:  # the same bytes came before, under this name or another
+            self._record(obj, digest, "ingested", rows=0, snapshot_id=ack.snapshot_id)
+            return 0
+        self.files_ingested += 1
+        log.info("source %r: %s: %d rows", self.spec.name, obj.key, ack.rows)
+        return 1
+
+    def _record(self, obj: ObjectInfo, digest: str, state: str, **fields: object) -> None:
+        file = SourceFile(
+            key=obj.key,
+            size=obj.size,
+            modified=obj.modified,
+            sha256=digest,
+            state=state,
+            rows=fields.get("rows"),  # type: ignore[arg-type]
+            snapshot_id=fields.get("snapshot_id"),  # type: ignore[arg-type]
+            error=fields.get("error"),  # type: ignore[arg-type]
+        )
+        self.catalog.record_source_file(self.spec.name, file)
+
+
+def prepare_table(spec: FileDropSpec, catalog: Catalog) -> None:
+    """Create the source's table (default columns only; files widen it) if it is missing."""
+    try:
+        catalog.get_table(spec.table)
+    except NotFoundError:
+        catalog.create_table(spec.table, [], if_not_exists=True)
+
+
+@contextlib.contextmanager
+def _local_copy(store: ObjectStore, obj: ObjectInfo) -> Iterator[Path]:
+    """The object as a local file: itself in a folder, else a fresh download, deleted after.
+
+    Not the store's cache: that keys immutable extents by name, and a dropped file may be
+    overwritten under the same name.
+    """
+    if isinstance(store, LocalStore):
+        yield store.local_path(obj.key)
+        return
+    with tempfile.NamedTemporaryFile(prefix="kyma-drop-") as copy:
+        for offset in range(0, obj.size, DOWNLOAD_BYTES):
+            copy.write(store.get_range(obj.key, offset, min(DOWNLOAD_BYTES, obj.size - offset)))
+        copy.flush()
+        yield Path(copy.name)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        while chunk := f.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()

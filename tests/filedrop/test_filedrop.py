@@ -1,0 +1,228 @@
+"""File-drop sources: a local folder and a bucket of moto's S3, NDJSON, CSV and Parquet."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import time
+import uuid
+from pathlib import Path
+
+import boto3
+import pyarrow as pa
+import pyarrow.parquet as pq
+from http_helpers import sql
+
+WAIT = 30.0
+
+
+def create(client, folder: Path, fmt: str = "ndjson", **extra) -> None:  # type: ignore[no-untyped-def]
+    body = {
+        "name": "drops",
+        "type": "filedrop",
+        "table": "events",
+        "path": f"file://{folder}",
+        "format": fmt,
+        "poll_ms": 50,
+        **extra,
+    }
+    answer = client.post("/v1/sources", json=body)
+    assert answer.status_code == 201, answer.get_json()
+
+
+def status(client) -> dict:  # type: ignore[no-untyped-def]
+    return client.get("/v1/sources/drops/status").get_json()
+
+
+def wait_for_files(client, done: int) -> dict:  # type: ignore[no-untyped-def]
+    """The status once ``done`` files are ingested or failed (bounded)."""
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline:
+        answer = status(client)
+        if answer["files_ingested"] + answer["files_failed"] >= done:
+            return answer
+        time.sleep(0.05)
+    raise AssertionError(f"not {done} files after {WAIT}s: {status(client)}")
+
+
+def ndjson(rows: range) -> bytes:
+    return b"".join(json.dumps({"n": n, "host": f"h{n % 3}"}).encode() + b"\n" for n in rows)
+
+
+def test_a_folder_is_ingested_once_and_a_changed_file_again(client, services, tmp_path) -> None:
+    folder = tmp_path / "drop"
+    folder.mkdir()
+    (folder / "a.ndjson").write_bytes(ndjson(range(0, 100)))
+    (folder / "b.ndjson.gz").write_bytes(gzip.compress(ndjson(range(100, 250))))
+    (folder / ".hidden").write_bytes(b"not a drop")
+    (folder / "c.ndjson.tmp").write_bytes(b"still being written")
+    sql(client, "CREATE TABLE events (n long)")
+    services.sources.start()
+    create(client, folder)
+    answer = wait_for_files(client, 2)
+    assert (answer["files_ingested"], answer["files_failed"]) == (2, 0)
+    assert {f["key"]: f["rows"] for f in answer["files"]} == {"a.ndjson": 100, "b.ndjson.gz": 150}
+    assert sql(client, "SELECT count(*), count(DISTINCT n), min(n), max(n) FROM events")[
+        "rows"
+    ] == [[250, 250, 0, 249]]
+    assert "host" in [r[0] for r in sql(client, "DESCRIBE events")["rows"]]  # evolved
+
+    time.sleep(0.3)  # several re-scans: nothing twice
+    (folder / "copy.ndjson").write_bytes(ndjson(range(0, 100)))  # same bytes, another name
+    wait_for_files(client, 3)
+    (folder / "a.ndjson").write_bytes(ndjson(range(0, 100)) + b'{"n": 1000}\n')  # one more line
+    deadline = time.monotonic() + WAIT
+    while sql(client, "SELECT count(*) FROM events")["rows"][0][0] < 351:
+        assert time.monotonic() < deadline, status(client)
+        time.sleep(0.05)
+    time.sleep(0.3)
+    assert sql(client, "SELECT count(*) FROM events")["rows"] == [[351]]
+    files = {f["key"]: f for f in status(client)["files"]}
+    assert files["copy.ndjson"]["rows"] == 0  # a replay of a.ndjson's first bytes
+    assert files["a.ndjson"]["rows"] == 101
+
+
+def test_a_bad_file_is_marked_failed_with_its_line_and_the_others_go_on(
+    client, services, tmp_path
+) -> None:
+    folder = tmp_path / "drop"
+    folder.mkdir()
+    sql(client, "CREATE TABLE events (n long)")
+    (folder / "good.ndjson").write_bytes(ndjson(range(10)))
+    (folder / "bad.ndjson").write_bytes(ndjson(range(5)) + b'{"n": "six"}\n' + ndjson(range(7, 9)))
+    services.sources.start()
+    create(client, folder)
+    answer = wait_for_files(client, 2)
+    bad = next(f for f in answer["files"] if f["key"] == "bad.ndjson")
+    assert bad["state"] == "failed"
+    assert "line 6, field 'n'" in bad["error"] and "expected long" in bad["error"]
+    assert sql(client, "SELECT count(*) FROM events")["rows"] == [[10]]  # nothing of bad
+    time.sleep(0.3)
+    assert status(client)["files_failed"] == 1  # left alone until it changes
+    (folder / "bad.ndjson").write_bytes(ndjson(range(100, 103)))
+    deadline = time.monotonic() + WAIT
+    while status(client)["files_failed"]:
+        assert time.monotonic() < deadline, status(client)
+        time.sleep(0.05)
+    assert sql(client, "SELECT count(*) FROM events")["rows"] == [[13]]
+
+
+def test_csv_columns_convert_to_the_table_types(client, services, tmp_path) -> None:
+    folder = tmp_path / "drop"
+    folder.mkdir()
+    sql(client, "CREATE TABLE events (n long, ok bool, at timestamp, score real)")
+    (folder / "x.csv").write_text(
+        "n,ok,at,score,city\n1,true,2026-01-02T03:04:05Z,1.5,Oslo\n2,false,2026-01-02 03:04:06,,\n"
+    )
+    services.sources.start()
+    create(client, folder, "csv")
+    assert wait_for_files(client, 1)["files_ingested"] == 1
+    rows = sql(client, "SELECT n, ok, CAST(at AS VARCHAR), score, city FROM events ORDER BY n")
+    assert rows["rows"] == [
+        [1, True, "2026-01-02T03:04:05Z", 1.5, "Oslo"],
+        [2, False, "2026-01-02T03:04:06Z", None, None],
+    ]
+    (folder / "y.csv").write_text("n,ok\n3,true\nfour,false\n")
+    answer = wait_for_files(client, 2)
+    bad = next(f for f in answer["files"] if f["key"] == "y.csv")
+    assert "line 3, field 'n': expected long, got 'four'" in bad["error"]
+
+
+def test_parquet_keeps_its_types_and_unknown_columns_become_strings(
+    client, services, tmp_path
+) -> None:
+    folder = tmp_path / "drop"
+    folder.mkdir()
+    sql(client, "CREATE TABLE events (n long, score real)")
+    table = pa.table({"n": pa.array([1, 2], pa.int32()), "score": [0.5, None], "code": [7, 8]})
+    pq.write_table(table, folder / "x.parquet")
+    services.sources.start()
+    create(client, folder, "parquet")
+    assert wait_for_files(client, 1)["files_ingested"] == 1
+    rows = sql(client, "SELECT n, score, code FROM events ORDER BY n")["rows"]
+    assert rows == [[1, 0.5, "7"], [2, None, "8"]]
+
+
+def test_a_bucket_prefix_is_watched_and_rescans_ingest_nothing_twice(
+    client, services, s3_endpoint, monkeypatch
+) -> None:
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    bucket = f"drop-{uuid.uuid4().hex[:8]}"
+    s3 = boto3.client("s3", endpoint_url=s3_endpoint)
+    s3.create_bucket(Bucket=bucket)
+    s3.put_object(Bucket=bucket, Key="in/a.ndjson", Body=ndjson(range(50)))
+    s3.put_object(Bucket=bucket, Key="elsewhere/b.ndjson", Body=ndjson(range(50, 60)))
+    sql(client, "CREATE TABLE events (n long)")
+    services.sources.start()
+    body = {
+        "name": "drops",
+        "type": "filedrop",
+        "table": "events",
+        "path": f"s3://{bucket}/in",
+        "format": "ndjson",
+        "poll_ms": 50,
+        "s3_endpoint_url": s3_endpoint,
+    }
+    assert client.post("/v1/sources", json=body).status_code == 201
+    assert wait_for_files(client, 1)["files"][0]["key"] == "a.ndjson"
+    s3.put_object(Bucket=bucket, Key="in/c.ndjson", Body=ndjson(range(60, 70)))
+    wait_for_files(client, 2)
+    time.sleep(0.3)
+    assert sql(client, "SELECT count(*), count(DISTINCT n) FROM events")["rows"] == [[60, 60]]
+    s3.put_object(Bucket=bucket, Key="in/c.ndjson", Body=ndjson(range(60, 70)) + b'{"n": 99}\n')
+    deadline = time.monotonic() + WAIT
+    while sql(client, "SELECT count(*) FROM events")["rows"][0][0] < 71:
+        assert time.monotonic() < deadline, status(client)
+        time.sleep(0.05)
+
+
+def test_sources_in_sql_and_bad_definitions(client, tmp_path) -> None:
+    folder = tmp_path / "drop"
+    statement = (
+        f"CREATE SOURCE drops TYPE filedrop WITH (table = 'events', path = 'file://{folder}',"
+        " format = 'csv', poll_ms = 500)"
+    )
+    assert sql(client, statement)["status"] == "CREATE SOURCE"
+    assert sql(client, "SHOW SOURCES")["rows"] == [["drops", "filedrop", "events", False]]
+    bad = client.post(
+        "/v1/sources",
+        json={"name": "x", "type": "filedrop", "table": "t", "path": "/data", "format": "csv"},
+    )
+    assert bad.status_code == 400
+    assert "path: expected file:///folder or s3://bucket/prefix" in bad.get_json()["message"]
+    bad = sql(client, "CREATE SOURCE y TYPE filedrop WITH (table = 't', path = 'file:///d')", 400)
+    assert "format: expected one of ['ndjson', 'csv', 'parquet']" in bad["message"]
+
+
+def test_a_large_file_streams_in_bounded_chunks(client, services, tmp_path, monkeypatch) -> None:
+    """A file many chunks long commits as one snapshot, Arrow holding one chunk at a time."""
+    from kyma.ingest.filedrop import _readers
+
+    chunk = 1 << 20
+    monkeypatch.setattr(_readers, "CHUNK_BYTES", chunk)
+    folder = tmp_path / "drop"
+    folder.mkdir()
+    rows = 400_000
+    (folder / "big.ndjson").write_bytes(ndjson(range(rows)))
+    sql(client, "CREATE TABLE events (n long)")
+    size = (folder / "big.ndjson").stat().st_size
+    peak = 0
+    reader = _readers.read_batches
+
+    def watched(*args, **kwargs):  # type: ignore[no-untyped-def]
+        nonlocal peak
+        for batch in reader(*args, **kwargs):
+            peak = max(peak, pa.total_allocated_bytes())
+            yield batch
+
+    monkeypatch.setattr("kyma.ingest.filedrop._worker.read_batches", watched)
+    start = pa.total_allocated_bytes()
+    services.sources.start()
+    create(client, folder)
+    assert wait_for_files(client, 1)["files_ingested"] == 1
+    assert sql(client, "SELECT count(*), count(DISTINCT n) FROM events")["rows"] == [[rows, rows]]
+    table = client.get("/v1/tables/events").get_json()
+    assert table["extents"] >= size // chunk  # one snapshot of one extent per chunk
+    assert peak - start < size / 4, (peak - start, size)
