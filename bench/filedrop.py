@@ -1,0 +1,89 @@
+"""Benchmark: a folder of NDJSON files through a file-drop source vs pyarrow's JSON reader.
+
+    python bench/filedrop.py [--rows 1000000] [--files 10]
+
+The OTel-shaped log rows of bench/ingest, written as ``--files`` NDJSON files in one
+folder. The peer is ``pyarrow.json.read_json`` of each file (parse only, nothing stored).
+kyma is a real ``kyma serve`` (embedded Postgres catalog, local store) given a file-drop
+source on the folder by POST /v1/sources (poll_ms 200); the clock runs from the POST until
+the source's status counts every file ingested, so it includes the scans, a SHA-256 of
+every file, coercion, fsynced extents and one catalog commit per file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import pyarrow.json as pj
+from _harness import Server
+from _otel_logs import KYMA_DDL, generate, write_ndjson
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--files", type=int, default=10)
+    args = parser.parse_args()
+    folder = Path(tempfile.mkdtemp(prefix="kyma-bench-drop-"))
+    per_file = args.rows // args.files
+    for i in range(args.files):
+        rows = generate(per_file, seed=i, offset=i * per_file, total=args.rows)
+        write_ndjson(rows, folder / f"logs-{i:03d}.ndjson")
+    files = sorted(folder.iterdir())
+    size_mb = sum(f.stat().st_size for f in files) / 1e6
+    print(
+        f"rows={args.rows:,} in {args.files} files, {size_mb:.0f} MB;"
+        f" {platform.node()} {platform.machine()}"
+    )
+
+    start = time.perf_counter()
+    parsed = sum(pj.read_json(f).num_rows for f in files)
+    arrow_s = time.perf_counter() - start
+    assert parsed == per_file * args.files
+
+    server = Server()
+    try:
+        server.sql(KYMA_DDL)
+        body = {
+            "name": "drops",
+            "type": "filedrop",
+            "table": "logs",
+            "path": f"file://{folder}",
+            "format": "ndjson",
+            "poll_ms": 200,
+        }
+        conn = server.connection()
+        start = time.perf_counter()
+        conn.request("POST", "/v1/sources", json.dumps(body), {"Content-Type": "application/json"})
+        answer = conn.getresponse()
+        assert answer.status == 201, answer.read()
+        answer.read()
+        deadline = time.monotonic() + 3600
+        while time.monotonic() < deadline:
+            conn.request("GET", "/v1/sources/drops/status")
+            status = json.loads(conn.getresponse().read())
+            if status["files_ingested"] + status["files_failed"] == len(files):
+                break
+            time.sleep(0.2)
+        kyma_s = time.perf_counter() - start
+        assert status["files_failed"] == 0, status
+        rows = server.sql("SELECT count(*) AS n FROM logs", conn)["rows"][0][0]
+        assert rows == parsed, (rows, parsed)
+    finally:
+        server.stop()
+        shutil.rmtree(folder, ignore_errors=True)
+    print(
+        f"| pyarrow.json.read_json, parse only | {size_mb / arrow_s:.1f} MB/s | {arrow_s:.1f} s |"
+    )
+    print(f"| kyma file-drop source | {size_mb / kyma_s:.1f} MB/s | {kyma_s:.1f} s |")
+    print(f"kyma ÷ pyarrow read_json: {arrow_s / kyma_s:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
