@@ -17,13 +17,16 @@ from pathlib import Path
 
 
 class Server:
-    def __init__(self) -> None:
+    def __init__(self, **env: str) -> None:
         self.home = Path(tempfile.mkdtemp(prefix="kyma-bench-", dir="/tmp")) / "home"
         env = {
             **os.environ,
             "KYMA_HOME": str(self.home),
             "KYMA_HTTP_PORT": "0",
             "KYMA_FLIGHT_PORT": "0",
+            "KYMA_OTLP_GRPC_PORT": "0",
+            "KYMA_OTLP_HTTP_PORT": "0",
+            **env,
         }
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "kyma", "serve"],
@@ -46,6 +49,8 @@ class Server:
         self.host, self.port = match.group(1), int(match.group(2))
         flight = re.search(r"Flight SQL\s+(grpc://\S+)", "".join(seen))
         self.flight_url = flight.group(1) if flight else None
+        otlp = re.search(r"OTLP/gRPC\s+(grpc://\S+)", "".join(seen))
+        self.otlp_grpc_url = otlp.group(1) if otlp else None
 
     def connection(self) -> http.client.HTTPConnection:
         return http.client.HTTPConnection(self.host, self.port, timeout=600)

@@ -28,6 +28,8 @@ class Serve:
                 "KYMA_HOME": str(home),
                 "KYMA_HTTP_PORT": "0",
                 "KYMA_FLIGHT_PORT": "0",
+                "KYMA_OTLP_GRPC_PORT": "0",
+                "KYMA_OTLP_HTTP_PORT": "0",
                 **env,
             },
             stdout=subprocess.PIPE,
@@ -42,6 +44,10 @@ class Serve:
         self.url = re.search(r"HTTP API\s+(http://\S+)", "".join(self.output)).group(1)
         flight = re.search(r"Flight SQL\s+(grpc://\S+)", "".join(self.output))
         self.flight_url = flight.group(1) if flight else None
+        otlp_grpc = re.search(r"OTLP/gRPC\s+(grpc://\S+)", "".join(self.output))
+        self.otlp_grpc_url = otlp_grpc.group(1) if otlp_grpc else None
+        otlp_http = re.search(r"OTLP/HTTP\s+(http://\S+)", "".join(self.output))
+        self.otlp_http_url = otlp_http.group(1) if otlp_http else None
 
     def _wait_for(self, pattern: str, timeout: float = 90) -> re.Match:
         deadline = time.monotonic() + timeout

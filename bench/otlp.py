@@ -1,0 +1,189 @@
+"""Benchmark: OTLP/gRPC ingest from the OpenTelemetry SDK's exporter, vs a bare OTLP sink.
+
+    python bench/otlp.py [--spans 100000] [--logs 100000] [--clients 4] [--batch 512]
+                         [--latency-ms 200 20]
+
+The SDK makes ``--spans`` spans and ``--logs`` log records once, before anything is timed
+(HTTP-server-shaped: 6 attributes and an event per span, 4 attributes per record). Then
+``--clients`` threads, each with its own ``OTLPSpanExporter`` / ``OTLPLogExporter``, export
+them in batches of ``--batch`` (the SDK's BatchSpanProcessor default is 512) as fast as
+the answers come back. The peer is a bare OTLP/gRPC sink in a process of its own: the
+generated TraceService/LogsService servicers, 8 threads, answering every Export at once.
+kyma is a real ``kyma serve`` (embedded Postgres catalog, local store), once per
+``--latency-ms`` (the group commit's wait; 200 is the default): an export is answered only
+after the snapshot holding it is committed, and the rows are counted in SQL afterwards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import subprocess
+import sys
+import time
+from concurrent import futures
+
+import grpc
+from _harness import Server
+from opentelemetry._logs import SeverityNumber
+from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter
+from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+from opentelemetry.proto.collector.logs.v1 import logs_service_pb2, logs_service_pb2_grpc
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
+from opentelemetry.sdk._logs import LoggerProvider
+from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind
+
+ROUTES = [f"/api/v1/{name}/{{id}}" for name in ("cart", "orders", "users", "search", "items")]
+RESOURCE = Resource.create({"service.name": "shop", "service.version": "1.4.2", "host": "vm-1"})
+
+
+def make_spans(count: int) -> list:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider(resource=RESOURCE)
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("shop.http", "1.0")
+    for i in range(count):
+        with tracer.start_as_current_span(
+            f"GET {ROUTES[i % 5]}",
+            kind=SpanKind.SERVER,
+            attributes={
+                "http.method": ("GET", "POST")[i % 2],
+                "http.route": ROUTES[i % 5],
+                "http.status_code": 200 + (i % 7 == 0) * 300,
+                "user.id": f"user-{i % 10_007}",
+                "net.peer.ip": f"10.0.{i % 256}.{i % 199}",
+                "duration.ms": (i % 1000) / 10,
+            },
+        ) as span:
+            span.add_event("cache miss", {"cache.key": f"item:{i % 997}"})
+    return list(exporter.get_finished_spans())
+
+
+def make_logs(count: int) -> list:
+    exporter = InMemoryLogRecordExporter()
+    provider = LoggerProvider(resource=RESOURCE)
+    provider.add_log_record_processor(SimpleLogRecordProcessor(exporter))
+    logger = provider.get_logger("shop.http")
+    for i in range(count):
+        logger.emit(
+            body=f"request to {ROUTES[i % 5]} took {(i % 1000) / 10} ms",
+            severity_number=(SeverityNumber.INFO, SeverityNumber.WARN)[i % 2],
+            severity_text=("INFO", "WARN")[i % 2],
+            attributes={
+                "http.method": ("GET", "POST")[i % 2],
+                "user.id": f"user-{i % 10_007}",
+                "attempt": i % 3,
+                "cached": i % 5 == 0,
+            },
+        )
+    return list(exporter.get_finished_logs())
+
+
+def send(exporter_class: type, endpoint: str, items: list, clients: int, batch: int) -> float:
+    """Seconds for ``clients`` exporters to export every item; asserts each export succeeded."""
+    batches = [items[i : i + batch] for i in range(0, len(items), batch)]
+    exporters = [
+        exporter_class(endpoint=endpoint, insecure=True, timeout=60) for _ in range(clients)
+    ]
+
+    def run(client: int) -> None:
+        for chunk in batches[client::clients]:
+            result = exporters[client].export(chunk)
+            assert result.name == "SUCCESS", result
+
+    start = time.perf_counter()
+    with futures.ThreadPoolExecutor(clients) as pool:
+        list(pool.map(run, range(clients)))
+    elapsed = time.perf_counter() - start
+    for exporter in exporters:
+        exporter.shutdown()
+    return elapsed
+
+
+class _Sink(trace_service_pb2_grpc.TraceServiceServicer, logs_service_pb2_grpc.LogsServiceServicer):
+    def Export(self, request, context):  # noqa: N802  (the generated servicer's name)
+        if isinstance(request, trace_service_pb2.ExportTraceServiceRequest):
+            return trace_service_pb2.ExportTraceServiceResponse()
+        return logs_service_pb2.ExportLogsServiceResponse()
+
+
+def run_sink() -> None:
+    """The peer: answer every Export at once; print the port, serve until killed."""
+    server = grpc.server(futures.ThreadPoolExecutor(8))
+    trace_service_pb2_grpc.add_TraceServiceServicer_to_server(_Sink(), server)
+    logs_service_pb2_grpc.add_LogsServiceServicer_to_server(_Sink(), server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    print(port, flush=True)
+    server.wait_for_termination()
+
+
+def measure(endpoint: str, spans: list, logs: list, args: argparse.Namespace) -> dict:
+    return {
+        "spans": len(spans) / send(OTLPSpanExporter, endpoint, spans, args.clients, args.batch),
+        "logs": len(logs) / send(OTLPLogExporter, endpoint, logs, args.clients, args.batch),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--spans", type=int, default=100_000)
+    parser.add_argument("--logs", type=int, default=100_000)
+    parser.add_argument("--clients", type=int, default=4)
+    parser.add_argument("--batch", type=int, default=512)
+    parser.add_argument(
+        "--latency-ms", type=int, nargs="+", default=[200, 20], help="KYMA_OTLP_BATCH_LATENCY_MS"
+    )
+    parser.add_argument("--sink", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.sink:
+        return run_sink()
+    print(
+        f"spans={args.spans:,} logs={args.logs:,} clients={args.clients} batch={args.batch};"
+        f" {platform.node()} {platform.machine()}"
+    )
+    start = time.perf_counter()
+    spans, logs = make_spans(args.spans), make_logs(args.logs)
+    print(f"made them with the SDK in {time.perf_counter() - start:.1f}s")
+
+    sink = subprocess.Popen([sys.executable, __file__, "--sink"], stdout=subprocess.PIPE, text=True)
+    try:
+        peer = measure(f"http://127.0.0.1:{sink.stdout.readline().strip()}", spans, logs, args)
+    finally:
+        sink.kill()
+        sink.wait()
+    ours = {ms: measure_kyma(spans, logs, args, ms) for ms in args.latency_ms}
+    print("| path | spans/s | log records/s |")
+    print("|---|---|---|")
+    print(f"| bare OTLP/gRPC sink (no-op Export) | {peer['spans']:,.0f} | {peer['logs']:,.0f} |")
+    for ms, rates in ours.items():
+        print(f"| kyma serve, {ms} ms batches | {rates['spans']:,.0f} | {rates['logs']:,.0f} |")
+    for ms, rates in ours.items():
+        print(
+            f"kyma ({ms} ms) ÷ bare sink: spans {rates['spans'] / peer['spans']:.2f}x,"
+            f" log records {rates['logs'] / peer['logs']:.2f}x"
+        )
+
+
+def measure_kyma(spans: list, logs: list, args: argparse.Namespace, latency_ms: int) -> dict:
+    """Rates into a fresh ``kyma serve`` whose group commits wait up to ``latency_ms``."""
+    server = Server(KYMA_OTLP_BATCH_LATENCY_MS=str(latency_ms))
+    try:
+        rates = measure(server.otlp_grpc_url.replace("grpc://", "http://"), spans, logs, args)
+        for table, sent in (("otel_traces", len(spans)), ("otel_logs", len(logs))):
+            answer = server.sql(f"SELECT count(*) FROM {table}")
+            rows, extents = answer["rows"][0][0], answer["stats"]["extents_total"]
+            assert rows == sent, f"{table} has {rows} rows of {sent}"
+            print(f"{latency_ms} ms batches: {table} has {rows:,} rows in {extents} extents")
+    finally:
+        server.stop()
+    return rates
+
+
+if __name__ == "__main__":
+    main()

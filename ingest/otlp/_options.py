@@ -1,0 +1,23 @@
+"""What the OTLP receiver is told: where it listens, which tables, how it groups commits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class OtlpOptions:
+    host: str = "127.0.0.1"
+    grpc_port: int = 4317  # 0: any free port
+    http_port: int = 4318  # 0: any free port
+    tables: dict[str, str] = field(
+        default_factory=lambda: {
+            "logs": "otel_logs",
+            "traces": "otel_traces",
+            "metrics": "otel_metrics",
+        }
+    )
+    batch_rows: int = 50_000  # a group commit happens at this many rows...
+    batch_latency_ms: int = 200  # ...or this long after its first export arrived
+    max_body_bytes: int = 64 << 20
+    threads: int = 8  # exports served at once, per protocol

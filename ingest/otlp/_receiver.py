@@ -1,0 +1,90 @@
+"""The OTLP receiver: gRPC and HTTP servers in front of one export path per signal.
+
+An export is converted to an Arrow batch, handed to its table's group commit and answered
+once the snapshot holding it is committed. The error an export ends with decides its status
+on either protocol (``_status``): bad input is not retried, a failed commit is.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pyarrow as pa
+
+from kyma.engine.catalog import Catalog
+from kyma.engine.errors import IngestError, RetryableError
+from kyma.ingest.write_path import WritePath
+
+from ._batcher import GroupCommit
+from ._grpc import start_grpc_server
+from ._http import start_http_server
+from ._options import OtlpOptions
+from ._signals import SIGNALS, Signal
+from ._tables import prepare_table
+
+COMMIT_WAIT_SECONDS = 60.0
+
+
+class OtlpReceiver:
+    """Exports of logs, traces and metrics into their tables; ``start`` opens both servers."""
+
+    def __init__(self, catalog: Catalog, write_path: WritePath, options: OtlpOptions) -> None:
+        self.catalog = catalog
+        self.options = options
+        self._commits = {
+            name: GroupCommit(
+                write_path,
+                options.tables[name],
+                max_rows=options.batch_rows,
+                max_latency=options.batch_latency_ms / 1000,
+            )
+            for name in SIGNALS
+        }
+        self._prepared: set[str] = set()
+        self._preparing = threading.Lock()
+        self._servers: list[Any] = []
+        self.grpc_url = self.http_url = ""
+
+    def export(self, signal: Signal, request: Any) -> Any:
+        """Store one decoded Export request; its response once the rows are committed."""
+        try:
+            converted = signal.convert(request)
+        except (pa.ArrowInvalid, OverflowError) as e:  # e.g. a count past Int64
+            raise IngestError(f"the {signal.name} cannot be stored: {e}") from e
+        if converted.batch.num_rows:
+            self._prepare(signal)
+            try:
+                self._commits[signal.name].submit(converted.batch, COMMIT_WAIT_SECONDS)
+            except RetryableError:
+                self._prepared.discard(signal.name)  # the table may have been dropped
+                raise
+        return signal.answer(converted)
+
+    def _prepare(self, signal: Signal) -> None:
+        if signal.name in self._prepared:
+            return
+        with self._preparing:
+            if signal.name not in self._prepared:
+                prepare_table(self.catalog, self.options.tables[signal.name], signal.columns)
+                self._prepared.add(signal.name)
+
+    def start(self) -> None:
+        """Listen for OTLP/gRPC and OTLP/HTTP; ConfigError when a port is taken."""
+        try:
+            grpc_server = start_grpc_server(self, self.options)
+            self._servers.append(grpc_server)
+            http_server = start_http_server(self, self.options)
+            self._servers.append(http_server)
+        except BaseException:
+            self.stop()
+            raise
+        self.grpc_url = f"grpc://{self.options.host}:{grpc_server.port}"
+        self.http_url = f"http://{self.options.host}:{http_server.port}"
+
+    def stop(self) -> None:
+        """Stop listening, let running exports finish, commit what is pending."""
+        for server in reversed(self._servers):
+            server.stop()
+        for commit in self._commits.values():
+            commit.close()
