@@ -10,6 +10,7 @@ real            float64
 string          utf8
 timestamp       timestamp[ns, UTC]
 vector(N)       fixed_size_list<float32>[N]
+array(T)        list<T> (T any type but dynamic: ``array(array(long))`` nests)
 dynamic         binary (CBOR of a JSON value)
 ==============  ==================================
 
@@ -21,7 +22,7 @@ from __future__ import annotations
 import calendar
 import datetime
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pyarrow as pa
 
@@ -42,7 +43,9 @@ _SCALARS: dict[str, pa.DataType] = {
     "dynamic": pa.binary(),
 }
 _VECTOR = re.compile(r"vector\((\d+)\)")
+_ARRAY = re.compile(r"array\((.+)\)")
 MAX_VECTOR_DIM = 65536
+MAX_ARRAY_DEPTH = 64
 
 
 @dataclass(frozen=True)
@@ -55,8 +58,8 @@ class KymaType:
     def parse(cls, text: str) -> KymaType:
         """Parse a type name; raise SchemaError naming the bad text.
 
-        >>> KymaType.parse(" Vector( 3 ) ").name
-        'vector(3)'
+        >>> KymaType.parse(" Vector( 3 ) ").name, KymaType.parse("ARRAY(array(long))").name
+        ('vector(3)', 'array(array(long))')
         """
         norm = re.sub(r"\s+", "", text).lower()
         if norm in _SCALARS:
@@ -64,10 +67,43 @@ class KymaType:
         match = _VECTOR.fullmatch(norm)
         if match and 0 < int(match.group(1)) <= MAX_VECTOR_DIM:
             return cls(f"vector({int(match.group(1))})")
+        depth = 0
+        while (match := _ARRAY.fullmatch(norm)) and depth < MAX_ARRAY_DEPTH:
+            norm, depth = match.group(1), depth + 1
+        if depth and norm in _SCALARS and norm != "dynamic":
+            return cls("array(" * depth + norm + ")" * depth)
+        if depth and _VECTOR.fullmatch(norm):
+            return cls("array(" * depth + cls.parse(norm).name + ")" * depth)
         raise SchemaError(
             f"unknown type {text!r}: expected bool, int, long, real, string, timestamp, "
-            f"vector(N) with 1 <= N <= {MAX_VECTOR_DIM}, or dynamic"
+            f"vector(N) with 1 <= N <= {MAX_VECTOR_DIM}, dynamic, or array(T) of any of them"
+            " but dynamic"
         )
+
+    @classmethod
+    def array(cls, element: KymaType | str, depth: int = 1) -> KymaType:
+        """``element`` inside ``depth`` arrays.
+
+        >>> KymaType.array("long", 2).name
+        'array(array(long))'
+        """
+        name = element if isinstance(element, str) else element.name
+        return cls.parse("array(" * depth + name + ")" * depth)
+
+    @property
+    def array_depth(self) -> int:
+        """How many arrays nest around the element type (0 for a non-array).
+
+        >>> KymaType("array(array(real))").array_depth, KymaType("real").array_depth
+        (2, 0)
+        """
+        return self.name.count("array(")
+
+    @property
+    def element(self) -> KymaType:
+        """The innermost element type (the type itself for a non-array)."""
+        depth = self.array_depth
+        return KymaType(self.name[len("array(") * depth : len(self.name) - depth])
 
     @property
     def vector_dim(self) -> int | None:
@@ -75,6 +111,9 @@ class KymaType:
         return int(match.group(1)) if match else None
 
     def to_arrow(self) -> pa.DataType:
+        match = _ARRAY.fullmatch(self.name)
+        if match:
+            return pa.list_(KymaType(match.group(1)).to_arrow())
         dim = self.vector_dim
         if dim is not None:
             return pa.list_(pa.float32(), dim)
@@ -85,6 +124,10 @@ class KymaType:
         """The kyma type an Arrow type stores; raise SchemaError if there is none."""
         if pa.types.is_fixed_size_list(dtype) and dtype.value_type == pa.float32():
             return cls(f"vector({dtype.list_size})")
+        if pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
+            element = cls.from_arrow(dtype.value_type)
+            if element.name != "dynamic":
+                return cls(f"array({element.name})")
         if pa.types.is_timestamp(dtype):
             return cls("timestamp")
         for name, arrow in _SCALARS.items():
@@ -101,6 +144,8 @@ class Column:
     name: str
     type: KymaType
     nullable: bool = True
+    evolved_from: str | None = field(default=None, compare=False)
+    """The field an evolved column (``size_double``) stands for, in a typed-evolution table."""
 
     def to_arrow(self) -> pa.Field:
         metadata = {KYMA_TYPE_KEY: b"dynamic"} if self.type.name == "dynamic" else None

@@ -19,6 +19,8 @@ class TableInfo:
     current_snapshot_id: int | None
     created_at: datetime
     options: dict[str, Any] = field(default_factory=dict)
+    origins: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Per column added by typed schema evolution: where its values sit in the JSON."""
 
     @property
     def schema(self) -> pa.Schema:

@@ -1,4 +1,5 @@
-"""Table DDL: CREATE TABLE, ALTER TABLE … ADD COLUMN, DROP TABLE, SHOW TABLES, DESCRIBE."""
+"""Table DDL: CREATE TABLE [WITH (...)], ALTER TABLE … ADD COLUMN / SET (...), DROP TABLE,
+SHOW TABLES, DESCRIBE."""
 
 from __future__ import annotations
 
@@ -26,15 +27,45 @@ def create_table(catalog: Catalog, stmt: exp.Create) -> QueryResult:
             raise UnsupportedStatementError(f"unsupported table element {coldef.sql()!r}")
         columns.append(Column(identifier(coldef.this), kyma_type(coldef.args["kind"])))
     name = table_name(schema.this)
-    catalog.create_table(name, columns, if_not_exists=bool(stmt.args.get("exists")))
+    options = _options(stmt.args.get("properties"))
+    catalog.create_table(
+        name, columns, if_not_exists=bool(stmt.args.get("exists")), options=options
+    )
     return QueryResult.status_only("CREATE TABLE")
+
+
+def _options(node: exp.Expression | None) -> dict[str, object]:
+    """``WITH (name = 'value', ...)`` (or ``SET (...)``) as a dict; the catalog checks it."""
+    options: dict[str, object] = {}
+    for prop in node.expressions if node is not None else []:
+        if isinstance(prop, exp.Properties):
+            options.update(_options(prop))
+            continue
+        if isinstance(prop, exp.Property):
+            key, value = prop.this, prop.args.get("value")
+        elif isinstance(prop, exp.EQ):
+            key, value = prop.this, prop.expression
+        else:
+            raise UnsupportedStatementError(f"unsupported table option {prop.sql('postgres')!r}")
+        if not isinstance(value, exp.Literal):
+            raise UnsupportedStatementError(
+                f"table option {key.sql('postgres')!r}: expected a literal value"
+            )
+        options[key.name] = value.this
+    return options
 
 
 def alter_table(catalog: Catalog, stmt: exp.Alter) -> QueryResult:
     name = table_name(stmt.this)
     actions = stmt.args.get("actions") or []
+    if actions and all(isinstance(a, exp.AlterSet) for a in actions):
+        for action in actions:
+            catalog.set_table_options(name, _options(action))
+        return QueryResult.status_only("ALTER TABLE")
     if not actions or not all(isinstance(a, exp.ColumnDef) for a in actions):
-        raise UnsupportedStatementError("ALTER TABLE supports ADD COLUMN only (schema only widens)")
+        raise UnsupportedStatementError(
+            "ALTER TABLE supports ADD COLUMN and SET (option = 'value') only (schema only widens)"
+        )
     for coldef in actions:
         col = Column(identifier(coldef.this), kyma_type(coldef.args["kind"]))
         catalog.add_column(name, col, if_not_exists=bool(coldef.args.get("exists")))
@@ -72,6 +103,7 @@ def describe(catalog: Catalog, stmt: exp.Describe) -> QueryResult:
             "default_column": pa.array(
                 [c.name in DEFAULT_COLUMN_NAMES for c in info.columns], pa.bool_()
             ),
+            "evolved_from": pa.array([c.evolved_from for c in info.columns], pa.string()),
         }
     )
     return QueryResult(table, "DESCRIBE")

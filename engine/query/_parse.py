@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import sqlglot
 import sqlglot.errors
 from sqlglot import exp
@@ -27,8 +29,17 @@ _SIMPLE_TYPES = {
 }
 
 
+# ``ALTER TABLE t SET RETENTION '30 days'``, which sqlglot does not parse, as the option form.
+_SET_RETENTION = re.compile(
+    r"(\s*ALTER\s+TABLE\s+.+?\s+SET)\s+RETENTION\s+('[^']*')\s*;?\s*",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
 def parse_statement(sql: str) -> exp.Expression:
     """The one statement in ``sql``; SqlError with line and column if it does not parse."""
+    if match := _SET_RETENTION.fullmatch(sql):
+        sql = f"{match.group(1)} (retention = {match.group(2)})"
     try:
         statements = [s for s in sqlglot.parse(sql, read="postgres") if s is not None]
     except sqlglot.errors.ParseError as e:
@@ -62,6 +73,8 @@ def kyma_type(dtype: exp.DataType) -> KymaType:
     """The kyma type a SQL type names; SchemaError for types kyma does not store."""
     if dtype.this in _SIMPLE_TYPES:
         return KymaType(_SIMPLE_TYPES[dtype.this])
+    if dtype.this == exp.DataType.Type.ARRAY and len(dtype.expressions) == 1:
+        return KymaType.array(kyma_type(dtype.expressions[0]))
     if dtype.this == exp.DataType.Type.VECTOR and len(dtype.expressions) == 1:
         return KymaType.parse(f"vector({dtype.expressions[0].name})")
     if dtype.this == exp.DataType.Type.USERDEFINED:

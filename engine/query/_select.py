@@ -26,6 +26,7 @@ from kyma.engine.query._result import QueryResult
 from kyma.engine.query._scan import ScanStats, TableScan, scan_blocks
 from kyma.engine.query._time_travel import split_versioned
 from kyma.engine.query.federation import FederatedScan, Federation, references_sources
+from kyma.engine.query.rewrite import evolved
 from kyma.engine.storage import ObjectStore
 
 PARTITIONS = max(2, os.cpu_count() or 2)
@@ -87,6 +88,7 @@ class SelectPlanner:
                 summary = {"elapsed_ms": _ms_since(started)}
                 return QueryResult(table, "SELECT", summary, [plan.whole.summary()])
         sources = self._resolve(stmt, snapshot, skip={scan.name for scan in scans})
+        stmt = evolved.rule(stmt, [source.info.columns for source in sources.values()])
         ctx = SessionContext()
         udfs.register(ctx)
         fetched: dict[str, dict[str, str]] = {}

@@ -15,3 +15,6 @@ class Coerced:
     unknown_keys: list[str] = field(default_factory=list)
     """Top-level keys that are neither columns nor props fields (dropped), in order of
     first appearance: the write path's input to schema evolution."""
+    types_seen: dict[str, list[str]] | None = None
+    """Per column, the JSON value types written into it (typed evolution knows them; the
+    plain path does not look, and the column's own type stands in)."""

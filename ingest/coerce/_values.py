@@ -14,7 +14,7 @@ from typing import Any
 import cbor2
 
 from kyma.engine.errors import IngestError
-from kyma.engine.types import Column, parse_timestamp
+from kyma.engine.types import Column, KymaType, parse_timestamp
 
 from ._json import is_int, show
 
@@ -117,6 +117,17 @@ def _vector(dim: int) -> Converter:
     return convert
 
 
+def _array(element: Converter, expected: str) -> Converter:
+    def convert(value: Any) -> Any:
+        if value is None:
+            return None
+        if type(value) is not list:
+            raise Rejected(f"expected {expected}, got {show(value)}")
+        return [element(item) for item in value]
+
+    return convert
+
+
 _SCALARS: dict[str, Converter] = {
     "bool": _bool,
     "int": _ranged("int (Int32)", *INT32),
@@ -130,8 +141,7 @@ _SCALARS: dict[str, Converter] = {
 
 def converter(column: Column) -> Converter:
     """The converter of a column; a non-nullable one rejects null (``_timestamp`` excepted)."""
-    dim = column.type.vector_dim
-    convert = _vector(dim) if dim is not None else _SCALARS[column.type.name]
+    convert = _type_converter(column.type)
     if column.nullable or column.name == "_timestamp":
         return convert
 
@@ -141,6 +151,14 @@ def converter(column: Column) -> Converter:
         return convert(value)
 
     return not_null
+
+
+def _type_converter(kind: KymaType) -> Converter:
+    if kind.array_depth:
+        inner = KymaType(kind.name[len("array(") : -1])
+        return _array(_type_converter(inner), kind.name)
+    dim = kind.vector_dim
+    return _vector(dim) if dim is not None else _SCALARS[kind.name]
 
 
 def props_value(row: dict[str, Any], props_fields: frozenset[str], nullable: bool) -> Any:

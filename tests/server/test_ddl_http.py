@@ -19,22 +19,23 @@ def test_create_describe_alter_show_drop(client) -> None:
         "type",
         "nullable",
         "default_column",
+        "evolved_from",
     ]
     assert described["rows"] == [
-        ["_timestamp", "timestamp", True, True],
-        ["props", "dynamic", True, True],
-        ["service_name", "string", True, False],
-        ["duration", "long", True, False],
-        ["embedding", "vector(3)", True, False],
-        ["attributes", "dynamic", True, False],
-        ["ok", "bool", True, False],
-        ["code", "int", True, False],
-        ["ratio", "real", True, False],
-        ["seen", "timestamp", True, False],
+        ["_timestamp", "timestamp", True, True, None],
+        ["props", "dynamic", True, True, None],
+        ["service_name", "string", True, False, None],
+        ["duration", "long", True, False, None],
+        ["embedding", "vector(3)", True, False, None],
+        ["attributes", "dynamic", True, False, None],
+        ["ok", "bool", True, False, None],
+        ["code", "int", True, False, None],
+        ["ratio", "real", True, False, None],
+        ["seen", "timestamp", True, False, None],
     ]
     sql(client, "ALTER TABLE logs ADD COLUMN region string")
     sql(client, "alter table LOGS add column if not exists region string")
-    assert sql(client, "DESCRIBE logs")["rows"][-1] == ["region", "string", True, False]
+    assert sql(client, "DESCRIBE logs")["rows"][-1] == ["region", "string", True, False, None]
     sql(client, "CREATE TABLE IF NOT EXISTS logs (x long)")
     shown = sql(client, "SHOW TABLES")
     assert shown["columns"][0] == {"name": "name", "type": "string"}
@@ -54,7 +55,7 @@ def test_create_describe_alter_show_drop(client) -> None:
         ("DESCRIBE missing", 404, "not_found_error", "'missing' does not exist"),
         ("DROP TABLE missing", 404, "not_found_error", "'missing' does not exist"),
         ("ALTER TABLE missing ADD COLUMN x long", 404, "not_found_error", "does not exist"),
-        ("ALTER TABLE t DROP COLUMN x", 400, "unsupported_statement_error", "ADD COLUMN only"),
+        ("ALTER TABLE t DROP COLUMN x", 400, "unsupported_statement_error", "ADD COLUMN and SET"),
         ("DELETE FROM t", 400, "unsupported_statement_error", "DELETE"),
         ("CREATE VIEW v AS SELECT 1", 400, "unsupported_statement_error", "CREATE VIEW"),
         ("SHOW COLUMNS", 400, "schema_error", "expected SHOW TABLES"),

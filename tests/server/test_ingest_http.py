@@ -193,7 +193,12 @@ def test_tables_api(client) -> None:
         "/v1/tables", json={"name": "api", "columns": [{"name": "x", "type": "long"}]}
     )
     assert created.status_code == 201
-    assert created.get_json()["columns"][2] == {"name": "x", "type": "long", "default": False}
+    assert created.get_json()["columns"][2] == {
+        "name": "x",
+        "type": "long",
+        "default": False,
+        "evolved_from": None,
+    }
     assert client.get("/v1/tables").get_json()["tables"][0]["name"] == "api"
     bad = client.post("/v1/tables", json={"name": "b", "columns": [{"name": "x", "type": "money"}]})
     assert bad.status_code == 400 and "unknown type 'money'" in bad.get_json()["message"]
