@@ -27,3 +27,7 @@ bench:
 	$(PYTHON) bench/federation.py
 	$(PYTHON) bench/flight.py
 	$(PYTHON) bench/kafka.py
+	$(PYTHON) bench/otlp.py
+	$(PYTHON) bench/filedrop.py
+	$(PYTHON) bench/spark_load.py
+	$(PYTHON) bench/spark_read.py

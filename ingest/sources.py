@@ -46,10 +46,17 @@ class _Running:
 
 
 class SourceRegistry:
-    def __init__(self, catalog: Catalog, write_path: WritePath, open_store: StoreOpener) -> None:
+    def __init__(
+        self,
+        catalog: Catalog,
+        write_path: WritePath,
+        open_store: StoreOpener,
+        bulk_load: filedrop.BulkLoad | None = None,
+    ) -> None:
         self.catalog = catalog
         self.write_path = write_path
         self.open_store = open_store
+        self.bulk_load = bulk_load  # Spark loads of large dropped files, when available
         self._running: dict[str, _Running] = {}
         self._errors: dict[str, str] = {}  # sources that could not start, and why
         self._lock = threading.Lock()
@@ -176,7 +183,9 @@ class SourceRegistry:
         if record.type == "filedrop":
             spec = filedrop.parse_filedrop_spec(record.definition)
             store = self.open_store(spec.path, spec.s3_endpoint_url)
-            return filedrop.FileDropWorker(spec, self.catalog, self.write_path, store)
+            return filedrop.FileDropWorker(
+                spec, self.catalog, self.write_path, store, self.bulk_load
+            )
         try:
             import confluent_kafka  # noqa: F401
         except ImportError as e:

@@ -10,17 +10,27 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kyma.engine.catalog import Catalog, Payload, TableInfo, ledger_record
+from kyma.engine.catalog import (
+    Catalog,
+    ColumnWrite,
+    Payload,
+    TableInfo,
+    column_stats_record,
+    ledger_record,
+    schema_evolution,
+)
 from kyma.engine.crashpoints import crash_point
 from kyma.engine.errors import (
+    AlreadyExistsError,
     CatalogUnavailableError,
+    CommitConflictError,
     IdempotencyKeyReusedError,
     IngestError,
     SchemaError,
@@ -30,10 +40,12 @@ from kyma.engine.storage import ObjectStore
 from kyma.engine.types import Column, KymaType
 from kyma.ingest.coerce import Coerced, coerce_ndjson
 from kyma.ingest.evolution import EvolutionPlan, plan_evolution
+from kyma.ingest.typed import coerce_typed
 
 log = logging.getLogger("kyma.ingest")
 MAX_KEY_LENGTH = 255
 EXTENT_ROWS = 1_000_000
+TYPED_ATTEMPTS = 5
 
 
 @dataclass
@@ -156,15 +168,67 @@ class WritePath:
         ingest_time = time.time_ns()
         info = self.catalog.get_table(table)
         written: list[ExtentWriteResult] = []
-        rows = 0
+        stats: dict[str, ColumnWrite] = {}
         try:
             for batch in batches:
                 if any(info.column(name) is None for name in batch.schema.names):
                     info = self.catalog.get_table(table)  # the caller may have widened it
-                written += self._write(info, conform(batch, info, ingest_time))
-                rows += batch.num_rows
+                conformed = conform(batch, info, ingest_time)
+                written += self._write(info, conformed)
+                _add_writes(stats, column_writes(info, conformed, None))
+        except BaseException:
+            self.discard(written)
+            raise
+        payload = _chained(
+            [p for p in (extra_payload, column_stats_record(table, [*stats.values()])) if p]
+        )
+        return self._commit_written(table, written, key, content_hash, source, payload)
+
+    def commit_extents(
+        self,
+        table: str,
+        written: list[ExtentWriteResult],
+        *,
+        idempotency_key: str,
+        content_hash: str,
+        source: str,
+        payload: Payload | None = None,
+        writes: Sequence[ColumnWrite] = (),
+    ) -> IngestAck:
+        """Commit extents written elsewhere (Spark tasks) as one snapshot, once per key.
+
+        ``writes`` (what the tasks wrote into each column) go to the column statistics. A
+        replayed key commits nothing: the extents are deleted and the first ack returned.
+        """
+        check_idempotency_key(idempotency_key)
+        with self.catalog.idempotency_lock(idempotency_key, self.idempotency_wait_seconds):
+            replayed = self._replayed(idempotency_key, content_hash, table)
+            if replayed is not None:
+                self.discard(written)
+                return replayed
+            stats = column_stats_record(table, sum_writes(writes)) if writes else None
+            return self._commit_written(
+                table,
+                written,
+                idempotency_key,
+                content_hash,
+                source,
+                _chained([p for p in (payload, stats) if p]),
+            )
+
+    def _commit_written(
+        self,
+        table: str,
+        written: list[ExtentWriteResult],
+        key: str | None,
+        content_hash: str,
+        source: str,
+        extra_payload: Payload | None,
+    ) -> IngestAck:
+        """One snapshot of ``written``; on failure they are deleted (unless it may have landed)."""
+        try:
             crash_point("write.extents_written")
-            ack = IngestAck(table=table, rows=rows, snapshot_id=None)
+            ack = IngestAck(table=table, rows=sum(w.row_count for w in written), snapshot_id=None)
             payloads = [extra_payload] if extra_payload is not None else []
             if key is not None:
                 payloads.append(ledger_record(key, table, content_hash, _ack_with_snapshot(ack)))
@@ -174,7 +238,7 @@ class WritePath:
         except CatalogUnavailableError:
             raise  # the commit may have landed: orphan GC deletes the objects if it did not
         except BaseException:
-            self._discard(written)
+            self.discard(written)
             raise
         ack.snapshot_id = result.snapshot_id
         return ack
@@ -207,6 +271,8 @@ class WritePath:
         crash_point("write.extents_written")
         try:
             payloads = [extra_payload] if extra_payload is not None else []
+            writes = column_writes(info, batch, coerced.types_seen)
+            payloads.append(column_stats_record(table, writes))
             if key is not None:
                 payloads.append(ledger_record(key, table, body_hash, _ack_with_snapshot(ack)))
             payload = _chained(payloads)
@@ -218,7 +284,7 @@ class WritePath:
             # orphan GC deletes them later if no manifest row references them.
             raise
         except BaseException:
-            self._discard(written)
+            self.discard(written)
             raise
         ack.snapshot_id = result.snapshot_id
         return ack
@@ -232,6 +298,8 @@ class WritePath:
         so a body that fails changes nothing. The batch has the returned table's columns.
         """
         info = self.catalog.get_table(table)
+        if schema_evolution(info.options) == "typed":
+            return self._coerce_typed(info, body, schema_evolve, ingest_time_ns)
         coerced = coerce_ndjson(body, info.columns, ingest_time_ns=ingest_time_ns)
         plan = plan_evolution(coerced.unknown_keys, info.columns, evolve=schema_evolve)
         if plan.new_columns or plan.props_fields:
@@ -250,6 +318,31 @@ class WritePath:
                     )
         return info, coerced, plan
 
+    def _coerce_typed(
+        self, info: TableInfo, body: bytes, evolve: bool, ingest_time_ns: int
+    ) -> tuple[TableInfo, Coerced, EvolutionPlan]:
+        """Typed evolution: plan and validate against the current schema, then widen it;
+        a concurrent request that widened it first makes the plan start over."""
+        for _ in range(TYPED_ATTEMPTS):
+            typed = coerce_typed(body, info, evolve=evolve, ingest_time_ns=ingest_time_ns)
+            if not typed.new:
+                return info, typed.coerced, typed.plan
+            columns = [n.column for n in typed.new]
+            try:
+                widened = self.catalog.add_columns(
+                    info.name, columns, if_not_exists=True, origins=typed.origins
+                )
+            except AlreadyExistsError:
+                info = self.catalog.get_table(info.name)
+                continue
+            expected = [*info.columns, *columns]
+            if [c.name for c in widened.columns] == [c.name for c in expected]:
+                return widened, typed.coerced, typed.plan
+            info = widened
+        raise CommitConflictError(
+            f"table {info.name!r}: its schema kept changing under typed evolution"
+        )
+
     def _widen(self, table: str, plan: EvolutionPlan) -> TableInfo:
         for name in plan.new_columns:
             self.catalog.add_column(table, Column(name, KymaType("string")), if_not_exists=True)
@@ -264,11 +357,11 @@ class WritePath:
                     writer.append(batch.slice(start, EXTENT_ROWS))
                     written.append(writer.finish())
         except BaseException:
-            self._discard(written)
+            self.discard(written)
             raise
         return written
 
-    def _discard(self, written: list[ExtentWriteResult]) -> None:
+    def discard(self, written: list[ExtentWriteResult]) -> None:
         """Delete extents no commit references (GC would, later; this is sooner)."""
         for extent in written:
             try:
@@ -303,6 +396,36 @@ def conform(batch: pa.RecordBatch, info: TableInfo, ingest_time_ns: int) -> pa.R
             values = pc.coalesce(values, now)
         arrays.append(values)
     return pa.RecordBatch.from_arrays(arrays, schema=info.schema)
+
+
+def column_writes(
+    info: TableInfo, batch: pa.RecordBatch, types_seen: Mapping[str, list[str]] | None
+) -> list[ColumnWrite]:
+    """What ``batch`` writes into each column, for the written-data statistics; without
+    ``types_seen`` (the plain path) a column's own type stands for what it received."""
+    writes = []
+    for column, values in zip(info.columns, batch.columns, strict=True):
+        if types_seen is not None:
+            types = tuple(types_seen.get(column.name, ()))
+        else:
+            types = (column.type.name,) if values.null_count < len(values) else ()
+        writes.append(ColumnWrite(column.name, len(values), values.null_count, types))
+    return writes
+
+
+def sum_writes(writes: Iterable[ColumnWrite]) -> list[ColumnWrite]:
+    """Writes into the same column added up, one per column."""
+    total: dict[str, ColumnWrite] = {}
+    _add_writes(total, list(writes))
+    return [*total.values()]
+
+
+def _add_writes(total: dict[str, ColumnWrite], writes: list[ColumnWrite]) -> None:
+    for w in writes:
+        old = total.get(w.name)
+        if old is not None:
+            w = ColumnWrite(w.name, old.rows + w.rows, old.nulls + w.nulls, old.types + w.types)
+        total[w.name] = w
 
 
 def _with_columns(batch: pa.RecordBatch, columns: Mapping[str, pa.Array]) -> pa.RecordBatch:

@@ -9,6 +9,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import NoReturn
 
@@ -32,6 +33,19 @@ def main(argv: list[str] | None = None) -> int:
         "kafka-consume", help="run Kafka sources in this process (every source if none named)"
     )
     consume.add_argument("--source", action="append", dest="sources", metavar="NAME")
+    compact_parser = commands.add_parser(
+        "compact", help="merge small extents of the named tables (every table if none)"
+    )
+    compact_parser.add_argument("tables", nargs="*", metavar="TABLE")
+    load_parser = commands.add_parser(
+        "load", help="bulk-load files into a table with Spark (one snapshot; a re-run is a no-op)"
+    )
+    load_parser.add_argument("table")
+    load_parser.add_argument("source", help="a file, folder or glob, or s3://bucket/prefix-or-glob")
+    load_parser.add_argument("--format", choices=("ndjson", "csv", "parquet"))
+    load_parser.add_argument(
+        "--no-evolve", dest="schema_evolve", action="store_false", help="drop unknown fields"
+    )
     _add_sql_parser(commands)
     args = parser.parse_args(argv)
     if args.command == "sql":
@@ -43,6 +57,10 @@ def main(argv: list[str] | None = None) -> int:
             return serve(settings)
         if args.command == "kafka-consume":
             return kafka_consume(settings, args.sources)
+        if args.command == "load":
+            return load(settings, args)
+        if args.command == "compact":
+            return compact(settings, args.tables)
         return maintenance(settings)
     except KymaError as e:
         print(f"kyma: {e}", file=sys.stderr)
@@ -96,6 +114,57 @@ def maintenance(settings: Settings) -> int:
     return 0
 
 
+def compact(settings: Settings, tables: list[str]) -> int:
+    """Compact the named tables (every table if none), printing what each gained."""
+    from kyma.services import open_services
+
+    with open_services(settings, keep_adopted=True) as services:
+        for table in tables or [t.name for t in services.catalog.list_tables()]:
+            result = services.compact(table)
+            print(
+                f"{table}: {result.extents_in} extents -> {result.extents_out}"
+                f" ({result.rows:,} rows, {result.bytes_in / 1e6:.1f} MB ->"
+                f" {result.bytes_out / 1e6:.1f} MB)"
+            )
+    return 0
+
+
+def load(settings: Settings, args: argparse.Namespace) -> int:
+    """Run a bulk load to the end, showing its progress; a running serve's catalog is shared."""
+    from kyma.ingest.load import LoadRequest
+    from kyma.services import open_services
+
+    request = LoadRequest(args.table, args.source, args.format, args.schema_evolve)
+    with open_services(settings, keep_adopted=True) as services:
+        jobs = services.jobs
+        job = jobs.submit_load(request)
+        while job.state == "running":
+            print(
+                f"\r{_progress_line(job.progress.to_json())}", end="", file=sys.stderr, flush=True
+            )
+            time.sleep(0.5)
+        print(f"\r{_progress_line(job.progress.to_json())}", file=sys.stderr)
+        if job.state == "failed":
+            print(f"kyma: load failed: {job.error}", file=sys.stderr)
+            return 1
+        result = job.result or {}
+        verb = "already loaded (nothing written)" if result.get("replayed") else "loaded"
+        print(
+            f"{verb}: {result.get('rows')} rows into {args.table},"
+            f" snapshot {result.get('snapshot_id')}"
+        )
+    return 0
+
+
+def _progress_line(p: dict) -> str:  # type: ignore[type-arg]
+    eta = "" if p["eta_seconds"] is None else f", ETA {p['eta_seconds']:.0f}s"
+    return (
+        f"{p['phase']}: {p['files_done']}/{p['files_total']} files,"
+        f" {p['rows_done']:,} rows, {p['bytes_done'] / 1e6:.0f}/{p['bytes_total'] / 1e6:.0f} MB"
+        f"{eta}   "
+    )
+
+
 def kafka_consume(settings: Settings, names: list[str] | None) -> int:
     """Run Kafka sources until SIGTERM/SIGINT; workers in several processes share partitions."""
     from kyma.services import open_services
@@ -105,7 +174,7 @@ def kafka_consume(settings: Settings, names: list[str] | None) -> int:
 
     signal.signal(signal.SIGTERM, stop)
     with open_services(settings) as services:
-        services.sources.start(names)
+        services.sources.start(names, types=("kafka",))
         print(f"kyma kafka-consume: running {names or 'every source'}", flush=True)
         with contextlib.suppress(KeyboardInterrupt):  # SIGTERM/SIGINT: stop the workers
             threading.Event().wait()
@@ -133,6 +202,14 @@ def serve(settings: Settings) -> int:
             flight = flight_server.url
         except NotInstalledError as e:  # serve without Flight rather than not at all
             flight_server, flight = None, f"off: {e}"
+        try:
+            otlp = _start_otlp(services)
+            otlp_lines = [
+                f"OTLP/gRPC     {otlp.grpc_url} (OTLP)",
+                f"OTLP/HTTP     {otlp.http_url} (OTLP)",
+            ]
+        except NotInstalledError as e:  # serve without OTLP rather than not at all
+            otlp, otlp_lines = None, [f"OTLP          off: {e}"]
         services.sources.start()
         stopping = threading.Event()
         threading.Thread(
@@ -141,6 +218,8 @@ def serve(settings: Settings) -> int:
         print(f"kyma {__version__} serving", flush=True)
         print(f"  HTTP API      http://{settings.http_host}:{server.effective_port}", flush=True)
         print(f"  Flight SQL    {flight}", flush=True)
+        for line in otlp_lines:
+            print(f"  {line}", flush=True)
         print(f"  catalog       {_redact(services.catalog.url)}", flush=True)
         print(f"  object store  {services.store.url}", flush=True)
         try:
@@ -152,8 +231,31 @@ def serve(settings: Settings) -> int:
             server.close()
             if flight_server is not None:
                 flight_server.shutdown()
+            if otlp is not None:
+                otlp.stop()
             print("kyma: shutting down", flush=True)
     return 0
+
+
+def _start_otlp(services):  # type: ignore[no-untyped-def]
+    from kyma.ingest.otlp import OtlpOptions, start_otlp_receiver
+
+    settings = services.settings
+    options = OtlpOptions(
+        host=settings.http_host,
+        grpc_port=settings.otlp_grpc_port,
+        http_port=settings.otlp_http_port,
+        tables={
+            "logs": settings.otlp_logs_table,
+            "traces": settings.otlp_traces_table,
+            "metrics": settings.otlp_metrics_table,
+        },
+        batch_rows=settings.otlp_batch_rows,
+        batch_latency_ms=settings.otlp_batch_latency_ms,
+        max_body_bytes=settings.max_body_bytes,
+        threads=settings.http_threads,
+    )
+    return start_otlp_receiver(services.catalog, services.write_path, options)
 
 
 def _maintenance_loop(services, stopping: threading.Event) -> None:  # type: ignore[no-untyped-def]

@@ -12,14 +12,17 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from kyma.connectors.registry import ConnectorRegistry
-from kyma.engine.catalog import Catalog
+from kyma.engine.catalog import Catalog, retention_seconds
+from kyma.engine.compaction import CompactionResult, compact_table
 from kyma.engine.format import SegmentFormat
 from kyma.engine.format.tlm import TlmFormat
 from kyma.engine.gc import collect_orphans
 from kyma.engine.query import QueryEngine
+from kyma.engine.retention import apply_retention
 from kyma.engine.storage import ObjectStore, open_object_store
 from kyma.ingest.sources import SourceRegistry, StoreOpener
 from kyma.ingest.write_path import WritePath
+from kyma.jobs import JobRegistry
 from kyma.settings import Settings
 
 
@@ -33,13 +36,35 @@ class Services:
     write_path: WritePath
     connectors: ConnectorRegistry
     sources: SourceRegistry
+    jobs: JobRegistry
 
     def run_maintenance(self) -> dict[str, int]:
-        """One round of the ledger sweeper and orphan GC."""
+        """One round: retention and compaction of every table, the ledger sweeper, orphan GC."""
+        tables = self.catalog.list_tables()
+        expired = 0
+        for table in tables:
+            seconds = retention_seconds(table.options)
+            if seconds is not None:
+                expired += apply_retention(self.catalog, table.name, seconds).extents_removed
+        merged = sum(self.compact(t.name).extents_in for t in tables)
         swept = self.catalog.sweep_ledger()
         grace = timedelta(seconds=self.settings.gc_grace_seconds)
         orphans = collect_orphans(self.catalog, self.store, grace)
-        return {"ledger_entries_swept": swept, "orphans_deleted": len(orphans)}
+        return {
+            "extents_past_retention": expired,
+            "extents_compacted": merged,
+            "ledger_entries_swept": swept,
+            "orphans_deleted": len(orphans),
+        }
+
+    def compact(self, table: str) -> CompactionResult:
+        return compact_table(
+            self.catalog,
+            self.store,
+            self.format,
+            table,
+            target_rows=self.settings.compaction_target_rows,
+        )
 
 
 @contextmanager
@@ -77,7 +102,13 @@ def open_services(
             write_path = WritePath(
                 catalog, store, fmt, idempotency_wait_seconds=settings.idempotency_wait_seconds
             )
-            sources = SourceRegistry(catalog, write_path, _drop_store_opener(settings))
+            jobs = JobRegistry(settings, store.url, write_path)
+            sources = SourceRegistry(
+                catalog,
+                write_path,
+                _drop_store_opener(settings),
+                jobs.load_file if jobs.spark_available() else None,
+            )
             try:
                 yield Services(
                     settings=settings,
@@ -90,6 +121,7 @@ def open_services(
                     write_path=write_path,
                     connectors=connectors,
                     sources=sources,
+                    jobs=jobs,
                 )
             finally:
                 sources.close()

@@ -50,6 +50,25 @@ class Settings:
     flight_port: int = _setting(
         8815, "KYMA_FLIGHT_PORT", "port of the Arrow Flight SQL server (0: any free port)"
     )
+    otlp_grpc_port: int = _setting(
+        4317, "KYMA_OTLP_GRPC_PORT", "port of the OTLP/gRPC receiver (0: any free port)"
+    )
+    otlp_http_port: int = _setting(
+        4318, "KYMA_OTLP_HTTP_PORT", "port of the OTLP/HTTP receiver (0: any free port)"
+    )
+    otlp_logs_table: str = _setting("otel_logs", "KYMA_OTLP_LOGS_TABLE", "table of OTLP logs")
+    otlp_traces_table: str = _setting(
+        "otel_traces", "KYMA_OTLP_TRACES_TABLE", "table of OTLP spans"
+    )
+    otlp_metrics_table: str = _setting(
+        "otel_metrics", "KYMA_OTLP_METRICS_TABLE", "table of OTLP metric data points"
+    )
+    otlp_batch_rows: int = _setting(
+        50_000, "KYMA_OTLP_BATCH_ROWS", "OTLP exports commit together up to this many rows"
+    )
+    otlp_batch_latency_ms: int = _setting(
+        200, "KYMA_OTLP_BATCH_LATENCY_MS", "or this long after the first of them arrived"
+    )
     max_body_bytes: int = _setting(
         64 << 20, "KYMA_MAX_BODY_BYTES", "largest ingest body, after decompression"
     )
@@ -59,6 +78,14 @@ class Settings:
     )
     idempotency_wait_seconds: int = _setting(
         30, "KYMA_IDEMPOTENCY_WAIT_SECONDS", "how long a request waits for one with its key"
+    )
+    spark_master: str | None = _setting(
+        None,
+        "KYMA_SPARK_MASTER",
+        "Spark master for jobs, e.g. spark://host:7077 (default local[*])",
+    )
+    compaction_target_rows: int = _setting(
+        1_000_000, "KYMA_COMPACTION_TARGET_ROWS", "rows of an extent compaction writes"
     )
     block_rows: int = _setting(8192, "KYMA_BLOCK_ROWS", "rows per extent block")
     gc_grace_seconds: int = _setting(

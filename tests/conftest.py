@@ -163,6 +163,7 @@ def services(catalog: Catalog, tmp_path: Path):
     from kyma.engine.query import QueryEngine
     from kyma.ingest.sources import SourceRegistry
     from kyma.ingest.write_path import WritePath
+    from kyma.jobs import JobRegistry
     from kyma.services import Services
     from kyma.settings import Settings
 
@@ -171,7 +172,9 @@ def services(catalog: Catalog, tmp_path: Path):
     fmt = TlmFormat(block_rows=1024)
     connectors = ConnectorRegistry(catalog)
     write_path = WritePath(catalog, store, fmt, idempotency_wait_seconds=5)
-    sources = SourceRegistry(catalog, write_path, drop_store_opener(tmp_path / "drop-cache"))
+    jobs = JobRegistry(settings, store.url, write_path)
+    opener = drop_store_opener(tmp_path / "drop-cache")
+    sources = SourceRegistry(catalog, write_path, opener, jobs.load_file)
     yield Services(
         settings=settings,
         catalog=catalog,
@@ -181,6 +184,7 @@ def services(catalog: Catalog, tmp_path: Path):
         write_path=write_path,
         connectors=connectors,
         sources=sources,
+        jobs=jobs,
     )
     sources.close()
     connectors.close()

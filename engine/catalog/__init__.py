@@ -1,6 +1,8 @@
 """The Postgres catalog: tables, columns, snapshots, manifest, ingest ledger, and commits."""
 
 from kyma.engine.catalog._catalog import Catalog, check_identifier
+from kyma.engine.catalog._column_stats import ColumnWrite
+from kyma.engine.catalog._column_stats import record as column_stats_record
 from kyma.engine.catalog._commit import Payload
 from kyma.engine.catalog._connectors import ConnectorRecord
 from kyma.engine.catalog._files import SourceFile
@@ -14,6 +16,7 @@ from kyma.engine.catalog._model import (
     SnapshotInfo,
     TableInfo,
 )
+from kyma.engine.catalog._options import parse_duration, retention_seconds, schema_evolution
 from kyma.engine.catalog._positions import Claim, SourcePosition
 from kyma.engine.catalog._positions import advance as advance_positions
 from kyma.engine.catalog._sources import SourceRecord
@@ -21,6 +24,7 @@ from kyma.engine.catalog._sources import SourceRecord
 __all__ = [
     "Catalog",
     "Claim",
+    "ColumnWrite",
     "CommitResult",
     "ConnectorRecord",
     "ExtentRef",
@@ -34,6 +38,10 @@ __all__ = [
     "TableInfo",
     "advance_positions",
     "check_identifier",
+    "column_stats_record",
     "file_ingested",
     "ledger_record",
+    "parse_duration",
+    "retention_seconds",
+    "schema_evolution",
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import psycopg
@@ -13,7 +13,16 @@ import psycopg_pool
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
-from kyma.engine.catalog import _commit, _connectors, _files, _ledger, _positions, _sources
+from kyma.engine.catalog import (
+    _column_stats,
+    _commit,
+    _connectors,
+    _files,
+    _ledger,
+    _positions,
+    _retention,
+    _sources,
+)
 from kyma.engine.catalog._connectors import ConnectorRecord
 from kyma.engine.catalog._migrate import migrate
 from kyma.engine.catalog._model import (
@@ -23,6 +32,7 @@ from kyma.engine.catalog._model import (
     SnapshotInfo,
     TableInfo,
 )
+from kyma.engine.catalog._options import check_options
 from kyma.engine.catalog._prune import extent_condition
 from kyma.engine.errors import (
     AlreadyExistsError,
@@ -35,6 +45,8 @@ from kyma.engine.format.predicate import BlockPredicate
 from kyma.engine.types import DEFAULT_COLUMN_NAMES, DEFAULT_COLUMNS, Column, KymaType
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+_DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}(\.[A-Za-z_][A-Za-z0-9_]{0,127})*")
+MAX_COLUMN_NAME = 255
 LEDGER_RETENTION = timedelta(hours=25)
 _IN_SNAPSHOT = (
     "table_id = %s AND added_snapshot_id <= %s"
@@ -51,6 +63,16 @@ def check_identifier(kind: str, name: str) -> str:
         raise SchemaError(
             f"invalid {kind} name {name!r}: expected a letter or _ then letters, digits or _"
             " (at most 128)"
+        )
+    return name
+
+
+def check_column_name(name: str) -> str:
+    """A column name: identifiers joined by dots (records flatten to ``a.b``), at most 255."""
+    if len(name) > MAX_COLUMN_NAME or not _DOTTED.fullmatch(name):
+        raise SchemaError(
+            f"invalid column name {name!r}: expected identifiers (a letter or _ then letters,"
+            f" digits or _) joined by dots, at most {MAX_COLUMN_NAME} characters"
         )
     return name
 
@@ -99,9 +121,10 @@ class Catalog:
         options: dict[str, Any] | None = None,
     ) -> TableInfo:
         check_identifier("table", name)
+        options = check_options(options or {})
         seen: set[str] = set()
         for col in columns:
-            check_identifier("column", col.name)
+            check_column_name(col.name)
             if col.name in DEFAULT_COLUMN_NAMES:
                 raise SchemaError(f"column {col.name!r} is a default column of every table")
             if col.name in seen:
@@ -111,7 +134,7 @@ class Catalog:
             row = conn.execute(
                 "INSERT INTO kyma.tables (name, options) VALUES (%s, %s)"
                 " ON CONFLICT (name) DO NOTHING RETURNING table_id",
-                (name, Jsonb(options or {})),
+                (name, Jsonb(options)),
             ).fetchone()
             if row is None:
                 if if_not_exists:
@@ -127,23 +150,68 @@ class Catalog:
 
     def add_column(self, table: str, column: Column, *, if_not_exists: bool = False) -> TableInfo:
         """Widen a table by one nullable column (schema only widens)."""
-        check_identifier("column", column.name)
+        return self.add_columns(table, [column], if_not_exists=if_not_exists)
+
+    def add_columns(
+        self,
+        table: str,
+        columns: Sequence[Column],
+        *,
+        if_not_exists: bool = False,
+        origins: dict[str, dict[str, Any]] | None = None,
+    ) -> TableInfo:
+        """Widen a table by nullable columns in one transaction (schema only widens).
+
+        A column's ``evolved_from`` and its ``origins`` entry (typed evolution) are kept;
+        with ``if_not_exists`` a column that exists with the same type and origin is skipped.
+        """
+        origins = origins or {}
+        for column in columns:
+            check_column_name(column.name)
         with self._conn() as conn, conn.transaction():
             info = self._table(conn, table, lock=True)
-            existing = info.column(column.name)
-            if existing is not None:
-                if if_not_exists and existing.type == column.type:
-                    return info
-                raise AlreadyExistsError(
-                    f"column {column.name!r} already exists in table {table!r}"
-                    f" with type {existing.type}"
+            ordinal = len(info.columns)
+            for column in columns:
+                origin = origins.get(column.name)
+                existing = info.column(column.name)
+                if existing is not None:
+                    same = existing.type == column.type and info.origins.get(column.name) == origin
+                    if if_not_exists and same:
+                        continue
+                    raise AlreadyExistsError(
+                        f"column {column.name!r} already exists in table {table!r}"
+                        f" with type {existing.type}"
+                    )
+                conn.execute(
+                    "INSERT INTO kyma.columns (table_id, name, ordinal, type, nullable,"
+                    " evolved_from, origin) VALUES (%s, %s, %s, %s, true, %s, %s)",
+                    (
+                        info.table_id,
+                        column.name,
+                        ordinal,
+                        column.type.name,
+                        column.evolved_from,
+                        None if origin is None else Jsonb(origin),
+                    ),
                 )
+                ordinal += 1
+            return self._table(conn, table)
+
+    def set_table_options(self, table: str, options: dict[str, Any]) -> TableInfo:
+        """Merge ``options`` into a table's options (``ALTER TABLE … SET (...)``)."""
+        options = check_options(options)
+        with self._conn() as conn, conn.transaction():
+            info = self._table(conn, table, lock=True)
             conn.execute(
-                "INSERT INTO kyma.columns (table_id, name, ordinal, type, nullable)"
-                " VALUES (%s, %s, %s, %s, true)",
-                (info.table_id, column.name, len(info.columns), column.type.name),
+                "UPDATE kyma.tables SET options = options || %s WHERE table_id = %s",
+                (Jsonb(options), info.table_id),
             )
             return self._table(conn, table)
+
+    def column_stats(self, table: str) -> dict[str, dict[str, Any]]:
+        """Written-data statistics per column name (columns never written are absent)."""
+        with self._conn() as conn:
+            return _column_stats.read(conn, self._table(conn, table).table_id)
 
     def drop_table(self, name: str, *, if_exists: bool = False) -> bool:
         """Drop a table; its objects become orphans that GC removes. True if it existed."""
@@ -170,15 +238,14 @@ class Catalog:
         ).fetchone()
         if row is None:
             raise NotFoundError(f"table {name!r} does not exist")
-        columns = tuple(
-            Column(n, KymaType.parse(t), nullable)
-            for n, t, nullable in conn.execute(
-                "SELECT name, type, nullable FROM kyma.columns WHERE table_id = %s"
-                " ORDER BY ordinal",
-                (row[0],),
-            )
-        )
-        return TableInfo(row[0], row[1], columns, row[2], row[3], row[4])
+        rows = conn.execute(
+            "SELECT name, type, nullable, evolved_from, origin FROM kyma.columns"
+            " WHERE table_id = %s ORDER BY ordinal",
+            (row[0],),
+        ).fetchall()
+        columns = tuple(Column(n, KymaType.parse(t), null, ev) for n, t, null, ev, _ in rows)
+        origins = {n: origin for n, *_, origin in rows if origin is not None}
+        return TableInfo(row[0], row[1], columns, row[2], row[3], row[4], origins)
 
     # ------------------------------------------------------------ connectors
 
@@ -335,6 +402,12 @@ class Catalog:
                 (info.table_id,),
             ).fetchall()
         return [SnapshotInfo(*r) for r in rows]
+
+    def expire_snapshots(self, table: str, cutoff: datetime) -> tuple[int, int]:
+        """Forget snapshots older than ``cutoff`` (not the current); (snapshots, extents)."""
+        info = self.get_table(table)
+        with self._conn() as conn:
+            return _retention.expire(conn, info.table_id, cutoff)
 
     def referenced_objects(self) -> set[str]:
         """Object paths any manifest row (of any retained snapshot) points at."""

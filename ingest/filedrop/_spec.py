@@ -10,6 +10,7 @@ from kyma.engine.errors import ConfigError
 
 _NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 FORMATS = ("ndjson", "csv", "parquet")
+SPARK_MIN_BYTES = 1 << 30
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,7 @@ class FileDropSpec:
     schema_evolve: bool = True
     csv_delimiter: str = ","
     s3_endpoint_url: str | None = None
+    spark_min_bytes: int | None = SPARK_MIN_BYTES  # larger files go to a Spark load
 
     def to_json(self) -> dict[str, Any]:
         """The definition as stored and shown (the body's shape, defaults filled in)."""
@@ -34,6 +36,7 @@ class FileDropSpec:
             "poll_ms": self.poll_ms,
             "schema_evolve": self.schema_evolve,
             "csv_delimiter": self.csv_delimiter,
+            "spark_min_bytes": self.spark_min_bytes,
         }
         if self.s3_endpoint_url is not None:
             body["s3_endpoint_url"] = self.s3_endpoint_url
@@ -54,6 +57,7 @@ def parse_filedrop_spec(body: Any) -> FileDropSpec:
         "schema_evolve",
         "csv_delimiter",
         "s3_endpoint_url",
+        "spark_min_bytes",
     }
     unknown = sorted(set(body) - known)
     if unknown:
@@ -84,4 +88,11 @@ def parse_filedrop_spec(body: Any) -> FileDropSpec:
     endpoint = body.get("s3_endpoint_url")
     if endpoint is not None and not (isinstance(endpoint, str) and "://" in endpoint):
         raise ConfigError(f"s3_endpoint_url: expected a URL, got {endpoint!r}")
-    return FileDropSpec(name, table, path, fmt, poll_ms, evolve, delimiter, endpoint)
+    spark_min = body.get("spark_min_bytes", SPARK_MIN_BYTES)
+    if spark_min is not None and (
+        isinstance(spark_min, bool) or not isinstance(spark_min, int) or spark_min < 1
+    ):
+        raise ConfigError(
+            f"spark_min_bytes: expected a positive integer or null (never), got {spark_min!r}"
+        )
+    return FileDropSpec(name, table, path, fmt, poll_ms, evolve, delimiter, endpoint, spark_min)

@@ -6,7 +6,8 @@ same on the previous poll: a writer may still be appending). Its rows commit as 
 snapshot together with the idempotency key ``filedrop:<sha256 of the file>`` and the file's
 record, so a re-scan, a restart or a second copy of the same bytes ingests nothing twice,
 and a one-byte change is a new file. A file that fails is recorded with its error and left
-alone until it changes; the others go on.
+alone until it changes; the others go on. A file of ``spark_min_bytes`` or more goes to a
+Spark bulk load (same key, same record) when the process can run one.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import logging
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from kyma.engine.catalog import Catalog, SourceFile, file_ingested
@@ -26,10 +27,14 @@ from kyma.engine.storage import ObjectInfo, ObjectStore
 from kyma.engine.storage.local import LocalStore
 from kyma.ingest.filedrop._readers import read_batches
 from kyma.ingest.filedrop._spec import FileDropSpec
-from kyma.ingest.write_path import WritePath
+from kyma.ingest.load import LoadIdentity, LoadRequest
+from kyma.ingest.write_path import IngestAck, WritePath
 
 log = logging.getLogger("kyma.filedrop")
 IGNORED_SUFFIXES = (".tmp", ".partial", ".crdownload")
+
+#: Runs a Spark load of one file: (request, identity, rows-done callback) -> ack.
+BulkLoad = Callable[[LoadRequest, LoadIdentity, Callable[[int], None]], IngestAck]
 DOWNLOAD_BYTES = 16 << 20
 
 
@@ -37,12 +42,18 @@ class FileDropWorker:
     """Scans ``spec``'s path into its table until ``stop`` is set."""
 
     def __init__(
-        self, spec: FileDropSpec, catalog: Catalog, write_path: WritePath, store: ObjectStore
+        self,
+        spec: FileDropSpec,
+        catalog: Catalog,
+        write_path: WritePath,
+        store: ObjectStore,
+        bulk_load: BulkLoad | None = None,
     ) -> None:
         self.spec = spec
         self.catalog = catalog
         self.write_path = write_path
         self.store = store
+        self.bulk_load = bulk_load
         self.last_error: str | None = None
         self.last_scan: float | None = None
         self.files_ingested = 0  # by this worker, since it started
@@ -88,23 +99,37 @@ class FileDropWorker:
         digest = _sha256(path)
         rows = 0
 
+        def _set_rows(done: int) -> None:  # a Spark load counts its own rows
+            nonlocal rows
+            rows = done
+
         def counted():  # type: ignore[no-untyped-def]
             nonlocal rows
             for batch in read_batches(path, self.spec, self.write_path, time.time_ns()):
                 rows += batch.num_rows
                 yield batch
 
+        key = f"filedrop:{digest}"
+        record = file_ingested(
+            self.spec.name, obj.key, obj.size, obj.modified, digest, lambda: rows
+        )
+        large = self.spec.spark_min_bytes is not None and obj.size >= self.spec.spark_min_bytes
         try:
-            ack = self.write_path.ingest_batches(
-                self.spec.table,
-                counted(),
-                idempotency_key=f"filedrop:{digest}",
-                content_hash=digest,
-                source=f"filedrop:{self.spec.name}",
-                payload=file_ingested(
-                    self.spec.name, obj.key, obj.size, obj.modified, digest, lambda: rows
-                ),
-            )
+            if large and self.bulk_load is not None:
+                request = LoadRequest(
+                    self.spec.table, str(path), self.spec.format, self.spec.schema_evolve
+                )
+                identity = LoadIdentity(key, digest, f"filedrop:{self.spec.name}:spark", record)
+                ack = self.bulk_load(request, identity, _set_rows)
+            else:
+                ack = self.write_path.ingest_batches(
+                    self.spec.table,
+                    counted(),
+                    idempotency_key=key,
+                    content_hash=digest,
+                    source=f"filedrop:{self.spec.name}",
+                    payload=record,
+                )
         except TerminalError as e:
             self._record(obj, digest, "failed", error=str(e))
             self.last_error = f"{obj.key}: {e}"
@@ -149,7 +174,8 @@ def _local_copy(store: ObjectStore, obj: ObjectInfo) -> Iterator[Path]:
     if isinstance(store, LocalStore):
         yield store.local_path(obj.key)
         return
-    with tempfile.NamedTemporaryFile(prefix="kyma-drop-") as copy:
+    suffix = "".join(Path(obj.key).suffixes[-2:])  # keep .ndjson.gz: readers look at it
+    with tempfile.NamedTemporaryFile(prefix="kyma-drop-", suffix=suffix) as copy:
         for offset in range(0, obj.size, DOWNLOAD_BYTES):
             copy.write(store.get_range(obj.key, offset, min(DOWNLOAD_BYTES, obj.size - offset)))
         copy.flush()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flask import Flask
 
-from kyma.server import connectors, errors, health, ingest, query, sources, tables
+from kyma.server import connectors, errors, health, ingest, jobs, query, sources, tables
 from kyma.services import Services
 
 
@@ -19,4 +19,5 @@ def create_app(services: Services) -> Flask:
     app.register_blueprint(tables.blueprint)
     app.register_blueprint(connectors.blueprint)
     app.register_blueprint(sources.blueprint)
+    app.register_blueprint(jobs.blueprint)
     return app

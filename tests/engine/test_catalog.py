@@ -51,6 +51,7 @@ def test_migrations_apply_once(catalog_url: str) -> None:
         "003_source_positions.sql",
         "004_sources.sql",
         "005_source_files.sql",
+        "006_column_evolution.sql",
     ]
     assert second.migrations_applied == []
     first.close()

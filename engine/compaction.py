@@ -1,0 +1,98 @@
+"""Compaction: small extents of a table merged, by time range, into target-sized ones.
+
+Extents smaller than half the target are taken in order of their time range and packed
+into groups of at most ``target_rows`` rows; each group of two or more is rewritten as one
+extent and published by one commit that adds it and removes the group (the catalog's CAS:
+ingest committing meanwhile only moves the head, and the commit retries on it). If another
+compaction removed one of the group's extents first, the commit is refused and the new
+extent deleted. Old objects stay for time travel until retention or orphan GC removes them.
+Queries see the same rows before and after: only the extents they are stored in change.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from kyma.engine.catalog import Catalog, ManifestEntry
+from kyma.engine.errors import StaleCommitError
+from kyma.engine.format import SegmentFormat
+from kyma.engine.query._scan import conform
+from kyma.engine.storage import ObjectStore
+
+log = logging.getLogger("kyma.compaction")
+TARGET_ROWS = 1_000_000
+
+
+@dataclass
+class CompactionResult:
+    table: str
+    groups: int = 0
+    extents_in: int = 0
+    extents_out: int = 0
+    rows: int = 0
+    bytes_in: int = 0
+    bytes_out: int = 0
+    snapshots: list[int] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, object]:
+        return dict(self.__dict__)
+
+
+def plan_groups(extents: list[ManifestEntry], target_rows: int) -> list[list[ManifestEntry]]:
+    """Runs of small extents, in time order, each at most ``target_rows`` rows; 2+ each."""
+    small = [e for e in extents if e.row_count < target_rows // 2]
+    small.sort(key=lambda e: (e.min_ts if e.min_ts is not None else -1, e.max_ts or -1))
+    groups: list[list[ManifestEntry]] = []
+    current: list[ManifestEntry] = []
+    for extent in small:
+        if current and sum(e.row_count for e in current) + extent.row_count > target_rows:
+            groups.append(current)
+            current = []
+        current.append(extent)
+    groups.append(current)
+    return [g for g in groups if len(g) >= 2]
+
+
+def compact_table(
+    catalog: Catalog,
+    store: ObjectStore,
+    fmt: SegmentFormat,
+    table: str,
+    *,
+    target_rows: int = TARGET_ROWS,
+) -> CompactionResult:
+    """Merge ``table``'s small extents; what was done."""
+    result = CompactionResult(table)
+    extents = catalog.live_extents(table)
+    info = catalog.get_table(table)  # after the listing: every listed extent's columns are in it
+    for group in plan_groups(extents, target_rows):
+        writer = fmt.start_extent(store, info.schema, info.path_prefix)
+        with writer:
+            for extent in group:
+                reader = fmt.open_extent(store, extent.object_path)
+                try:
+                    for block in range(extent.block_count):
+                        writer.append(conform(reader.read_block(block), info.schema))
+                finally:
+                    reader.close()
+            merged = writer.finish()
+        try:
+            commit = catalog.commit(
+                table,
+                [merged],
+                removed=[e.extent_id for e in group],
+                summary={"source": "compaction", "merged_extents": len(group)},
+            )
+        except StaleCommitError as e:  # another compaction got there first
+            store.delete(merged.object_path)
+            log.info("table %r: a group was compacted meanwhile: %s", table, e)
+            continue
+        result.groups += 1
+        result.extents_in += len(group)
+        result.extents_out += 1
+        result.rows += merged.row_count
+        result.bytes_in += sum(e.byte_size for e in group)
+        result.bytes_out += merged.byte_size
+        result.snapshots.append(commit.snapshot_id)
+    return result

@@ -1,0 +1,106 @@
+"""Compaction: fewer, bigger extents; the same answers; nothing lost under concurrent ingest."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+from kyma.engine.compaction import compact_table, plan_groups
+
+
+def ingest(services, start: int, rows: int) -> None:  # type: ignore[no-untyped-def]
+    body = "\n".join(
+        json.dumps({"n": n, "host": f"h{n % 5}", "_timestamp": 1_700_000_000_000_000_000 + n})
+        for n in range(start, start + rows)
+    )
+    services.write_path.ingest_ndjson("t", body.encode())
+
+
+def answers(services) -> list:  # type: ignore[no-untyped-def]
+    queries = [
+        "SELECT n, host, _timestamp FROM t ORDER BY n",
+        "SELECT host, count(*) AS c, sum(n) AS s FROM t GROUP BY host ORDER BY host",
+        "SELECT count(*) AS c FROM t WHERE _timestamp > TIMESTAMP '2023-11-14T22:13:20.000005'",
+    ]
+    return [services.query.execute(q).table.to_pylist() for q in queries]
+
+
+def test_small_extents_merge_and_answers_stay_the_same(services) -> None:
+    services.query.execute("CREATE TABLE t (n long, host string)")
+    for i in range(12):
+        ingest(services, i * 500, 500)
+    before = answers(services)
+    snapshot = services.catalog.get_table("t").current_snapshot_id
+    result = compact_table(
+        services.catalog, services.store, services.format, "t", target_rows=2_000
+    )
+    assert (result.groups, result.extents_in, result.extents_out, result.rows) == (3, 12, 3, 6000)
+    assert len(services.catalog.live_extents("t")) == 3
+    assert answers(services) == before
+    old = services.query.execute(f"SELECT count(*) AS c FROM t AS OF SNAPSHOT {snapshot}")
+    assert old.table.to_pylist() == [{"c": 6000}]  # time travel still reads the old extents
+    again = compact_table(services.catalog, services.store, services.format, "t", target_rows=2_000)
+    assert again.groups == 0  # nothing small is left
+
+
+def test_groups_follow_time_order_and_skip_big_extents(services) -> None:
+    services.query.execute("CREATE TABLE t (n long, host string)")
+    for start in (3000, 0, 1000, 2000):
+        ingest(services, start, 500)
+    ingest(services, 10_000, 3000)  # already big enough
+    groups = plan_groups(services.catalog.live_extents("t"), target_rows=2_000)
+    assert [[e.min_ts for e in g] for g in groups] == [
+        [1_700_000_000_000_000_000 + s for s in (0, 1000, 2000, 3000)]
+    ]
+
+
+def test_concurrent_ingest_and_compactions_lose_and_duplicate_nothing(services) -> None:
+    services.query.execute("CREATE TABLE t (n long, host string)")
+    batches, rows = 40, 100
+    done = threading.Event()
+
+    def writer() -> None:
+        for i in range(batches):
+            ingest(services, i * rows, rows)
+        done.set()
+
+    def compactor() -> None:
+        while not done.is_set():
+            compact_table(services.catalog, services.store, services.format, "t", target_rows=800)
+
+    threads = [threading.Thread(target=writer)] + [
+        threading.Thread(target=compactor) for _ in range(2)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    compact_table(services.catalog, services.store, services.format, "t", target_rows=800)
+    count = services.query.execute("SELECT count(*) AS c, count(DISTINCT n) AS d FROM t")
+    assert count.table.to_pylist() == [{"c": batches * rows, "d": batches * rows}]
+    assert len(services.catalog.live_extents("t")) < batches
+
+
+def test_kyma_compact_on_the_command_line(services, tmp_path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    services.query.execute("CREATE TABLE t (n long, host string)")
+    for i in range(4):
+        ingest(services, i * 100, 100)
+    done = subprocess.run(
+        [sys.executable, "-m", "kyma", "compact", "t"],
+        env={
+            **os.environ,
+            "KYMA_HOME": str(tmp_path / "home"),
+            "KYMA_CATALOG_URL": services.catalog.url,
+            "KYMA_OBJECT_STORE": f"file://{tmp_path / 'objects'}",
+        },
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "t: 4 extents -> 1 (400 rows" in done.stdout
+    assert len(services.catalog.live_extents("t")) == 1
