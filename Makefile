@@ -1,7 +1,7 @@
 # One task runner: the README and .ci/run call these targets.
 PYTHON ?= .venv/bin/python
 
-.PHONY: setup serve test soak lint bench
+.PHONY: setup serve test soak load lint bench
 
 setup:
 	bash scripts/setup.sh
@@ -14,7 +14,11 @@ test:
 
 soak:
 	HYPOTHESIS_PROFILE=soak $(PYTHON) -m pytest tests/engine/test_pruning_property.py \
-		tests/connectors/test_pushdown_property.py
+		tests/connectors/test_pushdown_property.py tests/fuzz
+
+# The loopback load test for a full minute (the normal suite runs it for 20 s).
+load:
+	KYMA_LOAD_TEST_SECONDS=60 $(PYTHON) -m pytest tests/ops/test_load_mixed.py
 
 lint:
 	$(PYTHON) -m ruff check .

@@ -19,6 +19,7 @@ from kyma.connectors.base import Connector
 from kyma.connectors.pushdown import PushdownPlanner
 from kyma.connectors.secrets import resolve_secret
 from kyma.connectors.spec import ConnectorSpec, parse_spec
+from kyma.connectors.sync import SyncRunner, resolve_synced
 from kyma.engine.catalog import Catalog, ConnectorRecord
 from kyma.engine.errors import (
     ConnectorDisabledError,
@@ -47,6 +48,7 @@ class ConnectorRegistry(Federation):
         self._live: dict[int, Connector] = {}
         self._healthy: dict[int, bool] = {}
         self._lock = threading.Lock()
+        self.sync = SyncRunner(self)
 
     # ---------------------------------------------------------------- API
 
@@ -65,6 +67,7 @@ class ConnectorRegistry(Federation):
 
     def drop(self, key: str) -> None:
         record = self.catalog.drop_connector(key)
+        self.sync.stop(record.connector_id)
         with self._lock:
             live = self._live.pop(record.connector_id, None)
         if live is not None:
@@ -82,6 +85,7 @@ class ConnectorRegistry(Federation):
             "disabled_reason": record.disabled_reason,
             "last_error": record.last_error,
             **(live.status() if live is not None else {"pool": None, "tables_seen": None}),
+            **self.sync.status(record),
         }
 
     def enable(self, key: str) -> dict[str, Any]:
@@ -141,7 +145,11 @@ class ConnectorRegistry(Federation):
     def statement(self, sql: str) -> QueryResult | None:
         return statements.run(self, sql)
 
+    def resolve_synced(self, stmt: exp.Expression) -> exp.Expression:
+        return resolve_synced(self.catalog, stmt)
+
     def close(self) -> None:
+        self.sync.close()
         with self._lock:
             live, self._live = list(self._live.values()), {}
         for connector in live:
@@ -163,6 +171,8 @@ class ConnectorRegistry(Federation):
                 return self.describe(str(record.connector_id))
         try:
             self.connector(spec.name).tables(refresh=True)
+            if spec.mode != "federation":
+                self.sync.prepare(record)
         except KymaError as e:  # recorded by _failed; the definition stays
             log.warning("connector %r did not start: %s", spec.name, e)
         return self.describe(str(record.connector_id))

@@ -72,16 +72,31 @@ def parse_spec(body: Any) -> ConnectorSpec:
         )
     spec_type = _choice(body, "type", "", TYPES, None)
     mode = _choice(body, "mode", "", MODES, "federation")
-    if mode != "federation":
-        raise ConfigError(f"mode: {mode!r} needs CDC sync, which this kyma does not run yet")
     return ConnectorSpec(
         name=name,
         type=spec_type,
         mode=mode,
         connection=_connection(_object(body.get("connection"), "connection")),
         scope=_scope(_object(body.get("scope", {}), "scope")),
-        sync=_object(body.get("sync", {}), "sync"),
+        sync=_sync(_object(body.get("sync", {}), "sync"), mode),
     )
+
+
+def _sync(raw: dict[str, Any], mode: str) -> dict[str, Any]:
+    """``sync.tables`` (``schema.table`` each) is required by modes ``sync`` and ``both``."""
+    _no_unknown(raw, "sync.", {"tables", "schedule_ms"})
+    tables = raw.get("tables", [])
+    if not isinstance(tables, list) or not all(
+        isinstance(t, str) and _NAME.fullmatch(t.split(".", 1)[0]) and t.count(".") == 1
+        for t in tables
+    ):
+        raise ConfigError(f"sync.tables: expected a list of 'schema.table', got {tables!r}")
+    if mode != "federation" and not tables:
+        raise ConfigError(f"sync.tables: mode {mode!r} needs at least one 'schema.table'")
+    schedule = raw.get("schedule_ms")
+    if schedule is not None and (isinstance(schedule, bool) or not isinstance(schedule, int)):
+        raise ConfigError(f"sync.schedule_ms: expected an integer or null, got {schedule!r}")
+    return {"tables": list(tables), "schedule_ms": schedule} if mode != "federation" else raw
 
 
 def _connection(raw: dict[str, Any]) -> Connection:

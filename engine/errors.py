@@ -138,3 +138,35 @@ class TlsFailedError(TerminalError, ConnectionError):
 class FencedWriterError(TerminalError):
     """A commit carried a source position its writer no longer owns (a newer epoch claimed
     the partition) or that would move backwards; the commit was rolled back."""
+
+
+class UnauthenticatedError(TerminalError, PermissionError):
+    """No credentials, or ones kyma does not accept (an unknown or revoked token)."""
+
+
+class PermissionDeniedError(TerminalError, PermissionError):
+    """The caller is known but may not do this: ``scope`` or ``table`` names what is missing."""
+
+    def __init__(self, message: str, scope: str | None = None, table: str | None = None) -> None:
+        super().__init__(message, scope, table)
+        self.scope = scope
+        self.table = table
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class QueryTimeoutError(LimitExceededError):
+    """A statement ran past the query timeout; its work was cancelled or abandoned."""
+
+
+class TooManyQueriesError(RetryableError):
+    """Every query slot is taken; ``retry_after`` (seconds) says when to try again."""
+
+    def __init__(self, message: str, limit: str = "", retry_after: int = 1) -> None:
+        super().__init__(message, limit, retry_after)
+        self.limit = limit
+        self.retry_after = retry_after
+
+    def __str__(self) -> str:
+        return str(self.args[0])

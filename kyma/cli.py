@@ -15,6 +15,7 @@ from typing import NoReturn
 
 from kyma import __version__
 from kyma.engine.errors import KymaError, NotInstalledError
+from kyma.logs import configure as configure_logging
 from kyma.settings import Settings
 
 
@@ -33,6 +34,10 @@ def main(argv: list[str] | None = None) -> int:
         "kafka-consume", help="run Kafka sources in this process (every source if none named)"
     )
     consume.add_argument("--source", action="append", dest="sources", metavar="NAME")
+    cdc = commands.add_parser(
+        "cdc-sync", help="run Postgres CDC sync here (every sync connector if none named)"
+    )
+    cdc.add_argument("--connector", action="append", dest="connectors", metavar="NAME")
     compact_parser = commands.add_parser(
         "compact", help="merge small extents of the named tables (every table if none)"
     )
@@ -47,20 +52,26 @@ def main(argv: list[str] | None = None) -> int:
         "--no-evolve", dest="schema_evolve", action="store_false", help="drop unknown fields"
     )
     _add_sql_parser(commands)
+    _add_token_parser(commands)
     args = parser.parse_args(argv)
     if args.command == "sql":
         return sql(args)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     try:
         settings = Settings.load()
+        configure_logging(settings.log_format)
         if args.command == "serve":
             return serve(settings)
         if args.command == "kafka-consume":
             return kafka_consume(settings, args.sources)
+        if args.command == "cdc-sync":
+            return cdc_sync(settings, args.connectors)
         if args.command == "load":
             return load(settings, args)
         if args.command == "compact":
             return compact(settings, args.tables)
+        if args.command == "token":
+            return token(settings, args)
         return maintenance(settings)
     except KymaError as e:
         print(f"kyma: {e}", file=sys.stderr)
@@ -71,6 +82,7 @@ def _add_sql_parser(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser("sql", help="a psql-style SQL terminal (embedded, or --url)")
     parser.add_argument("--url", help="a running kyma serve, e.g. http://127.0.0.1:8080")
     parser.add_argument("--token", help="bearer token sent to --url")
+    parser.add_argument("--cacert", type=Path, help="trust this CA (PEM) for an https --url")
     parser.add_argument("-c", dest="sql_text", metavar="SQL", help="run SQL, then exit")
     parser.add_argument("-f", dest="file", type=Path, metavar="FILE", help="run FILE, then exit")
 
@@ -85,7 +97,7 @@ def sql(args: argparse.Namespace) -> int:
         if args.url:
             from kyma.repl.client.http import HttpClient
 
-            return HttpClient(args.url, args.token)
+            return HttpClient(args.url, args.token, cacert=args.cacert)
         from kyma.repl.client.embedded import EmbeddedClient
 
         try:
@@ -104,6 +116,51 @@ def sql(args: argparse.Namespace) -> int:
         pager=os.environ.get("PAGER", "less -S"),
         color=os.environ.get("TERM", "dumb") != "dumb" and "NO_COLOR" not in os.environ,
     )
+
+
+def _add_token_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser("token", help="create, list and revoke API tokens")
+    actions = parser.add_subparsers(dest="action", required=True)
+    create = actions.add_parser("create", help="create a token and print it (shown only once)")
+    create.add_argument(
+        "--scope", action="append", required=True, choices=("read", "ingest", "admin")
+    )
+    create.add_argument(
+        "--table", action="append", dest="tables", metavar="TABLE", help="limit to this table"
+    )
+    create.add_argument("--name", help="a label shown by kyma token list")
+    actions.add_parser("list", help="list tokens (never the tokens themselves)")
+    revoke = actions.add_parser("revoke", help="revoke a token: it is refused from now on")
+    revoke.add_argument("id", type=int)
+
+
+def token(settings: Settings, args: argparse.Namespace) -> int:
+    """``kyma token``: against the catalog directly (the embedded one, or KYMA_CATALOG_URL)."""
+    from kyma.auth import create_token
+    from kyma.services import open_services
+
+    def log(line: str) -> None:
+        print(line, file=sys.stderr)
+
+    with open_services(settings, log, keep_adopted=True) as services:
+        catalog = services.catalog
+        if args.action == "create":
+            secret, record = create_token(catalog, args.scope, args.tables, args.name)
+            grants = f" on {', '.join(record.tables)}" if record.tables else ""
+            log(f"token {record.token_id}: {', '.join(record.scopes)}{grants} (shown only now)")
+            print(secret)
+        elif args.action == "revoke":
+            print(f"token {catalog.revoke_token(args.id).token_id} revoked")
+        else:
+            print(f"{'id':>4}  {'scopes':<18} {'tables':<24} {'created':<20} {'revoked':<20} name")
+            for r in catalog.list_tokens():
+                print(
+                    f"{r.token_id:>4}  {','.join(r.scopes):<18} {','.join(r.tables or ['*']):<24}"
+                    f" {r.created_at:%Y-%m-%d %H:%M:%S}  "
+                    f"{f'{r.revoked_at:%Y-%m-%d %H:%M:%S}' if r.revoked_at else '-':<20} "
+                    f"{r.name or ''}"
+                )
+    return 0
 
 
 def maintenance(settings: Settings) -> int:
@@ -165,6 +222,24 @@ def _progress_line(p: dict) -> str:  # type: ignore[type-arg]
     )
 
 
+def cdc_sync(settings: Settings, names: list[str] | None) -> int:
+    """Run CDC sync workers until SIGTERM/SIGINT (the same workers ``kyma serve`` runs)."""
+    from kyma.services import open_services
+
+    def stop(signum: int, _frame: object) -> NoReturn:
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    signal.signal(signal.SIGTERM, stop)
+    with open_services(settings) as services:
+        started = services.connectors.sync.start(
+            services.write_path, lambda q: services.query.execute(q).table, names
+        )
+        print(f"kyma cdc-sync: running {started}", flush=True)
+        with contextlib.suppress(KeyboardInterrupt):  # SIGTERM/SIGINT: stop the workers
+            threading.Event().wait()
+    return 0
+
+
 def kafka_consume(settings: Settings, names: list[str] | None) -> int:
     """Run Kafka sources until SIGTERM/SIGINT; workers in several processes share partitions."""
     from kyma.services import open_services
@@ -184,21 +259,32 @@ def kafka_consume(settings: Settings, names: list[str] | None) -> int:
 def serve(settings: Settings) -> int:
     from waitress.server import create_server
 
+    from kyma.auth import check_listen
     from kyma.flight import start_flight_server
+    from kyma.ingest.tls import read_pair, serve_tls, server_context
     from kyma.server import create_app
     from kyma.services import open_services
 
     def stop(signum: int, _frame: object) -> NoReturn:
         raise KeyboardInterrupt(signal.Signals(signum).name)
 
+    check_listen(settings)  # before anything starts: a refusal costs nothing
+    tls_files = _tls_files(settings)
     signal.signal(signal.SIGTERM, stop)
     with open_services(settings) as services:
         app = create_app(services)
         server = create_server(
             app, host=settings.http_host, port=settings.http_port, threads=settings.http_threads
         )
+        if tls_files is not None:
+            serve_tls(server, server_context(*tls_files))
         try:
-            flight_server = start_flight_server(services, settings.http_host, settings.flight_port)
+            flight_server = start_flight_server(
+                services,
+                settings.http_host,
+                settings.flight_port,
+                read_pair(*tls_files) if tls_files else None,
+            )
             flight = flight_server.url
         except NotInstalledError as e:  # serve without Flight rather than not at all
             flight_server, flight = None, f"off: {e}"
@@ -211,12 +297,19 @@ def serve(settings: Settings) -> int:
         except NotInstalledError as e:  # serve without OTLP rather than not at all
             otlp, otlp_lines = None, [f"OTLP          off: {e}"]
         services.sources.start()
+        services.connectors.sync.start(
+            services.write_path, lambda q: services.query.execute(q).table
+        )
         stopping = threading.Event()
         threading.Thread(
             target=_maintenance_loop, args=(services, stopping), daemon=True, name="maintenance"
         ).start()
         print(f"kyma {__version__} serving", flush=True)
-        print(f"  HTTP API      http://{settings.http_host}:{server.effective_port}", flush=True)
+        scheme = "https" if tls_files else "http"
+        print(
+            f"  HTTP API      {scheme}://{settings.http_host}:{server.effective_port}", flush=True
+        )
+        print(f"  auth          {settings.auth}", flush=True)
         print(f"  Flight SQL    {flight}", flush=True)
         for line in otlp_lines:
             print(f"  {line}", flush=True)
@@ -237,10 +330,22 @@ def serve(settings: Settings) -> int:
     return 0
 
 
+def _tls_files(settings: Settings) -> tuple[Path, Path] | None:
+    if settings.tls_cert_file is None or settings.tls_key_file is None:
+        return None
+    return settings.tls_cert_file, settings.tls_key_file
+
+
 def _start_otlp(services):  # type: ignore[no-untyped-def]
+    from kyma.auth import Authenticator
     from kyma.ingest.otlp import OtlpOptions, start_otlp_receiver
 
     settings = services.settings
+    authenticator = Authenticator(services.catalog, settings.auth)
+
+    def authorize(authorization: str | None, table: str) -> None:
+        authenticator.principal(authorization).require("ingest", [table])
+
     options = OtlpOptions(
         host=settings.http_host,
         grpc_port=settings.otlp_grpc_port,
@@ -254,6 +359,8 @@ def _start_otlp(services):  # type: ignore[no-untyped-def]
         batch_latency_ms=settings.otlp_batch_latency_ms,
         max_body_bytes=settings.max_body_bytes,
         threads=settings.http_threads,
+        authorize=authorize if authenticator.required else None,
+        tls=_tls_files(settings),
     )
     return start_otlp_receiver(services.catalog, services.write_path, options)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 from kyma.connectors.registry import ConnectorRegistry
@@ -17,12 +17,13 @@ from kyma.engine.compaction import CompactionResult, compact_table
 from kyma.engine.format import SegmentFormat
 from kyma.engine.format.tlm import TlmFormat
 from kyma.engine.gc import collect_orphans
-from kyma.engine.query import QueryEngine
+from kyma.engine.query import QueryEngine, QueryLimits
 from kyma.engine.retention import apply_retention
 from kyma.engine.storage import ObjectStore, open_object_store
 from kyma.ingest.sources import SourceRegistry, StoreOpener
 from kyma.ingest.write_path import WritePath
 from kyma.jobs import JobRegistry
+from kyma.metrics import Metrics
 from kyma.settings import Settings
 
 
@@ -37,6 +38,12 @@ class Services:
     connectors: ConnectorRegistry
     sources: SourceRegistry
     jobs: JobRegistry
+    metrics: Metrics = field(default_factory=Metrics)
+
+    def __post_init__(self) -> None:
+        self.catalog.commit_listeners.append(self.metrics.observe_commit)
+        self.query.gate.listeners.append(self.metrics.observe_query)
+        self.metrics.track_running(lambda: self.query.gate.running)
 
     def run_maintenance(self) -> dict[str, int]:
         """One round: retention and compaction of every table, the ledger sweeper, orphan GC."""
@@ -116,7 +123,12 @@ def open_services(
                     store=store,
                     format=fmt,
                     query=QueryEngine(
-                        catalog, store, fmt, connectors, statements=(sources.statement,)
+                        catalog,
+                        store,
+                        fmt,
+                        connectors,
+                        statements=(sources.statement,),
+                        limits=query_limits(settings),
                     ),
                     write_path=write_path,
                     connectors=connectors,
@@ -131,6 +143,16 @@ def open_services(
     finally:
         if embedded is not None and not (keep_adopted and embedded.adopted):
             embedded.stop()
+
+
+def query_limits(settings: Settings) -> QueryLimits:
+    return QueryLimits(
+        timeout_seconds=settings.query_timeout_seconds,
+        memory_bytes=settings.query_memory_bytes,
+        max_concurrent=settings.max_concurrent_queries,
+        max_result_rows=settings.max_result_rows,
+        max_result_bytes=settings.max_result_bytes,
+    )
 
 
 def _drop_store_opener(settings: Settings) -> StoreOpener:

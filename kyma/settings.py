@@ -79,6 +79,22 @@ class Settings:
     idempotency_wait_seconds: int = _setting(
         30, "KYMA_IDEMPOTENCY_WAIT_SECONDS", "how long a request waits for one with its key"
     )
+    query_timeout_seconds: int = _setting(
+        300, "KYMA_QUERY_TIMEOUT_SECONDS", "a statement running longer is cancelled (0: never)"
+    )
+    query_memory_bytes: int = _setting(
+        2 << 30, "KYMA_QUERY_MEMORY_BYTES", "memory pool of one statement's operators (0: none)"
+    )
+    max_concurrent_queries: int = _setting(
+        16, "KYMA_MAX_CONCURRENT_QUERIES", "statements running at once; more get 429 (0: any)"
+    )
+    max_result_rows: int = _setting(
+        1_000_000, "KYMA_MAX_RESULT_ROWS", "most rows of one answer (0: no limit)"
+    )
+    max_result_bytes: int = _setting(
+        256 << 20, "KYMA_MAX_RESULT_BYTES", "largest answer, as Arrow bytes (0: no limit)"
+    )
+    log_format: str = _setting("text", "KYMA_LOG_FORMAT", "text, or json: one object a line")
     spark_master: str | None = _setting(
         None,
         "KYMA_SPARK_MASTER",
@@ -93,6 +109,18 @@ class Settings:
     )
     maintenance_interval_seconds: int = _setting(
         3600, "KYMA_MAINTENANCE_INTERVAL_SECONDS", "period of the ledger sweeper and orphan GC"
+    )
+    auth: str = _setting(
+        "off", "KYMA_AUTH", "required: every request needs an API token (kyma token create)"
+    )
+    allow_insecure_listen: bool = _setting(
+        False, "KYMA_ALLOW_INSECURE_LISTEN", "true: serve a non-loopback address with auth off"
+    )
+    tls_cert_file: Path | None = _setting(
+        None, "KYMA_TLS_CERT_FILE", "PEM certificate chain: every listener serves TLS"
+    )
+    tls_key_file: Path | None = _setting(
+        None, "KYMA_TLS_KEY_FILE", "PEM private key of KYMA_TLS_CERT_FILE"
     )
     pg_bin_dir: Path | None = _setting(
         None, "KYMA_PG_BIN_DIR", "folder with initdb/pg_ctl (default: found on the system)"
@@ -146,6 +174,8 @@ def _convert(cls: type[Settings], name: str, raw: Any) -> Any:
     env = {f.name: f.metadata["env"] for f in dataclasses.fields(cls)}[name]
     if raw == "" and "None" in str(kind):
         return None
+    if str(kind) == "bool":
+        return _bool(env, raw)
     try:
         if "int" in str(kind):
             return int(raw)
@@ -154,3 +184,14 @@ def _convert(cls: type[Settings], name: str, raw: Any) -> Any:
     except ValueError:
         raise ConfigError(f"{env}: expected an integer, got {raw!r}") from None
     return str(raw)
+
+
+def _bool(env: str, raw: Any) -> bool:
+    if isinstance(raw, bool):
+        return raw
+    lowered = str(raw).strip().lower()
+    if lowered in ("true", "1", "yes", "on"):
+        return True
+    if lowered in ("false", "0", "no", "off", ""):
+        return False
+    raise ConfigError(f"{env}: expected true or false, got {raw!r}")

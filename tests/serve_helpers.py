@@ -41,12 +41,12 @@ class Serve:
         self._pumping = threading.Thread(target=self._pump, daemon=True)
         self._pumping.start()
         self._wait_for(r"object store  ")  # the last line of the start-up banner
-        self.url = re.search(r"HTTP API\s+(http://\S+)", "".join(self.output)).group(1)
-        flight = re.search(r"Flight SQL\s+(grpc://\S+)", "".join(self.output))
+        self.url = re.search(r"HTTP API\s+(https?://\S+)", "".join(self.output)).group(1)
+        flight = re.search(r"Flight SQL\s+(grpc(?:\+tls)?://\S+)", "".join(self.output))
         self.flight_url = flight.group(1) if flight else None
-        otlp_grpc = re.search(r"OTLP/gRPC\s+(grpc://\S+)", "".join(self.output))
+        otlp_grpc = re.search(r"OTLP/gRPC\s+(grpc(?:\+tls)?://\S+)", "".join(self.output))
         self.otlp_grpc_url = otlp_grpc.group(1) if otlp_grpc else None
-        otlp_http = re.search(r"OTLP/HTTP\s+(http://\S+)", "".join(self.output))
+        otlp_http = re.search(r"OTLP/HTTP\s+(https?://\S+)", "".join(self.output))
         self.otlp_http_url = otlp_http.group(1) if otlp_http else None
 
     def _wait_for(self, pattern: str, timeout: float = 90) -> re.Match:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 import re
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any
@@ -14,6 +16,7 @@ from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from kyma.engine.catalog import (
+    _cdc,
     _column_stats,
     _commit,
     _connectors,
@@ -22,6 +25,7 @@ from kyma.engine.catalog import (
     _positions,
     _retention,
     _sources,
+    _tokens,
 )
 from kyma.engine.catalog._connectors import ConnectorRecord
 from kyma.engine.catalog._migrate import migrate
@@ -44,6 +48,7 @@ from kyma.engine.format import ExtentWriteResult
 from kyma.engine.format.predicate import BlockPredicate
 from kyma.engine.types import DEFAULT_COLUMN_NAMES, DEFAULT_COLUMNS, Column, KymaType
 
+log = logging.getLogger("kyma.catalog")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}(\.[A-Za-z_][A-Za-z0-9_]{0,127})*")
 MAX_COLUMN_NAME = 255
@@ -82,6 +87,7 @@ class Catalog:
 
     def __init__(self, url: str, *, pool_size: int = 10) -> None:
         self.url = url
+        self.commit_listeners: list[Callable[[_commit.CommitEvent], None]] = []
         self._pool = psycopg_pool.ConnectionPool(
             url, min_size=1, max_size=pool_size, open=False, kwargs={"autocommit": True}
         )
@@ -96,18 +102,18 @@ class Catalog:
         self._pool.close()
 
     @contextmanager
-    def _conn(self) -> Iterator[psycopg.Connection]:
+    def _conn(self, timeout: float = 30) -> Iterator[psycopg.Connection]:
         """A pooled connection; driver connection failures become CatalogUnavailableError."""
         try:
-            with self._pool.connection(timeout=30) as conn:
+            with self._pool.connection(timeout=timeout) as conn:
                 yield conn
         except (psycopg.OperationalError, psycopg_pool.PoolTimeout) as e:
             if isinstance(e, psycopg.errors.QueryCanceled):
                 raise
             raise CatalogUnavailableError(f"catalog unavailable: {e}") from e
 
-    def ping(self) -> None:
-        with self._conn() as conn:
+    def ping(self, timeout: float = 30) -> None:
+        with self._conn(timeout) as conn:
             conn.execute("SELECT 1")
 
     # ------------------------------------------------------------ tables and columns
@@ -277,6 +283,30 @@ class Catalog:
                 conn, connector_id, disabled_reason=disabled_reason, last_error=last_error
             )
 
+    # ------------------------------------------------------------ CDC sync state
+
+    def cdc_state(self, connector_id: int) -> _cdc.CdcState:
+        with self._conn() as conn:
+            return _cdc.read(conn, connector_id)
+
+    def cdc_prepare(
+        self, connector_id: int, slot_name: str, tables: Sequence[tuple[str, str, Sequence[str]]]
+    ) -> None:
+        with self._conn() as conn:
+            _cdc.prepare(conn, connector_id, slot_name, tables)
+
+    def cdc_claim(self, connector_id: int) -> int:
+        with self._conn() as conn:
+            return _cdc.claim(conn, connector_id)
+
+    def cdc_set_slot(self, connector_id: int, epoch: int, consistent_lsn: int | None) -> None:
+        with self._conn() as conn:
+            _cdc.set_slot(conn, connector_id, epoch, consistent_lsn)
+
+    def cdc_confirm(self, connector_id: int, epoch: int, lsn: int) -> None:
+        with self._conn() as conn:
+            _cdc.confirm(conn, connector_id, epoch, lsn)
+
     # ------------------------------------------------------------ ingest sources
 
     def create_source(
@@ -297,6 +327,26 @@ class Catalog:
     def drop_source(self, name: str) -> None:
         with self._conn() as conn:
             _sources.drop(conn, name)
+
+    # ------------------------------------------------------------ API tokens
+
+    def create_token(
+        self, sha256: bytes, scopes: list[str], tables: list[str] | None, name: str | None
+    ) -> _tokens.TokenRecord:
+        with self._conn() as conn:
+            return _tokens.create(conn, sha256, scopes, tables, name)
+
+    def token_by_hash(self, sha256: bytes) -> _tokens.TokenRecord | None:
+        with self._conn() as conn:
+            return _tokens.by_hash(conn, sha256)
+
+    def list_tokens(self) -> list[_tokens.TokenRecord]:
+        with self._conn() as conn:
+            return _tokens.list_all(conn)
+
+    def revoke_token(self, token_id: int) -> _tokens.TokenRecord:
+        with self._conn() as conn:
+            return _tokens.revoke(conn, token_id)
 
     # ------------------------------------------------------------ source positions
 
@@ -340,8 +390,23 @@ class Catalog:
             "added_rows": sum(e.row_count for e in added),
             **(summary or {}),
         }
+        started = time.perf_counter()
         with self._conn() as conn:
-            return _commit.commit(conn, info.table_id, added, removed, summary, payload)
+            result = _commit.commit(conn, info.table_id, added, removed, summary, payload)
+        event = _commit.CommitEvent(
+            table,
+            str(summary.get("source", "")),
+            summary["added_rows"],
+            sum(e.byte_size for e in added),
+            result.attempts,
+            time.perf_counter() - started,
+        )
+        for listener in self.commit_listeners:
+            try:
+                listener(event)
+            except Exception:  # a listener never fails a commit that landed
+                log.exception("commit listener failed")
+        return result
 
     def live_extents(self, table: str, snapshot_id: int | None = None) -> list[ManifestEntry]:
         """The extents of ``snapshot_id`` (default: the current snapshot), with their stats."""

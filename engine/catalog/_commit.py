@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import psycopg
@@ -25,6 +26,18 @@ Payload = Callable[[psycopg.Cursor, int], None]
 """Runs inside the commit transaction with the new snapshot id; raise to abort."""
 
 MAX_ATTEMPTS = 200
+
+
+@dataclass(frozen=True)
+class CommitEvent:
+    """A landed commit, for listeners (metrics): ``attempts`` − 1 lost the CAS race."""
+
+    table: str
+    source: str
+    rows: int
+    bytes: int
+    attempts: int
+    seconds: float
 
 
 class _HeadMoved(Exception):

@@ -2,6 +2,7 @@
 
 ``schema_evolution``: ``string`` (the default: a new field becomes a string column) or
 ``typed`` (a new field gets its inferred type, by the peer's typed rules; see ingest/typed).
+``cdc``: ``postgres`` marks a table CDC sync writes (see engine/query/rewrite/current_state.py).
 ``retention``: how long rows are kept, e.g. ``'30 days'`` (``ALTER TABLE t SET RETENTION
 '30 days'``); see engine/retention.py.
 """
@@ -14,7 +15,12 @@ from typing import Any
 
 from kyma.engine.errors import SchemaError
 
-OPTIONS: dict[str, tuple[str, ...]] = {"schema_evolution": ("string", "typed")}
+OPTIONS: dict[str, tuple[str, ...]] = {
+    "schema_evolution": ("string", "typed"),
+    # A change log kept by CDC sync (system columns _kyma_pk, _kyma_op, _kyma_lsn): queried
+    # by name it answers the current state; ``<name>__changes`` reads every change.
+    "cdc": ("postgres",),
+}
 DURATION_OPTIONS = ("retention",)  # values like '30 days'
 _UNITS = {"second": 1, "minute": 60, "hour": 3600, "day": 86_400, "week": 604_800}
 _DURATION = re.compile(r"\s*(\d+)\s*(second|minute|hour|day|week)s?\s*", re.IGNORECASE)

@@ -8,6 +8,7 @@ import pyarrow as pa
 from datafusion import SessionContext
 
 from kyma.engine.errors import KymaError, NotFoundError, SqlError
+from kyma.engine.query._limits import QueryLimits, collect, memory_error
 
 _NOT_FOUND = (
     re.compile(r"No field named (\S+)"),
@@ -16,14 +17,17 @@ _NOT_FOUND = (
 )
 
 
-def run_datafusion(ctx: SessionContext, sql: str, *, explain: bool = False) -> pa.Table:
+def run_datafusion(
+    ctx: SessionContext, sql: str, *, explain: bool = False, limits: QueryLimits | None = None
+) -> pa.Table:
+    """The answer, streamed batch by batch so that a timeout or the result limits stop it."""
     try:
         frame = ctx.sql(("EXPLAIN " if explain else "") + sql)
-        return frame.to_arrow_table()
+        return collect(frame.execute_stream(), frame.schema(), limits)
     except KymaError:
         raise
     except Exception as e:  # DataFusion raises ValueError/Exception with its message
-        raise translate(e) from None
+        raise (memory_error(limits, str(e)) or translate(e)) from None
 
 
 def translate(error: Exception) -> KymaError:

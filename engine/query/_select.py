@@ -21,12 +21,13 @@ from kyma.engine.format import SegmentFormat
 from kyma.engine.format.predicate import BlockPredicate, Or
 from kyma.engine.query import udfs
 from kyma.engine.query._datafusion import run_datafusion
+from kyma.engine.query._limits import QueryLimits, checkpoint, session_context
 from kyma.engine.query._lower import lower
 from kyma.engine.query._result import QueryResult
 from kyma.engine.query._scan import ScanStats, TableScan, scan_blocks
 from kyma.engine.query._time_travel import split_versioned
 from kyma.engine.query.federation import FederatedScan, Federation, references_sources
-from kyma.engine.query.rewrite import evolved
+from kyma.engine.query.rewrite import current_state, evolved
 from kyma.engine.storage import ObjectStore
 
 PARTITIONS = max(2, os.cpu_count() or 2)
@@ -57,11 +58,13 @@ class SelectPlanner:
         store: ObjectStore,
         fmt: SegmentFormat,
         federation: Federation | None = None,
+        limits: QueryLimits | None = None,
     ) -> None:
         self.catalog = catalog
         self.store = store
         self.format = fmt
         self.federation = federation
+        self.limits = limits
 
     def run(
         self,
@@ -74,6 +77,8 @@ class SelectPlanner:
     ) -> QueryResult:
         started = time.perf_counter()
         scans: list[FederatedScan] = []
+        if self.federation is not None:
+            stmt = self.federation.resolve_synced(stmt)  # type: ignore[assignment]
         if references_sources(stmt):
             if self.federation is None:
                 raise UnsupportedStatementError("this kyma has no connectors to federate")
@@ -89,7 +94,7 @@ class SelectPlanner:
                 return QueryResult(table, "SELECT", summary, [plan.whole.summary()])
         sources = self._resolve(stmt, snapshot, skip={scan.name for scan in scans})
         stmt = evolved.rule(stmt, [source.info.columns for source in sources.values()])
-        ctx = SessionContext()
+        ctx = session_context(self.limits)
         udfs.register(ctx)
         fetched: dict[str, dict[str, str]] = {}
         for scan in scans:
@@ -105,7 +110,7 @@ class SelectPlanner:
             total.add(table_stats)
         # Quote every identifier: DataFusion reserves words Postgres does not (e.g. TOP).
         sql = stmt.sql(dialect="postgres", identify=True)
-        table = run_datafusion(ctx, sql, explain=explain)
+        table = run_datafusion(ctx, sql, explain=explain, limits=self.limits)
         summary = {
             **asdict(total),
             "elapsed_ms": _ms_since(started),
@@ -119,12 +124,15 @@ class SelectPlanner:
     def _local_schemas(self, stmt: exp.Expression) -> dict[str, dict[str, str]]:
         """``{table: {column: SQL type}}`` for the kyma tables a federated statement names."""
         schemas = {}
-        for raw, _ in self._local_tables(stmt):
-            info = self.catalog.get_table(split_versioned(raw)[0])
-            schemas[raw] = {c.name: _sql_type(c.type.name) for c in info.columns}
+        for raw, _ in self.local_tables(stmt):
+            info, current = self._table_info(split_versioned(raw)[0])
+            hidden = current_state.HIDDEN if current else ()
+            schemas[raw] = {
+                c.name: _sql_type(c.type.name) for c in info.columns if c.name not in hidden
+            }
         return schemas
 
-    def _local_tables(
+    def local_tables(
         self, stmt: exp.Expression, skip: Collection[str] = ()
     ) -> list[tuple[str, exp.Table]]:
         """(name as written, node) for each reference to a kyma table (not a CTE or source)."""
@@ -149,18 +157,35 @@ class SelectPlanner:
     ) -> dict[str, _Source]:
         """Find kyma table references; rename each to its session name ("logs" or "logs@42")."""
         sources: dict[str, _Source] = {}
-        for raw, table in self._local_tables(stmt, skip):
+        for raw, table in self.local_tables(stmt, skip):
             name, at = split_versioned(raw)
-            info = self.catalog.get_table(name)
+            info, current = self._table_info(name)
             at = at if at is not None else (snapshot if self._owns(info, snapshot) else None)
-            session_name = name if at is None else f"{name}@{at}"
+            session_name = info.name if at is None else f"{info.name}@{at}"
             if not table.alias:
                 table.set("alias", exp.TableAlias(this=exp.to_identifier(name)))
             table.set("this", exp.to_identifier(session_name, quoted=True))
             sources.setdefault(session_name, _Source(info, at, [], set()))
+            if current:  # a CDC change log read by name: its current state
+                table.replace(current_state.view(table, table.alias_or_name, info.columns))
         if snapshot is not None and all(s.snapshot != snapshot for s in sources.values()):
             raise NotFoundError(f"no table in the query has snapshot {snapshot}")
         return sources
+
+    def _table_info(self, name: str) -> tuple[TableInfo, bool]:
+        """A kyma table, and whether reading it by ``name`` means a CDC table's current state
+        (``<table>__changes`` reads the change log itself)."""
+        try:
+            info = self.catalog.get_table(name)
+        except NotFoundError:
+            base = name.removesuffix(current_state.CHANGES_SUFFIX)
+            if base == name:
+                raise
+            info = self.catalog.get_table(base)
+            if not current_state.is_cdc(info.options):
+                raise NotFoundError(f"table {name!r} does not exist") from None
+            return info, False
+        return info, current_state.is_cdc(info.options)
 
     def _owns(self, info: TableInfo, snapshot: int | None) -> bool:
         return snapshot is not None and any(
@@ -218,6 +243,7 @@ class SelectPlanner:
         scan.stats.extents_after_catalog = len(survivors)
         partitions: list[list[pa.RecordBatch]] = [[] for _ in range(PARTITIONS)]
         for i, batch in enumerate(scan_blocks(scan, survivors, self.store, self.format)):
+            checkpoint()
             partitions[i % PARTITIONS].append(batch)
         partitions = [p for p in partitions if p] or [[pa.RecordBatch.from_pylist([], schema)]]
         ctx.register_record_batches(name, partitions)

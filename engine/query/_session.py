@@ -12,7 +12,9 @@ from kyma.engine.catalog import Catalog
 from kyma.engine.errors import SqlError, UnsupportedStatementError
 from kyma.engine.format import SegmentFormat
 from kyma.engine.query import _ddl, _time_travel
-from kyma.engine.query._parse import parse_statement
+from kyma.engine.query._access import ADMIN, QUERY_WORDS, READ, Access, federated_tables
+from kyma.engine.query._limits import QueryGate, QueryLimits
+from kyma.engine.query._parse import parse_statement, table_name
 from kyma.engine.query._result import QueryResult
 from kyma.engine.query._select import SelectPlanner
 from kyma.engine.query.federation import Federation
@@ -28,13 +30,17 @@ class QueryEngine:
         fmt: SegmentFormat,
         federation: Federation | None = None,
         statements: Sequence[Callable[[str], QueryResult | None]] = (),
+        limits: QueryLimits | None = None,
     ) -> None:
         """``statements`` run kyma's own statement kinds (CREATE SOURCE…) before parsing:
-        each returns a result, or None when the SQL is not its kind."""
+        each returns a result, or None when the SQL is not its kind. ``limits`` (timeout,
+        memory, concurrency, result size) apply to every statement; None: no limits.
+        ``gate.listeners`` hear of every statement (its time, outcome and stats)."""
         self.catalog = catalog
         self.federation = federation
         self.statements = [*([federation.statement] if federation else []), *statements]
-        self.planner = SelectPlanner(catalog, store, fmt, federation)
+        self.planner = SelectPlanner(catalog, store, fmt, federation, limits)
+        self.gate = QueryGate(limits)
 
     def execute(
         self,
@@ -43,13 +49,23 @@ class QueryEngine:
         snapshot: int | None = None,
         pruning: bool = True,
         pushdown: bool = True,
+        authorize: Callable[[Access], None] | None = None,
     ) -> QueryResult:
         """Run one statement; SqlError / SchemaError / NotFoundError for user mistakes.
 
         ``snapshot`` reads the table that owns that snapshot id as of it (time travel).
         ``pruning=False`` scans every block (a diagnostic: answers must not change).
         ``pushdown=False`` pushes only projections to federated sources (a baseline).
+        ``authorize`` is called with what the statement needs before anything runs, and
+        raises to refuse it.
         """
+        if authorize is not None:
+            authorize(self.access(sql))
+        return self.gate.run(lambda: self._execute(sql, snapshot, pruning, pushdown))
+
+    def _execute(
+        self, sql: str, snapshot: int | None, pruning: bool, pushdown: bool
+    ) -> QueryResult:
         for statement in self.statements:
             handled = statement(sql)
             if handled is not None:
@@ -77,6 +93,35 @@ class QueryEngine:
         if _ddl.is_show_tables(stmt):
             return _ddl.show_tables(self.catalog)
         raise UnsupportedStatementError(f"unsupported statement: {_kind(stmt)}")
+
+    def access(self, sql: str) -> Access:
+        """What running ``sql`` needs: READ and the tables for queries, DESCRIBE and SHOW;
+        ADMIN for everything else. Tables are found as the planner finds them."""
+        first = _first_word(sql)
+        if first == "SHOW":
+            return Access(READ)
+        body, _ = _strip_explain(sql)
+        try:
+            stmt = parse_statement(_time_travel.apply(body))
+        except SqlError:  # a kyma statement (CREATE SOURCE…), or a query that fails when run
+            return Access(READ if first in QUERY_WORDS or first == "EXPLAIN" else ADMIN)
+        if isinstance(stmt, exp.Query):
+            stmt = rewrite(normalize_identifiers(stmt, dialect="postgres"))
+            local = {
+                _time_travel.split_versioned(raw)[0] for raw, _ in self.planner.local_tables(stmt)
+            }
+            return Access(READ, frozenset(local | federated_tables(stmt)))
+        if isinstance(stmt, exp.Describe):
+            return Access(READ, frozenset({table_name(stmt.this)}))
+        return Access(ADMIN)
+
+
+def _first_word(sql: str) -> str:
+    try:
+        tokens = Tokenizer().tokenize(sql)
+    except Exception:  # sqlglot's TokenError; running the statement reports it
+        return ""
+    return tokens[0].text.upper() if tokens else ""
 
 
 def _strip_explain(sql: str) -> tuple[str, bool]:

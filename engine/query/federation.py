@@ -60,6 +60,11 @@ class Federation(ABC):
     def statement(self, sql: str) -> QueryResult | None:
         """Run a connector statement, or None when ``sql`` is not one."""
 
+    def resolve_synced(self, stmt: exp.Expression) -> exp.Expression:
+        """``stmt`` with references to source tables that kyma syncs (CDC) renamed to their
+        kyma tables; ``live(...)`` references stay at the source. None by default."""
+        return stmt
+
 
 def references_sources(stmt: exp.Expression) -> bool:
     """Whether a statement names a catalog-qualified table or calls ``live(...)``."""

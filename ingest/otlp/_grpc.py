@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import grpc
 
 from kyma.engine.errors import ConfigError
+from kyma.ingest.tls import read_pair
 
 from ._codec import decode_protobuf
 from ._signals import SIGNALS, Signal
@@ -54,7 +55,11 @@ def start_grpc_server(receiver: OtlpReceiver, options: OtlpOptions) -> GrpcServe
         )
     address = f"{options.host}:{options.grpc_port}"
     try:
-        port = server.add_insecure_port(address)
+        if options.tls is None:
+            port = server.add_insecure_port(address)
+        else:
+            chain, key = read_pair(*options.tls)
+            port = server.add_secure_port(address, grpc.ssl_server_credentials([(key, chain)]))
     except RuntimeError as e:
         raise ConfigError(f"KYMA_OTLP_GRPC_PORT: cannot listen on {address} ({e})") from e
     server.start()
@@ -64,6 +69,8 @@ def start_grpc_server(receiver: OtlpReceiver, options: OtlpOptions) -> GrpcServe
 def _exporter(receiver: OtlpReceiver, signal: Signal) -> Callable[[bytes, Any], Any]:
     def export(body: bytes, context: grpc.ServicerContext) -> Any:
         try:
+            metadata = dict(context.invocation_metadata())
+            receiver.authorize(signal, metadata.get("authorization"))
             return receiver.export(signal, decode_protobuf(signal.request, body))
         except Exception as e:
             code, _ = status_of(e)

@@ -21,6 +21,7 @@ from waitress.server import create_server
 from werkzeug.exceptions import HTTPException
 
 from kyma.engine.errors import ConfigError, IngestError, LimitExceededError
+from kyma.ingest.tls import serve_tls, server_context
 
 from ._codec import decode_json, decode_protobuf, encode_json
 from ._signals import SIGNALS
@@ -53,6 +54,7 @@ def create_http_app(receiver: OtlpReceiver, max_body_bytes: int) -> Flask:
                 f"Content-Type must be {PROTOBUF} or {JSON}, got {content_type!r}",
             )
         try:
+            receiver.authorize(signal, request.headers.get("Authorization"))
             body = _body(max_body_bytes)
             if content_type == PROTOBUF:
                 message = decode_protobuf(signal.request, body)
@@ -65,7 +67,10 @@ def create_http_app(receiver: OtlpReceiver, max_body_bytes: int) -> Flask:
             code, http = status_of(e)
             if http == 500:
                 log.exception("OTLP/HTTP %s export failed", name)
-            return _status_response(http, code, str(e), content_type)
+            answer = _status_response(http, code, str(e), content_type)
+            if http == 401:
+                answer.headers["WWW-Authenticate"] = 'Bearer realm="kyma"'
+            return answer
 
     @app.errorhandler(HTTPException)
     def http_error(e: HTTPException) -> Response:  # 405, 413 from werkzeug, unknown paths
@@ -112,6 +117,8 @@ class HttpServer:
         except OSError as e:
             raise ConfigError(f"KYMA_OTLP_HTTP_PORT: cannot listen on {address} ({e})") from e
         self._server: Any = create_server(app, sockets=[listening], threads=options.threads)
+        if options.tls is not None:
+            serve_tls(self._server, server_context(*options.tls))
         self.port = self._server.effective_port
         self._thread = threading.Thread(target=self._server.run, daemon=True, name="otlp-http")
         self._thread.start()

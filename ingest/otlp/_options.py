@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -21,3 +23,7 @@ class OtlpOptions:
     batch_latency_ms: int = 200  # ...or this long after its first export arrived
     max_body_bytes: int = 64 << 20
     threads: int = 8  # exports served at once, per protocol
+    # Called with an export's Authorization header and its table before it is stored;
+    # raises UnauthenticatedError or PermissionDeniedError to refuse it. None: anyone.
+    authorize: Callable[[str | None, str], None] | None = None
+    tls: tuple[Path, Path] | None = None  # PEM certificate chain and key files: TLS only

@@ -46,6 +46,11 @@ class OtlpReceiver:
         self._servers: list[Any] = []
         self.grpc_url = self.http_url = ""
 
+    def authorize(self, signal: Signal, authorization: str | None) -> None:
+        """UnauthenticatedError or PermissionDeniedError when the caller may not export."""
+        if self.options.authorize is not None:
+            self.options.authorize(authorization, self.options.tables[signal.name])
+
     def export(self, signal: Signal, request: Any) -> Any:
         """Store one decoded Export request; its response once the rows are committed."""
         try:
@@ -79,8 +84,9 @@ class OtlpReceiver:
         except BaseException:
             self.stop()
             raise
-        self.grpc_url = f"grpc://{self.options.host}:{grpc_server.port}"
-        self.http_url = f"http://{self.options.host}:{http_server.port}"
+        tls = self.options.tls is not None
+        self.grpc_url = f"{'grpc+tls' if tls else 'grpc'}://{self.options.host}:{grpc_server.port}"
+        self.http_url = f"{'https' if tls else 'http'}://{self.options.host}:{http_server.port}"
 
     def stop(self) -> None:
         """Stop listening, let running exports finish, commit what is pending."""

@@ -8,9 +8,18 @@ from __future__ import annotations
 
 import grpc
 
-from kyma.engine.errors import IngestError, KymaError, LimitExceededError, RetryableError
+from kyma.engine.errors import (
+    IngestError,
+    KymaError,
+    LimitExceededError,
+    PermissionDeniedError,
+    RetryableError,
+    UnauthenticatedError,
+)
 
 STATUSES: tuple[tuple[type[BaseException], grpc.StatusCode, int], ...] = (
+    (UnauthenticatedError, grpc.StatusCode.UNAUTHENTICATED, 401),
+    (PermissionDeniedError, grpc.StatusCode.PERMISSION_DENIED, 403),
     (LimitExceededError, grpc.StatusCode.RESOURCE_EXHAUSTED, 413),
     (IngestError, grpc.StatusCode.INVALID_ARGUMENT, 400),
     (RetryableError, grpc.StatusCode.UNAVAILABLE, 503),

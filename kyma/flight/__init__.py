@@ -16,8 +16,11 @@ if TYPE_CHECKING:
     from kyma.services import Services
 
 
-def start_flight_server(services: Services, host: str, port: int) -> KymaFlightServer:
-    """A Flight SQL server listening on ``host:port`` (0: any free port), serving threads.
+def start_flight_server(
+    services: Services, host: str, port: int, tls: tuple[bytes, bytes] | None = None
+) -> KymaFlightServer:
+    """A Flight SQL server listening on ``host:port`` (0: any free port), serving threads;
+    ``tls`` (PEM certificate chain, key) makes it ``grpc+tls``.
 
     NotInstalledError when the ``flight`` extra is missing; ConfigError when it cannot listen.
     """
@@ -31,6 +34,6 @@ def start_flight_server(services: Services, host: str, port: int) -> KymaFlightS
     from kyma.flight._server import KymaFlightServer
 
     try:
-        return KymaFlightServer(services, host, port)
+        return KymaFlightServer(services, host, port, tls)
     except pa.ArrowException as e:  # gRPC says only "did not start": the port is taken, mostly
         raise ConfigError(f"KYMA_FLIGHT_PORT: cannot listen on {host}:{port} ({e})") from e

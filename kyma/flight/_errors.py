@@ -25,6 +25,8 @@ log = logging.getLogger("kyma.flight")
 
 # First match wins: more specific classes first (the order of kyma.server.errors.STATUS).
 STATUS: tuple[tuple[type[Exception], type[Exception]], ...] = (
+    (e.UnauthenticatedError, flight.FlightUnauthenticatedError),
+    (e.PermissionDeniedError, flight.FlightUnauthorizedError),
     (e.NotFoundError, pa.ArrowKeyError),
     (e.UnsupportedStatementError, pa.ArrowNotImplementedError),
     (e.RetryableError, flight.FlightUnavailableError),

@@ -16,6 +16,7 @@ import pyarrow as pa
 from flightsql import flightsql_pb2 as sql_pb2
 
 from kyma import __version__
+from kyma.auth import Principal
 from kyma.engine.errors import KymaError
 from kyma.engine.types import KymaType
 from kyma.flight import _commands as cmd
@@ -78,6 +79,20 @@ def tables(services: Services, command: sql_pb2.CommandGetTables) -> pa.Table:
         return pa.table(columns, schema=cmd.TABLES)
     columns["table_schema"] = [t.arrow_schema.serialize().to_pybytes() for t in rows]
     return pa.table(columns, schema=cmd.TABLES_WITH_SCHEMA)
+
+
+def granted_tables(answer: pa.Table, caller: Principal) -> pa.Table:
+    """A GetTables answer without the tables ``caller``'s grants leave out."""
+    keep = [
+        caller.may_touch(name if catalog == KYMA_CATALOG else f"{catalog}.{schema}.{name}")
+        for catalog, schema, name in zip(
+            answer.column("catalog_name").to_pylist(),
+            answer.column("db_schema_name").to_pylist(),
+            answer.column("table_name").to_pylist(),
+            strict=True,
+        )
+    ]
+    return answer.filter(pa.array(keep, pa.bool_()))
 
 
 def table_types() -> pa.Table:

@@ -5,8 +5,8 @@ answers one endpoint whose ticket DoGet redeems; DoAction creates and closes pre
 statements; DoPut binds their parameters (and runs update statements). Results stream in
 record batches of at most ``BATCH_ROWS`` rows.
 
-Auth: none yet. When kyma gains it, pass ``auth_handler``/``middleware`` to
-``FlightServerBase.__init__`` here and check the caller in ``_authorize``.
+Auth: a middleware keeps each call's ``authorization`` header; ``_authorize`` (every RPC
+passes there) turns it into the caller, and statements run with the caller's check.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.flight as flight
 from flightsql import flightsql_pb2 as sql_pb2
 
+from kyma.auth import Authenticator, Principal
 from kyma.flight import _commands as cmd
 from kyma.flight import _metadata as meta
 from kyma.flight._errors import translated
@@ -45,25 +46,55 @@ _METADATA: dict[type, tuple[Any, Any]] = {
 }
 
 
+class _Headers(flight.ServerMiddleware):
+    def __init__(self, authorization: str | None) -> None:
+        self.authorization = authorization
+
+
+class _HeadersFactory(flight.ServerMiddlewareFactory):
+    def start_call(self, info: flight.CallInfo, headers: dict[str, list[str]]) -> _Headers:
+        values = headers.get("authorization") or [None]
+        return _Headers(values[0])
+
+
 class KymaFlightServer(flight.FlightServerBase):
-    def __init__(self, services: Services, host: str, port: int) -> None:
-        super().__init__(f"grpc://{host}:{port}")
+    def __init__(
+        self, services: Services, host: str, port: int, tls: tuple[bytes, bytes] | None = None
+    ) -> None:
+        self.scheme = "grpc+tls" if tls else "grpc"
+        super().__init__(
+            f"{self.scheme}://{host}:{port}",
+            tls_certificates=[flight.CertKeyPair(*tls)] if tls else None,
+            middleware={"headers": _HeadersFactory()},
+        )
         self.services = services
         self.host = host
+        self.authenticator = Authenticator(services.catalog, services.settings.auth)
         self.results = ResultCache()
         self.prepared = PreparedStatements()
 
     @property
     def url(self) -> str:
-        return f"grpc://{self.host}:{self.port}"
+        return f"{self.scheme}://{self.host}:{self.port}"
 
-    def _authorize(self, context: flight.ServerCallContext) -> None:
-        """The seam for authentication: every RPC passes here. kyma has no auth yet."""
+    def _authorize(self, context: flight.ServerCallContext, scope: str = "read") -> Principal:
+        """The caller of an RPC, who must hold ``scope``; every RPC passes here."""
+        headers = context.get_middleware("headers")
+        caller = self.authenticator.principal(headers.authorization if headers else None)
+        caller.require(scope)
+        return caller
 
     # ---------------------------------------------------------------- statements
 
-    def _run(self, descriptor: flight.FlightDescriptor, sql: str) -> flight.FlightInfo:
-        table = self.services.query.execute(sql).table
+    def _execute(self, context: flight.ServerCallContext, sql: str) -> pa.Table:
+        caller = self._authorize(context)
+        authorize = None if caller.unrestricted else caller.authorize
+        return self.services.query.execute(sql, authorize=authorize).table
+
+    def _run(
+        self, context: flight.ServerCallContext, descriptor: flight.FlightDescriptor, sql: str
+    ) -> flight.FlightInfo:
+        table = self._execute(context, sql)
         ticket = cmd.pack(sql_pb2.TicketStatementQuery(statement_handle=self.results.put(table)))
         endpoint = flight.FlightEndpoint(ticket, [])
         return flight.FlightInfo(table.schema, descriptor, [endpoint], table.num_rows, -1)
@@ -81,9 +112,10 @@ class KymaFlightServer(flight.FlightServerBase):
         self._authorize(context)
         command = cmd.descriptor_command(descriptor)
         if isinstance(command, sql_pb2.CommandStatementQuery):
-            return self._run(descriptor, command.query)
+            return self._run(context, descriptor, command.query)
         if isinstance(command, sql_pb2.CommandPreparedStatementQuery):
-            return self._run(descriptor, self._prepared_sql(command.prepared_statement_handle))
+            sql = self._prepared_sql(command.prepared_statement_handle)
+            return self._run(context, descriptor, sql)
         if type(command) not in _METADATA:
             raise pa.ArrowNotImplementedError(
                 f"GetFlightInfo does not take {command.DESCRIPTOR.name}"
@@ -102,20 +134,22 @@ class KymaFlightServer(flight.FlightServerBase):
             return flight.SchemaResult(_METADATA[type(command)][0](command))
         # kyma knows a result's schema only by running the statement; nothing is kept.
         if isinstance(command, sql_pb2.CommandStatementQuery):
-            return flight.SchemaResult(self.services.query.execute(command.query).table.schema)
+            return flight.SchemaResult(self._execute(context, command.query).schema)
         if isinstance(command, sql_pb2.CommandPreparedStatementQuery):
             sql = self._prepared_sql(command.prepared_statement_handle)
-            return flight.SchemaResult(self.services.query.execute(sql).table.schema)
+            return flight.SchemaResult(self._execute(context, sql).schema)
         raise pa.ArrowNotImplementedError(f"GetSchema does not take {command.DESCRIPTOR.name}")
 
     @translated
     def do_get(self, context: flight.ServerCallContext, ticket: flight.Ticket) -> Any:
-        self._authorize(context)
+        caller = self._authorize(context)
         command = cmd.unpack(ticket.ticket)
         if isinstance(command, sql_pb2.TicketStatementQuery):
             table = self.results.take(command.statement_handle)
         elif type(command) in _METADATA:
             table = _METADATA[type(command)][1](self.services, command)
+            if isinstance(command, sql_pb2.CommandGetTables) and not caller.unrestricted:
+                table = meta.granted_tables(table, caller)
         else:
             raise pa.ArrowNotImplementedError(f"DoGet does not take {command.DESCRIPTOR.name}")
         batches = table.to_batches(max_chunksize=BATCH_ROWS)
@@ -129,9 +163,9 @@ class KymaFlightServer(flight.FlightServerBase):
         reader: flight.MetadataRecordBatchReader,
         writer: flight.FlightMetadataWriter,
     ) -> None:
-        self._authorize(context)
         command = cmd.descriptor_command(descriptor)
         if isinstance(command, sql_pb2.CommandPreparedStatementQuery):
+            self._authorize(context)
             parameters = reader.read_all()
             prepared = self.prepared.get(command.prepared_statement_handle)
             prepared.parameters = parameters if parameters.num_columns else None
@@ -142,7 +176,7 @@ class KymaFlightServer(flight.FlightServerBase):
             sql = self._prepared_sql(command.prepared_statement_handle)
         else:
             raise pa.ArrowNotImplementedError(f"DoPut does not take {command.DESCRIPTOR.name}")
-        self.services.query.execute(sql)
+        self._execute(context, sql)
         # kyma's statements do not count rows they change: -1 is the spec's "unknown".
         writer.write(pa.py_buffer(sql_pb2.DoPutUpdateResult(record_count=-1).SerializeToString()))
 

@@ -4,7 +4,20 @@ from __future__ import annotations
 
 from flask import Flask
 
-from kyma.server import connectors, errors, health, ingest, jobs, query, sources, tables
+from kyma.auth import Authenticator
+from kyma.server import (
+    auth,
+    connectors,
+    errors,
+    health,
+    ingest,
+    jobs,
+    observability,
+    query,
+    sources,
+    tables,
+    tokens,
+)
 from kyma.services import Services
 
 
@@ -13,11 +26,15 @@ def create_app(services: Services) -> Flask:
     app.extensions["kyma"] = services
     app.json.sort_keys = False  # type: ignore[attr-defined]
     errors.register(app)
+    observability.register(app)  # before auth: a refused request has its request id too
+    auth.register(app, Authenticator(services.catalog, services.settings.auth))
     app.register_blueprint(health.blueprint)
+    app.register_blueprint(observability.blueprint)
     app.register_blueprint(query.blueprint)
     app.register_blueprint(ingest.blueprint)
     app.register_blueprint(tables.blueprint)
     app.register_blueprint(connectors.blueprint)
     app.register_blueprint(sources.blueprint)
     app.register_blueprint(jobs.blueprint)
+    app.register_blueprint(tokens.blueprint)
     return app

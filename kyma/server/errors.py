@@ -13,8 +13,12 @@ log = logging.getLogger("kyma.server")
 
 # First match wins: more specific classes first.
 STATUS: tuple[tuple[type[Exception], int], ...] = (
+    (e.UnauthenticatedError, 401),
+    (e.PermissionDeniedError, 403),
     (e.NotFoundError, 404),
+    (e.QueryTimeoutError, 408),
     (e.LimitExceededError, 413),
+    (e.TooManyQueriesError, 429),
     (e.IdempotencyKeyReusedError, 422),
     (e.IdempotencyInFlightError, 409),
     (e.AlreadyExistsError, 409),
@@ -41,6 +45,8 @@ _CODES = {
     e.ConnectorDisabledError: "connector_disabled",
     e.PushdownFailedError: "pushdown_failed",
     e.TlsFailedError: "tls_failed",
+    e.UnauthenticatedError: "unauthenticated",
+    e.PermissionDeniedError: "permission_denied",
 }
 
 
@@ -57,9 +63,13 @@ def register(app: Flask) -> None:
         if status >= 500:
             log.error("request failed: %s", error, exc_info=error)
         body = {"error": _code(error), "message": str(error), "retryable": error.retryable}
-        for detail in ("line", "field", "limit"):
+        for detail in ("line", "field", "limit", "scope", "table"):
             if getattr(error, detail, None) is not None:
                 body[detail] = getattr(error, detail)
+        if status == 401:
+            return jsonify(body), status, {"WWW-Authenticate": 'Bearer realm="kyma"'}
+        if status == 429:
+            return jsonify(body), status, {"Retry-After": str(getattr(error, "retry_after", 1))}
         return jsonify(body), status
 
     @app.errorhandler(HTTPException)

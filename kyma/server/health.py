@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import logging
+
 from flask import Blueprint, current_app, jsonify
 
 from kyma.engine.errors import KymaError
 
 blueprint = Blueprint("health", __name__)
+log = logging.getLogger("kyma.server")
+READY_TIMEOUT_SECONDS = 5
 
 
 @blueprint.get("/healthz")
@@ -16,11 +20,12 @@ def healthz():  # type: ignore[no-untyped-def]
 
 @blueprint.get("/readyz")
 def readyz():  # type: ignore[no-untyped-def]
-    """Ready when the catalog answers and the object store lists."""
+    """Ready when the catalog answers ``SELECT 1`` (within 5 s) and the object store lists;
+    503 names the parts that failed (``failed``) and why (``checks``)."""
     services = current_app.extensions["kyma"]
     checks: dict[str, str] = {}
     for name, check in (
-        ("catalog", services.catalog.ping),
+        ("catalog", lambda: services.catalog.ping(timeout=READY_TIMEOUT_SECONDS)),
         ("object_store", lambda: next(iter(services.store.list("tables/")), None)),
     ):
         try:
@@ -28,7 +33,11 @@ def readyz():  # type: ignore[no-untyped-def]
             checks[name] = "ok"
         except KymaError as e:
             checks[name] = f"error: {e}"
-    ready = all(v == "ok" for v in checks.values())
-    return jsonify({"status": "ready" if ready else "not_ready", "checks": checks}), (
-        200 if ready else 503
-    )
+        except Exception as e:  # not translated by the part: still "not ready", never a 500
+            log.warning("readiness check %s failed", name, exc_info=e)
+            checks[name] = f"error: {type(e).__name__}: {e}"
+    failed = [name for name, v in checks.items() if v != "ok"]
+    body = {"status": "not_ready" if failed else "ready", "checks": checks}
+    if failed:
+        body["failed"] = failed
+    return jsonify(body), 503 if failed else 200

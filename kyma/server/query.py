@@ -14,6 +14,7 @@ from flask import Blueprint, Response, current_app, jsonify, request
 from kyma.engine.errors import SqlError
 from kyma.engine.query import QueryResult
 from kyma.engine.types import KYMA_TYPE_KEY, KymaType
+from kyma.server.auth import principal
 
 blueprint = Blueprint("query", __name__)
 ARROW_STREAM = "application/vnd.apache.arrow.stream"
@@ -38,8 +39,12 @@ def query():  # type: ignore[no-untyped-def]
         switches[switch] = body.get(switch, True)
         if not isinstance(switches[switch], bool):
             raise SqlError(f"{switch}: expected true or false, got {switches[switch]!r}")
+    caller = principal()
     result = current_app.extensions["kyma"].query.execute(
-        body["sql"], snapshot=snapshot, **switches
+        body["sql"],
+        snapshot=snapshot,
+        authorize=None if caller.unrestricted else caller.authorize,
+        **switches,
     )
     if ARROW_STREAM in request.headers.get("Accept", ""):
         return Response(to_arrow_stream(result.table), mimetype=ARROW_STREAM)

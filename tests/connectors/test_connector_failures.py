@@ -41,7 +41,7 @@ def create(client, payload: dict, status: int = 201) -> dict:  # type: ignore[no
     [
         ({"name": "Bad-Name"}, "name: 'Bad-Name' is not a connector name"),
         ({"type": "mysql"}, "type: expected one of ['postgres']"),
-        ({"mode": "both"}, "mode: 'both' needs CDC sync"),
+        ({"mode": "both"}, "sync.tables: mode 'both' needs at least one 'schema.table'"),
         ({"colour": "red"}, "colour: unknown field"),
         ({"connection": {"url": "mysql://h/db"}}, "connection.url: expected postgres://"),
         (

@@ -52,6 +52,8 @@ def test_migrations_apply_once(catalog_url: str) -> None:
         "004_sources.sql",
         "005_source_files.sql",
         "006_column_evolution.sql",
+        "007_api_tokens.sql",
+        "008_cdc_state.sql",
     ]
     assert second.migrations_applied == []
     first.close()

@@ -64,7 +64,7 @@ class TlmReader(ExtentReader):
             body = mapped.slice(MAGIC_LEN, self._body_end - MAGIC_LEN)
             try:
                 self._ipc = pa.ipc.open_file(body)
-            except (pa.ArrowInvalid, OSError) as e:
+            except (ValueError, OSError) as e:  # ArrowInvalid; a name that is not UTF-8
                 raise self._error(f"Arrow IPC body does not parse: {e}") from e
             if (
                 self._block_stats is not None
@@ -104,12 +104,15 @@ class TlmReader(ExtentReader):
             raise self._error(f"block {block} out of range 0..{body.num_record_batches - 1}")
         try:
             batch = body.get_batch(block)
-        except (pa.ArrowInvalid, OSError) as e:
+            if projection is not None:
+                names = set(batch.schema.names)
+                batch = batch.select([c for c in projection if c in names])
+            # Offsets and lengths that point outside their buffers would be read out of
+            # bounds later (a crash, not an error). Fixed-width columns cost next to nothing.
+            batch.validate(full=True)
+        except (ValueError, OSError) as e:  # ArrowInvalid; a name that is not UTF-8
             raise self._error(f"block {block} does not decode: {e}") from e
-        if projection is None:
-            return batch
-        names = set(batch.schema.names)
-        return batch.select([c for c in projection if c in names])
+        return batch
 
     def close(self) -> None:
         self._ipc = None

@@ -6,7 +6,9 @@ import contextlib
 import http.client
 import json
 import socket
+import ssl
 import threading
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import pyarrow as pa
@@ -17,9 +19,19 @@ ARROW_STREAM = "application/vnd.apache.arrow.stream"
 
 
 class HttpClient(Client):
-    """One HTTP connection per statement, so ``cancel`` can close the one in flight."""
+    """One HTTP connection per statement, so ``cancel`` can close the one in flight.
 
-    def __init__(self, url: str, token: str | None = None, timeout: float = 3600) -> None:
+    ``https`` URLs verify the server against the system's CAs, or ``cacert`` (a PEM file).
+    """
+
+    def __init__(
+        self,
+        url: str,
+        token: str | None = None,
+        timeout: float = 3600,
+        *,
+        cacert: Path | None = None,
+    ) -> None:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise QueryError(f"--url: expected http://host:port, got {url!r}")
@@ -31,6 +43,14 @@ class HttpClient(Client):
             self._headers["Authorization"] = f"Bearer {token}"
         self._lock = threading.Lock()
         self._open: http.client.HTTPConnection | None = None
+        self._tls: ssl.SSLContext | None = None
+        if parts.scheme == "https":
+            try:
+                self._tls = ssl.create_default_context(cafile=cacert)
+            except (OSError, ssl.SSLError) as e:
+                raise QueryError(f"--cacert: cannot load {str(cacert)!r}: {e}") from e
+        elif cacert is not None:
+            raise QueryError("--cacert applies to an https:// --url")
 
     def execute(self, sql: str) -> Answer:
         connection = self._connect()
@@ -58,12 +78,14 @@ class HttpClient(Client):
                 connection.sock.shutdown(socket.SHUT_RDWR)
 
     def _connect(self) -> http.client.HTTPConnection:
-        kind = (
-            http.client.HTTPSConnection
-            if self._parts.scheme == "https"
-            else http.client.HTTPConnection
-        )
-        connection = kind(self._parts.hostname, self._parts.port, timeout=self._timeout)
+        connection: http.client.HTTPConnection
+        host, port = self._parts.hostname, self._parts.port
+        if self._tls is not None:
+            connection = http.client.HTTPSConnection(
+                host, port, timeout=self._timeout, context=self._tls
+            )
+        else:
+            connection = http.client.HTTPConnection(host, port, timeout=self._timeout)
         with self._lock:
             self._open = connection
         return connection

@@ -1,0 +1,199 @@
+"""Query limits: a timeout, a memory pool, concurrent slots and a result size.
+
+DataFusion's Python API cannot cancel a running query from another thread (it only checks
+for signals, which Python delivers to the main thread). So a statement runs in a thread of
+its own while the caller waits up to the timeout. Past it the caller gets QueryTimeoutError
+at once, and the statement's work stops at its next checkpoint: between scanned blocks and
+between result batches (dropping DataFusion's stream cancels its tasks). Its slot is freed
+only then, so abandoned work still counts against the concurrency limit.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import pyarrow as pa
+from datafusion import RuntimeEnvBuilder, SessionConfig, SessionContext
+
+from kyma.engine.errors import LimitExceededError, QueryTimeoutError, TooManyQueriesError
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class QueryLimits:
+    """Per statement; 0 means no limit. ``memory_bytes`` bounds DataFusion's operators
+    (sorts, aggregates, joins) of one statement; nothing spills to disk."""
+
+    timeout_seconds: float = 300
+    memory_bytes: int = 2 << 30
+    max_concurrent: int = 16
+    max_result_rows: int = 1_000_000
+    max_result_bytes: int = 256 << 20
+
+
+@dataclass
+class QueryEvent:
+    """One statement, for listeners: ``outcome`` is ok, error, timeout or rejected."""
+
+    seconds: float
+    outcome: str
+    stats: dict[str, Any] = field(default_factory=dict)
+
+
+class _Token:
+    def __init__(self, timeout: float) -> None:
+        self.timeout = timeout
+        self.cancelled = threading.Event()
+
+
+_current: contextvars.ContextVar[_Token | None] = contextvars.ContextVar("kyma_query", default=None)
+
+
+def checkpoint() -> None:
+    """Raise QueryTimeoutError if the running statement was abandoned past its timeout."""
+    token = _current.get()
+    if token is not None and token.cancelled.is_set():
+        raise _timeout(token.timeout)
+
+
+def _timeout(seconds: float) -> QueryTimeoutError:
+    return QueryTimeoutError(
+        f"the statement ran past KYMA_QUERY_TIMEOUT_SECONDS ({seconds:g} s) and was cancelled",
+        _setting("KYMA_QUERY_TIMEOUT_SECONDS"),
+    )
+
+
+def _setting(env: str) -> str:
+    """A limit's name in errors, as the ingest limits name theirs: the settings key."""
+    return env.removeprefix("KYMA_").lower()
+
+
+class QueryGate:
+    """Runs statements within ``limits``; ``listeners`` hear of every statement."""
+
+    def __init__(self, limits: QueryLimits | None) -> None:
+        self.limits = limits
+        self.listeners: list[Callable[[QueryEvent], None]] = []
+        self._lock = threading.Lock()
+        self.running = 0
+
+    def run(self, work: Callable[[], T]) -> T:
+        started = time.perf_counter()
+        outcome, stats = "error", {}
+        try:
+            result = self._run(work)
+            outcome, stats = "ok", getattr(result, "stats", {})
+            return result
+        except TooManyQueriesError:
+            outcome = "rejected"
+            raise
+        except QueryTimeoutError:
+            outcome = "timeout"
+            raise
+        finally:
+            event = QueryEvent(time.perf_counter() - started, outcome, stats)
+            for listener in self.listeners:
+                listener(event)
+
+    def _run(self, work: Callable[[], T]) -> T:
+        limits = self.limits
+        if limits is None:
+            return work()
+        with self._lock:
+            if limits.max_concurrent and self.running >= limits.max_concurrent:
+                raise TooManyQueriesError(
+                    f"{self.running} statements are running, as many as"
+                    f" KYMA_MAX_CONCURRENT_QUERIES ({limits.max_concurrent}) allows;"
+                    " try again shortly",
+                    _setting("KYMA_MAX_CONCURRENT_QUERIES"),
+                )
+            self.running += 1
+        if not limits.timeout_seconds:
+            try:
+                return work()
+            finally:
+                self._release()
+        token = _Token(limits.timeout_seconds)
+        box: dict[str, Any] = {}
+        done = threading.Event()
+
+        def run() -> None:
+            _current.set(token)
+            try:
+                box["result"] = work()
+            except BaseException as e:  # handed to the waiting caller
+                box["error"] = e
+            finally:
+                self._release()
+                done.set()
+
+        context = contextvars.copy_context()  # request ids and the like follow the work
+        threading.Thread(target=context.run, args=(run,), daemon=True, name="query").start()
+        if not done.wait(limits.timeout_seconds):
+            token.cancelled.set()
+            raise _timeout(limits.timeout_seconds)
+        if "error" in box:
+            raise box["error"]
+        return box["result"]
+
+    def _release(self) -> None:
+        with self._lock:
+            self.running -= 1
+
+
+def session_context(limits: QueryLimits | None) -> SessionContext:
+    """A DataFusion session whose operators share a memory pool of ``memory_bytes``."""
+    if limits is None or not limits.memory_bytes:
+        return SessionContext()
+    runtime = (
+        RuntimeEnvBuilder().with_fair_spill_pool(limits.memory_bytes).with_disk_manager_disabled()
+    )
+    return SessionContext(SessionConfig(), runtime)
+
+
+def memory_error(limits: QueryLimits | None, message: str) -> LimitExceededError | None:
+    """DataFusion's "Resources exhausted" as a LimitExceededError naming the memory limit."""
+    if limits is None or "Resources exhausted" not in message:
+        return None
+    return LimitExceededError(
+        f"the statement needs more memory than KYMA_QUERY_MEMORY_BYTES ({limits.memory_bytes})"
+        " allows; filter or aggregate more, or raise the limit",
+        _setting("KYMA_QUERY_MEMORY_BYTES"),
+    )
+
+
+def collect(stream: Any, schema: pa.Schema, limits: QueryLimits | None) -> pa.Table:
+    """A DataFusion record-batch stream as a table, stopping (and so cancelling the rest of
+    the query) at a checkpoint or past the result limits."""
+    batches, rows, size = [], 0, 0
+    for batch in stream:
+        checkpoint()
+        arrow = batch.to_pyarrow()
+        rows, size = rows + arrow.num_rows, size + arrow.nbytes
+        if limits is not None:
+            _check_result(limits, rows, size)
+        batches.append(arrow)
+    if not batches:
+        return schema.empty_table()
+    # The batches' schema, not the plan's: they may differ in nullability or metadata.
+    first = batches[0].schema
+    return pa.Table.from_batches([b if b.schema == first else b.cast(first) for b in batches])
+
+
+def _check_result(limits: QueryLimits, rows: int, size: int) -> None:
+    for name, limit, value, unit in (
+        ("KYMA_MAX_RESULT_ROWS", limits.max_result_rows, rows, "rows"),
+        ("KYMA_MAX_RESULT_BYTES", limits.max_result_bytes, size, "bytes"),
+    ):
+        if limit and value > limit:
+            raise LimitExceededError(
+                f"the result has more than {limit} {unit}, the most {name} allows;"
+                " add a LIMIT, filter or aggregate",
+                _setting(name),
+            )

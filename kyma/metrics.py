@@ -1,0 +1,108 @@
+"""Prometheus metrics of one kyma process, served as text by ``GET /metrics``.
+
+prometheus_client (the Prometheus authors' Python client) renders the text format and
+keeps counters and histograms thread-safe. Each Metrics has a registry of its own, so
+several apps in one process (the tests) do not share counts. The engine knows nothing of
+Prometheus: it calls listeners (catalog commits, query statements) that land here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+)
+
+from kyma.engine.catalog import CommitEvent
+from kyma.engine.query import QueryEvent
+
+# Commits that rewrite data (compaction) or retire it (retention) are not ingest.
+_NOT_INGEST = {"compaction", "retention"}
+_PRUNING = ("extents_total", "extents_after_catalog", "blocks_total", "blocks_after_stats")
+_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300)
+
+CONTENT_TYPE = CONTENT_TYPE_LATEST
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.registry = registry = CollectorRegistry()
+        self.ingest_rows = Counter(
+            "kyma_ingest_rows", "Rows committed by ingest", ["path"], registry=registry
+        )
+        self.ingest_bytes = Counter(
+            "kyma_ingest_bytes",
+            "Bytes of extents committed by ingest",
+            ["path"],
+            registry=registry,
+        )
+        self.commit_seconds = Histogram(
+            "kyma_commit_seconds",
+            "Catalog commit latency, retries included",
+            ["path"],
+            buckets=_BUCKETS,
+            registry=registry,
+        )
+        self.commit_conflicts = Counter(
+            "kyma_commit_conflicts",
+            "Commit attempts that lost the compare-and-swap on the table head and retried",
+            ["path"],
+            registry=registry,
+        )
+        self.queries = Counter(
+            "kyma_queries", "Statements run, by outcome", ["outcome"], registry=registry
+        )
+        self.query_seconds = Histogram(
+            "kyma_query_seconds",
+            "Statement latency, by outcome",
+            ["outcome"],
+            buckets=_BUCKETS,
+            registry=registry,
+        )
+        self.pruning = Counter(
+            "kyma_query_pruning",
+            "Extents and blocks the pruning cascade saw (stage=*_total) and kept"
+            " (stage=extents_after_catalog, blocks_after_stats)",
+            ["stage"],
+            registry=registry,
+        )
+        self.queries_running = Gauge(
+            "kyma_queries_running",
+            "Statements holding a query slot (abandoned ones until they stop)",
+            registry=registry,
+        )
+        self.http_requests = Counter(
+            "kyma_http_requests",
+            "HTTP requests answered, by method and status",
+            ["method", "status"],
+            registry=registry,
+        )
+
+    def observe_commit(self, event: CommitEvent) -> None:
+        path = event.source.split(":", 1)[0] or "unknown"
+        self.commit_seconds.labels(path).observe(event.seconds)
+        if event.attempts > 1:
+            self.commit_conflicts.labels(path).inc(event.attempts - 1)
+        if path not in _NOT_INGEST:
+            self.ingest_rows.labels(path).inc(event.rows)
+            self.ingest_bytes.labels(path).inc(event.bytes)
+
+    def observe_query(self, event: QueryEvent) -> None:
+        self.queries.labels(event.outcome).inc()
+        self.query_seconds.labels(event.outcome).observe(event.seconds)
+        for stage in _PRUNING:
+            value = event.stats.get(stage)
+            if isinstance(value, int) and value:
+                self.pruning.labels(stage).inc(value)
+
+    def track_running(self, running: Callable[[], float]) -> None:
+        self.queries_running.set_function(running)
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)
