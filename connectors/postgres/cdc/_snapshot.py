@@ -1,0 +1,126 @@
+"""The initial snapshot: a slot created over a replication connection exports a snapshot;
+each table is read under it and committed once, with its cursor at the slot's consistent
+point, in the same catalog transaction as its extents.
+
+The replication connection stays open (idle) until every reader has imported the snapshot:
+an exported snapshot lives only as long as the session that exported it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+import pyarrow as pa
+from sqlglot import exp
+
+from kyma.connectors.postgres._connector import PostgresConnector
+from kyma.connectors.postgres._types import fetch_expression, to_kyma
+from kyma.connectors.postgres.cdc._changes import lsn_key
+from kyma.connectors.postgres.cdc._tables import SyncTable
+from kyma.engine.catalog import advance_cdc_table, lsn_int
+from kyma.ingest.write_path import WritePath
+
+
+@dataclass
+class ExportedSlot:
+    """A slot just created, its consistent point, and the snapshot its session exports."""
+
+    connection: psycopg.Connection
+    slot: str
+    consistent_lsn: int
+    snapshot_name: str
+
+    def close(self) -> None:
+        self.connection.close()
+
+
+def create_slot(params: dict[str, Any], slot: str, *, temporary: bool) -> ExportedSlot:
+    """``CREATE_REPLICATION_SLOT … LOGICAL pgoutput (SNAPSHOT 'export')`` (Postgres 15's
+    syntax) on a ``replication=database`` connection, which the caller keeps open."""
+    conn = psycopg.connect(**params, replication="database", autocommit=True)
+    try:
+        kind = "TEMPORARY LOGICAL" if temporary else "LOGICAL"
+        row = conn.execute(
+            f"CREATE_REPLICATION_SLOT {slot} {kind} pgoutput (SNAPSHOT 'export')"
+        ).fetchone()
+    except BaseException:
+        conn.close()
+        raise
+    assert row is not None
+    return ExportedSlot(conn, slot, lsn_int(row[1]), row[2])
+
+
+def select_sql(table: SyncTable, numeric_mode: str, geometry_mode: str | None) -> str:
+    """Every column as the connector fetches it, and ``_kyma_pk`` built at the source from
+    the key columns' output text (what pgoutput sends), joined by ':'."""
+    items = [
+        fetch_expression(
+            exp.column(c.name, quoted=True),
+            c.source_type,
+            c.name,
+            numeric_mode=numeric_mode,
+            geometry_mode=geometry_mode,
+        ).sql("postgres")
+        for c in table.source.columns
+    ]
+    keys = ", ".join(exp.to_identifier(k, quoted=True).sql("postgres") for k in table.primary_key)
+    source = exp.table_(table.name, db=table.schema, quoted=True).sql("postgres")
+    return f"SELECT {', '.join(items)}, concat_ws(':', {keys}) AS _kyma_pk FROM {source}"
+
+
+def read_table(
+    connector: PostgresConnector, table: SyncTable, snapshot_name: str
+) -> Iterator[pa.Table]:
+    """The table's rows under the exported snapshot, batch by batch, in kyma's types."""
+    sql = select_sql(
+        table, connector.spec.connection.numeric_mode, connector.spec.scope.geometry_mode
+    )
+    vectors = {c.name: dim for c in table.source.columns if (dim := c.column.type.vector_dim)}
+    with connector._guard(sql), connector.pool.connection() as conn, conn.cursor() as cur:
+        cur.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        cur.execute(f"SET TRANSACTION SNAPSHOT '{snapshot_name}'")
+        cur.execute(sql)
+        reader = cur.fetch_record_batch()
+        for batch in reader:
+            if batch.num_rows:
+                yield to_kyma(pa.Table.from_batches([batch], reader.schema), vectors=vectors)
+        cur.execute("COMMIT")
+
+
+def snapshot_table(
+    connector: PostgresConnector,
+    write_path: WritePath,
+    connector_id: int,
+    epoch: int,
+    table: SyncTable,
+    exported: ExportedSlot,
+) -> int:
+    """Read one table under the exported snapshot and commit it as one kyma snapshot; the
+    table's cursor moves to the consistent point in that commit. Returns the rows."""
+    event_ns = time.time_ns()
+    rows = 0
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        nonlocal rows
+        for part in read_table(connector, table, exported.snapshot_name):
+            n = part.num_rows
+            rows += n
+            stamp = pa.array([event_ns] * n, pa.int64()).cast(pa.timestamp("ns", tz="UTC"))
+            part = part.append_column("_kyma_op", pa.array(["insert"] * n, pa.string()))
+            lsn = lsn_key(exported.consistent_lsn)
+            part = part.append_column("_kyma_lsn", pa.array([lsn] * n, pa.string()))
+            part = part.append_column("_kyma_event_at", stamp)
+            part = part.append_column("_timestamp", stamp)
+            yield from part.to_batches()
+
+    def payload(cur: psycopg.Cursor, snapshot_id: int) -> None:
+        advance_cdc_table(
+            connector_id, table.qualified, epoch, exported.consistent_lsn, rows_snapshotted=rows
+        )(cur, snapshot_id)
+
+    write_path.ingest_batches(table.kyma_table, batches(), source="cdc", payload=payload)
+    return rows

@@ -1,0 +1,139 @@
+"""The synced tables: primary keys, kyma tables with system columns, the publication."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import psycopg
+from psycopg import sql
+
+from kyma.connectors.base import SourceTable
+from kyma.connectors.postgres._types import PgType, kyma_type
+from kyma.engine.catalog import Catalog, check_identifier
+from kyma.engine.errors import AlreadyExistsError, ConfigError, TerminalError
+from kyma.engine.types import Column, KymaType
+
+NO_PRIMARY_KEY = "table has no primary key - cannot CDC sync"
+PK_CHANGED = "pk_changed"
+SLOT_MISSING = "replication_slot_missing"
+SYSTEM_COLUMNS = (
+    Column("_kyma_pk", KymaType("string")),
+    Column("_kyma_op", KymaType("string")),
+    Column("_kyma_lsn", KymaType("string")),
+    Column("_kyma_event_at", KymaType("timestamp")),
+)
+_PRIMARY_KEY = """
+SELECT kcu.column_name
+FROM information_schema.table_constraints tc
+JOIN information_schema.key_column_usage kcu
+  ON kcu.constraint_schema = tc.constraint_schema AND kcu.constraint_name = tc.constraint_name
+ AND kcu.table_schema = tc.table_schema AND kcu.table_name = tc.table_name
+WHERE tc.constraint_type = 'PRIMARY KEY' AND tc.table_schema = %s AND tc.table_name = %s
+ORDER BY kcu.ordinal_position
+"""
+_TYPE = """
+SELECT format_type(bt.oid, CASE WHEN t.typtype = 'd' THEN t.typtypmod ELSE %(mod)s END),
+       bt.typname, bt.typcategory, CASE WHEN t.typtype = 'd' THEN t.typtypmod ELSE %(mod)s END
+FROM pg_type t
+JOIN pg_type bt ON bt.oid = CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END
+WHERE t.oid = %(oid)s
+"""
+
+
+class SyncDisabled(TerminalError):
+    """The connector must stop syncing: ``reason`` goes to ``disabled_reason``."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
+        self.detail = detail
+
+    def __reduce__(self):  # type: ignore[no-untyped-def]
+        return (SyncDisabled, (self.reason, self.detail))
+
+
+@dataclass(frozen=True)
+class SyncTable:
+    schema: str
+    name: str
+    kyma_table: str
+    primary_key: tuple[str, ...]
+    source: SourceTable
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.schema}.{self.name}"
+
+
+def kyma_table_name(connector: str, schema: str, table: str) -> str:
+    """Where a synced table lives in kyma.
+
+    >>> kyma_table_name("pg_prod", "public", "users")
+    'pg_prod__public__users'
+    """
+    return check_identifier("table", f"{connector}__{schema}__{table}")
+
+
+def slot_name(connector_id: int) -> str:
+    return f"kyma_{connector_id}"
+
+
+def sync_tables(spec_sync: dict) -> list[tuple[str, str]]:  # type: ignore[type-arg]
+    return [tuple(entry.split(".", 1)) for entry in spec_sync.get("tables", [])]  # type: ignore[misc]
+
+
+def primary_key(conn: psycopg.Connection, schema: str, table: str) -> tuple[str, ...]:
+    return tuple(name for (name,) in conn.execute(_PRIMARY_KEY, (schema, table)))
+
+
+def pg_type(conn: psycopg.Connection, oid: int, typmod: int) -> PgType:
+    """The PgType of a column from a Relation message's type oid and modifier."""
+    row = conn.execute(_TYPE, {"oid": oid, "mod": typmod}).fetchone()
+    if row is None:
+        return PgType(f"oid {oid}", "?", "U")
+    name, typname, category, mod = row
+    precision = ((mod - 4) >> 16) & 65535 if typname == "numeric" and mod >= 4 else None
+    return PgType(name, typname, category, precision)
+
+
+def kyma_columns(source: SourceTable) -> list[Column]:
+    reserved = {c.name for c in SYSTEM_COLUMNS} | {"_timestamp", "props"}
+    clash = [c.name for c in source.columns if c.name in reserved]
+    if clash:
+        raise ConfigError(
+            f"table {source.schema}.{source.name}: column {clash[0]!r} clashes with a kyma"
+            " system column"
+        )
+    return [c.column for c in source.columns]
+
+
+def ensure_kyma_table(catalog: Catalog, table: SyncTable) -> None:
+    """Create the kyma table (source columns, then the system columns), or widen it."""
+    columns = [*kyma_columns(table.source), *SYSTEM_COLUMNS]
+    try:
+        catalog.create_table(table.kyma_table, columns, options={"cdc": "postgres"})
+    except AlreadyExistsError:
+        info = catalog.get_table(table.kyma_table)
+        missing = [c for c in columns if info.column(c.name) is None]
+        if missing:
+            catalog.add_columns(table.kyma_table, missing)
+
+
+def widen(catalog: Catalog, kyma_table: str, columns: dict[str, PgType], numeric_mode: str) -> None:
+    """Add the columns a source DDL added (their kyma types from the source types)."""
+    info = catalog.get_table(kyma_table)
+    missing = [
+        Column(name, kyma_type(t, numeric_mode=numeric_mode)[0])
+        for name, t in columns.items()
+        if info.column(name) is None
+    ]
+    if missing:
+        catalog.add_columns(kyma_table, missing, if_not_exists=True)
+
+
+def ensure_publication(conn: psycopg.Connection, name: str, tables: list[SyncTable]) -> None:
+    """``CREATE PUBLICATION name FOR TABLE …`` or, if it exists, set its tables."""
+    idents = sql.SQL(", ").join(sql.Identifier(t.schema, t.name) for t in tables)
+    exists = conn.execute("SELECT 1 FROM pg_publication WHERE pubname = %s", (name,)).fetchone()
+    verb = "ALTER PUBLICATION {} SET TABLE {}" if exists else "CREATE PUBLICATION {} FOR TABLE {}"
+    conn.execute(sql.SQL(verb).format(sql.Identifier(name), idents))

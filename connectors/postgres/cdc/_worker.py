@@ -1,0 +1,393 @@
+"""One connector's CDC sync loop: snapshot what needs it, then stream the slot's changes.
+
+psycopg 3 has no START_REPLICATION streaming, so each step *peeks* at the slot
+(``pg_logical_slot_peek_binary_changes``, which consumes nothing), commits each touched
+table's changes with its cursor as a payload of the extent commit, records that every table
+holds the batch (``confirmed_lsn``), and only then advances the slot
+(``pg_replication_slot_advance``). A kill anywhere replays from the slot; transactions at or
+below a table's cursor are skipped, so nothing is lost and nothing lands twice.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import psycopg
+import pyarrow as pa
+
+from kyma.connectors.postgres._connector import PostgresConnector
+from kyma.connectors.postgres.cdc import _tables
+from kyma.connectors.postgres.cdc._changes import (
+    DELETE,
+    INSERT,
+    TRUNCATE,
+    UPDATE,
+    Change,
+    TableChanges,
+    Transaction,
+)
+from kyma.connectors.postgres.cdc._snapshot import create_slot, snapshot_table
+from kyma.connectors.postgres.cdc._tables import (
+    NO_PRIMARY_KEY,
+    PK_CHANGED,
+    SLOT_MISSING,
+    SyncDisabled,
+    SyncTable,
+)
+from kyma.connectors.postgres.cdc.pgoutput import (
+    Begin,
+    Commit,
+    Decoder,
+    Delete,
+    Insert,
+    Relation,
+    Truncate,
+    Update,
+)
+from kyma.engine.catalog import Catalog, ConnectorRecord, advance_cdc_table, lsn_int, lsn_text
+from kyma.engine.errors import RetryableError, SourceUnreachableError
+from kyma.ingest.write_path import WritePath
+
+log = logging.getLogger("kyma.cdc")
+Query = Callable[[str], pa.Table]
+"""Runs kyma SQL (the worker reads a key's current version for unchanged TOAST values)."""
+
+_PEEK = (
+    "SELECT data FROM pg_logical_slot_peek_binary_changes(%s, NULL, %s,"
+    " 'proto_version', '1', 'publication_names', %s)"
+)
+MAX_BACKOFF = 30.0
+
+
+def prepare(
+    record: ConnectorRecord, connector: PostgresConnector, catalog: Catalog
+) -> list[SyncTable]:
+    """Check every table to sync (it must have a primary key, the one kyma recorded), create
+    its kyma table and the publication, and register them in the CDC state."""
+    wanted = _tables.sync_tables(record.definition.get("sync", {}))
+    state = catalog.cdc_state(record.connector_id)
+    tables = []
+    with _connect(connector) as conn:
+        for schema, name in wanted:
+            key = _tables.primary_key(conn, schema, name)
+            if not key:
+                raise SyncDisabled(NO_PRIMARY_KEY, f"{schema}.{name}")
+            known = state.table(f"{schema}.{name}")
+            if known is not None and known.primary_key != key:
+                raise SyncDisabled(PK_CHANGED, f"{schema}.{name}: {known.primary_key} → {key}")
+            source = connector.table(schema, name)
+            kyma_table = _tables.kyma_table_name(record.name, schema, name)
+            tables.append(SyncTable(schema, name, kyma_table, key, source))
+        _tables.ensure_publication(conn, _tables.slot_name(record.connector_id), tables)
+    for table in tables:
+        _tables.ensure_kyma_table(catalog, table)
+    catalog.cdc_prepare(
+        record.connector_id,
+        _tables.slot_name(record.connector_id),
+        [(t.qualified, t.kyma_table, t.primary_key) for t in tables],
+    )
+    return tables
+
+
+class CdcWorker:
+    def __init__(
+        self,
+        record: ConnectorRecord,
+        connector: PostgresConnector,
+        catalog: Catalog,
+        write_path: WritePath,
+        query: Query,
+        *,
+        on_disabled: Callable[[str, str], None] = lambda reason, detail: None,
+        batch_changes: int = 20_000,
+        poll_seconds: float = 0.2,
+    ) -> None:
+        self.record = record
+        self.id = record.connector_id
+        self.connector = connector
+        self.catalog = catalog
+        self.write_path = write_path
+        self.query = query
+        self.on_disabled = on_disabled
+        self.batch_changes = batch_changes
+        self.poll_seconds = poll_seconds
+        self.slot = _tables.slot_name(self.id)
+        self.numeric_mode = connector.spec.connection.numeric_mode
+        self.state = "starting"
+        self.last_error: str | None = None
+        self.caught_up_at: float | None = None
+        self.epoch = 0
+        self.tables: dict[str, SyncTable] = {}
+        self._relations: dict[int, tuple[Relation, tuple[Any, ...]]] = {}
+        self._types: dict[tuple[int, int], Any] = {}
+        self._conn: psycopg.Connection | None = None
+
+    # ---------------------------------------------------------------- loop
+
+    def run(self, stop: threading.Event) -> None:
+        """Start and stream until ``stop``; retry what may pass, with backoff; stop for good
+        on a reason to disable the connector."""
+        backoff = 0.5
+        try:
+            while not stop.is_set():
+                try:
+                    self.start()
+                    while not stop.is_set():
+                        if self.step() == 0:
+                            stop.wait(self.poll_seconds)
+                        backoff = 0.5
+                except SyncDisabled as e:
+                    self.state, self.last_error = "disabled", str(e)
+                    log.error("connector %r: CDC sync disabled: %s", self.record.name, e)
+                    self.on_disabled(e.reason, str(e))
+                    return
+                except (RetryableError, psycopg.OperationalError) as e:
+                    self.state, self.last_error = "retrying", f"{type(e).__name__}: {e}"
+                    log.warning(
+                        "connector %r: CDC sync retries in %.1fs: %s", self.record.name, backoff, e
+                    )
+                    self._close()
+                    stop.wait(backoff)
+                    backoff = min(backoff * 2, MAX_BACKOFF)
+        finally:
+            self._close()
+
+    def start(self) -> None:
+        """Prepare, claim the connector, and snapshot every table not yet streaming."""
+        tables = prepare(self.record, self.connector, self.catalog)
+        self.tables = {t.qualified: t for t in tables}
+        self._relations.clear()
+        self.epoch = self.catalog.cdc_claim(self.id)
+        state = self.catalog.cdc_state(self.id)
+        pending = [t for t in tables if (s := state.table(t.qualified)) and s.phase == "snapshot"]
+        slot_confirmed = self._slot_confirmed()
+        if slot_confirmed is None:
+            if state.confirmed_lsn is not None or len(pending) < len(tables):
+                raise SyncDisabled(SLOT_MISSING, self.slot)
+            exported = create_slot(self._params(), self.slot, temporary=False)
+            self.catalog.cdc_set_slot(self.id, self.epoch, exported.consistent_lsn)
+        elif pending:
+            # The slot outlived a snapshot that never committed (or a table was added):
+            # a temporary slot exports a newer snapshot; the cursor skips what it holds.
+            if state.confirmed_lsn is None:
+                self.catalog.cdc_set_slot(self.id, self.epoch, slot_confirmed)
+            exported = create_slot(self._params(), f"{self.slot}_snapshot", temporary=True)
+        else:
+            self.state = "streaming"
+            return
+        self.state = "snapshot"
+        try:
+            for table in pending:
+                rows = snapshot_table(
+                    self.connector, self.write_path, self.id, self.epoch, table, exported
+                )
+                log.info(
+                    "connector %r: snapshot of %s: %d rows", self.record.name, table.qualified, rows
+                )
+        finally:
+            exported.close()  # every reader has imported (and finished with) the snapshot
+        self.state = "streaming"
+
+    def step(self) -> int:
+        """One peek at the slot, committed; the number of source transactions applied."""
+        state = self.catalog.cdc_state(self.id)
+        confirmed = state.confirmed_lsn or 0
+        floors = {t.source_table: max(t.cursor_lsn or 0, confirmed) for t in state.tables}
+        conn = self._source()
+        try:
+            rows = conn.execute(_PEEK, (self.slot, self.batch_changes, self.slot)).fetchall()
+        except psycopg.errors.UndefinedObject as e:
+            raise SyncDisabled(SLOT_MISSING, self.slot) from e
+        except psycopg.OperationalError as e:
+            raise SourceUnreachableError(f"connector {self.record.name!r}: {e}") from e
+        txns = self._transactions(conn, [bytes(data) for (data,) in rows])
+        if not txns:
+            self.caught_up_at = time.time()
+            return 0
+        last = txns[-1].end_lsn
+        changes: dict[str, TableChanges] = {}
+        for txn in txns:
+            by_table: dict[str, list[Change]] = {}
+            for relid, change in txn.changes:
+                name = self._table_of(relid)
+                if name is not None and txn.end_lsn > floors.get(name, 0):
+                    by_table.setdefault(name, []).append(change)
+            for name, table_changes in by_table.items():
+                table = self.tables[name]
+                tc = changes.setdefault(name, TableChanges(table.kyma_table, table.primary_key))
+                tc.add(txn, table_changes, lambda t=table: self._live_keys(t.kyma_table))
+        for name, tc in changes.items():
+            if not tc.rows:
+                continue
+            batch = tc.batch(self._convert, self._lookup, self.numeric_mode)
+            payload = advance_cdc_table(self.id, name, self.epoch, last, changes=tc.changes)
+            self.write_path.ingest_batches(
+                self.tables[name].kyma_table, batch.to_batches(), source="cdc", payload=payload
+            )
+        self.catalog.cdc_confirm(self.id, self.epoch, last)
+        self._advance_slot(conn, last)
+        if len(rows) < self.batch_changes:
+            self.caught_up_at = time.time()
+        return len(txns)
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "worker": self.state,
+            "worker_error": self.last_error,
+            "caught_up_at": self.caught_up_at,
+        }
+
+    # ---------------------------------------------------------------- decoding
+
+    def _transactions(self, conn: psycopg.Connection, messages: list[bytes]) -> list[Transaction]:
+        """Complete transactions, in commit order (a trailing partial one is left for later)."""
+        decoder = Decoder()
+        done: list[Transaction] = []
+        txn: Transaction | None = None
+        for data in messages:
+            msg = decoder.decode(data)
+            if isinstance(msg, Begin):
+                txn = Transaction(msg.final_lsn, msg.commit_ts_us)
+            elif isinstance(msg, Commit):
+                if txn is not None:
+                    txn.end_lsn = msg.end_lsn
+                    done.append(txn)
+                txn = None
+            elif isinstance(msg, Relation):
+                self._relation(conn, msg)
+            elif txn is not None and isinstance(msg, Insert | Update | Delete):
+                rel, types = self._relations[msg.relid]
+                if isinstance(msg, Insert):
+                    change = Change(INSERT, rel, new=msg.new, types=types)
+                elif isinstance(msg, Update):
+                    change = Change(UPDATE, rel, new=msg.new, old=msg.old, types=types)
+                else:
+                    change = Change(DELETE, rel, old=msg.old, types=types)
+                txn.changes.append((msg.relid, change))
+            elif txn is not None and isinstance(msg, Truncate):
+                for relid in msg.relids:
+                    txn.changes.append((relid, Change(TRUNCATE, None)))
+        return done
+
+    def _relation(self, conn: psycopg.Connection, rel: Relation) -> None:
+        """A table's shape: a changed key disables the sync; new columns widen kyma's table."""
+        types = tuple(self._type(conn, c.type_oid, c.typmod) for c in rel.columns)
+        self._relations[rel.relid] = (rel, types)
+        table = self.tables.get(f"{rel.namespace}.{rel.name}")
+        if table is None:
+            return
+        if set(rel.key_columns) != set(table.primary_key):
+            raise SyncDisabled(
+                PK_CHANGED, f"{table.qualified}: {table.primary_key} → {rel.key_columns}"
+            )
+        columns = {c.name: t for c, t in zip(rel.columns, types, strict=True)}
+        _tables.widen(self.catalog, table.kyma_table, columns, self.numeric_mode)
+
+    def _type(self, conn: psycopg.Connection, oid: int, typmod: int) -> Any:
+        if (oid, typmod) not in self._types:
+            self._types[oid, typmod] = _tables.pg_type(conn, oid, typmod)
+        return self._types[oid, typmod]
+
+    def _table_of(self, relid: int) -> str | None:
+        entry = self._relations.get(relid)
+        if entry is None:
+            return None
+        name = f"{entry[0].namespace}.{entry[0].name}"
+        return name if name in self.tables else None
+
+    # ---------------------------------------------------------------- kyma and the source
+
+    def _convert(self, sql: str, columns: Any) -> pa.Table:
+        return self.connector.fetch(sql, columns).table
+
+    def _lookup(
+        self, kyma_table: str, keys: Sequence[str], columns: Sequence[str]
+    ) -> dict[str, dict[str, Any]]:
+        """Each key's current version in kyma: its latest change, unless a tombstone."""
+        found: dict[str, dict[str, Any]] = {}
+        selected = "".join(f', "{c}"' for c in columns)
+        for start in range(0, len(keys), 1000):
+            chunk = ", ".join(_literal(k) for k in keys[start : start + 1000])
+            answer = self.query(
+                f'SELECT "_kyma_pk", "_kyma_lsn", "_kyma_op"{selected}'
+                f' FROM "{kyma_table}__changes" WHERE "_kyma_pk" IN ({chunk})'
+            )
+            found.update(_latest(answer.to_pylist()))
+        return found
+
+    def _live_keys(self, kyma_table: str) -> set[str]:
+        answer = self.query(
+            f'SELECT "_kyma_pk", "_kyma_lsn", "_kyma_op" FROM "{kyma_table}__changes"'
+        )
+        return set(_latest(answer.to_pylist()))
+
+    def _slot_confirmed(self) -> int | None:
+        row = (
+            self._source()
+            .execute(
+                "SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = %s",
+                (self.slot,),
+            )
+            .fetchone()
+        )
+        return None if row is None else lsn_int(row[0])
+
+    def _advance_slot(self, conn: psycopg.Connection, lsn: int) -> None:
+        current = self._slot_confirmed()
+        if current is None:
+            raise SyncDisabled(SLOT_MISSING, self.slot)
+        if lsn > current:
+            conn.execute(
+                "SELECT pg_replication_slot_advance(%s, %s::pg_lsn)", (self.slot, lsn_text(lsn))
+            )
+
+    def _params(self) -> dict[str, Any]:
+        return {**self.connector._libpq_params(), "application_name": "kyma-cdc"}
+
+    def _source(self) -> psycopg.Connection:
+        if self._conn is None or self._conn.closed:
+            try:
+                self._conn = psycopg.connect(**self._params(), autocommit=True)
+            except psycopg.OperationalError as e:
+                raise SourceUnreachableError(
+                    f"connector {self.record.name!r}: source unreachable: "
+                    + self.connector._redact(str(e))
+                ) from None
+        return self._conn
+
+    def close(self) -> None:
+        """Close the worker's source connection (``run`` does on its way out)."""
+        self._close()
+
+    def _close(self) -> None:
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            finally:
+                self._conn = None
+
+
+def _connect(connector: PostgresConnector) -> psycopg.Connection:
+    try:
+        return psycopg.connect(**connector._libpq_params(), autocommit=True)
+    except psycopg.OperationalError as e:
+        raise SourceUnreachableError(
+            f"connector {connector.name!r}: source unreachable: {connector._redact(str(e))}"
+        ) from None
+
+
+def _latest(versions: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    latest: dict[str, dict[str, Any]] = {}
+    for row in versions:
+        known = latest.get(row["_kyma_pk"])
+        if known is None or row["_kyma_lsn"] > known["_kyma_lsn"]:
+            latest[row["_kyma_pk"]] = row
+    return {key: row for key, row in latest.items() if row["_kyma_op"] != "delete"}
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"

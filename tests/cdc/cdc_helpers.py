@@ -1,0 +1,80 @@
+"""What the CDC tests share: the source database, a connector on it, and comparisons."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+import pyarrow as pa
+
+SECRET_ENV = "KYMA_TEST_CDC_PASSWORD"
+
+
+@dataclass(frozen=True)
+class CdcSource:
+    url: str  # as the role ``cdc``, without its password
+    password: str
+    admin_url: str  # the superuser, on this database
+
+    def execute(self, sql: str, params: Any = None) -> list[tuple]:
+        with psycopg.connect(self.url, password=self.password, autocommit=True) as conn:
+            cur = conn.execute(sql, params)
+            return cur.fetchall() if cur.description else []
+
+    def admin(self, sql: str, params: Any = None) -> list[tuple]:
+        with psycopg.connect(self.admin_url, autocommit=True) as conn:
+            cur = conn.execute(sql, params)
+            return cur.fetchall() if cur.description else []
+
+
+def body(source: CdcSource, tables: list[str], mode: str = "both", name: str = "pg") -> dict:
+    return {
+        "name": name,
+        "type": "postgres",
+        "mode": mode,
+        "connection": {
+            "url": source.url,
+            "secret_ref": f"$env:{SECRET_ENV}",
+            "tls": "disabled",
+            "allow_insecure": True,
+        },
+        "sync": {"tables": tables},
+    }
+
+
+def make_worker(services, name: str = "pg", **kwargs):  # type: ignore[no-untyped-def]
+    """A CDC worker for connector ``name``, driven step by step by the test."""
+    from kyma.connectors.postgres.cdc import CdcWorker
+
+    record = services.catalog.get_connector(name)
+    return CdcWorker(
+        record,
+        services.connectors.connector(name),
+        services.catalog,
+        services.write_path,
+        lambda q: services.query.execute(q).table,
+        **kwargs,
+    )
+
+
+def drain(w, timeout: float = 30.0) -> int:  # type: ignore[no-untyped-def]
+    """Step until a peek finds nothing new; the transactions applied."""
+    deadline = time.monotonic() + timeout
+    total = 0
+    while time.monotonic() < deadline:
+        n = w.step()
+        if n == 0:
+            return total
+        total += n
+    raise TimeoutError(f"the slot still had changes after {timeout}s")
+
+
+def kyma(services, sql: str) -> pa.Table:  # type: ignore[no-untyped-def]
+    return services.query.execute(sql).table
+
+
+def rows(table: pa.Table) -> list[tuple]:
+    names = table.column_names
+    return sorted(tuple(r[n] for n in names) for r in table.to_pylist())
