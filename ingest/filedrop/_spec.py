@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kyma.engine.errors import ConfigError
+from kyma.ingest.source_spec import source_header
 
-_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 FORMATS = ("ndjson", "csv", "parquet")
 SPARK_MIN_BYTES = 1 << 30
 
@@ -45,8 +45,6 @@ class FileDropSpec:
 
 def parse_filedrop_spec(body: Any) -> FileDropSpec:
     """A FileDropSpec from a JSON body; ConfigError naming the field on any mistake."""
-    if not isinstance(body, dict):
-        raise ConfigError("body: expected a JSON object")
     known = {
         "name",
         "type",
@@ -59,17 +57,7 @@ def parse_filedrop_spec(body: Any) -> FileDropSpec:
         "s3_endpoint_url",
         "spark_min_bytes",
     }
-    unknown = sorted(set(body) - known)
-    if unknown:
-        raise ConfigError(f"{unknown[0]}: unknown field; expected one of {sorted(known)}")
-    name = body.get("name")
-    if not isinstance(name, str) or not _NAME.fullmatch(name):
-        raise ConfigError(f"name: {name!r} is not a source name (lower-case letter or _ first)")
-    if body.get("type") != "filedrop":
-        raise ConfigError(f"type: expected 'filedrop', got {body.get('type')!r}")
-    table = body.get("table")
-    if not isinstance(table, str) or not table:
-        raise ConfigError(f"table: expected a table name, got {table!r}")
+    name, table = source_header(body, "filedrop", known)
     path = body.get("path")
     if not isinstance(path, str) or not re.fullmatch(r"(file:///|s3://[^/]+).*", path):
         raise ConfigError(f"path: expected file:///folder or s3://bucket/prefix, got {path!r}")

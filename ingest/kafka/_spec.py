@@ -7,8 +7,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from kyma.engine.errors import ConfigError
+from kyma.ingest.source_spec import no_unknown, source_header
 
-_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 EXACTLY_ONCE = "exactly_once"
 AT_LEAST_ONCE = "at_least_once"
 # librdkafka settings a source may pass through (security, timeouts), never group/offset ones:
@@ -63,8 +63,6 @@ def is_client_setting(key: str) -> bool:
 
 def parse_kafka_spec(body: Any) -> KafkaSpec:
     """A KafkaSpec from a JSON body; ConfigError naming the field on any mistake."""
-    if not isinstance(body, dict):
-        raise ConfigError("body: expected a JSON object")
     known = {
         "name",
         "type",
@@ -75,15 +73,7 @@ def parse_kafka_spec(body: Any) -> KafkaSpec:
         "metadata_columns",
         "delivery",
     }
-    _no_unknown(body, "", known)
-    name = body.get("name")
-    if not isinstance(name, str) or not _NAME.fullmatch(name):
-        raise ConfigError(f"name: {name!r} is not a source name (lower-case letter or _ first)")
-    if body.get("type") != "kafka":
-        raise ConfigError(f"type: expected 'kafka', got {body.get('type')!r}")
-    table = body.get("table")
-    if not isinstance(table, str) or not table:
-        raise ConfigError(f"table: expected a table name, got {table!r}")
+    name, table = source_header(body, "kafka", known)
     kafka = body.get("kafka")
     if not isinstance(kafka, dict):
         raise ConfigError("kafka: expected an object with bootstrap_servers, topics, group_id")
@@ -106,7 +96,7 @@ def parse_kafka_spec(body: Any) -> KafkaSpec:
     batch = body.get("batch", {})
     if not isinstance(batch, dict):
         raise ConfigError("batch: expected an object with max_rows and max_latency_ms")
-    _no_unknown(batch, "batch.", {"max_rows", "max_latency_ms"})
+    no_unknown(batch, "batch.", {"max_rows", "max_latency_ms"})
     delivery = body.get("delivery", EXACTLY_ONCE)
     if delivery not in (EXACTLY_ONCE, AT_LEAST_ONCE):
         raise ConfigError(
@@ -125,12 +115,6 @@ def parse_kafka_spec(body: Any) -> KafkaSpec:
         delivery=delivery,
         client={k: str(v) for k, v in client.items()},
     )
-
-
-def _no_unknown(raw: dict[str, Any], prefix: str, known: set[str]) -> None:
-    unknown = sorted(set(raw) - known)
-    if unknown:
-        raise ConfigError(f"{prefix}{unknown[0]}: unknown field; expected one of {sorted(known)}")
 
 
 def _int(raw: dict[str, Any], key: str, default: int, low: int, high: int) -> int:
