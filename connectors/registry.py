@@ -16,6 +16,7 @@ from sqlglot import exp
 
 from kyma.connectors import statements
 from kyma.connectors.base import Connector
+from kyma.connectors.postgres.cdc._tables import RESNAPSHOT_REASONS
 from kyma.connectors.pushdown import PushdownPlanner
 from kyma.connectors.secrets import resolve_secret
 from kyma.connectors.spec import ConnectorSpec, parse_spec
@@ -66,8 +67,11 @@ class ConnectorRegistry(Federation):
         return [_public(r, self._state) for r in self.catalog.list_connectors()]
 
     def drop(self, key: str) -> None:
+        """Drop the definition; a sync connector's slot and publication go first."""
+        record = self.catalog.get_connector(key)
+        if record.definition.get("mode", "federation") != "federation":
+            self.sync.forget(record)
         record = self.catalog.drop_connector(key)
-        self.sync.stop(record.connector_id)
         with self._lock:
             live = self._live.pop(record.connector_id, None)
         if live is not None:
@@ -89,9 +93,12 @@ class ConnectorRegistry(Federation):
         }
 
     def enable(self, key: str) -> dict[str, Any]:
-        """Clear ``disabled_reason`` and start again (e.g. after fixing the source's TLS)."""
+        """Clear ``disabled_reason`` and start again (e.g. after fixing the source's TLS). A
+        sync connector disabled for a lost slot or a changed key re-snapshots its tables."""
         record = self.catalog.get_connector(key)
         self.catalog.set_connector_state(record.connector_id, disabled_reason=None, last_error=None)
+        if record.disabled_reason in RESNAPSHOT_REASONS:
+            self.sync.reset(record)
         return self._start(self.catalog.get_connector(key))
 
     def tables(self, key: str) -> list[dict[str, Any]]:
@@ -113,6 +120,14 @@ class ConnectorRegistry(Federation):
         """Introspect the source again; returns the status."""
         self.connector(self.catalog.get_connector(key).name).tables(refresh=True)
         return self.status(key)
+
+    def source_params(self, record: ConnectorRecord) -> dict[str, Any]:
+        """libpq keywords (with the secret) for a connector's source, even while disabled."""
+        connector = self._open(record)
+        try:
+            return connector._libpq_params()
+        finally:
+            connector.close()
 
     # ---------------------------------------------------------------- Federation
 

@@ -84,7 +84,7 @@ def parse_spec(body: Any) -> ConnectorSpec:
 
 def _sync(raw: dict[str, Any], mode: str) -> dict[str, Any]:
     """``sync.tables`` (``schema.table`` each) is required by modes ``sync`` and ``both``."""
-    _no_unknown(raw, "sync.", {"tables", "schedule_ms"})
+    _no_unknown(raw, "sync.", {"tables", "schedule_ms", "spark_min_bytes", "chunk_bytes"})
     tables = raw.get("tables", [])
     if not isinstance(tables, list) or not all(
         isinstance(t, str) and _NAME.fullmatch(t.split(".", 1)[0]) and t.count(".") == 1
@@ -96,7 +96,20 @@ def _sync(raw: dict[str, Any], mode: str) -> dict[str, Any]:
     schedule = raw.get("schedule_ms")
     if schedule is not None and (isinstance(schedule, bool) or not isinstance(schedule, int)):
         raise ConfigError(f"sync.schedule_ms: expected an integer or null, got {schedule!r}")
-    return {"tables": list(tables), "schedule_ms": schedule} if mode != "federation" else raw
+    sizes = {}
+    for key in ("spark_min_bytes", "chunk_bytes"):
+        value = raw.get(key)
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or value < 1
+        ):
+            raise ConfigError(
+                f"sync.{key}: expected a positive number of bytes or null, got {value!r}"
+            )
+        if key in raw:
+            sizes[key] = value
+    if mode == "federation":
+        return raw
+    return {"tables": list(tables), "schedule_ms": schedule, **sizes}
 
 
 def _connection(raw: dict[str, Any]) -> Connection:

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import psycopg
 import pyarrow as pa
 from sqlglot import exp
 
@@ -23,6 +24,7 @@ from kyma.engine.query.federation import is_live
 if TYPE_CHECKING:
     from kyma.connectors.postgres.cdc import CdcWorker
     from kyma.connectors.registry import ConnectorRegistry
+    from kyma.engine.storage.config import StoreConfig
     from kyma.ingest.write_path import WritePath
 
 log = logging.getLogger("kyma.cdc")
@@ -52,6 +54,8 @@ class SyncRunner:
         self.catalog: Catalog = registry.catalog
         self.write_path: WritePath | None = None
         self.query: Callable[[str], pa.Table] | None = None
+        self.store: StoreConfig | None = None
+        self.block_rows = 8192
         self._running: dict[int, _Running] = {}
         self._lock = threading.Lock()
 
@@ -60,9 +64,14 @@ class SyncRunner:
         write_path: WritePath,
         query: Callable[[str], pa.Table],
         names: list[str] | None = None,
+        *,
+        store: StoreConfig | None = None,
+        block_rows: int = 8192,
     ) -> list[str]:
-        """Run a worker for every sync/both connector (or the named ones); their names."""
+        """Run a worker for every sync/both connector (or the named ones); their names.
+        With ``store`` (kyma's object store for Spark tasks) large snapshots run on Spark."""
         self.write_path, self.query = write_path, query
+        self.store, self.block_rows = store, block_rows
         records = [r for r in self.catalog.list_connectors() if _mode(r) != "federation"]
         unknown = sorted(set(names or ()) - {r.name for r in records})
         if unknown:
@@ -86,6 +95,36 @@ class SyncRunner:
             return
         if self.write_path is not None:
             self._start(self.catalog.get_connector(str(record.connector_id)))
+
+    def forget(self, record: ConnectorRecord) -> None:
+        """The connector is being dropped: stop its worker, then drop its slot and
+        publication at the source (a slot left behind holds the source's WAL forever)."""
+        from kyma.connectors.postgres.cdc import release, slot_name
+
+        self.stop(record.connector_id)
+        slot = slot_name(record.connector_id)
+        try:
+            release(self.registry.source_params(record), slot, publication=True)
+        except (KymaError, psycopg.Error) as e:
+            log.warning(
+                "connector %r: could not drop replication slot %s on the source (%s); it holds"
+                " WAL there until dropped: SELECT pg_drop_replication_slot('%s')",
+                record.name,
+                slot,
+                e,
+                slot,
+            )
+
+    def reset(self, record: ConnectorRecord) -> None:
+        """Before re-enabling a connector disabled for a lost slot or a changed key: drop
+        what is left of the slot and forget every cursor, so that its tables re-snapshot."""
+        from kyma.connectors.postgres.cdc import release, slot_name
+
+        self.stop(record.connector_id)
+        params = self.registry.source_params(record)
+        release(params, slot_name(record.connector_id), publication=False)
+        self.catalog.cdc_reset(record.connector_id)
+        log.info("connector %r: CDC state reset; its tables re-snapshot", record.name)
 
     def stop(self, connector_id: int) -> None:
         with self._lock:
@@ -172,6 +211,8 @@ class SyncRunner:
                 self.write_path,
                 self.query,
                 on_disabled=lambda reason, detail: self._disable(record, reason, detail),
+                store=self.store,
+                block_rows=self.block_rows,
             )
             self._running[record.connector_id] = running = _Running(worker)
         running.thread.start()

@@ -124,6 +124,7 @@ class WritePath:
         content_hash: str = "",
         source: str,
         payload: Payload | None = None,
+        replace: bool = False,
     ) -> IngestAck:
         """Commit Arrow batches of ``table``'s columns as one snapshot, however many there are.
 
@@ -131,17 +132,20 @@ class WritePath:
         column is null, a null ``_timestamp`` the ingest time, a column the table lacks a
         SchemaError (widen the table first: the schema is re-read when one appears). Each
         batch is written as it arrives, so memory holds one. ``content_hash`` identifies what
-        ``idempotency_key`` stands for: the same key with another hash is refused.
+        ``idempotency_key`` stands for: the same key with another hash is refused. With
+        ``replace`` the snapshot retires every extent the table had (time travel keeps them).
         """
         if idempotency_key is None:
-            return self._ingest_batches(table, batches, None, content_hash, source, payload)
+            return self._ingest_batches(
+                table, batches, None, content_hash, source, payload, replace
+            )
         check_idempotency_key(idempotency_key)
         with self.catalog.idempotency_lock(idempotency_key, self.idempotency_wait_seconds):
             replayed = self._replayed(idempotency_key, content_hash, table)
             if replayed is not None:
                 return replayed
             return self._ingest_batches(
-                table, batches, idempotency_key, content_hash, source, payload
+                table, batches, idempotency_key, content_hash, source, payload, replace
             )
 
     def _replayed(self, key: str, body_hash: str, table: str) -> IngestAck | None:
@@ -164,6 +168,7 @@ class WritePath:
         content_hash: str,
         source: str,
         extra_payload: Payload | None,
+        replace: bool,
     ) -> IngestAck:
         ingest_time = time.time_ns()
         info = self.catalog.get_table(table)
@@ -182,7 +187,7 @@ class WritePath:
         payload = _chained(
             [p for p in (extra_payload, column_stats_record(table, [*stats.values()])) if p]
         )
-        return self._commit_written(table, written, key, content_hash, source, payload)
+        return self._commit_written(table, written, key, content_hash, source, payload, replace)
 
     def commit_extents(
         self,
@@ -224,6 +229,7 @@ class WritePath:
         content_hash: str,
         source: str,
         extra_payload: Payload | None,
+        replace: bool = False,
     ) -> IngestAck:
         """One snapshot of ``written``; on failure they are deleted (unless it may have landed)."""
         try:
@@ -232,8 +238,9 @@ class WritePath:
             payloads = [extra_payload] if extra_payload is not None else []
             if key is not None:
                 payloads.append(ledger_record(key, table, content_hash, _ack_with_snapshot(ack)))
+            removed = [e.extent_id for e in self.catalog.live_extents(table)] if replace else []
             result = self.catalog.commit(
-                table, written, summary={"source": source}, payload=_chained(payloads)
+                table, written, removed, summary={"source": source}, payload=_chained(payloads)
             )
         except CatalogUnavailableError:
             raise  # the commit may have landed: orphan GC deletes the objects if it did not

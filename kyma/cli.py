@@ -232,7 +232,11 @@ def cdc_sync(settings: Settings, names: list[str] | None) -> int:
     signal.signal(signal.SIGTERM, stop)
     with open_services(settings) as services:
         started = services.connectors.sync.start(
-            services.write_path, lambda q: services.query.execute(q).table, names
+            services.write_path,
+            lambda q: services.query.execute(q).table,
+            names,
+            store=services.jobs.store,
+            block_rows=settings.block_rows,
         )
         print(f"kyma cdc-sync: running {started}", flush=True)
         with contextlib.suppress(KeyboardInterrupt):  # SIGTERM/SIGINT: stop the workers
@@ -298,7 +302,10 @@ def serve(settings: Settings) -> int:
             otlp, otlp_lines = None, [f"OTLP          off: {e}"]
         services.sources.start()
         services.connectors.sync.start(
-            services.write_path, lambda q: services.query.execute(q).table
+            services.write_path,
+            lambda q: services.query.execute(q).table,
+            store=services.jobs.store,
+            block_rows=settings.block_rows,
         )
         stopping = threading.Event()
         threading.Thread(

@@ -1,8 +1,10 @@
 """The Postgres catalog: tables, columns, snapshots, manifest, ingest ledger, and commits."""
 
 from kyma.engine.catalog._catalog import Catalog, check_identifier
-from kyma.engine.catalog._cdc import CdcState, CdcTable, lsn_int, lsn_text
+from kyma.engine.catalog._cdc import CdcState, CdcTable, Chunk, lsn_int, lsn_text
 from kyma.engine.catalog._cdc import advance_table as advance_cdc_table
+from kyma.engine.catalog._cdc import forget_chunks as forget_cdc_chunks
+from kyma.engine.catalog._cdc import record_chunk as record_cdc_chunk
 from kyma.engine.catalog._column_stats import ColumnWrite
 from kyma.engine.catalog._column_stats import record as column_stats_record
 from kyma.engine.catalog._commit import CommitEvent, Payload
@@ -44,6 +46,9 @@ __all__ = [
     "TableInfo",
     "TokenRecord",
     "advance_cdc_table",
+    "forget_cdc_chunks",
+    "record_cdc_chunk",
+    "Chunk",
     "advance_positions",
     "check_identifier",
     "column_stats_record",

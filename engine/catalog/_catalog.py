@@ -307,6 +307,20 @@ class Catalog:
         with self._conn() as conn:
             _cdc.confirm(conn, connector_id, epoch, lsn)
 
+    def cdc_reset(self, connector_id: int) -> None:
+        with self._conn() as conn:
+            _cdc.reset(conn, connector_id)
+
+    def cdc_chunks(self, connector_id: int, source_table: str) -> list[_cdc.Chunk]:
+        with self._conn() as conn:
+            return _cdc.chunks(conn, connector_id, source_table)
+
+    def cdc_plan_chunks(
+        self, connector_id: int, source_table: str, planned: Sequence[_cdc.Chunk]
+    ) -> list[_cdc.Chunk]:
+        with self._conn() as conn:
+            return _cdc.plan_chunks(conn, connector_id, source_table, planned)
+
     # ------------------------------------------------------------ ingest sources
 
     def create_source(
@@ -475,9 +489,11 @@ class Catalog:
             return _retention.expire(conn, info.table_id, cutoff)
 
     def referenced_objects(self) -> set[str]:
-        """Object paths any manifest row (of any retained snapshot) points at."""
+        """Object paths any manifest row (of any retained snapshot) or any CDC snapshot chunk
+        not yet committed points at."""
         with self._conn() as conn:
-            return {p for (p,) in conn.execute("SELECT object_path FROM kyma.manifest")}
+            manifest = {p for (p,) in conn.execute("SELECT object_path FROM kyma.manifest")}
+            return manifest | _cdc.chunk_objects(conn)
 
     # ------------------------------------------------------------ ingest ledger
 

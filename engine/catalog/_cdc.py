@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import psycopg
+from psycopg.types.json import Jsonb
 
 from kyma.engine.catalog._commit import Payload
 from kyma.engine.errors import FencedWriterError
@@ -188,3 +190,119 @@ def confirm(conn: psycopg.Connection, connector_id: int, epoch: int, lsn: int) -
             " updated_at = now() WHERE connector_id = %s",
             (lsn_text(lsn), connector_id),
         )
+
+
+def reset(conn: psycopg.Connection, connector_id: int) -> None:
+    """Forget the slot and every table's cursor and chunks: the next start re-snapshots."""
+    with conn.transaction():
+        conn.execute(
+            "DELETE FROM kyma.connector_cdc_chunks WHERE connector_id = %s", (connector_id,)
+        )
+        conn.execute(
+            "DELETE FROM kyma.connector_cdc_tables WHERE connector_id = %s", (connector_id,)
+        )
+        conn.execute(
+            "UPDATE kyma.connector_cdc SET consistent_lsn = NULL, confirmed_lsn = NULL,"
+            " updated_at = now() WHERE connector_id = %s",
+            (connector_id,),
+        )
+
+
+# ---------------------------------------------------------------- snapshot chunks
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A range of a source table's pages, read by one Spark task."""
+
+    number: int
+    first_page: int
+    end_page: int | None  # exclusive; None: to the end of the table
+    snapshot_lsn: int | None = None
+    rows_read: int = 0
+    extents: tuple[dict[str, Any], ...] | None = None  # None while to do
+    column_writes: tuple[dict[str, Any], ...] = ()
+
+    @property
+    def done(self) -> bool:
+        return self.extents is not None
+
+
+def chunks(conn: psycopg.Connection, connector_id: int, source_table: str) -> list[Chunk]:
+    rows = conn.execute(
+        "SELECT chunk, first_page, end_page, snapshot_lsn::text, rows_read, extents,"
+        " column_writes FROM kyma.connector_cdc_chunks"
+        " WHERE connector_id = %s AND source_table = %s ORDER BY chunk",
+        (connector_id, source_table),
+    ).fetchall()
+    return [
+        Chunk(
+            n, first, end, _lsn(lsn), rows or 0, None if ext is None else tuple(ext), tuple(w or ())
+        )
+        for n, first, end, lsn, rows, ext, w in rows
+    ]
+
+
+def plan_chunks(
+    conn: psycopg.Connection, connector_id: int, source_table: str, planned: Sequence[Chunk]
+) -> list[Chunk]:
+    """Store ``planned`` unless a plan exists (a resumed snapshot keeps its first plan)."""
+    with conn.transaction():
+        conn.execute(
+            "SELECT 1 FROM kyma.connector_cdc WHERE connector_id = %s FOR UPDATE", (connector_id,)
+        )
+        existing = chunks(conn, connector_id, source_table)
+        if existing:
+            return existing
+        with conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO kyma.connector_cdc_chunks"
+                " (connector_id, source_table, chunk, first_page, end_page)"
+                " VALUES (%s, %s, %s, %s, %s)",
+                [(connector_id, source_table, c.number, c.first_page, c.end_page) for c in planned],
+            )
+    return list(planned)
+
+
+def record_chunk(
+    conn: psycopg.Connection, connector_id: int, source_table: str, chunk: Chunk
+) -> bool:
+    """A task read ``chunk``: keep its extents until the table's commit. False if the plan
+    is gone (the table committed meanwhile) or another task recorded the chunk first."""
+    row = conn.execute(
+        "UPDATE kyma.connector_cdc_chunks SET snapshot_lsn = %s::pg_lsn, rows_read = %s,"
+        " extents = %s, column_writes = %s"
+        " WHERE connector_id = %s AND source_table = %s AND chunk = %s AND extents IS NULL"
+        " RETURNING 1",
+        (
+            lsn_text(chunk.snapshot_lsn or 0),
+            chunk.rows_read,
+            Jsonb(list(chunk.extents or ())),
+            Jsonb(list(chunk.column_writes)),
+            connector_id,
+            source_table,
+            chunk.number,
+        ),
+    ).fetchone()
+    return row is not None
+
+
+def forget_chunks(connector_id: int, source_table: str) -> Payload:
+    """A commit payload: the table's chunk records go with the commit that holds them."""
+
+    def payload(cur: psycopg.Cursor, _snapshot_id: int) -> None:
+        cur.execute(
+            "DELETE FROM kyma.connector_cdc_chunks WHERE connector_id = %s AND source_table = %s",
+            (connector_id, source_table),
+        )
+
+    return payload
+
+
+def chunk_objects(conn: psycopg.Connection) -> set[str]:
+    """Object paths of extents read by snapshot chunks and not yet committed."""
+    rows = conn.execute(
+        "SELECT e->>'object_path' FROM kyma.connector_cdc_chunks,"
+        " jsonb_array_elements(coalesce(extents, '[]'::jsonb)) AS e"
+    ).fetchall()
+    return {p for (p,) in rows}

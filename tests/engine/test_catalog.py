@@ -54,6 +54,7 @@ def test_migrations_apply_once(catalog_url: str) -> None:
         "006_column_evolution.sql",
         "007_api_tokens.sql",
         "008_cdc_state.sql",
+        "009_cdc_snapshot_chunks.sql",
     ]
     assert second.migrations_applied == []
     first.close()

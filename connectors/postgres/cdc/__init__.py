@@ -3,9 +3,12 @@ pgoutput changes, into kyma tables that carry the system columns ``_kyma_pk``, `
 ``_kyma_lsn`` and ``_kyma_event_at``. Exactly once: each table's cursor commits with its
 extents; the slot moves only after."""
 
+from kyma.connectors.postgres.cdc._slot import release
 from kyma.connectors.postgres.cdc._tables import (
     NO_PRIMARY_KEY,
     PK_CHANGED,
+    RESNAPSHOT_REASONS,
+    SLOT_INVALIDATED,
     SLOT_MISSING,
     SyncDisabled,
     kyma_table_name,
@@ -16,10 +19,13 @@ from kyma.connectors.postgres.cdc._worker import CdcWorker, prepare
 __all__ = [
     "NO_PRIMARY_KEY",
     "PK_CHANGED",
+    "RESNAPSHOT_REASONS",
+    "SLOT_INVALIDATED",
     "SLOT_MISSING",
     "CdcWorker",
     "SyncDisabled",
     "kyma_table_name",
     "prepare",
+    "release",
     "slot_name",
 ]

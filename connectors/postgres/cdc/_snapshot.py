@@ -9,9 +9,7 @@ an exported snapshot lives only as long as the session that exported it.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Iterator
 
 import psycopg
 import pyarrow as pa
@@ -20,38 +18,10 @@ from sqlglot import exp
 from kyma.connectors.postgres._connector import PostgresConnector
 from kyma.connectors.postgres._types import fetch_expression, to_kyma
 from kyma.connectors.postgres.cdc._changes import lsn_key
+from kyma.connectors.postgres.cdc._slot import ExportedSlot
 from kyma.connectors.postgres.cdc._tables import SyncTable
-from kyma.engine.catalog import advance_cdc_table, lsn_int
+from kyma.engine.catalog import advance_cdc_table
 from kyma.ingest.write_path import WritePath
-
-
-@dataclass
-class ExportedSlot:
-    """A slot just created, its consistent point, and the snapshot its session exports."""
-
-    connection: psycopg.Connection
-    slot: str
-    consistent_lsn: int
-    snapshot_name: str
-
-    def close(self) -> None:
-        self.connection.close()
-
-
-def create_slot(params: dict[str, Any], slot: str, *, temporary: bool) -> ExportedSlot:
-    """``CREATE_REPLICATION_SLOT … LOGICAL pgoutput (SNAPSHOT 'export')`` (Postgres 15's
-    syntax) on a ``replication=database`` connection, which the caller keeps open."""
-    conn = psycopg.connect(**params, replication="database", autocommit=True)
-    try:
-        kind = "TEMPORARY LOGICAL" if temporary else "LOGICAL"
-        row = conn.execute(
-            f"CREATE_REPLICATION_SLOT {slot} {kind} pgoutput (SNAPSHOT 'export')"
-        ).fetchone()
-    except BaseException:
-        conn.close()
-        raise
-    assert row is not None
-    return ExportedSlot(conn, slot, lsn_int(row[1]), row[2])
 
 
 def select_sql(table: SyncTable, numeric_mode: str, geometry_mode: str | None) -> str:
@@ -70,6 +40,16 @@ def select_sql(table: SyncTable, numeric_mode: str, geometry_mode: str | None) -
     keys = ", ".join(exp.to_identifier(k, quoted=True).sql("postgres") for k in table.primary_key)
     source = exp.table_(table.name, db=table.schema, quoted=True).sql("postgres")
     return f"SELECT {', '.join(items)}, concat_ws(':', {keys}) AS _kyma_pk FROM {source}"
+
+
+def snapshot_rows(part: pa.Table, lsn: int, event_ns: int) -> pa.Table:
+    """Rows read under a snapshot at ``lsn``, with the system columns of an insert."""
+    n = part.num_rows
+    stamp = pa.repeat(pa.scalar(event_ns, pa.timestamp("ns", tz="UTC")), n)
+    part = part.append_column("_kyma_op", pa.repeat(pa.scalar("insert"), n))
+    part = part.append_column("_kyma_lsn", pa.repeat(pa.scalar(lsn_key(lsn)), n))
+    part = part.append_column("_kyma_event_at", stamp)
+    return part.append_column("_timestamp", stamp)
 
 
 def read_table(
@@ -98,29 +78,29 @@ def snapshot_table(
     epoch: int,
     table: SyncTable,
     exported: ExportedSlot,
+    on_rows: Callable[[int], None] = lambda rows: None,
 ) -> int:
     """Read one table under the exported snapshot and commit it as one kyma snapshot; the
-    table's cursor moves to the consistent point in that commit. Returns the rows."""
+    table's cursor moves to the consistent point in that commit. Returns the rows;
+    ``on_rows`` hears how many are read so far."""
     event_ns = time.time_ns()
     rows = 0
 
     def batches() -> Iterator[pa.RecordBatch]:
         nonlocal rows
         for part in read_table(connector, table, exported.snapshot_name):
-            n = part.num_rows
-            rows += n
-            stamp = pa.array([event_ns] * n, pa.int64()).cast(pa.timestamp("ns", tz="UTC"))
-            part = part.append_column("_kyma_op", pa.array(["insert"] * n, pa.string()))
-            lsn = lsn_key(exported.consistent_lsn)
-            part = part.append_column("_kyma_lsn", pa.array([lsn] * n, pa.string()))
-            part = part.append_column("_kyma_event_at", stamp)
-            part = part.append_column("_timestamp", stamp)
-            yield from part.to_batches()
+            rows += part.num_rows
+            on_rows(rows)
+            yield from snapshot_rows(part, exported.consistent_lsn, event_ns).to_batches()
 
     def payload(cur: psycopg.Cursor, snapshot_id: int) -> None:
         advance_cdc_table(
             connector_id, table.qualified, epoch, exported.consistent_lsn, rows_snapshotted=rows
         )(cur, snapshot_id)
 
-    write_path.ingest_batches(table.kyma_table, batches(), source="cdc", payload=payload)
+    # A table is snapshotted before it streams anything, or again after a re-enable: either
+    # way the snapshot is all it holds (time travel keeps what it replaced).
+    write_path.ingest_batches(
+        table.kyma_table, batches(), source="cdc", payload=payload, replace=True
+    )
     return rows

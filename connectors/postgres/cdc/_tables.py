@@ -16,6 +16,9 @@ from kyma.engine.types import Column, KymaType
 NO_PRIMARY_KEY = "table has no primary key - cannot CDC sync"
 PK_CHANGED = "pk_changed"
 SLOT_MISSING = "replication_slot_missing"
+SLOT_INVALIDATED = "replication_slot_invalidated"
+RESNAPSHOT_REASONS = (SLOT_MISSING, SLOT_INVALIDATED, PK_CHANGED)
+"""Disabled for one of these, re-enabling the connector re-snapshots its tables."""
 SYSTEM_COLUMNS = (
     Column("_kyma_pk", KymaType("string")),
     Column("_kyma_op", KymaType("string")),
@@ -50,6 +53,24 @@ class SyncDisabled(TerminalError):
 
     def __reduce__(self):  # type: ignore[no-untyped-def]
         return (SyncDisabled, (self.reason, self.detail))
+
+
+@dataclass(frozen=True)
+class SyncOptions:
+    """How a connector's ``sync`` section says snapshots run."""
+
+    spark_min_bytes: int | None = 256 * 2**20
+    """Tables this large (``pg_table_size``) snapshot on Spark; None: never."""
+    chunk_bytes: int = 64 * 2**20
+    """The pages one Spark task reads."""
+
+    @classmethod
+    def of(cls, sync: dict) -> SyncOptions:  # type: ignore[type-arg]
+        default = cls()
+        return cls(
+            spark_min_bytes=sync.get("spark_min_bytes", default.spark_min_bytes),
+            chunk_bytes=sync.get("chunk_bytes") or default.chunk_bytes,
+        )
 
 
 @dataclass(frozen=True)
@@ -119,16 +140,22 @@ def ensure_kyma_table(catalog: Catalog, table: SyncTable) -> None:
             catalog.add_columns(table.kyma_table, missing)
 
 
-def widen(catalog: Catalog, kyma_table: str, columns: dict[str, PgType], numeric_mode: str) -> None:
-    """Add the columns a source DDL added (their kyma types from the source types)."""
+def widen(
+    catalog: Catalog, kyma_table: str, columns: dict[str, PgType], numeric_mode: str
+) -> list[str]:
+    """Add the columns a source DDL added (their kyma types from the source types); the
+    warnings of those whose type kyma does not map (they read as dynamic)."""
     info = catalog.get_table(kyma_table)
-    missing = [
-        Column(name, kyma_type(t, numeric_mode=numeric_mode)[0])
-        for name, t in columns.items()
-        if info.column(name) is None
-    ]
+    missing, warnings = [], []
+    for name, pg in columns.items():
+        if info.column(name) is None:
+            kyma, warning = kyma_type(pg, numeric_mode=numeric_mode)
+            missing.append(Column(name, kyma))
+            if warning:
+                warnings.append(f"{name}: {warning}")
     if missing:
         catalog.add_columns(kyma_table, missing, if_not_exists=True)
+    return warnings
 
 
 def ensure_publication(conn: psycopg.Connection, name: str, tables: list[SyncTable]) -> None:

@@ -20,7 +20,7 @@ import psycopg
 import pyarrow as pa
 
 from kyma.connectors.postgres._connector import PostgresConnector
-from kyma.connectors.postgres.cdc import _tables
+from kyma.connectors.postgres.cdc import _slot, _tables
 from kyma.connectors.postgres.cdc._changes import (
     DELETE,
     INSERT,
@@ -30,12 +30,15 @@ from kyma.connectors.postgres.cdc._changes import (
     TableChanges,
     Transaction,
 )
-from kyma.connectors.postgres.cdc._snapshot import create_slot, snapshot_table
+from kyma.connectors.postgres.cdc._slot import SlotPosition, create_slot
+from kyma.connectors.postgres.cdc._snapshot import snapshot_table
+from kyma.connectors.postgres.cdc._spark_snapshot import snapshot_on_spark, table_bytes
 from kyma.connectors.postgres.cdc._tables import (
     NO_PRIMARY_KEY,
     PK_CHANGED,
     SLOT_MISSING,
     SyncDisabled,
+    SyncOptions,
     SyncTable,
 )
 from kyma.connectors.postgres.cdc.pgoutput import (
@@ -48,8 +51,9 @@ from kyma.connectors.postgres.cdc.pgoutput import (
     Truncate,
     Update,
 )
-from kyma.engine.catalog import Catalog, ConnectorRecord, advance_cdc_table, lsn_int, lsn_text
+from kyma.engine.catalog import Catalog, ConnectorRecord, advance_cdc_table, lsn_text
 from kyma.engine.errors import RetryableError, SourceUnreachableError
+from kyma.engine.storage.config import StoreConfig
 from kyma.ingest.write_path import WritePath
 
 log = logging.getLogger("kyma.cdc")
@@ -57,10 +61,13 @@ Query = Callable[[str], pa.Table]
 """Runs kyma SQL (the worker reads a key's current version for unchanged TOAST values)."""
 
 _PEEK = (
-    "SELECT data FROM pg_logical_slot_peek_binary_changes(%s, NULL, %s,"
+    "SELECT data FROM pg_logical_slot_peek_binary_changes(%s, %s::pg_lsn, %s,"
     " 'proto_version', '1', 'publication_names', %s)"
 )
 MAX_BACKOFF = 30.0
+IDLE_CONFIRM_SECONDS = 10.0
+"""While nothing synced commits, the slot is confirmed up to the WAL's end (and a heartbeat
+written) this often, so an idle source or quiet tables hold no WAL back."""
 
 
 def prepare(
@@ -85,6 +92,10 @@ def prepare(
         _tables.ensure_publication(conn, _tables.slot_name(record.connector_id), tables)
     for table in tables:
         _tables.ensure_kyma_table(catalog, table)
+    synced = tuple(f"{t.qualified}." for t in tables)
+    warnings = [w for w in connector.warnings if w.startswith(synced)]
+    if warnings:  # the sync goes on; the columns read as dynamic
+        _warn(catalog, record.connector_id, warnings)
     catalog.cdc_prepare(
         record.connector_id,
         _tables.slot_name(record.connector_id),
@@ -103,9 +114,13 @@ class CdcWorker:
         query: Query,
         *,
         on_disabled: Callable[[str, str], None] = lambda reason, detail: None,
+        store: StoreConfig | None = None,
+        block_rows: int = 8192,
         batch_changes: int = 20_000,
         poll_seconds: float = 0.2,
     ) -> None:
+        """``store`` (kyma's object store, as Spark tasks open it) lets large tables'
+        snapshots run on Spark; without it every table is read in this process."""
         self.record = record
         self.id = record.connector_id
         self.connector = connector
@@ -115,12 +130,17 @@ class CdcWorker:
         self.on_disabled = on_disabled
         self.batch_changes = batch_changes
         self.poll_seconds = poll_seconds
+        self.store = store
+        self.block_rows = block_rows
+        self.options = SyncOptions.of(record.definition.get("sync", {}))
         self.slot = _tables.slot_name(self.id)
         self.numeric_mode = connector.spec.connection.numeric_mode
         self.state = "starting"
         self.last_error: str | None = None
         self.caught_up_at: float | None = None
+        self.snapshot_rows_read: dict[str, int] = {}
         self.epoch = 0
+        self._idle_confirmed_at = 0.0
         self.tables: dict[str, SyncTable] = {}
         self._relations: dict[int, tuple[Relation, tuple[Any, ...]]] = {}
         self._types: dict[tuple[int, int], Any] = {}
@@ -164,33 +184,65 @@ class CdcWorker:
         self.epoch = self.catalog.cdc_claim(self.id)
         state = self.catalog.cdc_state(self.id)
         pending = [t for t in tables if (s := state.table(t.qualified)) and s.phase == "snapshot"]
-        slot_confirmed = self._slot_confirmed()
-        if slot_confirmed is None:
+        if not _slot.exists(self._source(), self.slot):
             if state.confirmed_lsn is not None or len(pending) < len(tables):
                 raise SyncDisabled(SLOT_MISSING, self.slot)
             exported = create_slot(self._params(), self.slot, temporary=False)
             self.catalog.cdc_set_slot(self.id, self.epoch, exported.consistent_lsn)
-        elif pending:
+        else:
+            position = _slot.where(self._source(), self.slot)
+            if not pending:
+                self.state = "streaming"
+                return
             # The slot outlived a snapshot that never committed (or a table was added):
             # a temporary slot exports a newer snapshot; the cursor skips what it holds.
             if state.confirmed_lsn is None:
-                self.catalog.cdc_set_slot(self.id, self.epoch, slot_confirmed)
+                self.catalog.cdc_set_slot(self.id, self.epoch, position.confirmed)
             exported = create_slot(self._params(), f"{self.slot}_snapshot", temporary=True)
-        else:
-            self.state = "streaming"
-            return
         self.state = "snapshot"
         try:
             for table in pending:
-                rows = snapshot_table(
-                    self.connector, self.write_path, self.id, self.epoch, table, exported
-                )
+                rows = self._snapshot(table, exported)
                 log.info(
                     "connector %r: snapshot of %s: %d rows", self.record.name, table.qualified, rows
                 )
         finally:
             exported.close()  # every reader has imported (and finished with) the snapshot
+        self.snapshot_rows_read.clear()
         self.state = "streaming"
+
+    def _snapshot(self, table: SyncTable, exported: _slot.ExportedSlot) -> int:
+        """One table's snapshot: on Spark when it is large (and a store is configured)."""
+        limit = self.options.spark_min_bytes
+        if (
+            self.store is not None
+            and limit is not None
+            and table_bytes(self._source(), table) >= limit
+        ):
+            from kyma.ingest.load import spark_session
+
+            return snapshot_on_spark(
+                spark_session(),
+                self.connector,
+                self.catalog,
+                self.id,
+                self.epoch,
+                table,
+                exported,
+                store=self.store,
+                block_rows=self.block_rows,
+                chunk_bytes=self.options.chunk_bytes,
+                event_ns=time.time_ns(),
+            )
+        return snapshot_table(
+            self.connector,
+            self.write_path,
+            self.id,
+            self.epoch,
+            table,
+            exported,
+            on_rows=lambda rows: self.snapshot_rows_read.__setitem__(table.qualified, rows),
+        )
 
     def step(self) -> int:
         """One peek at the slot, committed; the number of source transactions applied."""
@@ -199,14 +251,21 @@ class CdcWorker:
         floors = {t.source_table: max(t.cursor_lsn or 0, confirmed) for t in state.tables}
         conn = self._source()
         try:
-            rows = conn.execute(_PEEK, (self.slot, self.batch_changes, self.slot)).fetchall()
+            position = _slot.where(conn, self.slot)
+            peek = (self.slot, lsn_text(position.wal_end), self.batch_changes, self.slot)
+            rows = conn.execute(_PEEK, peek).fetchall()
         except psycopg.errors.UndefinedObject as e:
             raise SyncDisabled(SLOT_MISSING, self.slot) from e
+        except psycopg.errors.ObjectNotInPrerequisiteState:
+            _slot.where(conn, self.slot)  # invalidated in between: SyncDisabled
+            raise
         except psycopg.OperationalError as e:
             raise SourceUnreachableError(f"connector {self.record.name!r}: {e}") from e
         txns = self._transactions(conn, [bytes(data) for (data,) in rows])
+        complete = len(rows) < self.batch_changes  # every commit up to wal_end was read
         if not txns:
             self.caught_up_at = time.time()
+            self._idle(conn, position)
             return 0
         last = txns[-1].end_lsn
         changes: dict[str, TableChanges] = {}
@@ -228,17 +287,35 @@ class CdcWorker:
             self.write_path.ingest_batches(
                 self.tables[name].kyma_table, batch.to_batches(), source="cdc", payload=payload
             )
-        self.catalog.cdc_confirm(self.id, self.epoch, last)
-        self._advance_slot(conn, last)
-        if len(rows) < self.batch_changes:
+        target = max(last, position.wal_end) if complete else last
+        self.catalog.cdc_confirm(self.id, self.epoch, target)
+        self._advance_slot(conn, position, target)
+        if complete:
             self.caught_up_at = time.time()
         return len(txns)
+
+    def _idle(self, conn: psycopg.Connection, position: SlotPosition) -> None:
+        """Nothing synced committed up to the WAL's end: now and then, confirm the slot
+        there and write a heartbeat, so the source can recycle its WAL."""
+        now = time.monotonic()
+        if now - self._idle_confirmed_at < IDLE_CONFIRM_SECONDS:
+            return
+        self._idle_confirmed_at = now
+        if position.wal_end > position.confirmed:
+            self.catalog.cdc_confirm(self.id, self.epoch, position.wal_end)
+            self._advance_slot(conn, position, position.wal_end)
+        _slot.heartbeat(conn)
 
     def status(self) -> dict[str, Any]:
         return {
             "worker": self.state,
             "worker_error": self.last_error,
             "caught_up_at": self.caught_up_at,
+            **(
+                {"snapshot_rows_read": dict(self.snapshot_rows_read)}
+                if self.state == "snapshot"
+                else {}
+            ),
         }
 
     # ---------------------------------------------------------------- decoding
@@ -285,7 +362,10 @@ class CdcWorker:
                 PK_CHANGED, f"{table.qualified}: {table.primary_key} → {rel.key_columns}"
             )
         columns = {c.name: t for c, t in zip(rel.columns, types, strict=True)}
-        _tables.widen(self.catalog, table.kyma_table, columns, self.numeric_mode)
+        warnings = _tables.widen(self.catalog, table.kyma_table, columns, self.numeric_mode)
+        if warnings:  # a new column of a type kyma does not map: it reads as dynamic
+            log.warning("connector %r: %s", self.record.name, "; ".join(warnings))
+            _warn(self.catalog, self.id, [f"{table.qualified}.{w}" for w in warnings])
 
     def _type(self, conn: psycopg.Connection, oid: int, typmod: int) -> Any:
         if (oid, typmod) not in self._types:
@@ -325,25 +405,14 @@ class CdcWorker:
         )
         return set(_latest(answer.to_pylist()))
 
-    def _slot_confirmed(self) -> int | None:
-        row = (
-            self._source()
-            .execute(
-                "SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = %s",
-                (self.slot,),
-            )
-            .fetchone()
-        )
-        return None if row is None else lsn_int(row[0])
-
-    def _advance_slot(self, conn: psycopg.Connection, lsn: int) -> None:
-        current = self._slot_confirmed()
-        if current is None:
-            raise SyncDisabled(SLOT_MISSING, self.slot)
-        if lsn > current:
-            conn.execute(
-                "SELECT pg_replication_slot_advance(%s, %s::pg_lsn)", (self.slot, lsn_text(lsn))
-            )
+    def _advance_slot(self, conn: psycopg.Connection, position: SlotPosition, lsn: int) -> None:
+        if lsn > position.confirmed:
+            try:
+                conn.execute(
+                    "SELECT pg_replication_slot_advance(%s, %s::pg_lsn)", (self.slot, lsn_text(lsn))
+                )
+            except psycopg.errors.UndefinedObject as e:
+                raise SyncDisabled(SLOT_MISSING, self.slot) from e
 
     def _params(self) -> dict[str, Any]:
         return {**self.connector._libpq_params(), "application_name": "kyma-cdc"}
@@ -369,6 +438,15 @@ class CdcWorker:
                 self._conn.close()
             finally:
                 self._conn = None
+
+
+def _warn(catalog: Catalog, connector_id: int, warnings: list[str]) -> None:
+    """Add ``warnings`` to the connector's ``last_error`` (the sync goes on)."""
+    current = catalog.get_connector(str(connector_id)).last_error or ""
+    new = [w for w in warnings if w not in current]
+    if new:
+        text = "; ".join([current, *new] if current else new)
+        catalog.set_connector_state(connector_id, disabled_reason=None, last_error=text)
 
 
 def _connect(connector: PostgresConnector) -> psycopg.Connection:
