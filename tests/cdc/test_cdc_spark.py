@@ -1,0 +1,154 @@
+"""Snapshots of large tables on Spark (``local[2]``): page-range chunks read under the
+exported snapshot, one commit; a kill -9 in the middle resumes with the chunks not read."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from cdc_helpers import SECRET_ENV, body, drain, kyma
+
+BIG = """
+CREATE TABLE big (id int PRIMARY KEY, grp int NOT NULL, amount numeric(12,2), pad text);
+INSERT INTO big SELECT g, g % 7, g * 0.25, repeat(md5(g::text), 4) FROM generate_series(1, {n}) g;
+"""
+
+
+@pytest.fixture(autouse=True)
+def _secret(cdc_source, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv(SECRET_ENV, cdc_source.password)
+
+
+def _connector(services, cdc_source, rows: int, chunk_bytes: int) -> int:  # type: ignore[no-untyped-def]
+    cdc_source.execute(BIG.format(n=rows))
+    spec = body(cdc_source, ["public.big"], mode="both")
+    spec["sync"].update(spark_min_bytes=1, chunk_bytes=chunk_bytes)
+    return services.connectors.create(spec)["id"]
+
+
+def _totals(services) -> tuple:  # type: ignore[no-untyped-def]
+    row = kyma(services, "SELECT count(*) AS n, sum(amount) AS s, sum(grp) AS g FROM pg.public.big")
+    return tuple(row.to_pylist()[0].values())
+
+
+def _source_totals(cdc_source) -> tuple:  # type: ignore[no-untyped-def]
+    n, s, g = cdc_source.execute("SELECT count(*), sum(amount), sum(grp) FROM big")[0]
+    return n, float(s), g
+
+
+def _write_meanwhile(cdc_source, stop: threading.Event) -> threading.Thread:  # type: ignore[no-untyped-def]
+    """Updates, deletes and inserts all over the table until ``stop``."""
+
+    def run() -> None:
+        i = 0
+        while not stop.is_set() and i < 2000:
+            i += 1
+            cdc_source.execute(
+                "UPDATE big SET amount = amount + 1, grp = grp + 1 WHERE id %% 97 = %s", (i % 97,)
+            )
+            cdc_source.execute("DELETE FROM big WHERE id = %s", (i * 13,))
+            cdc_source.execute("INSERT INTO big VALUES (%s, 1, 1.5, 'new')", (1_000_000 + i,))
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_a_large_table_snapshots_on_spark_exactly(services, cdc_source, worker, spark) -> None:
+    connector_id = _connector(services, cdc_source, rows=20_000, chunk_bytes=128 * 1024)
+    w = worker("pg", store=services.jobs.store)
+    stop = threading.Event()
+    writes = _write_meanwhile(cdc_source, stop)
+    try:
+        w.start()
+    finally:
+        stop.set()
+        writes.join(timeout=60)
+    drain(w)
+    assert _totals(services) == _source_totals(cdc_source)
+    for a, b in (
+        ("pg.public.big", "live(pg.public.big)"),
+        ("live(pg.public.big)", "pg.public.big"),
+    ):
+        assert kyma(services, f"SELECT * FROM {a} EXCEPT SELECT * FROM {b}").num_rows == 0
+    extents = services.catalog.live_extents("pg__public__big")
+    first = min(e.added_snapshot_id for e in extents)  # the snapshot's one commit
+    assert len([e for e in extents if e.added_snapshot_id == first]) >= 10  # one per chunk
+    assert services.catalog.cdc_chunks(connector_id, "public.big") == []  # records retired
+    assert services.connectors.status("pg")["sync"]["rows_snapshotted"] > 19_000
+
+
+def _cdc_sync(catalog_url: str, objects: Path, log: Path) -> subprocess.Popen:
+    env = {
+        **os.environ,
+        "KYMA_HOME": tempfile.mkdtemp(prefix="kyma-cdc-", dir="/tmp"),
+        "KYMA_CATALOG_URL": catalog_url,
+        "KYMA_OBJECT_STORE": f"file://{objects.absolute()}",
+        "KYMA_SPARK_MASTER": "local[2]",
+    }
+    with log.open("a") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "kyma", "cdc-sync", "--connector", "pg"],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # the Spark JVM dies with it
+        )
+
+
+def _chunks_done(services, connector_id: int) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+    chunks = services.catalog.cdc_chunks(connector_id, "public.big")
+    return sum(c.done for c in chunks), len(chunks)
+
+
+def test_kill_9_in_a_spark_snapshot_resumes_chunk_by_chunk(
+    services, cdc_source, tmp_path: Path
+) -> None:
+    connector_id = _connector(services, cdc_source, rows=60_000, chunk_bytes=64 * 1024)
+    log = tmp_path / "cdc-sync.log"
+    proc = _cdc_sync(services.catalog.url, tmp_path / "objects", log)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            done, total = _chunks_done(services, connector_id)
+            if done >= 3:
+                break
+            time.sleep(0.05)
+        assert 3 <= done < total, (done, total, log.read_text()[-2000:])
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    done, total = _chunks_done(services, connector_id)
+    assert done < total  # the kill landed mid-snapshot
+    cdc_source.execute("UPDATE big SET amount = 0 WHERE id % 10 = 0")  # between the runs
+    cdc_source.execute("DELETE FROM big WHERE id % 10 = 1")
+    proc = _cdc_sync(services.catalog.url, tmp_path / "objects", log)
+    try:
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            streaming = services.connectors.status("pg")["sync"]["phase"] == "streaming"
+            if streaming and _totals(services) == _source_totals(cdc_source):
+                break
+            time.sleep(0.5)
+        assert _totals(services) == _source_totals(cdc_source), log.read_text()[-3000:]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+    resumed = re.search(
+        r"resumes: (\d+) of (\d+) chunks already read, (\d+) to read", log.read_text()
+    )
+    assert resumed is not None, log.read_text()[-3000:]
+    assert (int(resumed[1]), int(resumed[2])) == (done, total)  # nothing read was re-read
+    twice = kyma(
+        services,
+        "SELECT _kyma_pk, _kyma_lsn FROM pg.public.big__changes GROUP BY 1, 2 HAVING count(*) > 1",
+    )
+    assert twice.num_rows == 0
