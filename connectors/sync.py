@@ -22,9 +22,8 @@ from kyma.engine.errors import KymaError, NotFoundError, SqlError
 from kyma.engine.query.federation import is_live
 
 if TYPE_CHECKING:
-    from kyma.connectors.postgres.cdc import CdcWorker
+    from kyma.connectors.postgres.cdc import CdcWorker, SparkTarget
     from kyma.connectors.registry import ConnectorRegistry
-    from kyma.engine.storage.config import StoreConfig
     from kyma.ingest.write_path import WritePath
 
 log = logging.getLogger("kyma.cdc")
@@ -54,8 +53,7 @@ class SyncRunner:
         self.catalog: Catalog = registry.catalog
         self.write_path: WritePath | None = None
         self.query: Callable[[str], pa.Table] | None = None
-        self.store: StoreConfig | None = None
-        self.block_rows = 8192
+        self.spark: SparkTarget | None = None
         self._running: dict[int, _Running] = {}
         self._lock = threading.Lock()
 
@@ -65,13 +63,11 @@ class SyncRunner:
         query: Callable[[str], pa.Table],
         names: list[str] | None = None,
         *,
-        store: StoreConfig | None = None,
-        block_rows: int = 8192,
+        spark: SparkTarget | None = None,
     ) -> list[str]:
         """Run a worker for every sync/both connector (or the named ones); their names.
-        With ``store`` (kyma's object store for Spark tasks) large snapshots run on Spark."""
-        self.write_path, self.query = write_path, query
-        self.store, self.block_rows = store, block_rows
+        With ``spark``, large tables' snapshots run on Spark."""
+        self.write_path, self.query, self.spark = write_path, query, spark
         records = [r for r in self.catalog.list_connectors() if _mode(r) != "federation"]
         unknown = sorted(set(names or ()) - {r.name for r in records})
         if unknown:
@@ -211,8 +207,7 @@ class SyncRunner:
                 self.write_path,
                 self.query,
                 on_disabled=lambda reason, detail: self._disable(record, reason, detail),
-                store=self.store,
-                block_rows=self.block_rows,
+                spark=self.spark,
             )
             self._running[record.connector_id] = running = _Running(worker)
         running.thread.start()

@@ -11,7 +11,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from kyma import __version__
 from kyma.engine.errors import KymaError, NotInstalledError
@@ -222,6 +222,14 @@ def _progress_line(p: dict) -> str:  # type: ignore[type-arg]
     )
 
 
+def _spark_target(services: Any) -> Any:
+    """Where CDC snapshots of large tables run: the settings' Spark, writing to kyma's store."""
+    from kyma.connectors.postgres.cdc import SparkTarget
+
+    settings = services.settings
+    return SparkTarget(services.jobs.store, settings.block_rows, settings.spark_master)
+
+
 def cdc_sync(settings: Settings, names: list[str] | None) -> int:
     """Run CDC sync workers until SIGTERM/SIGINT (the same workers ``kyma serve`` runs)."""
     from kyma.services import open_services
@@ -235,8 +243,7 @@ def cdc_sync(settings: Settings, names: list[str] | None) -> int:
             services.write_path,
             lambda q: services.query.execute(q).table,
             names,
-            store=services.jobs.store,
-            block_rows=settings.block_rows,
+            spark=_spark_target(services),
         )
         print(f"kyma cdc-sync: running {started}", flush=True)
         with contextlib.suppress(KeyboardInterrupt):  # SIGTERM/SIGINT: stop the workers
@@ -304,8 +311,7 @@ def serve(settings: Settings) -> int:
         services.connectors.sync.start(
             services.write_path,
             lambda q: services.query.execute(q).table,
-            store=services.jobs.store,
-            block_rows=settings.block_rows,
+            spark=_spark_target(services),
         )
         stopping = threading.Event()
         threading.Thread(

@@ -38,7 +38,7 @@ class PgType:
     numeric_precision: int | None = None
 
 
-_BY_CATEGORY = {"A": "dynamic", "R": "dynamic", "E": "string"}
+_BY_CATEGORY = {"A": "dynamic", "R": "dynamic", "E": "string", "C": "dynamic"}  # C: composite
 _BY_TYPNAME = {
     **dict.fromkeys(("int2", "int4"), "int"),
     **dict.fromkeys(("int8", "oid"), "long"),
@@ -104,7 +104,7 @@ def _float8(column: exp.Expression) -> exp.Expression:
     return exp.cast(column, exp.DataType.build("double precision", dialect="postgres"))
 
 
-_WIRE_BY_CATEGORY: dict[str, Wire] = {"A": _to_jsonb, "R": _range, "E": _text}
+_WIRE_BY_CATEGORY: dict[str, Wire] = {"A": _to_jsonb, "R": _range, "E": _text, "C": _to_jsonb}
 _WIRE_BY_TYPNAME: dict[str, Wire] = {
     "inet": lambda c: _call("abbrev", c),  # the inet output text; ::text always adds /32
     "cidr": _text,
@@ -155,17 +155,47 @@ def _keep_nulls(source: pa.Array, result: pa.Array) -> pa.Array:
     return pc.if_else(pc.is_valid(source), result, pa.scalar(None, result.type))
 
 
+TIMESTAMP_INFINITY = 2**63 - 1
+"""Postgres's 'infinity' (timestamp, timestamptz, date) in kyma: the largest timestamp,
+2262-04-11T23:47:16.854775807Z; '-infinity' is its negation (not -2**63, numpy's NaT). They
+order after and before every finite value, as in Postgres; snapshot, streaming and live()
+all convert here. Finite values outside kyma's years 1677 to 2262 raise."""
+_PG_EPOCH_DAYS = 10_957  # 1970-01-01 to 2000-01-01, Postgres's epoch
+
+
+def _wrapped(value: int, bits: int) -> int:
+    return (value + 2 ** (bits - 1)) % 2**bits - 2 ** (bits - 1)
+
+
+# ADBC moves Postgres's infinities (the int64 µs and int32 day extremes, counted from 2000)
+# to 1970 with wrapping arithmetic: the (+infinity, -infinity) counts that arrive, by unit.
+_ADBC_INFINITIES = {
+    "us": tuple(_wrapped(v + _PG_EPOCH_DAYS * 86_400 * 10**6, 64) for v in (2**63 - 1, -(2**63))),
+    "day": tuple(_wrapped(v + _PG_EPOCH_DAYS, 32) for v in (2**31 - 1, -(2**31))),
+}
+
+
 def _instant(array: pa.Array) -> pa.Array:
     """Dates, times and timestamps as ns since the epoch, UTC: wall values read as UTC, a
-    time lands on 1970-01-01 (24:00 on 01-02). ADBC sends ±infinity as far-off values."""
+    time lands on 1970-01-01 (24:00 on 01-02), ±infinity on ±TIMESTAMP_INFINITY."""
     if pa.types.is_date32(array.type):
-        count, per = array.cast(pa.int32()).cast(pa.int64()), _NS_PER_DAY
+        count, per, unit = array.cast(pa.int32()).cast(pa.int64()), _NS_PER_DAY, "day"
     else:
-        count, per = array.cast(pa.int64()), _NS_PER_UNIT[array.type.unit]
+        count, per, unit = array.cast(pa.int64()), _NS_PER_UNIT[array.type.unit], array.type.unit
+    infinite = None
+    if not pa.types.is_time(array.type) and unit in _ADBC_INFINITIES:
+        plus, minus = (pc.equal(count, v) for v in _ADBC_INFINITIES[unit])
+        if pc.any(pc.or_(plus, minus)).as_py():
+            infinite = pc.or_(plus, minus)
+            count = pc.if_else(infinite, 0, count)
     try:
-        return pc.multiply_checked(count, per).cast(pa.timestamp("ns", tz="UTC"))
+        ns = pc.multiply_checked(count, per)
     except pa.ArrowInvalid:
         raise ValueError("a value lies outside kyma's timestamps (years 1677 to 2262)") from None
+    if infinite is not None:
+        signed = pc.if_else(plus, TIMESTAMP_INFINITY, -TIMESTAMP_INFINITY)
+        ns = pc.if_else(infinite, signed, ns)
+    return ns.cast(pa.timestamp("ns", tz="UTC"))
 
 
 def _uuid(array: pa.Array) -> pa.Array:

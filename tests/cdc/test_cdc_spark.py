@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 from cdc_helpers import SECRET_ENV, body, drain, kyma
 
+from kyma.connectors.postgres.cdc import SparkTarget
+
 BIG = """
 CREATE TABLE big (id int PRIMARY KEY, grp int NOT NULL, amount numeric(12,2), pad text);
 INSERT INTO big SELECT g, g % 7, g * 0.25, repeat(md5(g::text), 4) FROM generate_series(1, {n}) g;
@@ -64,7 +66,7 @@ def _write_meanwhile(cdc_source, stop: threading.Event) -> threading.Thread:  # 
 
 def test_a_large_table_snapshots_on_spark_exactly(services, cdc_source, worker, spark) -> None:
     connector_id = _connector(services, cdc_source, rows=20_000, chunk_bytes=128 * 1024)
-    w = worker("pg", store=services.jobs.store)
+    w = worker("pg", spark=SparkTarget(services.jobs.store))
     stop = threading.Event()
     writes = _write_meanwhile(cdc_source, stop)
     try:

@@ -4,6 +4,7 @@ pgoutput changes, into kyma tables that carry the system columns ``_kyma_pk``, `
 extents; the slot moves only after."""
 
 from kyma.connectors.postgres.cdc._slot import release
+from kyma.connectors.postgres.cdc._spark_snapshot import SparkTarget
 from kyma.connectors.postgres.cdc._tables import (
     NO_PRIMARY_KEY,
     PK_CHANGED,
@@ -22,6 +23,7 @@ __all__ = [
     "RESNAPSHOT_REASONS",
     "SLOT_INVALIDATED",
     "SLOT_MISSING",
+    "SparkTarget",
     "CdcWorker",
     "SyncDisabled",
     "kyma_table_name",

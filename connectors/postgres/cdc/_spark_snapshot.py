@@ -50,6 +50,16 @@ OUTPUT = pa.schema([("chunk", pa.int32()), ("rows", pa.int64())])
 
 
 @dataclass(frozen=True)
+class SparkTarget:
+    """Where snapshot tasks run (``master``: None for KYMA_SPARK_MASTER or ``local[*]``) and
+    where they write (kyma's object store, as a task opens it)."""
+
+    store: StoreConfig
+    block_rows: int = 8192
+    master: str | None = None
+
+
+@dataclass(frozen=True)
 class ChunkJob:
     """What every task needs (it travels pickled to Spark's Python workers)."""
 
@@ -87,7 +97,7 @@ def plan_chunks(conn: psycopg.Connection, table: SyncTable, chunk_bytes: int) ->
 
 
 def snapshot_on_spark(
-    spark: Any,
+    target: SparkTarget,
     connector: PostgresConnector,
     catalog: Catalog,
     connector_id: int,
@@ -95,13 +105,13 @@ def snapshot_on_spark(
     table: SyncTable,
     exported: ExportedSlot,
     *,
-    store: StoreConfig,
-    block_rows: int,
     chunk_bytes: int,
     event_ns: int,
 ) -> int:
     """Read the chunks still to do on Spark, then commit every chunk's extents as one kyma
     snapshot holding the table's cursor. Returns the rows."""
+    from kyma.ingest.load import spark_session
+
     with psycopg.connect(**connector._libpq_params(), autocommit=True) as conn:
         planned = plan_chunks(conn, table, chunk_bytes)
     chunks = catalog.cdc_plan_chunks(connector_id, table.qualified, planned)
@@ -128,12 +138,12 @@ def snapshot_on_spark(
             snapshot_lsn=exported.consistent_lsn,
             vectors={c.name: d for c in table.source.columns if (d := c.column.type.vector_dim)},
             info=info,
-            store=store,
-            block_rows=block_rows,
+            store=target.store,
+            block_rows=target.block_rows,
             event_ns=event_ns,
             chunks=todo,
         )
-        tasks = spark.range(len(todo), numPartitions=len(todo))
+        tasks = spark_session(target.master).range(len(todo), numPartitions=len(todo))
         try:
             tasks.mapInArrow(chunk_runner(job), OUTPUT_DDL).collect()
         except Exception as e:  # a task failed: what it recorded stays, the rest resumes

@@ -32,7 +32,11 @@ from kyma.connectors.postgres.cdc._changes import (
 )
 from kyma.connectors.postgres.cdc._slot import SlotPosition, create_slot
 from kyma.connectors.postgres.cdc._snapshot import snapshot_table
-from kyma.connectors.postgres.cdc._spark_snapshot import snapshot_on_spark, table_bytes
+from kyma.connectors.postgres.cdc._spark_snapshot import (
+    SparkTarget,
+    snapshot_on_spark,
+    table_bytes,
+)
 from kyma.connectors.postgres.cdc._tables import (
     NO_PRIMARY_KEY,
     PK_CHANGED,
@@ -52,8 +56,7 @@ from kyma.connectors.postgres.cdc.pgoutput import (
     Update,
 )
 from kyma.engine.catalog import Catalog, ConnectorRecord, advance_cdc_table, lsn_text
-from kyma.engine.errors import RetryableError, SourceUnreachableError
-from kyma.engine.storage.config import StoreConfig
+from kyma.engine.errors import FencedWriterError, KymaError, SourceUnreachableError
 from kyma.ingest.write_path import WritePath
 
 log = logging.getLogger("kyma.cdc")
@@ -114,13 +117,12 @@ class CdcWorker:
         query: Query,
         *,
         on_disabled: Callable[[str, str], None] = lambda reason, detail: None,
-        store: StoreConfig | None = None,
-        block_rows: int = 8192,
+        spark: SparkTarget | None = None,
         batch_changes: int = 20_000,
         poll_seconds: float = 0.2,
     ) -> None:
-        """``store`` (kyma's object store, as Spark tasks open it) lets large tables'
-        snapshots run on Spark; without it every table is read in this process."""
+        """With ``spark``, large tables' snapshots run there; without it every table is
+        read in this process."""
         self.record = record
         self.id = record.connector_id
         self.connector = connector
@@ -130,8 +132,7 @@ class CdcWorker:
         self.on_disabled = on_disabled
         self.batch_changes = batch_changes
         self.poll_seconds = poll_seconds
-        self.store = store
-        self.block_rows = block_rows
+        self.spark = spark
         self.options = SyncOptions.of(record.definition.get("sync", {}))
         self.slot = _tables.slot_name(self.id)
         self.numeric_mode = connector.spec.connection.numeric_mode
@@ -165,7 +166,13 @@ class CdcWorker:
                     log.error("connector %r: CDC sync disabled: %s", self.record.name, e)
                     self.on_disabled(e.reason, str(e))
                     return
-                except (RetryableError, psycopg.OperationalError) as e:
+                except FencedWriterError as e:  # another worker claimed the connector
+                    self.state, self.last_error = "fenced", str(e)
+                    log.warning("connector %r: CDC worker stops: %s", self.record.name, e)
+                    return
+                except (KymaError, psycopg.OperationalError) as e:
+                    # Retryable, or a problem an operator fixes (e.g. Spark not installed for
+                    # a large snapshot): either way, try again with backoff and show why.
                     self.state, self.last_error = "retrying", f"{type(e).__name__}: {e}"
                     log.warning(
                         "connector %r: CDC sync retries in %.1fs: %s", self.record.name, backoff, e
@@ -215,22 +222,18 @@ class CdcWorker:
         """One table's snapshot: on Spark when it is large (and a store is configured)."""
         limit = self.options.spark_min_bytes
         if (
-            self.store is not None
+            self.spark is not None
             and limit is not None
             and table_bytes(self._source(), table) >= limit
         ):
-            from kyma.ingest.load import spark_session
-
             return snapshot_on_spark(
-                spark_session(),
+                self.spark,
                 self.connector,
                 self.catalog,
                 self.id,
                 self.epoch,
                 table,
                 exported,
-                store=self.store,
-                block_rows=self.block_rows,
                 chunk_bytes=self.options.chunk_bytes,
                 event_ns=time.time_ns(),
             )
