@@ -17,7 +17,7 @@ import psycopg
 import pyarrow as pa
 from sqlglot import exp
 
-from kyma.engine.catalog import Catalog, ConnectorRecord, lsn_text
+from kyma.engine.catalog import Catalog, CdcTable, ConnectorRecord, lsn_text
 from kyma.engine.errors import KymaError, NotFoundError, SqlError
 from kyma.engine.query.federation import is_live
 
@@ -173,12 +173,24 @@ class SyncRunner:
                         "cursor_lsn": None if t.cursor_lsn is None else lsn_text(t.cursor_lsn),
                         "rows_snapshotted": t.rows_snapshotted,
                         "changes_applied": t.changes_applied,
+                        **self._chunks(record.connector_id, t),
                     }
                     for t in state.tables
                 ],
                 **(running.worker.status() if running is not None else {"worker": None}),
             }
         }
+
+    def _chunks(self, connector_id: int, table: CdcTable) -> dict[str, Any]:
+        """A Spark snapshot's progress: its chunks read so far (kept until it commits)."""
+        if table.phase != "snapshot":
+            return {}
+        chunks = self.catalog.cdc_chunks(connector_id, table.source_table)
+        if not chunks:
+            return {}
+        done = [c for c in chunks if c.done]
+        rows = sum(c.rows_read for c in done)
+        return {"snapshot_chunks": {"done": len(done), "total": len(chunks), "rows_read": rows}}
 
     def _lag_bytes(self, record: ConnectorRecord, confirmed: int | None) -> int | None:
         """Bytes of WAL the source wrote past what kyma holds (None if it cannot tell)."""

@@ -122,6 +122,10 @@ def test_kill_9_in_a_spark_snapshot_resumes_chunk_by_chunk(
         while time.monotonic() < deadline:
             done, total = _chunks_done(services, connector_id)
             if done >= 3:
+                (table,) = services.connectors.status("pg")["sync"]["tables"]
+                progress = table["snapshot_chunks"]  # status shows the snapshot's progress
+                assert progress["total"] == total and progress["done"] >= 3
+                assert progress["rows_read"] > 0
                 break
             time.sleep(0.05)
         assert 3 <= done < total, (done, total, log.read_text()[-2000:])
