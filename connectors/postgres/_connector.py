@@ -152,7 +152,7 @@ class PostgresConnector(Connector):
             "sslmode": _SSLMODE[conn.tls],
             "connect_timeout": conn.connect_timeout_seconds,
             "application_name": "kyma-federation",
-            "options": "-c TimeZone=UTC",
+            "options": "-c TimeZone=UTC -c extra_float_digits=3",  # floats exactly, always
         }
         if conn.ca_file:
             params["sslrootcert"] = conn.ca_file
