@@ -51,7 +51,7 @@ def _write_meanwhile(cdc_source, stop: threading.Event) -> threading.Thread:  # 
 
     def run() -> None:
         i = 0
-        while not stop.is_set() and i < 2000:
+        while not stop.is_set() and i < 300:
             i += 1
             cdc_source.execute(
                 "UPDATE big SET amount = amount + 1, grp = grp + 1 WHERE id %% 97 = %s", (i % 97,)
@@ -74,7 +74,7 @@ def test_a_large_table_snapshots_on_spark_exactly(services, cdc_source, worker, 
     finally:
         stop.set()
         writes.join(timeout=60)
-    drain(w)
+    drain(w, timeout=120)
     assert _totals(services) == _source_totals(cdc_source)
     for a, b in (
         ("pg.public.big", "live(pg.public.big)"),
