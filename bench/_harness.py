@@ -1,4 +1,5 @@
-"""A real ``kyma serve`` for benchmarks, and a keep-alive HTTP client to feed it."""
+"""A real ``kyma serve`` for benchmarks, a keep-alive HTTP client to feed it, and timing
+helpers the benchmarks share."""
 
 from __future__ import annotations
 
@@ -12,8 +13,10 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 
 class Server:
@@ -84,3 +87,23 @@ class Server:
     def stop(self) -> None:
         self.proc.terminate()
         self.proc.wait(timeout=120)
+
+
+def seconds(run: Callable[[], Any]) -> float:
+    start = time.perf_counter()
+    run()
+    return time.perf_counter() - start
+
+
+def wait_for(what: str, ready: Callable[[], bool], timeout: float, every: float = 0.1) -> None:
+    deadline = time.monotonic() + timeout
+    while not ready():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{what}: not after {timeout:.0f} s")
+        time.sleep(every)
+
+
+def percentile(values: list[float], p: float) -> float:
+    """Nearest rank."""
+    ordered = sorted(values)
+    return ordered[max(0, min(len(ordered) - 1, round(p / 100 * len(ordered) + 0.5) - 1))]

@@ -31,7 +31,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import psycopg
-from _harness import Server
+from _harness import Server, seconds
 
 from kyma.runtime.postgres import EmbeddedPostgres
 
@@ -92,12 +92,6 @@ QUERIES = {
         " WHERE e.kind = 'purchase' GROUP BY u.country ORDER BY u.country"
     ),
 }
-
-
-def seconds(run) -> float:
-    start = time.perf_counter()
-    run()
-    return time.perf_counter() - start
 
 
 def kyma_query(conn, text: str, *, pushdown: bool) -> dict:

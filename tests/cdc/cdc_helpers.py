@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import tempfile
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -78,3 +83,34 @@ def kyma(services, sql: str) -> pa.Table:  # type: ignore[no-untyped-def]
 def rows(table: pa.Table) -> list[tuple]:
     names = table.column_names
     return sorted(tuple(r[n] for n in names) for r in table.to_pylist())
+
+
+def wait_until(check, timeout: float = 30.0):  # type: ignore[no-untyped-def]
+    """Poll ``check`` until it returns something true; that value."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise TimeoutError(f"not true after {timeout}s")
+
+
+def cdc_sync_process(catalog_url: str, objects: Path, log: Path, **env: str) -> subprocess.Popen:
+    """``kyma cdc-sync --connector pg`` on the test's catalog and store, in a session of its
+    own (so a Spark JVM it starts can be killed with it), output appended to ``log``."""
+    environment = {
+        **os.environ,
+        "KYMA_HOME": tempfile.mkdtemp(prefix="kyma-cdc-", dir="/tmp"),
+        "KYMA_CATALOG_URL": catalog_url,
+        "KYMA_OBJECT_STORE": f"file://{objects.absolute()}",
+        **env,
+    }
+    with log.open("a") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "kyma", "cdc-sync", "--connector", "pg"],
+            env=environment,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from cdc_helpers import CdcSource, make_worker
+from cdc_helpers import SECRET_ENV, CdcSource, make_worker
 from psycopg import sql
 
 from kyma.runtime.postgres import EmbeddedPostgres
@@ -48,8 +48,11 @@ def cdc_server() -> Iterator[tuple[str, str]]:
 
 
 @pytest.fixture
-def cdc_source(cdc_server: tuple[str, str]) -> Iterator[CdcSource]:
+def cdc_source(cdc_server: tuple[str, str], monkeypatch) -> Iterator[CdcSource]:  # type: ignore[no-untyped-def]
+    """A fresh database; the role's password is in SECRET_ENV, where connectors' secret_ref
+    points (see cdc_helpers.body)."""
     admin_url, password = cdc_server
+    monkeypatch.setenv(SECRET_ENV, password)
     name = f"src_{uuid.uuid4().hex[:10]}"
     with psycopg.connect(admin_url, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}" OWNER cdc')

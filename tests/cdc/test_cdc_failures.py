@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
-from cdc_helpers import SECRET_ENV, body, drain, kyma
+from cdc_helpers import body, drain, kyma, wait_until
 
 from kyma.connectors.postgres.cdc import PK_CHANGED, SLOT_MISSING, SyncDisabled
 
@@ -13,21 +11,6 @@ TABLE = (
     "CREATE TABLE items (id int PRIMARY KEY, name text, country text);"
     "INSERT INTO items SELECT g, 'i' || g, 'DE' FROM generate_series(1, 20) g;"
 )
-
-
-@pytest.fixture(autouse=True)
-def _secret(cdc_source, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setenv(SECRET_ENV, cdc_source.password)
-
-
-def _wait(check, timeout: float = 20.0):  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise TimeoutError(f"not true after {timeout}s")
 
 
 def _run_workers(services):  # type: ignore[no-untyped-def]
@@ -38,7 +21,7 @@ def test_a_slot_dropped_externally_disables_without_recreating(services, cdc_sou
     cdc_source.execute(TABLE)
     services.connectors.create(body(cdc_source, ["public.items"]))
     _run_workers(services)
-    _wait(lambda: services.connectors.status("pg")["sync"]["phase"] == "streaming")
+    wait_until(lambda: services.connectors.status("pg")["sync"]["phase"] == "streaming")
 
     def dropped() -> bool:
         try:
@@ -47,8 +30,8 @@ def test_a_slot_dropped_externally_disables_without_recreating(services, cdc_sou
             return False
         return True
 
-    _wait(dropped)
-    _wait(lambda: services.connectors.describe("pg")["disabled_reason"] == SLOT_MISSING)
+    wait_until(dropped)
+    wait_until(lambda: services.connectors.describe("pg")["disabled_reason"] == SLOT_MISSING)
     assert services.connectors.status("pg")["sync"]["phase"] == "disabled"
     slots = cdc_source.admin("SELECT slot_name FROM pg_replication_slots")
     assert slots == []  # not recreated
@@ -94,7 +77,7 @@ def test_a_lost_source_connection_reopens_at_the_cursor(services, cdc_source) ->
     cdc_source.execute(TABLE)
     services.connectors.create(body(cdc_source, ["public.items"]))
     _run_workers(services)
-    _wait(lambda: services.connectors.status("pg")["sync"]["phase"] == "streaming")
+    wait_until(lambda: services.connectors.status("pg")["sync"]["phase"] == "streaming")
     for i in range(3):
         cdc_source.admin(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
@@ -102,7 +85,7 @@ def test_a_lost_source_connection_reopens_at_the_cursor(services, cdc_source) ->
         )
         cdc_source.execute("INSERT INTO items VALUES (%s, 'after', 'FR')", (30 + i,))
     count = "SELECT count(*) AS n FROM pg.public.items"
-    _wait(lambda: kyma(services, count).to_pylist() == [{"n": 23}])
+    wait_until(lambda: kyma(services, count).to_pylist() == [{"n": 23}])
     assert services.connectors.describe("pg")["disabled_reason"] is None
     changes = kyma(services, "SELECT count(*) AS n FROM pg.public.items__changes")
     assert changes.to_pylist() == [{"n": 23}]

@@ -7,37 +7,14 @@ import os
 import random
 import signal
 import subprocess
-import sys
-import tempfile
 import time
 from pathlib import Path
 
 import pytest
-from cdc_helpers import SECRET_ENV, body, kyma
+from cdc_helpers import body, cdc_sync_process, kyma
 
 PGBENCH = Path("/usr/lib/postgresql/15/bin/pgbench")
 TABLES = ["pgbench_accounts", "pgbench_branches", "pgbench_tellers", "pgbench_history"]
-
-
-@pytest.fixture(autouse=True)
-def _secret(cdc_source, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setenv(SECRET_ENV, cdc_source.password)
-
-
-def _cdc_sync(catalog_url: str, objects: Path, log: Path) -> subprocess.Popen:
-    env = {
-        **os.environ,
-        "KYMA_HOME": tempfile.mkdtemp(prefix="kyma-cdc-", dir="/tmp"),
-        "KYMA_CATALOG_URL": catalog_url,
-        "KYMA_OBJECT_STORE": f"file://{objects.absolute()}",
-    }
-    with log.open("a") as out:
-        return subprocess.Popen(
-            [sys.executable, "-m", "kyma", "cdc-sync", "--connector", "pg"],
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
 
 
 def _pgbench(cdc_source, *args: str) -> subprocess.Popen:  # type: ignore[no-untyped-def]
@@ -88,7 +65,7 @@ def test_kill_9_during_pgbench_loses_and_duplicates_nothing(
     kills = 0
     try:
         while bench.poll() is None:
-            proc = _cdc_sync(catalog_url, tmp_path / "objects", log)
+            proc = cdc_sync_process(catalog_url, tmp_path / "objects", log)
             time.sleep(rng.uniform(0.8, 3.0))
             proc.send_signal(signal.SIGKILL)
             proc.wait(timeout=30)
@@ -98,7 +75,7 @@ def test_kill_9_during_pgbench_loses_and_duplicates_nothing(
             bench.kill()
         _, errors = bench.communicate(timeout=30)
     assert bench.returncode == 0, errors
-    proc = _cdc_sync(catalog_url, tmp_path / "objects", log)
+    proc = cdc_sync_process(catalog_url, tmp_path / "objects", log)
     try:
         expected = _source_totals(cdc_source)
         deadline = time.monotonic() + 90

@@ -7,7 +7,7 @@ import time
 
 import cbor2
 import pytest
-from cdc_helpers import SECRET_ENV, body, drain, kyma
+from cdc_helpers import body, drain, kyma, wait_until
 
 from kyma.connectors.postgres.cdc import SLOT_INVALIDATED, SLOT_MISSING
 from kyma.engine.errors import FencedWriterError
@@ -19,27 +19,12 @@ TABLE = (
 MB = 2**20
 
 
-@pytest.fixture(autouse=True)
-def _secret(cdc_source, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setenv(SECRET_ENV, cdc_source.password)
-
-
-def _wait(check, timeout: float = 30.0):  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise TimeoutError(f"not true after {timeout}s")
-
-
 def _streaming(services, cdc_source) -> int:  # type: ignore[no-untyped-def]
     """Create the connector, run its worker here until it streams; its id."""
     cdc_source.execute(TABLE)
     connector_id = services.connectors.create(body(cdc_source, ["public.items"]))["id"]
     services.connectors.sync.start(services.write_path, lambda q: kyma(services, q))
-    _wait(lambda: services.connectors.status("pg")["sync"]["phase"] == "streaming")
+    wait_until(lambda: services.connectors.status("pg")["sync"]["phase"] == "streaming")
     return connector_id
 
 
@@ -72,18 +57,18 @@ def test_re_enabling_after_a_dropped_slot_re_snapshots(services, cdc_source) -> 
     services.connectors.sync.stop(connector_id)
     cdc_source.admin(f"SELECT pg_drop_replication_slot('kyma_{connector_id}')")
     services.connectors.sync.start(services.write_path, lambda q: kyma(services, q))
-    _wait(lambda: services.connectors.describe("pg")["disabled_reason"] == SLOT_MISSING)
+    wait_until(lambda: services.connectors.describe("pg")["disabled_reason"] == SLOT_MISSING)
     # What happens while no slot records it: only a new snapshot can tell kyma.
     cdc_source.execute("DELETE FROM items WHERE id <= 10")
     cdc_source.execute("UPDATE items SET name = 'changed' WHERE id = 20")
     cdc_source.execute("INSERT INTO items VALUES (99, 'new', NULL)")
     services.connectors.enable("pg")
-    _wait(lambda: services.connectors.status("pg")["sync"]["phase"] == "streaming")
+    wait_until(lambda: services.connectors.status("pg")["sync"]["phase"] == "streaming")
     assert _same_as_source(services)
     assert kyma(services, "SELECT count(*) AS n FROM pg.public.items").to_pylist() == [{"n": 41}]
     cdc_source.execute("UPDATE items SET name = 'streamed' WHERE id = 30")  # and it streams
     named = "SELECT name FROM pg.public.items WHERE id = 30"
-    _wait(lambda: kyma(services, named).to_pylist() == [{"name": "streamed"}])
+    wait_until(lambda: kyma(services, named).to_pylist() == [{"name": "streamed"}])
     assert _slots(cdc_source) == [(f"kyma_{connector_id}", "reserved")]
 
 
@@ -107,7 +92,9 @@ def test_an_invalidated_slot_is_detected_and_re_enabling_recovers(
         assert _slots(cdc_source) == [(f"kyma_{connector_id}", "lost")]
         started = time.monotonic()
         services.connectors.sync.start(services.write_path, lambda q: kyma(services, q))
-        _wait(lambda: services.connectors.describe("pg")["disabled_reason"] == SLOT_INVALIDATED)
+        wait_until(
+            lambda: services.connectors.describe("pg")["disabled_reason"] == SLOT_INVALIDATED
+        )
         assert time.monotonic() - started < 30
         assert "wal_status is 'lost'" in services.connectors.describe("pg")["last_error"]
     finally:
@@ -115,7 +102,7 @@ def test_an_invalidated_slot_is_detected_and_re_enabling_recovers(
         cdc_source.admin("SELECT pg_reload_conf()")
     cdc_source.execute("DELETE FROM items WHERE id = 1")
     services.connectors.enable("pg")  # drops the lost slot, makes a new one, re-snapshots
-    _wait(lambda: services.connectors.status("pg")["sync"]["phase"] == "streaming")
+    wait_until(lambda: services.connectors.status("pg")["sync"]["phase"] == "streaming")
     assert _same_as_source(services)
     assert _slots(cdc_source) == [(f"kyma_{connector_id}", "reserved")]
 
@@ -126,12 +113,15 @@ def test_quiet_tables_hold_no_wal_back(services, cdc_source) -> None:
     cdc_source.execute(
         "INSERT INTO unsynced SELECT g, repeat(md5(g::text), 60) FROM generate_series(1, 50000) g"
     )
-    lag = (
-        "SELECT (pg_current_wal_lsn() - confirmed_flush_lsn)::bigint FROM pg_replication_slots"
+    ((written,),) = cdc_source.admin("SELECT pg_current_wal_lsn()::text")  # ~100 MB later
+    passed = (
+        "SELECT confirmed_flush_lsn >= %s::pg_lsn,"
+        " (pg_current_wal_lsn() - confirmed_flush_lsn)::bigint FROM pg_replication_slots"
         f" WHERE slot_name = 'kyma_{connector_id}'"
     )
-    assert cdc_source.admin(lag)[0][0] > 64 * MB  # ~100 MB of WAL nobody syncs
-    _wait(lambda: cdc_source.admin(lag)[0][0] < 64 * MB)
+    # The slot moves past the WAL nobody syncs (a mid-insert confirm would not be enough).
+    wait_until(lambda: cdc_source.admin(passed, (written,))[0][0])
+    assert cdc_source.admin(passed, (written,))[0][1] < 64 * MB
 
 
 def test_an_unmapped_type_reads_as_dynamic_with_a_warning(services, cdc_source, worker) -> None:

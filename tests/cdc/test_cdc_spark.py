@@ -6,15 +6,11 @@ from __future__ import annotations
 import os
 import re
 import signal
-import subprocess
-import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
 
-import pytest
-from cdc_helpers import SECRET_ENV, body, drain, kyma
+from cdc_helpers import body, cdc_sync_process, drain, kyma
 
 from kyma.connectors.postgres.cdc import SparkTarget
 
@@ -22,11 +18,6 @@ BIG = """
 CREATE TABLE big (id int PRIMARY KEY, grp int NOT NULL, amount numeric(12,2), pad text);
 INSERT INTO big SELECT g, g % 7, g * 0.25, repeat(md5(g::text), 4) FROM generate_series(1, {n}) g;
 """
-
-
-@pytest.fixture(autouse=True)
-def _secret(cdc_source, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setenv(SECRET_ENV, cdc_source.password)
 
 
 def _connector(services, cdc_source, rows: int, chunk_bytes: int) -> int:  # type: ignore[no-untyped-def]
@@ -88,24 +79,6 @@ def test_a_large_table_snapshots_on_spark_exactly(services, cdc_source, worker, 
     assert services.connectors.status("pg")["sync"]["rows_snapshotted"] > 19_000
 
 
-def _cdc_sync(catalog_url: str, objects: Path, log: Path) -> subprocess.Popen:
-    env = {
-        **os.environ,
-        "KYMA_HOME": tempfile.mkdtemp(prefix="kyma-cdc-", dir="/tmp"),
-        "KYMA_CATALOG_URL": catalog_url,
-        "KYMA_OBJECT_STORE": f"file://{objects.absolute()}",
-        "KYMA_SPARK_MASTER": "local[2]",
-    }
-    with log.open("a") as out:
-        return subprocess.Popen(
-            [sys.executable, "-m", "kyma", "cdc-sync", "--connector", "pg"],
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # the Spark JVM dies with it
-        )
-
-
 def _chunks_done(services, connector_id: int) -> tuple[int, int]:  # type: ignore[no-untyped-def]
     chunks = services.catalog.cdc_chunks(connector_id, "public.big")
     return sum(c.done for c in chunks), len(chunks)
@@ -116,7 +89,9 @@ def test_kill_9_in_a_spark_snapshot_resumes_chunk_by_chunk(
 ) -> None:
     connector_id = _connector(services, cdc_source, rows=60_000, chunk_bytes=64 * 1024)
     log = tmp_path / "cdc-sync.log"
-    proc = _cdc_sync(services.catalog.url, tmp_path / "objects", log)
+    proc = cdc_sync_process(
+        services.catalog.url, tmp_path / "objects", log, KYMA_SPARK_MASTER="local[2]"
+    )
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
@@ -136,7 +111,9 @@ def test_kill_9_in_a_spark_snapshot_resumes_chunk_by_chunk(
     assert done < total  # the kill landed mid-snapshot
     cdc_source.execute("UPDATE big SET amount = 0 WHERE id % 10 = 0")  # between the runs
     cdc_source.execute("DELETE FROM big WHERE id % 10 = 1")
-    proc = _cdc_sync(services.catalog.url, tmp_path / "objects", log)
+    proc = cdc_sync_process(
+        services.catalog.url, tmp_path / "objects", log, KYMA_SPARK_MASTER="local[2]"
+    )
     try:
         deadline = time.monotonic() + 180
         while time.monotonic() < deadline:
@@ -152,7 +129,10 @@ def test_kill_9_in_a_spark_snapshot_resumes_chunk_by_chunk(
         r"resumes: (\d+) of (\d+) chunks already read, (\d+) to read", log.read_text()
     )
     assert resumed is not None, log.read_text()[-3000:]
-    assert (int(resumed[1]), int(resumed[2])) == (done, total)  # nothing read was re-read
+    already, planned, to_read = map(int, resumed.groups())
+    # A Python worker may record the chunk it was writing just after the kill, so the
+    # restart may find more than ``done``; it never reads a recorded chunk again.
+    assert planned == total and done <= already < total and to_read == total - already
     twice = kyma(
         services,
         "SELECT _kyma_pk, _kyma_lsn FROM pg.public.big__changes GROUP BY 1, 2 HAVING count(*) > 1",

@@ -7,7 +7,7 @@ import time
 
 import psycopg
 import pytest
-from cdc_helpers import SECRET_ENV, body, drain, kyma
+from cdc_helpers import body, drain, kyma
 
 from kyma.connectors.postgres.cdc import NO_PRIMARY_KEY
 from kyma.engine.errors import NotFoundError, SqlError
@@ -20,11 +20,6 @@ INSERT INTO users SELECT g, 'user' || g, CASE WHEN g % 2 = 0 THEN 'DE' ELSE 'FR'
                          jsonb_build_object('n', g)
 FROM generate_series(1, 200) g;
 """
-
-
-@pytest.fixture(autouse=True)
-def _secret(cdc_source, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setenv(SECRET_ENV, cdc_source.password)
 
 
 def _equal_both_ways(services, table: str) -> None:  # type: ignore[no-untyped-def]

@@ -10,8 +10,7 @@ from typing import Any
 
 import cbor2
 import pyarrow as pa
-import pytest
-from cdc_helpers import SECRET_ENV, body, drain, kyma
+from cdc_helpers import body, drain, kyma
 
 from kyma.connectors.postgres._types import TIMESTAMP_INFINITY
 from kyma.connectors.postgres.cdc.pgoutput import UNCHANGED, Update, decode
@@ -105,11 +104,6 @@ CREATE DOMAIN posint AS integer CHECK (VALUE > 0);
 CREATE DOMAIN price AS numeric(12, 2);
 CREATE TYPE addr AS (street text, zip int);
 """
-
-
-@pytest.fixture(autouse=True)
-def _secret(cdc_source, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setenv(SECRET_ENV, cdc_source.password)
 
 
 def plain(table: pa.Table, name: str) -> list[Any]:
