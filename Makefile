@@ -29,6 +29,7 @@ bench:
 	$(PYTHON) bench/ingest.py
 	$(PYTHON) bench/query.py
 	$(PYTHON) bench/federation.py
+	$(PYTHON) bench/federation_dss.py
 	$(PYTHON) bench/cdc.py
 	$(PYTHON) bench/flight.py
 	$(PYTHON) bench/kafka.py
