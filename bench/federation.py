@@ -27,6 +27,8 @@ import shutil
 import statistics
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -94,14 +96,44 @@ QUERIES = {
 }
 
 
-def kyma_query(conn, text: str, *, pushdown: bool) -> dict:
+def post_query(conn, text: str, *, pushdown: bool) -> tuple[int, dict]:
     """``POST /v1/query`` with the pushdown switch (the harness's ``sql`` has none)."""
     body = json.dumps({"sql": text, "pushdown": pushdown})
     conn.request("POST", "/v1/query", body, {"Content-Type": "application/json"})
     answer = conn.getresponse()
-    result = json.loads(answer.read())
-    assert answer.status == 200, result
+    return answer.status, json.loads(answer.read())
+
+
+def kyma_query(conn, text: str, *, pushdown: bool) -> dict:
+    status, result = post_query(conn, text, pushdown=pushdown)
+    assert status == 200, result
     return result
+
+
+@contextmanager
+def source_postgres(prefix: str) -> Iterator[tuple[str, EmbeddedPostgres]]:
+    """A source Postgres on loopback (its admin URL), removed afterwards."""
+    # In /tmp: the source runs as the postgres user, which must reach its folder.
+    work = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
+    pg = EmbeddedPostgres(work / "source", log=lambda _: None, settings=SOURCE_SETTINGS)
+    try:
+        yield pg.start(), pg
+    finally:
+        pg.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+@contextmanager
+def serving(url: str) -> Iterator[Server]:
+    """A ``kyma serve`` with the connector ``src`` on ``url``, removed afterwards."""
+    os.environ[SECRET_ENV] = urlsplit(url).password or ""  # kyma serve inherits it
+    server = Server()
+    try:
+        create_connector(server, url)
+        yield server
+    finally:
+        server.stop()
+        shutil.rmtree(server.home.parent, ignore_errors=True)
 
 
 def transferred(answer: dict) -> tuple[int, int, float]:
@@ -210,24 +242,10 @@ def main() -> None:
         f"{platform.node()} {platform.machine()}, {os.cpu_count()} cores;"
         " source Postgres on loopback, TLS off"
     )
-    # In /tmp: the source runs as the postgres user, which must reach its folder.
-    work = Path(tempfile.mkdtemp(prefix="kyma-bench-federation-", dir="/tmp"))
-    pg = EmbeddedPostgres(work / "source", log=lambda _: None, settings=SOURCE_SETTINGS)
-    try:
-        url = pg.start()
+    with source_postgres("kyma-bench-federation-") as (url, _):
         load_source(url, args.rows)
-        os.environ[SECRET_ENV] = urlsplit(url).password or ""  # kyma serve inherits it
-        server = Server()
-        try:
-            create_connector(server, url)
-            with psycopg.connect(url, autocommit=True) as direct:
-                compare(server, direct, args.repeat, args.repeat_off)
-        finally:
-            server.stop()
-            shutil.rmtree(server.home.parent, ignore_errors=True)
-    finally:
-        pg.stop()
-        shutil.rmtree(work, ignore_errors=True)
+        with serving(url) as server, psycopg.connect(url, autocommit=True) as direct:
+            compare(server, direct, args.repeat, args.repeat_off)
 
 
 if __name__ == "__main__":

@@ -25,24 +25,18 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import math
 import os
 import platform
 import re
-import shutil
 import statistics
-import tempfile
 import time
 from decimal import Decimal
-from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 from _harness import Server, seconds
-from federation import SECRET_ENV, SOURCE_SETTINGS, create_connector
-
-from kyma.runtime.postgres import EmbeddedPostgres
+from federation import post_query, serving, source_postgres
 
 GOAL_RATIO, GOAL_MS = 1.2, 5.0
 DATABASE = (
@@ -322,12 +316,9 @@ def residuals(answer: dict) -> list[str]:
 
 def attempt(conn, sql: str, *, pushdown: bool) -> dict | str:
     """kyma's answer, or its error message (a refusal is a result here, not a crash)."""
-    body = json.dumps({"sql": sql, "pushdown": pushdown})
-    conn.request("POST", "/v1/query", body, {"Content-Type": "application/json"})
-    answer = conn.getresponse()
-    result = json.loads(answer.read())
-    if answer.status != 200:
-        return f"{answer.status} {result.get('error')}: {result.get('message')}"
+    status, result = post_query(conn, sql, pushdown=pushdown)
+    if status != 200:
+        return f"{status} {result.get('error')}: {result.get('message')}"
     return result
 
 
@@ -425,27 +416,14 @@ def main() -> None:
         f"{platform.node()} {platform.machine()}, {os.cpu_count()} cores;"
         " source Postgres on loopback, TLS off, database dss (ICU en-US, America/New_York)"
     )
-    work = Path(tempfile.mkdtemp(prefix="kyma-bench-federation-dss-", dir="/tmp"))
-    pg = EmbeddedPostgres(work / "source", log=lambda _: None, settings=SOURCE_SETTINGS)
-    try:
-        admin_url = pg.start()
+    with source_postgres("kyma-bench-federation-dss-") as (admin_url, _):
         with psycopg.connect(admin_url, autocommit=True) as admin:
             admin.execute(DATABASE)
             admin.execute("ALTER DATABASE dss SET timezone TO 'America/New_York'")
         url = urlunsplit(urlsplit(admin_url)._replace(path="/dss"))
         load_source(url, args.scale)
-        os.environ[SECRET_ENV] = urlsplit(url).password or ""  # kyma serve inherits it
-        server = Server()
-        try:
-            create_connector(server, url)
-            with psycopg.connect(url, autocommit=True) as direct:
-                compare(server, direct, args.repeat, args.repeat_off)
-        finally:
-            server.stop()
-            shutil.rmtree(server.home.parent, ignore_errors=True)
-    finally:
-        pg.stop()
-        shutil.rmtree(work, ignore_errors=True)
+        with serving(url) as server, psycopg.connect(url, autocommit=True) as direct:
+            compare(server, direct, args.repeat, args.repeat_off)
 
 
 if __name__ == "__main__":
