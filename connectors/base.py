@@ -74,6 +74,16 @@ class Connector(ABC):
     ) -> exp.Expression:
         """What to select so that ``column`` arrives in a form kyma converts exactly."""
 
+    def pattern_operand(self, column: exp.Expression, source: SourceColumn) -> exp.Expression:
+        """What LIKE in kyma must match for ``column``, as the source would (by default the
+        fetched value itself)."""
+        return column
+
+    def text_order(self, source: SourceColumn) -> str | None:
+        """The collation under which the source orders ``source``, when that differs from
+        kyma's byte order; None when they agree (the default)."""
+        return None
+
     @abstractmethod
     def fetch(self, sql: str, columns: Mapping[str, SourceColumn]) -> Fetched:
         """Run one query at the source. ``columns`` maps output names that are plain source

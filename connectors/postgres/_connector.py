@@ -20,7 +20,7 @@ from kyma.connectors.base import Connector, Fetched, SourceColumn, SourceTable
 from kyma.connectors.postgres._capabilities import POSTGRES
 from kyma.connectors.postgres._introspect import introspect
 from kyma.connectors.postgres._pool import ConnectionPool
-from kyma.connectors.postgres._types import fetch_expression, to_kyma
+from kyma.connectors.postgres._types import fetch_expression, padded, to_kyma
 from kyma.connectors.secrets import redact
 from kyma.connectors.spec import ConnectorSpec
 from kyma.engine.errors import (
@@ -115,7 +115,15 @@ class PostgresConnector(Connector):
             alias,
             numeric_mode=self.spec.connection.numeric_mode,
             geometry_mode=self.spec.scope.geometry_mode,
+            exact_numeric=True,
         )
+
+    def pattern_operand(self, column: exp.Expression, source: SourceColumn) -> exp.Expression:
+        return padded(column, source.source_type)
+
+    def text_order(self, source: SourceColumn) -> str | None:
+        pg_type = source.source_type
+        return None if pg_type.orders_as_bytes else pg_type.collation
 
     def fetch(self, sql: str, columns: Mapping[str, SourceColumn]) -> Fetched:
         vectors = {name: dim for name, c in columns.items() if (dim := c.column.type.vector_dim)}
@@ -123,7 +131,7 @@ class PostgresConnector(Connector):
             cur.execute(sql)
             raw = cur.fetch_arrow_table()
         self._on_success()
-        return Fetched(to_kyma(raw, vectors=vectors), raw.nbytes)
+        return Fetched(to_kyma(raw, vectors=vectors, exact_numeric=True), raw.nbytes)
 
     # ---------------------------------------------------------------- status
 

@@ -8,6 +8,7 @@ what ADBC cannot hand over cleanly (enums, ranges, hstore, arrays, network types
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from string import ascii_lowercase, ascii_uppercase, digits
@@ -30,12 +31,22 @@ MAX_REAL_PRECISION = 15
 @dataclass(frozen=True)
 class PgType:
     """An introspected column type: ``format_type`` text, base typname (domains unwrapped),
-    ``pg_type.typcategory`` and, for numerics, the declared precision."""
+    ``pg_type.typcategory``, for numerics the declared precision, and for text the locale
+    of its collation."""
 
     name: str
     typname: str
     category: str
     numeric_precision: int | None = None
+    collation: str | None = None
+
+    @property
+    def orders_as_bytes(self) -> bool:
+        """Whether the source orders this column's values as kyma does (by UTF-8 bytes)."""
+        return self.collation is None or self.collation in BYTE_ORDER_COLLATIONS
+
+
+BYTE_ORDER_COLLATIONS = frozenset({"C", "POSIX", "C.UTF-8", "C.utf8", "ucs_basic"})
 
 
 _BY_CATEGORY = {"A": "dynamic", "R": "dynamic", "E": "string", "C": "dynamic"}  # C: composite
@@ -122,8 +133,12 @@ def fetch_expression(
     *,
     numeric_mode: str = "real",
     geometry_mode: str | None = None,
+    exact_numeric: bool = False,
 ) -> exp.Expression:
     """The SELECT item that fetches a column so ``to_kyma`` reads it as ``kyma_type`` says.
+
+    ``exact_numeric`` (federation) fetches numerics as they are, for ``to_kyma`` to read as
+    decimals; otherwise (CDC into kyma tables) as the seed's real or string.
 
     >>> fetch_expression(exp.column("m"), PgType("mood", "mood", "E"), "m").sql("postgres")
     'CAST(m AS TEXT) AS "m"'
@@ -131,6 +146,8 @@ def fetch_expression(
     kind, warning = kyma_type(pg_type, numeric_mode=numeric_mode, geometry_mode=geometry_mode)
     if warning is not None:
         wire = _to_jsonb
+    elif pg_type.typname == "numeric" and exact_numeric:
+        wire = None
     elif pg_type.typname == "numeric":
         # As float8 at the source: the same correctly rounded double as casting the decimal
         # text here, at half the fetch cost (measured in bench/federation.py).
@@ -277,6 +294,44 @@ def _numeric(typmod: int) -> tuple[KymaType, Convert]:
     return KymaType("real"), lambda a: a.storage.cast(pa.float64())
 
 
+MAX_DECIMAL_DIGITS = 76
+"""The widest exact decimal kyma computes with (Arrow's decimal256)."""
+
+
+def exact_decimal(array: pa.Array, typmod: int) -> pa.Array:
+    """numeric text → an Arrow decimal that holds every value exactly: numeric(p, s) as
+    decimal(p, s); unconstrained numeric as the narrowest decimal the values fit.
+
+    Raises ValueError for NaN, infinities and values past 76 digits, which no decimal holds.
+    """
+    text = array.storage if isinstance(array, pa.ExtensionArray) else array
+    special = pc.match_substring_regex(text, "^[-+]?[A-Za-z]")
+    if pc.any(special).as_py():
+        value = pc.filter(text, special)[0].as_py()
+        raise ValueError(f"numeric {value!r} has no exact decimal in kyma")
+    if typmod >= 4:
+        precision, scale = (typmod - 4) >> 16, (typmod - 4) & 0xFFFF
+    else:
+        precision, scale = _fitting_decimal(text)
+    if precision > MAX_DECIMAL_DIGITS:
+        raise ValueError(f"numeric of {precision} digits is wider than kyma's 76-digit decimals")
+    kind = pa.decimal128 if precision <= 38 else pa.decimal256
+    return text.cast(kind(max(precision, 1), scale))
+
+
+def _fitting_decimal(text: pa.Array) -> tuple[int, int]:
+    """(precision, scale) that hold every value of a column of decimal text."""
+    if not len(text) or text.null_count == len(text):
+        return 1, 0
+    unsigned = pc.replace_substring_regex(text, "^[-+]", "")
+    digits = pc.utf8_length(unsigned)
+    point = pc.find_substring(unsigned, ".")
+    decimals = pc.if_else(pc.less(point, 0), 0, pc.subtract(pc.subtract(digits, point), 1))
+    whole = pc.subtract(pc.subtract(digits, decimals), pc.if_else(pc.less(point, 0), 0, 1))
+    scale = pc.max(decimals).as_py() or 0
+    return max(pc.max(whole).as_py() or 1, 1) + scale, scale
+
+
 def _same(array: pa.Array) -> pa.Array:
     return array
 
@@ -299,16 +354,48 @@ _RULES: tuple[tuple[Callable[[pa.DataType], bool], str, Convert], ...] = (
 )
 
 
-def _converter(field: pa.Field, vectors: Mapping[str, int]) -> tuple[KymaType, Convert]:
+def padded(column: exp.Expression, pg_type: PgType) -> exp.Expression:
+    """A char(n) column as LIKE sees it in Postgres: with its blanks (kyma fetches it trimmed).
+
+    >>> padded(exp.column("c"), PgType("character(5)", "bpchar", "S")).sql("postgres")
+    "RPAD(c, 5, ' ')"
+    """
+    width = re.fullmatch(r"character\((\d+)\)", pg_type.name)
+    if pg_type.typname != "bpchar" or width is None:
+        return column
+    return exp.Anonymous(
+        this="RPAD",
+        expressions=[
+            column.copy(),
+            exp.Literal.number(int(width.group(1))),
+            exp.Literal.string(" "),
+        ],
+    )
+
+
+def _blank_trimmed(array: pa.Array) -> pa.Array:
+    """char(n) without its padding: Postgres ignores trailing blanks of bpchar in
+    comparisons, length, LIKE and concatenation, so kyma's evaluation must not see them."""
+    return pc.utf8_rtrim(array, characters=" ")
+
+
+def _converter(
+    field: pa.Field, vectors: Mapping[str, int], exact_numeric: bool = False
+) -> tuple[KymaType, Convert]:
     metadata = field.metadata or {}
     pg = metadata.get(PG_TYPE_KEY, b"").decode()
     dtype = field.type
+    if pg == "bpchar" and pa.types.is_string(dtype):
+        return KymaType("string"), _blank_trimmed
     if field.name in vectors and pa.types.is_list(dtype):
         return KymaType.parse(f"vector({vectors[field.name]})"), _vector(vectors[field.name])
     if pg == "oid" and pa.types.is_int32(dtype):  # ADBC sends the unsigned oid as int32
         return KymaType("long"), lambda array: array.view(pa.uint32()).cast(pa.int64())
     if isinstance(dtype, pa.OpaqueType) and dtype.type_name == "numeric":
-        return _numeric(int(metadata.get(PG_TYPMOD_KEY, b"-1")))
+        typmod = int(metadata.get(PG_TYPMOD_KEY, b"-1"))
+        if exact_numeric:
+            return KymaType("real"), lambda array: exact_decimal(array, typmod)
+        return _numeric(typmod)
     for matches, name, convert in _RULES:
         if matches(dtype):
             return KymaType(name), convert
@@ -323,20 +410,31 @@ def arrow_field(name: str, kind: KymaType) -> pa.Field:
     return Column(name, kind).to_arrow()
 
 
-def to_kyma(table: pa.Table, *, vectors: Mapping[str, int] | None = None) -> pa.Table:
+def to_kyma(
+    table: pa.Table, *, vectors: Mapping[str, int] | None = None, exact_numeric: bool = False
+) -> pa.Table:
     """An ADBC result with every field converted to its kyma Arrow type.
 
     ``vectors`` names the fields holding pgvector columns fetched as ``real[]`` and their
-    dimension. Raises FormatError naming the field a value or a type cannot convert in.
+    dimension. ``exact_numeric`` (federation) reads numerics as Arrow decimals, so sums,
+    averages and comparisons in kyma are Postgres's. Raises FormatError naming the field a
+    value or a type cannot convert in.
     """
     fields, columns = [], []
     for field, column in zip(table.schema, table.columns, strict=True):
-        kind, convert = _converter(field, vectors or {})
+        kind, convert = _converter(field, vectors or {}, exact_numeric)
         try:
-            chunks = [convert(chunk) for chunk in column.chunks if len(chunk)]
-        except (ValueError, cbor2.CBORError) as e:
+            if exact_numeric and isinstance(field.type, pa.OpaqueType):
+                chunks = [convert(column.combine_chunks())]  # one decimal type per column
+            else:
+                chunks = [convert(chunk) for chunk in column.chunks if len(chunk)]
+        except (ValueError, pa.ArrowInvalid, cbor2.CBORError) as e:
             pg = (field.metadata or {}).get(PG_TYPE_KEY, b"?").decode()
             raise FormatError(f"column {field.name!r} ({pg}): {e}") from e
+        if chunks and pa.types.is_decimal(chunks[0].type):
+            fields.append(pa.field(field.name, chunks[0].type))
+            columns.append(pa.chunked_array(chunks, chunks[0].type))
+            continue
         fields.append(arrow_field(field.name, kind))
         columns.append(pa.chunked_array(chunks, kind.to_arrow()))
     return pa.Table.from_arrays(columns, schema=pa.schema(fields))

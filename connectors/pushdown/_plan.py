@@ -328,8 +328,71 @@ class _Planning:
                 ordinal=split.ordinal,
             )
             self.scans.append(scan)
+            _match_patterns_as_source(scope.expression, alias, ref)
+            _refuse_reordered_text(scope.expression, alias, ref)
             # In place: a parenthesized join hangs off its first table's node.
             node.set("this", exp.to_identifier(scan.name, quoted=True))
+
+
+def _match_patterns_as_source(block: exp.Expression, alias: str, ref: _SourceRef) -> None:
+    """Residual LIKEs on ``alias``'s columns match what the source's LIKE would see."""
+    for like in list(block.find_all(exp.Like, exp.ILike)):
+        column = like.this
+        if isinstance(column, exp.Column) and column.table == alias:
+            source = ref.table.column(column.name)
+            if source is not None:
+                column.replace(ref.connector.pattern_operand(column.copy(), source))
+
+
+_ORDERING = (exp.Ordered, exp.LT, exp.LTE, exp.GT, exp.GTE, exp.Between, exp.Min, exp.Max)
+
+
+def _refuse_reordered_text(block: exp.Expression, alias: str, ref: _SourceRef) -> None:
+    """Refuse to order or compare text in kyma that the source orders under a collation.
+
+    kyma orders text by its UTF-8 bytes; a source column under, say, ICU ``en-US`` orders
+    'apple' before 'Banana'. Sorting, range comparisons and MIN/MAX of such a column left
+    for kyma would give another answer than the source, so the statement is refused.
+    """
+    own = block.walk(prune=lambda n: n is not block and isinstance(n, exp.Query))
+    for node in [n for n in own if isinstance(n, _ORDERING)]:
+        operands = [node.args.get(k) for k in ("this", "expression", "low", "high")]
+        operands = [_output(block, o) for o in operands if o is not None]
+        for column in [c for o in operands for c in _text_operands(o)]:
+            source = ref.table.column(column.name) if column.table == alias else None
+            if source is None or source.column.type.name != "string":
+                continue
+            collation = ref.connector.text_order(source)
+            if collation is not None:
+                raise UnsupportedStatementError(
+                    f"{_short(node)}: kyma would order {ref.table.schema}.{ref.table.name}."
+                    f"{source.name} by bytes, but the source orders it under collation"
+                    f" {collation!r}; let the source run this part (pushdown on, with every"
+                    " table of the query block on this connector)"
+                )
+
+
+def _output(block: exp.Expression, node: exp.Expression) -> exp.Expression:
+    """An ORDER BY key naming an output column, as the expression behind that output."""
+    if isinstance(node, exp.Column) and not node.table and isinstance(block, exp.Select):
+        named = next((p for p in block.expressions if p.alias_or_name == node.name), None)
+        return named.unalias() if named is not None else node
+    return node
+
+
+_TEXT_PRESERVING = (
+    exp.Paren, exp.Lower, exp.Upper, exp.Substring, exp.Trim, exp.Coalesce, exp.DPipe, exp.Concat,
+    exp.Case, exp.If,
+)  # fmt: skip
+
+
+def _text_operands(node: exp.Expression) -> list[exp.Column]:
+    """The columns whose text order decides ``node``'s order (through text functions)."""
+    if isinstance(node, exp.Column):
+        return [node]
+    if isinstance(node, _TEXT_PRESERVING):
+        return [c for child in node.iter_expressions() for c in _text_operands(child)]
+    return []
 
 
 def _table_query(

@@ -19,7 +19,7 @@ from kyma.engine.catalog import Catalog, TableInfo
 from kyma.engine.errors import NotFoundError, SqlError, UnsupportedStatementError
 from kyma.engine.format import SegmentFormat
 from kyma.engine.format.predicate import BlockPredicate, Or
-from kyma.engine.query import udfs
+from kyma.engine.query import pg_numeric, udfs
 from kyma.engine.query._datafusion import run_datafusion
 from kyma.engine.query._limits import QueryLimits, checkpoint, session_context
 from kyma.engine.query._lower import lower
@@ -27,7 +27,7 @@ from kyma.engine.query._result import QueryResult
 from kyma.engine.query._scan import ScanStats, TableScan, scan_blocks
 from kyma.engine.query._time_travel import split_versioned
 from kyma.engine.query.federation import FederatedScan, Federation, references_sources
-from kyma.engine.query.rewrite import current_state, evolved
+from kyma.engine.query.rewrite import current_state, evolved, postgres_semantics
 from kyma.engine.storage import ObjectStore
 
 PARTITIONS = max(2, os.cpu_count() or 2)
@@ -96,12 +96,14 @@ class SelectPlanner:
         stmt = evolved.rule(stmt, [source.info.columns for source in sources.values()])
         ctx = session_context(self.limits)
         udfs.register(ctx)
+        pg_numeric.register(ctx)
         fetched: dict[str, dict[str, str]] = {}
         for scan in scans:
             answer = scan.fetch()
             ctx.register_record_batches(scan.name, [answer.to_batches() or [_empty(answer)]])
-            fetched[f'"{scan.name}"'] = dict.fromkeys(answer.column_names, "TEXT")
+            fetched[f'"{scan.name}"'] = {f.name: _arrow_sql_type(f.type) for f in answer.schema}
         self._analyze(stmt, sources, fetched, pruning=pruning)
+        stmt = postgres_semantics.rule(stmt, {**self._session_schemas(sources), **fetched})
         stats: dict[str, ScanStats] = {}
         for name, source in sources.items():
             stats[name] = self._register(ctx, name, source)
@@ -206,11 +208,7 @@ class SelectPlanner:
         """
         if not sources:
             return
-        schema = {
-            f'"{name}"': {c.name: _sql_type(c.type.name) for c in s.info.columns}
-            for name, s in sources.items()
-        }
-        schema.update(fetched)
+        schema = {**self._session_schemas(sources), **fetched}
         try:
             qualified = qualify(
                 stmt.copy(), schema=schema, dialect="postgres", quote_identifiers=False
@@ -232,6 +230,12 @@ class SelectPlanner:
                     condition = where.this if where is not None and pruning else None
                     source.predicates.append(lower(condition, alias, columns))
 
+    def _session_schemas(self, sources: dict[str, _Source]) -> dict[str, dict[str, str]]:
+        return {
+            f'"{name}"': {c.name: _sql_type(c.type.name) for c in s.info.columns}
+            for name, s in sources.items()
+        }
+
     def _register(self, ctx: SessionContext, name: str, source: _Source) -> ScanStats:
         fields = [c.to_arrow() for c in source.info.columns if c.name in source.columns]
         schema = pa.schema(fields or [source.info.columns[0].to_arrow()])
@@ -252,6 +256,21 @@ class SelectPlanner:
 
 def _sql_type(kyma: str) -> str:
     return _SQL_TYPES.get(kyma.split("(")[0], "TEXT")
+
+
+def _arrow_sql_type(dtype: pa.DataType) -> str:
+    """The SQL type sqlglot annotates a fetched column with (decimals keep p and s)."""
+    if pa.types.is_decimal(dtype):
+        return f"DECIMAL({dtype.precision}, {dtype.scale})"
+    if pa.types.is_integer(dtype):
+        return "BIGINT"
+    if pa.types.is_floating(dtype):
+        return "DOUBLE"
+    if pa.types.is_boolean(dtype):
+        return "BOOLEAN"
+    if pa.types.is_timestamp(dtype):
+        return "TIMESTAMPTZ"
+    return "TEXT"
 
 
 def _empty(table: pa.Table) -> pa.RecordBatch:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import base64
 import math
+from decimal import Decimal
 from typing import Any
 
 import cbor2
+import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
-from flask import Blueprint, Response, current_app, jsonify, request
+from flask import Blueprint, Response, current_app, request
 
 from kyma.engine.errors import SqlError
 from kyma.engine.query import QueryResult
@@ -48,7 +50,8 @@ def query():  # type: ignore[no-untyped-def]
     )
     if ARROW_STREAM in request.headers.get("Accept", ""):
         return Response(to_arrow_stream(result.table), mimetype=ARROW_STREAM)
-    return jsonify(to_json(result))
+    # orjson, not jsonify: decimals go out as JSON numbers with every digit (Fragment).
+    return Response(orjson.dumps(to_json(result), default=str), mimetype="application/json")
 
 
 def to_arrow_stream(table: pa.Table) -> bytes:
@@ -82,9 +85,21 @@ def _json_column(field: pa.Field, col: pa.ChunkedArray) -> list[Any]:
         return [None if v is None else base64.b64encode(v).decode() for v in col.to_pylist()]
     if pa.types.is_timestamp(dtype):
         return _timestamps(col)
+    if pa.types.is_decimal(dtype):
+        return [None if v is None else orjson.Fragment(_decimal_text(v)) for v in col.to_pylist()]
     safe = _json_safe(dtype)
     values = col.cast(safe).to_pylist() if safe != dtype else col.to_pylist()
     return _finite(values) if _has_float(dtype) else values
+
+
+def _decimal_text(value: Decimal) -> str:
+    """A decimal as a JSON number: every digit, no exponent, no trailing fractional zeros.
+
+    >>> _decimal_text(Decimal("25.93706293706293710000")), _decimal_text(Decimal("1E+2"))
+    ('25.9370629370629371', '100')
+    """
+    text = format(value, "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def _has_float(dtype: pa.DataType) -> bool:
