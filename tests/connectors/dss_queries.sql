@@ -58,3 +58,7 @@ SELECT max(l_score), min(l_score) FROM lineitem;
 SELECT extract(year FROM o_orderdate) AS y, count(*) FROM orders GROUP BY y ORDER BY y;
 
 SELECT sum(l_extendedprice * l_discount) AS revenue FROM lineitem WHERE l_shipdate >= DATE '1994-01-01' AND l_shipdate < DATE '1994-01-01' + INTERVAL '1' YEAR AND l_discount BETWEEN 0.06 - 0.01 AND 0.06 + 0.01 AND l_quantity < 24;
+
+SELECT o_orderkey, o_orderdate + 30 AS due, o_orderdate - 1 AS eve FROM orders WHERE o_orderdate + 30 < DATE '1995-06-01' ORDER BY o_orderkey;
+
+SELECT l_orderkey, l_extendedprice * 0.95 AS net, l_discount * 2.5 + 0.01 AS d FROM lineitem WHERE l_tax IN (0.02, 0.04, 0.06) ORDER BY l_orderkey, l_linenumber;

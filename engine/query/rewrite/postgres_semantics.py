@@ -1,13 +1,15 @@
 """Postgres's answers for operations that DataFusion computes differently, by operand type.
 
-- A quotient of decimals (or of a decimal and an integer) and an average of decimals call
-  ``kyma_numeric_div`` / ``kyma_numeric_avg`` (``pg_numeric``), which round as Postgres
-  does; DataFusion's own operators truncate at a fixed scale.
+- A quotient of decimals (or of a decimal and an integer) and an average of decimals or
+  integers call ``kyma_numeric_div`` / ``kyma_numeric_avg`` (``pg_numeric``), which round
+  as Postgres does; DataFusion's own operators truncate at a fixed scale or use floats.
 - MIN and MAX of floats treat NaN as Postgres does, greater than every number (DataFusion
   skips it, and its grouped MIN mixes NaN into wrong answers).
 - A literal such as ``0.06`` compared with, or computed against, a decimal is that exact
   decimal, as in Postgres (DataFusion reads it as a float: ``0.06 - 0.01`` is not ``0.05``).
   Next to a float it stays a float, so a float column is never cast to a decimal.
+- ``date + n`` and ``date - n`` add or subtract ``n`` days (DataFusion has no timestamp
+  plus integer).
 
 Operand types come from sqlglot's type annotation over ``schema`` (``{table: {column: SQL
 type}}``); a statement sqlglot cannot annotate is left as it is.
@@ -36,9 +38,7 @@ _ARGUMENT = exp.DataType.build("DECIMAL(38, 10)")
 
 
 def rule(stmt: exp.Expression, schema: dict[str, dict[str, str]]) -> exp.Expression:
-    if not any(_sensitive_type(t) for columns in schema.values() for t in columns.values()) and (
-        not any(_decimal_cast(c) for c in stmt.find_all(exp.Cast))
-    ):
+    if not _worth_typing(stmt, schema):
         return stmt
     try:
         typed = annotate_types(
@@ -49,20 +49,19 @@ def rule(stmt: exp.Expression, schema: dict[str, dict[str, str]]) -> exp.Express
     except (sqlglot.errors.SqlglotError, KeyError, ValueError):
         return stmt
     exact = {_key(node) for node in typed.find_all(*_MIXED) if _meets_decimal(node)}
-    for node in list(stmt.find_all(*_MIXED)):
-        if _key(node) in exact:
-            _exact_literals(node)
-    chosen = {
-        _key(node): rewrite
-        for node in typed.find_all(*_REWRITES)
-        for applies, rewrite in [_REWRITES[type(node)]]
-        if applies(node)
-    }
-    # Rewrite the statement as written (its output names stay), innermost nodes first.
-    for node in reversed(list(stmt.find_all(*_REWRITES))):
-        rewrite = chosen.get(_key(node))
-        if rewrite is not None:
-            node.replace(rewrite(node))
+    chosen = {_key(node): node for node in typed.find_all(*_REWRITES) if _applies(node)}
+    # Match on the statement as written (its output names stay) before changing any of it,
+    # then rewrite innermost nodes first.
+    mixed = [node for node in stmt.find_all(*_MIXED) if _key(node) in exact]
+    rewrites = [
+        (node, chosen[_key(node)])
+        for node in reversed(list(stmt.find_all(*_REWRITES)))
+        if _key(node) in chosen
+    ]
+    for node in mixed:
+        _exact_literals(node)
+    for node, typed_node in rewrites:
+        node.replace(_REWRITES[type(node)][1](node, typed_node))
     return stmt
 
 
@@ -125,6 +124,10 @@ def _decimal_type(text: str) -> exp.DataType:
     return exp.DataType.build(f"DECIMAL({precision}, {scale})")
 
 
+def _applies(node: exp.Expression) -> bool:
+    return _REWRITES[type(node)][0](node)
+
+
 def _key(node: exp.Expression) -> str:
     """The node's SQL with column qualifiers dropped: the same before and after qualify."""
     bare = node.copy()
@@ -146,13 +149,13 @@ def _any_nan(value: exp.Expression) -> exp.Expression:
 _NAN = exp.cast(exp.Literal.string("NaN"), exp.DataType.build("DOUBLE"))
 
 
-def _float_max(node: exp.Max) -> exp.Expression:
+def _float_max(node: exp.Max, _typed: exp.Max) -> exp.Expression:
     """NaN when any value is NaN, else the greatest number."""
     largest = exp.Max(this=_nan_free(node.this))
     return exp.case().when(_any_nan(node.this), _NAN.copy()).else_(largest)
 
 
-def _float_min(node: exp.Min) -> exp.Expression:
+def _float_min(node: exp.Min, _typed: exp.Min) -> exp.Expression:
     """The least number; NaN only when every value is NaN."""
     least = exp.Min(this=_nan_free(node.this))
     return exp.Coalesce(this=least, expressions=[exp.case().when(_any_nan(node.this), _NAN.copy())])
@@ -164,8 +167,14 @@ def _call(name: str, *operands: exp.Expression) -> exp.Expression:
     return exp.Anonymous(this=name, expressions=[*casts, *kinds])
 
 
-def _sensitive_type(sql_type: str) -> bool:
-    return sql_type.upper().startswith(("DECIMAL", "NUMERIC", "DOUBLE"))
+def _worth_typing(stmt: exp.Expression, schema: dict[str, dict[str, str]]) -> bool:
+    """Whether some rewrite could apply (typing a statement costs a few milliseconds)."""
+    types = {t.upper().split("(")[0] for columns in schema.values() for t in columns.values()}
+    if types & {"DECIMAL", "NUMERIC", "DOUBLE"}:
+        return True
+    if any(_decimal_cast(c) for c in stmt.find_all(exp.Cast)):
+        return True
+    return "TIMESTAMPTZ" in types and stmt.find(exp.Add, exp.Sub) is not None
 
 
 def _decimal_cast(cast: exp.Cast) -> bool:
@@ -195,15 +204,45 @@ def _is_float(node: exp.Expression) -> bool:
     return node.type is not None and node.type.this in _FLOATS
 
 
+def _is_instant(node: exp.Expression) -> bool:
+    return node.type is not None and node.type.this in exp.DataType.TEMPORAL_TYPES
+
+
+def _is_integer(node: exp.Expression) -> bool:
+    return node.type is not None and node.type.this in exp.DataType.INTEGER_TYPES
+
+
+def _shifts_days(node: exp.Add | exp.Sub) -> bool:
+    """``date + n`` or ``date - n`` (``n + date``): Postgres's date arithmetic in days (a
+    fetched date is a timestamp at midnight in kyma; Postgres has no timestamp + integer)."""
+    if _is_instant(node.left) and _is_integer(node.right):
+        return True
+    return isinstance(node, exp.Add) and _is_integer(node.left) and _is_instant(node.right)
+
+
+_DAY_NANOSECONDS = exp.Literal.number(86_400_000_000_000)
+
+
+def _plus_days(node: exp.Add | exp.Sub, typed: exp.Add | exp.Sub) -> exp.Expression:
+    instant, days = (node.left, node.right) if _is_instant(typed.left) else (node.right, node.left)
+    nanoseconds = exp.Mul(this=exp.cast(days.copy(), "BIGINT"), expression=_DAY_NANOSECONDS)
+    span = exp.Anonymous(
+        this="ARROW_CAST", expressions=[nanoseconds, exp.Literal.string("Duration(Nanosecond)")]
+    )
+    return type(node)(this=instant.copy(), expression=span)
+
+
 _REWRITES: dict[type[exp.Expression], tuple[Callable[..., bool], Callable[..., exp.Expression]]] = {
-    exp.Avg: (
-        lambda node: _is_decimal(node.this),
-        lambda node: _call("KYMA_NUMERIC_AVG", node.this),
+    exp.Avg: (  # Postgres averages integers as numeric too
+        lambda node: _is_decimal(node.this) or _is_integer(node.this),
+        lambda node, _typed: _call("KYMA_NUMERIC_AVG", node.this),
     ),
     exp.Div: (
         _divides_decimals,
-        lambda node: _call("KYMA_NUMERIC_DIV", node.this, node.expression),
+        lambda node, _typed: _call("KYMA_NUMERIC_DIV", node.this, node.expression),
     ),
+    exp.Add: (_shifts_days, _plus_days),
+    exp.Sub: (_shifts_days, _plus_days),
     exp.Max: (lambda node: _is_float(node.this), _float_max),
     exp.Min: (lambda node: _is_float(node.this), _float_min),
 }
