@@ -323,6 +323,8 @@ def rows_close(expected: list[tuple], actual: list[tuple], ordered: bool, slack:
     False
     >>> rows_close([(1, 257.0)], [(2, 257.0)], ordered=True, slack=2.0)
     False
+    >>> rows_close([(Decimal("9007199254740943"), 257.0)], [(9007199254740943, 258.0)], False, 2.0)
+    True
     """
     if rows_equal(expected, actual, ordered):
         return True
@@ -333,12 +335,15 @@ def rows_close(expected: list[tuple], actual: list[tuple], ordered: bool, slack:
     floats = {i for i in range(width) if any(isinstance(row[i], float) for row in rows)}
 
     def exact_part(row: tuple) -> tuple:
-        return tuple(repr(_canonical(v, False)) for i, v in enumerate(row) if i not in floats)
+        return tuple(_canonical(v, False) for i, v in enumerate(row) if i not in floats)
+
+    def order(row: tuple) -> tuple:
+        return tuple(repr(_canonical(v, True)) for v in exact_part(row))
 
     if ordered:
         left, right = expected, actual
     else:
-        left, right = sorted(expected, key=exact_part), sorted(actual, key=exact_part)
+        left, right = sorted(expected, key=order), sorted(actual, key=order)
     for one, other in zip(left, right, strict=True):
         if exact_part(one) != exact_part(other):
             return False
