@@ -1,17 +1,24 @@
-"""The secured ``kyma serve`` the security tests share, and ``kyma`` CLI runs on its home."""
+"""A secured ``kyma serve`` (auth required, TLS on every listener) with tokens and tables,
+and ``kyma`` CLI runs on its home."""
 
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import ssl
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from secure_client import call
 from serve_helpers import Serve
-from tls_ca import TlsFiles
+from tls_ca import TlsFiles, make_ca_and_server_cert
 
 
 @dataclass
@@ -38,3 +45,43 @@ def kyma(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
         text=True,
         timeout=120,
     )
+
+
+@contextmanager
+def secure_serve(
+    grants: dict[str, dict[str, Any]], tables: tuple[str, ...], **env: str
+) -> Iterator[Secure]:
+    """A serve with token ``admin`` made with the CLI (how an operator starts), the tokens
+    ``grants`` names made over REST with it, and ``tables`` holding a row each (``msg``)."""
+    home = Path(tempfile.mkdtemp(prefix="kyma-security-", dir="/tmp"))  # postgres reaches it
+    tls = make_ca_and_server_cert(home)
+    serve = Serve(
+        home,
+        KYMA_AUTH="required",
+        KYMA_TLS_CERT_FILE=str(tls.cert),
+        KYMA_TLS_KEY_FILE=str(tls.key),
+        **env,
+    )
+    try:
+        created = kyma(home, "token", "create", "--scope", "admin", "--name", "bootstrap")
+        assert created.returncode == 0, created.stderr
+        admin = created.stdout.strip()
+        assert re.fullmatch(r"kyma_[A-Za-z0-9_-]{43}", admin), created.stdout
+        context = ssl.create_default_context(cafile=str(tls.ca))
+        secure = Secure(serve, tls, context, {"admin": admin}, {})
+        for name, grant in grants.items():
+            status, answer, _ = secure.call("/v1/tokens", admin, body={**grant, "name": name})
+            assert status == 201, answer
+            secure.tokens[name], secure.token_ids[name] = answer["token"], answer["id"]
+        for table in tables:
+            status, answer, _ = secure.sql(f"CREATE TABLE {table} (msg string)", admin)
+            assert status == 200, answer
+            status, answer, _ = secure.call(
+                f"/v1/ingest/{table}", admin, body=f'{{"msg": "{table} row"}}'.encode()
+            )
+            assert status == 200, answer
+        yield secure
+    finally:
+        code = serve.stop()
+        shutil.rmtree(home, ignore_errors=True)
+    assert code == 0, "".join(serve.output)
