@@ -16,6 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pyarrow.flight as flight
+from adbc_driver_flightsql import DatabaseOptions
+from adbc_driver_flightsql.dbapi import connect
 from secure_client import call
 from serve_helpers import Serve
 from tls_ca import TlsFiles, make_ca_and_server_cert
@@ -34,6 +37,19 @@ class Secure:
 
     def sql(self, text: str, token: str | None):  # type: ignore[no-untyped-def]
         return self.call("/v1/query", token, body={"sql": text})
+
+    def adbc(self, token: str | None):  # type: ignore[no-untyped-def]
+        """An ADBC Flight SQL connection, sending ``token`` when given."""
+        options = {DatabaseOptions.TLS_ROOT_CERTS.value: self.tls.ca.read_text()}
+        if token:
+            options[DatabaseOptions.AUTHORIZATION_HEADER.value] = f"Bearer {token}"
+        return connect(self.serve.flight_url, db_kwargs=options, autocommit=True)
+
+    def flight(self, token: str | None) -> tuple[flight.FlightClient, flight.FlightCallOptions]:
+        """A plain Flight client, and the call options that send ``token`` when given."""
+        client = flight.FlightClient(self.serve.flight_url, tls_root_certs=self.tls.ca.read_bytes())
+        headers = [(b"authorization", f"Bearer {token}".encode())] if token else []
+        return client, flight.FlightCallOptions(headers=headers, timeout=30)
 
 
 def kyma(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
