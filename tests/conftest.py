@@ -1,4 +1,5 @@
-"""Real parts for the tests, started on loopback: Postgres and an S3-compatible server.
+"""Real parts for the tests, started on loopback: Postgres (the catalog's, and a second one,
+TLS on, that connectors read as a source) and an S3-compatible server.
 
 ``KYMA_TEST_CATALOG_URL`` points the tests at an external Postgres instead of one started
 from the system's binaries. Nothing here skips: a missing binary fails with the command
@@ -22,6 +23,13 @@ import boto3
 import psycopg
 import pytest
 from hypothesis import settings
+from source_postgres import (
+    HOST,
+    SETTINGS,
+    SourcePostgres,
+    self_signed_certificate,
+    wait_for_tls,
+)
 
 from kyma.engine.catalog import Catalog
 from kyma.engine.storage import ObjectStore
@@ -85,6 +93,38 @@ def catalog(catalog_url: str) -> Iterator[Catalog]:
     cat = Catalog(catalog_url)
     yield cat
     cat.close()
+
+
+@pytest.fixture(scope="session")
+def source_pg() -> Iterator[SourcePostgres]:
+    """A second Postgres for the session: TLS with a self-signed certificate for 127.0.0.1."""
+    from kyma.runtime.postgres import EmbeddedPostgres
+
+    home = server_tmpdir("kyma-test-source-")
+    pg = EmbeddedPostgres(home / "source", log=lambda _: None, settings=SETTINGS)
+    try:
+        admin_url = pg.start()
+        certificate, key = self_signed_certificate(HOST)
+        ca_file = home / "source-ca.crt"
+        ca_file.write_bytes(certificate)
+        ca_file.chmod(0o644)
+        # The data folder belongs to the server's OS user; its key must too, with mode 0600.
+        owner = pg.data_dir.stat()
+        for name, content in (("server.crt", certificate), ("server.key", key)):
+            path = pg.data_dir / name
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as f:
+                f.write(content)
+            os.chown(path, owner.st_uid, owner.st_gid)
+        with psycopg.connect(admin_url, autocommit=True) as conn:
+            conn.execute("ALTER SYSTEM SET ssl = on")
+            conn.execute("SELECT pg_reload_conf()")
+        wait_for_tls(admin_url, ca_file)
+        port = int(admin_url.rsplit(":", 1)[1].split("/")[0])
+        yield SourcePostgres(admin_url, pg.log_file, ca_file, HOST, port)
+    finally:
+        pg.stop()
+        shutil.rmtree(home, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

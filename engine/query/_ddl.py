@@ -3,6 +3,8 @@ SHOW TABLES, DESCRIBE."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pyarrow as pa
 from sqlglot import exp
 
@@ -81,8 +83,9 @@ def drop_table(catalog: Catalog, stmt: exp.Drop) -> QueryResult:
     return QueryResult.status_only("DROP TABLE")
 
 
-def show_tables(catalog: Catalog) -> QueryResult:
-    tables = catalog.list_tables()
+def show_tables(catalog: Catalog, visible: Callable[[str], bool] | None = None) -> QueryResult:
+    """Every table, or those ``visible`` lets through (the ones the caller may read)."""
+    tables = [t for t in catalog.list_tables() if visible is None or visible(t.name)]
     table = pa.table(
         {
             "name": pa.array([t.name for t in tables], pa.string()),

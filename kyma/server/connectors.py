@@ -5,7 +5,8 @@ from __future__ import annotations
 from flask import Blueprint, current_app, jsonify, request
 
 from kyma.connectors.registry import ConnectorRegistry
-from kyma.engine.errors import ConfigError
+from kyma.engine.errors import ConfigError, NotFoundError
+from kyma.server.auth import principal
 
 blueprint = Blueprint("connectors", __name__)
 
@@ -40,8 +41,15 @@ def status(key: str):  # type: ignore[no-untyped-def]
 
 @blueprint.get("/v1/connectors/<key>/tables")
 def tables(key: str):  # type: ignore[no-untyped-def]
-    """The source as a catalog: schemas, tables and columns in scope, with kyma types."""
-    return jsonify({"tables": _registry().tables(key)})
+    """The source as a catalog: schemas, tables and columns in scope, with kyma types; a
+    token limited to some tables sees those (``<connector>.<schema>.<table>``) alone."""
+    caller = principal()
+    if not caller.limited:
+        return jsonify({"tables": _registry().tables(key)})
+    name = caller.require_catalog(_connector_name(key), key)
+    found = _registry().tables(name)
+    granted = [t for t in found if caller.may_touch(f"{name}.{t['schema']}.{t['name']}")]
+    return jsonify({"tables": granted})
 
 
 @blueprint.post("/v1/connectors/<key>/enable")
@@ -58,3 +66,11 @@ def refresh(key: str):  # type: ignore[no-untyped-def]
 def delete(key: str):  # type: ignore[no-untyped-def]
     _registry().drop(key)
     return "", 204
+
+
+def _connector_name(key: str) -> str | None:
+    """The name of connector ``key`` (a name or an id), None when there is none."""
+    try:
+        return _registry().catalog.get_connector(key).name
+    except NotFoundError:
+        return None
