@@ -18,7 +18,7 @@ from kyma.connectors import statements
 from kyma.connectors.base import Connector
 from kyma.connectors.postgres.cdc._tables import RESNAPSHOT_REASONS
 from kyma.connectors.pushdown import PushdownPlanner
-from kyma.connectors.secrets import resolve_secret
+from kyma.connectors.secrets import SecretPolicy
 from kyma.connectors.spec import ConnectorSpec, parse_spec
 from kyma.connectors.sync import SyncRunner, resolve_synced
 from kyma.engine.catalog import Catalog, ConnectorRecord
@@ -43,8 +43,9 @@ INSECURE_REFUSED = (
 
 
 class ConnectorRegistry(Federation):
-    def __init__(self, catalog: Catalog) -> None:
+    def __init__(self, catalog: Catalog, secrets: SecretPolicy) -> None:
         self.catalog = catalog
+        self.secrets = secrets
         self.planner = PushdownPlanner(self.connector)
         self._live: dict[int, Connector] = {}
         self._healthy: dict[int, bool] = {}
@@ -56,6 +57,7 @@ class ConnectorRegistry(Federation):
     def create(self, body: Any) -> dict[str, Any]:
         """Store a definition, then start it: connect and introspect once."""
         spec = parse_spec(body)
+        self.secrets.check(spec.connection.secret_ref)
         record = self.catalog.create_connector(spec.name, spec.type, spec.to_json())
         log.info("connector %r created (%s, %s)", spec.name, spec.type, spec.mode)
         return self._start(record)
@@ -198,7 +200,7 @@ class ConnectorRegistry(Federation):
         spec = parse_spec(record.definition)
         return PostgresConnector(
             spec,
-            resolve_secret(spec.connection.secret_ref),
+            self.secrets.resolve(spec.connection.secret_ref),
             on_failure=lambda error: self._failed(record, spec, error),
             on_success=lambda: self._succeeded(record),
         )

@@ -17,7 +17,7 @@ MODES = ("federation", "sync", "both")
 TLS_MODES = ("required", "verify-full", "disabled")
 NUMERIC_MODES = ("real", "string")
 _NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
-_SECRET_REF = re.compile(r"\$env:[A-Za-z_][A-Za-z0-9_]*|file:/.+")
+_SECRET_REF = re.compile(r"\$env:[A-Za-z_][A-Za-z0-9_]*|file:.+")
 
 
 @dataclass(frozen=True)
@@ -125,13 +125,16 @@ def _connection(raw: dict[str, Any]) -> Connection:
     if parts.password is not None:
         raise ConfigError(
             "connection.url: must not hold a password; put it in a secret and name it in"
-            " connection.secret_ref ($env:NAME or file:/path)"
+            " connection.secret_ref ($env:KYMA_SECRET_<NAME> or file:<name in the secrets folder>)"
         )
     secret_ref = raw.get("secret_ref")
     if secret_ref is not None and (
         not isinstance(secret_ref, str) or not _SECRET_REF.fullmatch(secret_ref)
     ):
-        raise ConfigError("connection.secret_ref: expected '$env:NAME' or 'file:/absolute/path'")
+        raise ConfigError(
+            "connection.secret_ref: expected '$env:KYMA_SECRET_<NAME>' or"
+            " 'file:<name or path in the secrets folder>'"
+        )
     pool_size = _int(raw, "pool_size", Connection.pool_size, 1, 64)
     return Connection(
         url=url,

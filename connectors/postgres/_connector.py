@@ -32,6 +32,7 @@ from kyma.engine.errors import (
 )
 
 _SSLMODE = {"required": "require", "verify-full": "verify-full", "disabled": "disable"}
+_NO_CLEARTEXT = "!password,!md5"
 _TLS_MARKERS = ("ssl", "certificate", "tls")
 # Errors that mean the source parsed or ran the SQL and said no (not a lost connection).
 _REJECTED = (
@@ -156,6 +157,11 @@ class PostgresConnector(Connector):
         }
         if conn.ca_file:
             params["sslrootcert"] = conn.ca_file
+        if conn.tls == "disabled":
+            # Without TLS a password (or its md5 hash) would cross the network readable by
+            # anyone on the path, or be asked for by a server posing as the source: libpq
+            # (16+, bundled with psycopg and ADBC) answers only SCRAM or no authentication.
+            params["require_auth"] = _NO_CLEARTEXT
         if self._password is not None:
             params["password"] = self._password
         return params

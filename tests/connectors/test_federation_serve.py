@@ -8,7 +8,7 @@ from serve_helpers import Serve
 
 
 def test_connector_survives_restart_and_serves_concurrent_queries(tmp_path, source_db) -> None:
-    env = {"KYMA_TEST_SERVE_SOURCE_PASSWORD": source_db.password}
+    env = {"KYMA_SECRET_TEST_SERVE_SOURCE": source_db.password}
     serve = Serve(tmp_path / "home", **env)
     try:
         status, created = serve.post(
@@ -18,7 +18,7 @@ def test_connector_survives_restart_and_serves_concurrent_queries(tmp_path, sour
                 "type": "postgres",
                 "connection": {
                     "url": source_db.url,
-                    "secret_ref": "$env:KYMA_TEST_SERVE_SOURCE_PASSWORD",
+                    "secret_ref": "$env:KYMA_SECRET_TEST_SERVE_SOURCE",
                     "pool_size": 2,
                 },
             },
