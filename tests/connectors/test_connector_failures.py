@@ -159,13 +159,14 @@ def test_tls_handshake_failure_disables_the_connector(client, pg_server_url) -> 
 
 
 def test_tls_disabled_needs_an_explicit_override(client, source_db) -> None:
-    refused = create(client, body(source_db, tls="disabled"))
-    assert refused["state"] == "disabled"
-    assert refused["disabled_reason"].startswith("tls_disabled")
-    assert refused["last_error"].startswith("WARNING: TLS is disabled")
-    assert sql(client, "SELECT 1 FROM src.public.items", 503)["error"] == "connector_disabled"
+    refused = create(client, body(source_db, tls="disabled"), 400)
+    assert refused["message"].startswith(
+        "connection.allow_insecure: connection.tls is 'disabled'; add \"allow_insecure\": true"
+    )
+    assert client.get("/v1/connectors").get_json() == {"connectors": []}
     allowed = create(client, body(source_db, name="insecure", tls="disabled", allow_insecure=True))
     assert allowed["state"] == "ready" and allowed["last_error"].startswith("WARNING")
+    assert allowed["reachable"] is True
     assert sql(client, "SELECT count(*) FROM insecure.public.users")["rows"] == [[50]]
 
 
