@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from kyma.connectors.registry import ConnectorRegistry
+from kyma.connectors.secrets import SecretPolicy
 from kyma.engine.catalog import Catalog, retention_seconds
 from kyma.engine.compaction import CompactionResult, compact_table
 from kyma.engine.format import SegmentFormat
@@ -105,7 +106,10 @@ def open_services(
                 s3_secret_access_key=settings.s3_secret_access_key,
             )
             fmt = TlmFormat(block_rows=settings.block_rows)
-            connectors = ConnectorRegistry(catalog)
+            connectors = ConnectorRegistry(
+                catalog,
+                SecretPolicy(settings.resolved_secrets_dir.absolute(), settings.home.absolute()),
+            )
             write_path = WritePath(
                 catalog, store, fmt, idempotency_wait_seconds=settings.idempotency_wait_seconds
             )

@@ -44,6 +44,9 @@ class Settings:
     cache_dir: Path | None = _setting(
         None, "KYMA_CACHE_DIR", "local cache of remote extents (default: <home>/cache)"
     )
+    secrets_dir: Path | None = _setting(
+        None, "KYMA_SECRETS_DIR", "folder connector secret_ref files come from (<home>/secrets)"
+    )
     http_host: str = _setting("127.0.0.1", "KYMA_HTTP_HOST", "address the HTTP API listens on")
     http_port: int = _setting(8080, "KYMA_HTTP_PORT", "port of the HTTP API (0: any free port)")
     http_threads: int = _setting(8, "KYMA_HTTP_THREADS", "worker threads of the HTTP server")
@@ -143,6 +146,10 @@ class Settings:
     @property
     def resolved_cache_dir(self) -> Path:
         return self.cache_dir or self.home / "cache"
+
+    @property
+    def resolved_secrets_dir(self) -> Path:
+        return self.secrets_dir or self.home / "secrets"
 
     @classmethod
     def help_text(cls) -> str:

@@ -199,6 +199,7 @@ def drop_store_opener(cache_dir: Path):  # type: ignore[no-untyped-def]
 def services(catalog: Catalog, tmp_path: Path):
     """The server's parts on a fresh catalog database and a local object store."""
     from kyma.connectors.registry import ConnectorRegistry
+    from kyma.connectors.secrets import SecretPolicy
     from kyma.engine.format.tlm import TlmFormat
     from kyma.engine.query import QueryEngine
     from kyma.ingest.sources import SourceRegistry
@@ -210,7 +211,9 @@ def services(catalog: Catalog, tmp_path: Path):
     settings = Settings(home=tmp_path / "home", catalog_url=catalog.url)
     store = LocalStore(tmp_path / "objects")
     fmt = TlmFormat(block_rows=1024)
-    connectors = ConnectorRegistry(catalog)
+    connectors = ConnectorRegistry(
+        catalog, SecretPolicy(settings.resolved_secrets_dir, settings.home)
+    )
     write_path = WritePath(catalog, store, fmt, idempotency_wait_seconds=5)
     jobs = JobRegistry(settings, store.url, write_path)
     opener = drop_store_opener(tmp_path / "drop-cache")

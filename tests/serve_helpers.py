@@ -78,12 +78,13 @@ class Serve:
         with urllib.request.urlopen(request, timeout=30) as answer:
             return json.load(answer)
 
-    def post(self, path: str, body: dict) -> tuple[int, dict]:
-        """POST JSON; the status and JSON answer, errors included."""
+    def post(self, path: str, body: dict, method: str = "POST") -> tuple[int, dict]:
+        """POST (or ``method``) JSON; the status and JSON answer, errors included."""
         request = urllib.request.Request(
             f"{self.url}{path}",
             data=json.dumps(body).encode(),
             headers={"Content-Type": "application/json"},
+            method=method,
         )
         try:
             with urllib.request.urlopen(request, timeout=30) as answer:

@@ -271,6 +271,10 @@ class Catalog:
         with self._conn() as conn:
             return _connectors.list_all(conn)
 
+    def update_connector(self, connector_id: int, definition: dict[str, Any]) -> ConnectorRecord:
+        with self._conn() as conn:
+            return _connectors.update(conn, connector_id, definition)
+
     def drop_connector(self, key: str) -> ConnectorRecord:
         with self._conn() as conn:
             return _connectors.drop(conn, key)

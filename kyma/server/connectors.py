@@ -1,4 +1,4 @@
-"""Connectors over REST: create, list, describe, status, enable, refresh, delete."""
+"""Connectors over REST: create, list, describe, edit, status, enable, refresh, delete."""
 
 from __future__ import annotations
 
@@ -32,6 +32,15 @@ def list_all():  # type: ignore[no-untyped-def]
 @blueprint.get("/v1/connectors/<key>")
 def describe(key: str):  # type: ignore[no-untyped-def]
     return jsonify(_registry().describe(key))
+
+
+@blueprint.patch("/v1/connectors/<key>")
+def update(key: str):  # type: ignore[no-untyped-def]
+    """A JSON merge patch of the definition: ``{"connection": {"pool_size": 8}}``."""
+    body = request.get_json(force=True, silent=True)
+    if body is None:
+        raise ConfigError("body: expected a JSON object")
+    return jsonify(_registry().update(key, body))
 
 
 @blueprint.get("/v1/connectors/<key>/status")
