@@ -72,6 +72,17 @@ class SqlError(TerminalError, ValueError):
     """A statement could not be parsed or is not supported."""
 
 
+class StatementLimitError(SqlError):
+    """A statement is longer or nests deeper than a configured limit; ``limit`` names it."""
+
+    def __init__(self, message: str, limit: str = "") -> None:
+        super().__init__(message, limit)
+        self.limit = limit
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
 class UnsupportedStatementError(SqlError):
     """A statement parsed, but kyma does not run that kind of statement."""
 

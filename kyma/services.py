@@ -152,6 +152,8 @@ def query_limits(settings: Settings) -> QueryLimits:
         max_concurrent=settings.max_concurrent_queries,
         max_result_rows=settings.max_result_rows,
         max_result_bytes=settings.max_result_bytes,
+        max_statement_bytes=settings.max_statement_bytes,
+        max_expression_depth=settings.max_expression_depth,
     )
 
 

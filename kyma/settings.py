@@ -94,6 +94,14 @@ class Settings:
     max_result_bytes: int = _setting(
         256 << 20, "KYMA_MAX_RESULT_BYTES", "largest answer, as Arrow bytes (0: no limit)"
     )
+    max_statement_bytes: int = _setting(
+        1 << 20, "KYMA_MAX_STATEMENT_BYTES", "longest SQL statement, in bytes (0: no limit)"
+    )
+    max_expression_depth: int = _setting(
+        1000,
+        "KYMA_MAX_EXPRESSION_DEPTH",
+        "deepest expression: nested groups plus chained operators (0: no limit)",
+    )
     log_format: str = _setting("text", "KYMA_LOG_FORMAT", "text, or json: one object a line")
     spark_master: str | None = _setting(
         None,

@@ -28,13 +28,18 @@ T = TypeVar("T")
 @dataclass(frozen=True)
 class QueryLimits:
     """Per statement; 0 means no limit. ``memory_bytes`` bounds DataFusion's operators
-    (sorts, aggregates, joins) of one statement; nothing spills to disk."""
+    (sorts, aggregates, joins) of one statement, and the estimated results of functions
+    with literal sizes (``repeat``, ``range``…); nothing spills to disk.
+    ``max_statement_bytes`` and ``max_expression_depth`` bound the SQL text before it
+    parses (see ``_guard``)."""
 
     timeout_seconds: float = 300
     memory_bytes: int = 2 << 30
     max_concurrent: int = 16
     max_result_rows: int = 1_000_000
     max_result_bytes: int = 256 << 20
+    max_statement_bytes: int = 1 << 20
+    max_expression_depth: int = 1000
 
 
 @dataclass

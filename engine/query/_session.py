@@ -13,6 +13,7 @@ from kyma.engine.errors import SqlError, UnsupportedStatementError
 from kyma.engine.format import SegmentFormat
 from kyma.engine.query import _ddl, _time_travel
 from kyma.engine.query._access import ADMIN, QUERY_WORDS, READ, Access, federated_tables
+from kyma.engine.query._guard import check_statement, too_deep
 from kyma.engine.query._limits import QueryGate, QueryLimits
 from kyma.engine.query._parse import parse_statement, table_name
 from kyma.engine.query._result import QueryResult
@@ -41,6 +42,7 @@ class QueryEngine:
         self.statements = [*([federation.statement] if federation else []), *statements]
         self.planner = SelectPlanner(catalog, store, fmt, federation, limits)
         self.gate = QueryGate(limits)
+        self.limits = limits or QueryLimits()  # the statement's shape is always bounded
 
     def execute(
         self,
@@ -59,9 +61,13 @@ class QueryEngine:
         ``authorize`` is called with what the statement needs before anything runs, and
         raises to refuse it.
         """
-        if authorize is not None:
-            authorize(self.access(sql))
-        return self.gate.run(lambda: self._execute(sql, snapshot, pruning, pushdown))
+        check_statement(sql, self.limits.max_statement_bytes, self.limits.max_expression_depth)
+        try:
+            if authorize is not None:
+                authorize(self.access(sql))
+            return self.gate.run(lambda: self._execute(sql, snapshot, pruning, pushdown))
+        except RecursionError:
+            raise too_deep() from None
 
     def _execute(
         self, sql: str, snapshot: int | None, pruning: bool, pushdown: bool

@@ -1,0 +1,112 @@
+"""Requests that used to take ``kyma serve`` down, or answer 500, replayed against one real
+server: each gets its precise 4xx (or 503), the server answers ``/healthz`` within a second
+afterwards, and its peak memory (VmHWM) stays bounded."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+from serve_helpers import Serve, query, request
+
+MEMORY_LIMIT = 256 << 20  # KYMA_QUERY_MEMORY_BYTES of the server under test
+PEAK_BOUND = 1536 << 20  # the server's VmHWM after every case, in bytes
+
+
+@pytest.fixture(scope="module")
+def catalog_db(pg_server_url: str) -> Iterator[str]:
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(pg_server_url, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    base, _, _ = pg_server_url.rpartition("/")
+    yield f"{base}/{name}"
+    with psycopg.connect(pg_server_url, autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="module")
+def serve(catalog_db: str) -> Iterator[Serve]:
+    home = Path(tempfile.mkdtemp(prefix="kyma-safety-", dir="/tmp"))
+    server = Serve(
+        home,
+        KYMA_CATALOG_URL=catalog_db,
+        KYMA_QUERY_MEMORY_BYTES=str(MEMORY_LIMIT),
+        KYMA_QUERY_TIMEOUT_SECONDS="30",
+        KYMA_MAX_BODY_BYTES=str(16 << 20),
+        KYMA_MAX_ROWS_PER_REQUEST="100000",
+    )
+    try:
+        yield server
+    finally:
+        code = server.stop()
+        shutil.rmtree(home, ignore_errors=True)
+    assert code == 0, "".join(server.output)
+
+
+def _memory(serve: Serve, key: str = "VmHWM") -> int:
+    """A field of the server process's /proc status, in bytes."""
+    for line in Path(f"/proc/{serve.proc.pid}/status").read_text().splitlines():
+        if line.startswith(key + ":"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError(f"no {key} in /proc/{serve.proc.pid}/status")
+
+
+def _alive(serve: Serve) -> None:
+    """The server is up, answers /healthz within a second and stayed under PEAK_BOUND."""
+    assert serve.proc.poll() is None, "".join(serve.output[-40:])
+    started = time.monotonic()
+    status, _, _ = request(f"{serve.url}/healthz", timeout=1)
+    assert status == 200 and time.monotonic() - started < 1
+    assert _memory(serve) < PEAK_BOUND, f"VmHWM {_memory(serve)} bytes"
+
+
+def _refused(serve: Serve, sql: str, status: int, limit: str | None = None) -> dict:
+    answer_status, _, body = query(serve, sql)
+    assert answer_status == status, body
+    if limit is not None:
+        assert body["limit"] == limit, body
+    _alive(serve)
+    return body
+
+
+# ------------------------------------------------------------ 1: statement shape
+
+
+def test_long_operator_chain_is_400_not_a_segfault(serve: Serve) -> None:
+    body = _refused(serve, "SELECT " + " + ".join(["1"] * 10_000), 400, "max_expression_depth")
+    assert "expression nesting depth 9999 exceeds the limit 1000" in body["message"]
+
+
+def test_deep_parentheses_are_400(serve: Serve) -> None:
+    body = _refused(serve, "SELECT " + "(" * 5000 + "1" + ")" * 5000, 400, "max_expression_depth")
+    assert "expression nesting depth 5000 exceeds the limit 1000" in body["message"]
+    # Under the limit but past the parser's recursion: still a 400, not a 500.
+    body = _refused(serve, "SELECT " + "abs(" * 200 + "1" + ")" * 200, 400, "max_expression_depth")
+    assert "nests too deeply" in body["message"]
+
+
+def test_statement_size_is_bounded(serve: Serve) -> None:
+    values = ",".join(["'" + "v" * 1000 + "'"] * 1100)  # ~1.1 MB
+    body = _refused(serve, f"SELECT 1 WHERE 'a' IN ({values})", 400, "max_statement_bytes")
+    assert "exceeds the limit 1048576" in body["message"]
+
+
+def test_long_chain_over_flight_is_invalid_argument(serve: Serve) -> None:
+    import adbc_driver_flightsql.dbapi
+    import adbc_driver_manager
+
+    with (
+        adbc_driver_flightsql.dbapi.connect(serve.flight_url, autocommit=True) as conn,
+        conn.cursor() as cursor,
+    ):
+        with pytest.raises(adbc_driver_manager.Error, match="exceeds the limit 1000"):
+            cursor.execute("SELECT " + " + ".join(["1"] * 10_000))
+        cursor.execute("SELECT 1 + 1 AS two")
+        assert cursor.fetchall() == [(2,)]
+    _alive(serve)
