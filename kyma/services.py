@@ -94,7 +94,11 @@ def open_services(
         catalog_url = embedded.start()
     try:
         # An ingest request may hold one connection for its idempotency lock and use another.
-        catalog = Catalog(catalog_url, pool_size=2 * settings.http_threads + 4)
+        catalog = Catalog(
+            catalog_url,
+            pool_size=2 * settings.http_threads + 4,
+            statement_timeout_seconds=settings.catalog_statement_timeout_seconds,
+        )
         try:
             store = open_object_store(
                 settings.object_store or f"file://{settings.home.absolute() / 'objects'}",

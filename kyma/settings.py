@@ -94,6 +94,11 @@ class Settings:
     max_result_bytes: int = _setting(
         256 << 20, "KYMA_MAX_RESULT_BYTES", "largest answer, as Arrow bytes (0: no limit)"
     )
+    catalog_statement_timeout_seconds: int = _setting(
+        300,
+        "KYMA_CATALOG_STATEMENT_TIMEOUT_SECONDS",
+        "a catalog statement running longer is cancelled by Postgres (0: never)",
+    )
     max_statement_bytes: int = _setting(
         1 << 20, "KYMA_MAX_STATEMENT_BYTES", "longest SQL statement, in bytes (0: no limit)"
     )

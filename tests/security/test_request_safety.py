@@ -4,6 +4,7 @@ afterwards, and its peak memory (VmHWM) stays bounded."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import tempfile
 import time
@@ -110,3 +111,65 @@ def test_long_chain_over_flight_is_invalid_argument(serve: Serve) -> None:
         cursor.execute("SELECT 1 + 1 AS two")
         assert cursor.fetchall() == [(2,)]
     _alive(serve)
+
+
+# ------------------------------------------------------------ 3: stage-1 pruning is bounded
+
+
+def _ingest(serve: Serve, table: str, lines: list[dict]) -> None:
+    body = "".join(json.dumps(line) + "\n" for line in lines).encode()
+    status, _, answer = request(f"{serve.url}/v1/ingest/{table}", body)
+    assert status == 200, answer
+
+
+def _catalog_busy(catalog_db: str) -> list[str]:
+    """Statements running in the catalog database other than this one."""
+    with psycopg.connect(catalog_db, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT query FROM pg_stat_activity WHERE datname = current_database()"
+            " AND state = 'active' AND pid <> pg_backend_pid()"
+        ).fetchall()
+    return [r[0][:80] for r in rows]
+
+
+def test_large_in_list_stays_bounded_in_the_catalog(serve: Serve, catalog_db: str) -> None:
+    assert query(serve, "CREATE TABLE keyed (k long, s string)")[0] == 200
+    for part in range(8):  # extents whose stats hold distinct sets
+        _ingest(serve, "keyed", [{"k": part * 100 + i, "s": f"s{i}"} for i in range(50)])
+    values = ",".join(str(v) for v in range(300 - 20_000, 300))
+    started = time.monotonic()
+    status, _, body = query(serve, f"SELECT count(*) AS n FROM keyed WHERE k IN ({values})")
+    assert status == 200, body
+    assert body["rows"] == [[150]]  # k in 0..49, 100..149, 200..249
+    assert time.monotonic() - started < 15
+    assert _catalog_busy(catalog_db) == []
+    _alive(serve)
+
+
+def test_catalog_work_of_an_abandoned_query_is_cancelled(serve: Serve, catalog_db: str) -> None:
+    """Stage 1 waits on a locked manifest; at the query timeout its catalog statement is
+    cancelled, not left running."""
+    from kyma.engine.catalog import Catalog
+    from kyma.engine.errors import QueryTimeoutError
+    from kyma.engine.format.predicate import InSet
+    from kyma.engine.query._limits import QueryGate, QueryLimits, cancelled_with_statement
+
+    assert query(serve, "CREATE TABLE IF NOT EXISTS locked (k long)")[0] == 200
+    catalog = Catalog(catalog_db, pool_size=2)
+    gate = QueryGate(QueryLimits(timeout_seconds=1))
+    predicate = InSet("k", frozenset(range(20_000)))
+    try:
+        with psycopg.connect(catalog_db) as locker:
+            locker.execute("LOCK TABLE kyma.manifest IN ACCESS EXCLUSIVE MODE")
+            with pytest.raises(QueryTimeoutError):
+                watch = cancelled_with_statement
+                gate.run(lambda: catalog.prune_extents("locked", None, predicate, watch))
+            deadline = time.monotonic() + 2
+            while time.monotonic() < deadline and any(
+                "kyma.manifest" in q for q in _catalog_busy(catalog_db)
+            ):
+                time.sleep(0.05)
+            assert not any("kyma.manifest" in q for q in _catalog_busy(catalog_db))
+            locker.rollback()
+    finally:
+        catalog.close()
