@@ -111,7 +111,12 @@ def open_services(
             fmt = TlmFormat(block_rows=settings.block_rows)
             connectors = ConnectorRegistry(catalog)
             write_path = WritePath(
-                catalog, store, fmt, idempotency_wait_seconds=settings.idempotency_wait_seconds
+                catalog,
+                store,
+                fmt,
+                idempotency_wait_seconds=settings.idempotency_wait_seconds,
+                max_keys_per_row=settings.max_keys_per_row,
+                max_nesting_depth=settings.max_nesting_depth,
             )
             jobs = JobRegistry(settings, store.url, write_path)
             sources = SourceRegistry(

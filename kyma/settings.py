@@ -76,6 +76,12 @@ class Settings:
     max_rows_per_request: int = _setting(
         1_000_000, "KYMA_MAX_ROWS_PER_REQUEST", "most NDJSON lines in one ingest request"
     )
+    max_keys_per_row: int = _setting(
+        10_000, "KYMA_MAX_KEYS_PER_ROW", "most top-level keys of one ingested row (0: any)"
+    )
+    max_nesting_depth: int = _setting(
+        100, "KYMA_MAX_NESTING_DEPTH", "deepest nesting of arrays and objects in a row (0: any)"
+    )
     idempotency_wait_seconds: int = _setting(
         30, "KYMA_IDEMPOTENCY_WAIT_SECONDS", "how long a request waits for one with its key"
     )

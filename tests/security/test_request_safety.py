@@ -4,6 +4,7 @@ afterwards, and its peak memory (VmHWM) stays bounded."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import shutil
 import tempfile
@@ -154,7 +155,8 @@ def test_catalog_work_of_an_abandoned_query_is_cancelled(serve: Serve, catalog_d
     from kyma.engine.format.predicate import InSet
     from kyma.engine.query._limits import QueryGate, QueryLimits, cancelled_with_statement
 
-    assert query(serve, "CREATE TABLE IF NOT EXISTS locked (k long)")[0] == 200
+    assert query(serve, "CREATE TABLE locked (k long)")[0] == 200
+    _ingest(serve, "locked", [{"k": 1}])
     catalog = Catalog(catalog_db, pool_size=2)
     gate = QueryGate(QueryLimits(timeout_seconds=1))
     predicate = InSet("k", frozenset(range(20_000)))
@@ -173,3 +175,70 @@ def test_catalog_work_of_an_abandoned_query_is_cancelled(serve: Serve, catalog_d
             locker.rollback()
     finally:
         catalog.close()
+
+
+# ------------------------------------------------------------ 4 and 8: ingest row shapes
+
+
+def _post(serve: Serve, table: str, body: bytes, **headers: str) -> tuple[int, dict]:
+    status, _, answer = request(f"{serve.url}/v1/ingest/{table}", body, headers, timeout=60)
+    return status, json.loads(answer)
+
+
+def _peak_growth(serve: Serve, send) -> int:  # type: ignore[no-untyped-def]
+    """How far the server's peak memory rose above its resident memory while ``send`` ran."""
+    Path(f"/proc/{serve.proc.pid}/clear_refs").write_text("5")  # VmHWM := VmRSS
+    before = _memory(serve, "VmRSS")
+    send()
+    return _memory(serve) - before
+
+
+def test_many_keys_are_linear_and_bounded(serve: Serve) -> None:
+    assert query(serve, "CREATE TABLE wide (x long)")[0] == 200
+    row = {f"K-{i}": i for i in range(8000)}  # not identifiers: all go to props
+    started = time.monotonic()
+    status, answer = _post(serve, "wide", (json.dumps(row) + "\n").encode())
+    assert status == 200, answer
+    assert time.monotonic() - started < 20
+    _alive(serve)
+    lines = '{"a": 1}\n' + json.dumps({f"K-{i}": i for i in range(10_001)}) + "\n"
+    status, answer = _post(serve, "wide", lines.encode())
+    assert status == 413, answer
+    assert answer["limit"] == "max_keys_per_row"
+    assert answer["message"] == "line 2 has 10001 keys, over max_keys_per_row=10000"
+    _alive(serve)
+
+
+def test_gzip_of_short_lines_stops_while_inflating(serve: Serve) -> None:
+    assert query(serve, "CREATE TABLE short (x long)")[0] == 200
+    body = gzip.compress(b"{}\n" * 5_000_000)  # 15 MB of lines in ~15 KB
+    answer: dict = {}
+
+    def send() -> None:
+        answer["status"], answer["body"] = _post(
+            serve, "short", body, **{"Content-Encoding": "gzip"}
+        )
+
+    growth = _peak_growth(serve, send)
+    assert answer["status"] == 413, answer
+    assert answer["body"]["limit"] == "max_rows_per_request"
+    assert growth < 64 << 20, f"peak grew by {growth} bytes"
+    _alive(serve)
+
+
+@pytest.mark.parametrize("mode", ["dynamic", "typed"])
+def test_deep_nesting_is_400_naming_the_line(serve: Serve, mode: str) -> None:
+    table = f"deep_{mode}"
+    if mode == "dynamic":
+        create = f"CREATE TABLE {table} (d dynamic)"
+        deep = '{"d": ' + "[" * 900 + "]" * 900 + "}"
+    else:
+        create = f"CREATE TABLE {table} (x long) WITH (schema_evolution = 'typed')"
+        deep = '{"x": 1, "o": ' + '{"a": ' * 300 + "1" + "}" * 300 + "}"
+    status, _, body = query(serve, create)
+    assert status == 200, body
+    status, answer = _post(serve, table, ('{"x": 1}\n' + deep + "\n").encode())
+    assert status == 400, answer
+    assert answer["line"] == 2
+    assert answer["message"] == "line 2: JSON nested deeper than max_nesting_depth=100"
+    _alive(serve)
