@@ -13,6 +13,7 @@ from kyma.engine.errors import SqlError, UnsupportedStatementError
 from kyma.engine.format import SegmentFormat
 from kyma.engine.query import _ddl, _time_travel
 from kyma.engine.query._access import ADMIN, QUERY_WORDS, READ, Access, federated_tables
+from kyma.engine.query._estimate import check_functions
 from kyma.engine.query._guard import check_statement, too_deep
 from kyma.engine.query._limits import QueryGate, QueryLimits
 from kyma.engine.query._parse import parse_statement, table_name
@@ -79,6 +80,7 @@ class QueryEngine:
         sql, explain = _strip_explain(sql)
         stmt = parse_statement(_time_travel.apply(sql))
         if isinstance(stmt, exp.Query):
+            check_functions(stmt, self.limits.memory_bytes)
             return self.planner.run(
                 rewrite(normalize_identifiers(stmt, dialect="postgres")),
                 snapshot=snapshot,

@@ -114,6 +114,27 @@ def test_long_chain_over_flight_is_invalid_argument(serve: Serve) -> None:
     _alive(serve)
 
 
+# ------------------------------------------------------------ 2: function results
+
+
+@pytest.mark.parametrize(
+    ("sql", "built"),
+    [
+        ("SELECT length(repeat('x', 2000000000)) AS n", "REPEAT('x', 2000000000)"),
+        ("SELECT count(*) AS n FROM unnest(range(1, 100000000))", "RANGE(1, 100000000)"),
+        ("SELECT * FROM generate_series(1, 100000000)", "GENERATE_SERIES(1, 100000000)"),
+        ("SELECT lpad('x', 1000000000) AS p", "LPAD('x', 1000000000)"),
+    ],
+)
+def test_function_results_are_bounded_by_the_memory_limit(
+    serve: Serve, sql: str, built: str
+) -> None:
+    body = _refused(serve, sql, 413, "query_memory_bytes")
+    assert body["message"].startswith(built + " would build about"), body
+    assert f"KYMA_QUERY_MEMORY_BYTES ({MEMORY_LIMIT})" in body["message"]
+    assert query(serve, "SELECT length(repeat('x', 1000)) AS n")[2]["rows"] == [[1000]]
+
+
 # ------------------------------------------------------------ 3: stage-1 pruning is bounded
 
 
