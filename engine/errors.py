@@ -91,6 +91,13 @@ class ObjectStoreError(RetryableError, OSError):
     """The object store failed to answer; the call may succeed later."""
 
 
+class StoreWriteError(ObjectStoreError):
+    """The object store refused a write (a full disk, a read-only mount, lost permissions);
+    nothing was committed, and the same request may succeed once the store is writable."""
+
+    retry_after = 5
+
+
 class CatalogUnavailableError(RetryableError, ConnectionError):
     """The catalog database could not be reached."""
 

@@ -33,7 +33,9 @@ from kyma.engine.errors import (
     CommitConflictError,
     IdempotencyKeyReusedError,
     IngestError,
+    KymaError,
     SchemaError,
+    StoreWriteError,
 )
 from kyma.engine.format import ExtentWriteResult, SegmentFormat
 from kyma.engine.storage import ObjectStore
@@ -370,6 +372,15 @@ class WritePath:
                 with writer:
                     writer.append(batch.slice(start, EXTENT_ROWS))
                     written.append(writer.finish())
+        except OSError as e:
+            self.discard(written)
+            if isinstance(e, KymaError):
+                raise
+            log.error("writing an extent of %r failed", info.name, exc_info=e)
+            raise StoreWriteError(
+                f"the object store {self.store.url} refused a write of table"
+                f" {info.name!r}: {e.strerror or e}; nothing was committed, try again"
+            ) from e
         except BaseException:
             self.discard(written)
             raise

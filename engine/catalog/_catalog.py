@@ -251,6 +251,8 @@ class Catalog:
         return cur.rowcount > 0
 
     def get_table(self, name: str) -> TableInfo:
+        if "\x00" in name:  # Postgres text cannot hold it: no table can have it
+            check_identifier("table", name)
         with self._conn() as conn:
             return self._table(conn, name)
 

@@ -263,3 +263,48 @@ def test_deep_nesting_is_400_naming_the_line(serve: Serve, mode: str) -> None:
     assert answer["line"] == 2
     assert answer["message"] == "line 2: JSON nested deeper than max_nesting_depth=100"
     _alive(serve)
+
+
+# ------------------------------------------------------------ 8: bad names, locations, stores
+
+
+def test_table_name_with_nul_is_400(serve: Serve) -> None:
+    status, answer = _post(serve, "x%00y", b'{"a": 1}\n')
+    assert status == 400, answer
+    assert "invalid table name 'x\\x00y'" in answer["message"]
+    _alive(serve)
+
+
+def test_external_table_on_a_host_file_is_refused(serve: Serve) -> None:
+    for sql in (
+        "CREATE EXTERNAL TABLE pw (line string) STORED AS CSV LOCATION '/etc/passwd'",
+        "CREATE TABLE pw (line string) LOCATION '/etc/passwd'",
+    ):
+        body = _refused(serve, sql, 400)
+        assert "EXTERNAL TABLE and LOCATION are not supported" in body["message"], body
+    assert query(serve, "SELECT * FROM pw")[0] == 404
+
+
+def test_unwritable_store_is_503_and_not_ready(serve: Serve) -> None:
+    """Runs last: it breaks the store's staging folder, and mends it afterwards."""
+    assert query(serve, "CREATE TABLE stored (x long)")[0] == 200
+    staging = serve.home / "objects" / ".staging"
+    shutil.rmtree(staging)
+    staging.write_text("not a folder")  # every write now fails, as on a full or read-only disk
+    try:
+        time.sleep(5.1)  # past the cached readiness probe
+        status, headers, raw = request(f"{serve.url}/v1/ingest/stored", b'{"x": 1}\n')
+        answer = json.loads(raw)
+        assert status == 503, answer
+        assert answer["error"] == "store_write_error" and answer["retryable"] is True
+        assert "see the server log" not in answer["message"]
+        assert headers["Retry-After"]
+        status, _, raw = request(f"{serve.url}/readyz")
+        assert status == 503 and json.loads(raw)["failed"] == ["object_store"], raw
+        _alive(serve)
+    finally:
+        staging.unlink()
+        staging.mkdir()
+    time.sleep(5.1)
+    assert request(f"{serve.url}/readyz")[0] == 200
+    _ingest(serve, "stored", [{"x": 1}])
