@@ -5,9 +5,9 @@ operators or nested parentheses exhaust Python's recursion limit or overflow Dat
 stack (a segfault of the whole server). So the statement's size and an estimate of its
 expression depth are bounded first, from tokens alone (the tokenizer does not recurse).
 
-The depth estimate is, at every point, the number of open groups (``(``, ``[``, ``CASE``)
-plus the operators met so far in each open group (a comma starts a new operand list): the
-depth of the tree a parser builds for a left- or right-deep operator chain, or more.
+The depth estimate bounds the tree a parser builds: an operand (the text between commas
+of one group: ``(``, ``[`` or ``CASE``) is at most as deep as its operators plus its
+deepest group, and a group one more than its deepest operand.
 """
 
 from __future__ import annotations
@@ -77,20 +77,29 @@ def expression_depth(sql: str) -> int:
         tokens = Postgres().tokenize(sql)
     except TokenError as e:
         raise SqlError(f"syntax error: {e}") from None
-    operators = [0]  # per open group, the operators of its current operand
-    depth = deepest = 0
+    # Per open group: [operators of the current operand, deepest group closed in it,
+    # deepest operand so far]. An operand's tree is at most its operators plus its
+    # deepest group; a group is one more than its deepest operand.
+    groups = [[0, 0, 0]]
+    open_depth = deepest = 0  # running: open groups plus their operators (unclosed text)
     for token in tokens:
         kind = token.token_type
+        current = groups[-1]
         if kind in _OPEN:
-            operators.append(0)
-            depth += 1
-        elif kind in _CLOSE and len(operators) > 1:
-            depth -= 1 + operators.pop()
+            groups.append([0, 0, 0])
+            open_depth += 1
+        elif kind in _CLOSE and len(groups) > 1:
+            ops, inner, best = groups.pop()
+            open_depth -= 1 + ops
+            parent = groups[-1]
+            parent[1] = max(parent[1], 1 + max(best, ops + inner))
         elif kind is TokenType.COMMA:
-            depth -= operators[-1]
-            operators[-1] = 0
+            open_depth -= current[0]
+            current[2] = max(current[2], current[0] + current[1])
+            current[0] = current[1] = 0
         elif kind in _WORD_TOKENS or (token.text and _SYMBOLS.issuperset(token.text)):
-            operators[-1] += 1
-            depth += 1
-        deepest = max(deepest, depth)
+            current[0] += 1
+            open_depth += 1
+        top = groups[0]
+        deepest = max(deepest, open_depth, top[0] + top[1], top[2])
     return deepest
