@@ -79,6 +79,12 @@ class Settings:
     max_rows_per_request: int = _setting(
         1_000_000, "KYMA_MAX_ROWS_PER_REQUEST", "most NDJSON lines in one ingest request"
     )
+    max_keys_per_row: int = _setting(
+        10_000, "KYMA_MAX_KEYS_PER_ROW", "most top-level keys of one ingested row (0: any)"
+    )
+    max_nesting_depth: int = _setting(
+        100, "KYMA_MAX_NESTING_DEPTH", "deepest nesting of arrays and objects in a row (0: any)"
+    )
     idempotency_wait_seconds: int = _setting(
         30, "KYMA_IDEMPOTENCY_WAIT_SECONDS", "how long a request waits for one with its key"
     )
@@ -96,6 +102,19 @@ class Settings:
     )
     max_result_bytes: int = _setting(
         256 << 20, "KYMA_MAX_RESULT_BYTES", "largest answer, as Arrow bytes (0: no limit)"
+    )
+    catalog_statement_timeout_seconds: int = _setting(
+        300,
+        "KYMA_CATALOG_STATEMENT_TIMEOUT_SECONDS",
+        "a catalog statement running longer is cancelled by Postgres (0: never)",
+    )
+    max_statement_bytes: int = _setting(
+        1 << 20, "KYMA_MAX_STATEMENT_BYTES", "longest SQL statement, in bytes (0: no limit)"
+    )
+    max_expression_depth: int = _setting(
+        1000,
+        "KYMA_MAX_EXPRESSION_DEPTH",
+        "deepest expression: nested groups plus chained operators (0: no limit)",
     )
     log_format: str = _setting("text", "KYMA_LOG_FORMAT", "text, or json: one object a line")
     spark_master: str | None = _setting(

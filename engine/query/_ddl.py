@@ -29,7 +29,13 @@ def create_table(catalog: Catalog, stmt: exp.Create) -> QueryResult:
             raise UnsupportedStatementError(f"unsupported table element {coldef.sql()!r}")
         columns.append(Column(identifier(coldef.this), kyma_type(coldef.args["kind"])))
     name = table_name(schema.this)
-    options = _options(stmt.args.get("properties"))
+    properties = stmt.args.get("properties")
+    if properties is not None and properties.find(exp.ExternalProperty, exp.LocationProperty):
+        raise UnsupportedStatementError(
+            "CREATE EXTERNAL TABLE and LOCATION are not supported: kyma stores its tables"
+            " itself and reads no host files; load files with CREATE SOURCE"
+        )
+    options = _options(properties)
     catalog.create_table(
         name, columns, if_not_exists=bool(stmt.args.get("exists")), options=options
     )
@@ -43,7 +49,7 @@ def _options(node: exp.Expression | None) -> dict[str, object]:
         if isinstance(prop, exp.Properties):
             options.update(_options(prop))
             continue
-        if isinstance(prop, exp.Property):
+        if type(prop) is exp.Property:  # subclasses are other clauses (STORED AS…)
             key, value = prop.this, prop.args.get("value")
         elif isinstance(prop, exp.EQ):
             key, value = prop.this, prop.expression

@@ -21,6 +21,8 @@ from kyma.engine.query._access import (
     federated_tables,
     readable,
 )
+from kyma.engine.query._estimate import check_functions
+from kyma.engine.query._guard import check_statement, too_deep
 from kyma.engine.query._limits import QueryGate, QueryLimits
 from kyma.engine.query._parse import parse_statement, table_name
 from kyma.engine.query._result import QueryResult
@@ -49,6 +51,7 @@ class QueryEngine:
         self.statements = [*([federation.statement] if federation else []), *statements]
         self.planner = SelectPlanner(catalog, store, fmt, federation, limits)
         self.gate = QueryGate(limits)
+        self.limits = limits or QueryLimits()  # the statement's shape is always bounded
 
     def execute(
         self,
@@ -67,10 +70,14 @@ class QueryEngine:
         ``authorize`` is called with what the statement needs before anything runs, and
         raises to refuse it; SHOW TABLES lists the tables it lets the caller read.
         """
-        if authorize is not None:
-            authorize(self.access(sql))
-        visible = readable(authorize) if authorize is not None else None
-        return self.gate.run(lambda: self._execute(sql, snapshot, pruning, pushdown, visible))
+        check_statement(sql, self.limits.max_statement_bytes, self.limits.max_expression_depth)
+        try:
+            if authorize is not None:
+                authorize(self.access(sql))
+            visible = readable(authorize) if authorize is not None else None
+            return self.gate.run(lambda: self._execute(sql, snapshot, pruning, pushdown, visible))
+        except RecursionError:
+            raise too_deep() from None
 
     def _execute(
         self,
@@ -87,6 +94,7 @@ class QueryEngine:
         sql, explain = _strip_explain(sql)
         stmt = parse_statement(_time_travel.apply(sql))
         if isinstance(stmt, exp.Query):
+            check_functions(stmt, self.limits.memory_bytes)
             return self.planner.run(
                 rewrite(normalize_identifiers(stmt, dialect="postgres")),
                 snapshot=snapshot,
