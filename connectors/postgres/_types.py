@@ -298,6 +298,9 @@ MAX_DECIMAL_DIGITS = 76
 """The widest exact decimal kyma computes with (Arrow's decimal256)."""
 
 
+_CAST_HINT = "; read it as CAST(column AS double precision) or AS text"
+
+
 def exact_decimal(array: pa.Array, typmod: int) -> pa.Array:
     """numeric text → an Arrow decimal that holds every value exactly: numeric(p, s) as
     decimal(p, s); unconstrained numeric as the narrowest decimal the values fit.
@@ -308,13 +311,15 @@ def exact_decimal(array: pa.Array, typmod: int) -> pa.Array:
     special = pc.match_substring_regex(text, "^[-+]?[A-Za-z]")
     if pc.any(special).as_py():
         value = pc.filter(text, special)[0].as_py()
-        raise ValueError(f"numeric {value!r} has no exact decimal in kyma")
+        raise ValueError(f"numeric {value!r} has no exact decimal in kyma{_CAST_HINT}")
     if typmod >= 4:
         precision, scale = (typmod - 4) >> 16, (typmod - 4) & 0xFFFF
     else:
         precision, scale = _fitting_decimal(text)
     if precision > MAX_DECIMAL_DIGITS:
-        raise ValueError(f"numeric of {precision} digits is wider than kyma's 76-digit decimals")
+        raise ValueError(
+            f"numeric of {precision} digits is wider than kyma's 76-digit decimals{_CAST_HINT}"
+        )
     kind = pa.decimal128 if precision <= 38 else pa.decimal256
     return text.cast(kind(max(precision, 1), scale))
 

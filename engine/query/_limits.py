@@ -196,14 +196,12 @@ class QueryGate:
 
 def session_context(limits: QueryLimits | None) -> SessionContext:
     """A DataFusion session whose operators share a memory pool of ``memory_bytes``."""
-    # Decimal literals stay decimals, as in Postgres: 0.06 - 0.01 is exactly 0.05.
-    config = SessionConfig().set("datafusion.sql_parser.parse_float_as_decimal", "true")
     if limits is None or not limits.memory_bytes:
-        return SessionContext(config)
+        return SessionContext()
     runtime = (
         RuntimeEnvBuilder().with_fair_spill_pool(limits.memory_bytes).with_disk_manager_disabled()
     )
-    return SessionContext(config, runtime)
+    return SessionContext(SessionConfig(), runtime)
 
 
 def memory_error(limits: QueryLimits | None, message: str) -> LimitExceededError | None:

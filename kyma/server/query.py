@@ -51,7 +51,7 @@ def query():  # type: ignore[no-untyped-def]
     if ARROW_STREAM in request.headers.get("Accept", ""):
         return Response(to_arrow_stream(result.table), mimetype=ARROW_STREAM)
     # orjson, not jsonify: decimals go out as JSON numbers with every digit (Fragment).
-    return Response(orjson.dumps(to_json(result), default=str), mimetype="application/json")
+    return Response(orjson.dumps(to_json(result), default=_other), mimetype="application/json")
 
 
 def to_arrow_stream(table: pa.Table) -> bytes:
@@ -90,6 +90,11 @@ def _json_column(field: pa.Field, col: pa.ChunkedArray) -> list[Any]:
     safe = _json_safe(dtype)
     values = col.cast(safe).to_pylist() if safe != dtype else col.to_pylist()
     return _finite(values) if _has_float(dtype) else values
+
+
+def _other(value: Any) -> Any:
+    """What orjson does not render itself: tuples (an interval's parts) as lists, else text."""
+    return list(value) if isinstance(value, tuple) else str(value)
 
 
 def _decimal_text(value: Decimal) -> str:

@@ -43,7 +43,7 @@ COLUMNS: list[tuple[str, str, str, str, Any]] = [
     ("c_bool", "boolean", "true", "bool", True),
     ("c_text", "text", "'héllo'", "string", "héllo"),
     ("c_varchar", "varchar(5)", "'abc'", "string", "abc"),
-    ("c_char", "char(3)", "'c'", "string", "c  "),
+    ("c_char", "char(3)", "'c'", "string", "c"),  # blanks are insignificant
     ("c_name", "name", "'nm'", "string", "nm"),
     ("c_uuid", "uuid", "'A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11'", "string",
      "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"),

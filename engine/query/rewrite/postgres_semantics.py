@@ -5,6 +5,9 @@
   does; DataFusion's own operators truncate at a fixed scale.
 - MIN and MAX of floats treat NaN as Postgres does, greater than every number (DataFusion
   skips it, and its grouped MIN mixes NaN into wrong answers).
+- A literal such as ``0.06`` compared with, or computed against, a decimal is that exact
+  decimal, as in Postgres (DataFusion reads it as a float: ``0.06 - 0.01`` is not ``0.05``).
+  Next to a float it stays a float, so a float column is never cast to a decimal.
 
 Operand types come from sqlglot's type annotation over ``schema`` (``{table: {column: SQL
 type}}``); a statement sqlglot cannot annotate is left as it is.
@@ -19,6 +22,7 @@ ARROW_TYPEOF(SUM(x)), ARROW_TYPEOF(COUNT(*))), AVG(f) FROM t'
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import sqlglot.errors
@@ -44,6 +48,10 @@ def rule(stmt: exp.Expression, schema: dict[str, dict[str, str]]) -> exp.Express
         )
     except (sqlglot.errors.SqlglotError, KeyError, ValueError):
         return stmt
+    exact = {_key(node) for node in typed.find_all(*_MIXED) if _meets_decimal(node)}
+    for node in list(stmt.find_all(*_MIXED)):
+        if _key(node) in exact:
+            _exact_literals(node)
     chosen = {
         _key(node): rewrite
         for node in typed.find_all(*_REWRITES)
@@ -56,6 +64,65 @@ def rule(stmt: exp.Expression, schema: dict[str, dict[str, str]]) -> exp.Express
         if rewrite is not None:
             node.replace(rewrite(node))
     return stmt
+
+
+_MIXED = (exp.Binary, exp.Between, exp.In)
+_LITERAL_ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Paren, exp.Neg)
+
+
+def _operands(node: exp.Expression) -> list[exp.Expression]:
+    if isinstance(node, exp.Between):
+        return [node.this, node.args["low"], node.args["high"]]
+    if isinstance(node, exp.In):
+        return [node.this, *node.expressions]
+    return [node.left, node.right]
+
+
+def _literal_only(node: exp.Expression) -> bool:
+    """A number literal, or arithmetic over number literals only (``0.06 - 0.01``)."""
+    if isinstance(node, exp.Literal):
+        return node.is_number
+    return isinstance(node, _LITERAL_ARITHMETIC) and all(
+        _literal_only(child) for child in node.iter_expressions()
+    )
+
+
+def _meets_decimal(node: exp.Expression) -> bool:
+    """An operator with a decimal-typed operand and a literal-only one holding a fraction."""
+    operands = _operands(node)
+    return any(_typed_decimal(o) for o in operands) and any(
+        _literal_only(o) and any(_fraction(lit) for lit in o.find_all(exp.Literal))
+        for o in operands
+    )
+
+
+def _typed_decimal(node: exp.Expression) -> bool:
+    if isinstance(node, exp.Avg):  # kyma_numeric_avg answers a decimal
+        return _is_decimal(node.this)
+    return not _literal_only(node) and node.type is not None and node.type.this == _DECIMAL
+
+
+def _fraction(literal: exp.Literal) -> bool:
+    return literal.is_number and re.fullmatch(r"\d*\.\d+|\d+\.\d*", literal.name) is not None
+
+
+def _exact_literals(node: exp.Expression) -> None:
+    """Every fractional literal of ``node``'s literal-only operands as its exact decimal."""
+    for operand in _operands(node):
+        if not _literal_only(operand):
+            continue
+        for literal in list(operand.find_all(exp.Literal)):
+            if _fraction(literal):
+                exact = exp.Literal.string(literal.name)
+                literal.replace(exp.Cast(this=exact, to=_decimal_type(literal.name)))
+
+
+def _decimal_type(text: str) -> exp.DataType:
+    """The narrowest DECIMAL(p, s) holding ``text`` exactly: ``0.06`` is DECIMAL(2, 2)."""
+    whole, _, fraction = text.partition(".")
+    scale = len(fraction)
+    precision = max(len(whole.lstrip("0")) + scale, 1)
+    return exp.DataType.build(f"DECIMAL({precision}, {scale})")
 
 
 def _key(node: exp.Expression) -> str:
@@ -106,8 +173,8 @@ def _decimal_cast(cast: exp.Cast) -> bool:
 
 
 def _is_decimal(node: exp.Expression) -> bool:
-    """Decimal-typed, or a literal such as ``7.0`` (kyma's sessions parse those as decimals,
-    as Postgres does; sqlglot types them DOUBLE)."""
+    """Decimal-typed, or a literal such as ``7.0`` (a decimal in Postgres; sqlglot types it
+    DOUBLE)."""
     if isinstance(node, exp.Literal) and node.is_number:
         return "." in node.name and "e" not in node.name.lower()
     return node.type is not None and node.type.this == _DECIMAL
