@@ -17,6 +17,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import boto3
@@ -76,9 +77,9 @@ def pg_server_url() -> Iterator[str]:
         shutil.rmtree(home, ignore_errors=True)
 
 
-@pytest.fixture
-def catalog_url(pg_server_url: str) -> Iterator[str]:
-    """A fresh, empty database for one test."""
+@contextmanager
+def fresh_database(pg_server_url: str) -> Iterator[str]:
+    """The URL of a new, empty database on the server, dropped afterwards."""
     name = f"t_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(pg_server_url, autocommit=True) as admin:
         admin.execute(f'CREATE DATABASE "{name}"')
@@ -86,6 +87,20 @@ def catalog_url(pg_server_url: str) -> Iterator[str]:
     yield f"{base}/{name}"
     with psycopg.connect(pg_server_url, autocommit=True) as admin:
         admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def catalog_url(pg_server_url: str) -> Iterator[str]:
+    """A fresh, empty database for one test."""
+    with fresh_database(pg_server_url) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def module_catalog_url(pg_server_url: str) -> Iterator[str]:
+    """A fresh, empty database for one module's tests (for a server the module shares)."""
+    with fresh_database(pg_server_url) as url:
+        yield url
 
 
 @pytest.fixture

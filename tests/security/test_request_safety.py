@@ -9,7 +9,6 @@ import json
 import shutil
 import tempfile
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,22 +21,11 @@ PEAK_BOUND = 1536 << 20  # the server's VmHWM after every case, in bytes
 
 
 @pytest.fixture(scope="module")
-def catalog_db(pg_server_url: str) -> Iterator[str]:
-    name = f"t_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(pg_server_url, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    base, _, _ = pg_server_url.rpartition("/")
-    yield f"{base}/{name}"
-    with psycopg.connect(pg_server_url, autocommit=True) as admin:
-        admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
-
-
-@pytest.fixture(scope="module")
-def serve(catalog_db: str) -> Iterator[Serve]:
+def serve(module_catalog_url: str) -> Iterator[Serve]:
     home = Path(tempfile.mkdtemp(prefix="kyma-safety-", dir="/tmp"))
     server = Serve(
         home,
-        KYMA_CATALOG_URL=catalog_db,
+        KYMA_CATALOG_URL=module_catalog_url,
         KYMA_QUERY_MEMORY_BYTES=str(MEMORY_LIMIT),
         KYMA_QUERY_TIMEOUT_SECONDS="30",
         KYMA_MAX_BODY_BYTES=str(16 << 20),
@@ -144,9 +132,9 @@ def _ingest(serve: Serve, table: str, lines: list[dict]) -> None:
     assert status == 200, answer
 
 
-def _catalog_busy(catalog_db: str) -> list[str]:
+def _catalog_busy(url: str) -> list[str]:
     """Statements running in the catalog database other than this one."""
-    with psycopg.connect(catalog_db, autocommit=True) as conn:
+    with psycopg.connect(url, autocommit=True) as conn:
         rows = conn.execute(
             "SELECT query FROM pg_stat_activity WHERE datname = current_database()"
             " AND state = 'active' AND pid <> pg_backend_pid()"
@@ -154,7 +142,7 @@ def _catalog_busy(catalog_db: str) -> list[str]:
     return [r[0][:80] for r in rows]
 
 
-def test_large_in_list_stays_bounded_in_the_catalog(serve: Serve, catalog_db: str) -> None:
+def test_large_in_list_stays_bounded_in_the_catalog(serve: Serve, module_catalog_url: str) -> None:
     assert query(serve, "CREATE TABLE keyed (k long, s string)")[0] == 200
     for part in range(8):  # extents whose stats hold distinct sets
         _ingest(serve, "keyed", [{"k": part * 100 + i, "s": f"s{i}"} for i in range(50)])
@@ -164,11 +152,13 @@ def test_large_in_list_stays_bounded_in_the_catalog(serve: Serve, catalog_db: st
     assert status == 200, body
     assert body["rows"] == [[150]]  # k in 0..49, 100..149, 200..249
     assert time.monotonic() - started < 15
-    assert _catalog_busy(catalog_db) == []
+    assert _catalog_busy(module_catalog_url) == []
     _alive(serve)
 
 
-def test_catalog_work_of_an_abandoned_query_is_cancelled(serve: Serve, catalog_db: str) -> None:
+def test_catalog_work_of_an_abandoned_query_is_cancelled(
+    serve: Serve, module_catalog_url: str
+) -> None:
     """Stage 1 waits on a locked manifest; at the query timeout its catalog statement is
     cancelled, not left running."""
     from kyma.engine.catalog import Catalog
@@ -178,21 +168,21 @@ def test_catalog_work_of_an_abandoned_query_is_cancelled(serve: Serve, catalog_d
 
     assert query(serve, "CREATE TABLE locked (k long)")[0] == 200
     _ingest(serve, "locked", [{"k": 1}])
-    catalog = Catalog(catalog_db, pool_size=2)
+    catalog = Catalog(module_catalog_url, pool_size=2)
     gate = QueryGate(QueryLimits(timeout_seconds=1))
     predicate = InSet("k", frozenset(range(20_000)))
     try:
-        with psycopg.connect(catalog_db) as locker:
+        with psycopg.connect(module_catalog_url) as locker:
             locker.execute("LOCK TABLE kyma.manifest IN ACCESS EXCLUSIVE MODE")
             with pytest.raises(QueryTimeoutError):
                 watch = cancelled_with_statement
                 gate.run(lambda: catalog.prune_extents("locked", None, predicate, watch))
             deadline = time.monotonic() + 2
             while time.monotonic() < deadline and any(
-                "kyma.manifest" in q for q in _catalog_busy(catalog_db)
+                "kyma.manifest" in q for q in _catalog_busy(module_catalog_url)
             ):
                 time.sleep(0.05)
-            assert not any("kyma.manifest" in q for q in _catalog_busy(catalog_db))
+            assert not any("kyma.manifest" in q for q in _catalog_busy(module_catalog_url))
             locker.rollback()
     finally:
         catalog.close()
