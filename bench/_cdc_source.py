@@ -14,7 +14,7 @@ from psycopg import sql
 from kyma.connectors.postgres.cdc import CdcWorker, SparkTarget
 from kyma.services import Services
 
-SECRET_ENV = "KYMA_BENCH_CDC_PASSWORD"
+SECRET_ENV = "KYMA_SECRET_BENCH_CDC"
 ROLE, DATABASE = "bench_cdc", "bench"
 
 

@@ -38,7 +38,7 @@ from _harness import Server, seconds
 from kyma.runtime.postgres import EmbeddedPostgres
 
 USERS = 100_000
-SECRET_ENV = "KYMA_BENCH_SOURCE_PASSWORD"
+SECRET_ENV = "KYMA_SECRET_BENCH_SOURCE"
 SOURCE_SETTINGS = "max_wal_size = '4GB'\n"  # no checkpoint storm while loading
 KINDS = (
     "view", "click", "search", "add_to_cart", "remove_from_cart", "checkout",

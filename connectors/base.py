@@ -15,6 +15,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from kyma.connectors.capabilities import Capabilities
+from kyma.connectors.spec import ConnectorSpec
 from kyma.engine.types import Column
 
 
@@ -57,6 +58,7 @@ class Connector(ABC):
     """A live source registered as a catalog named ``name``."""
 
     name: str
+    spec: ConnectorSpec  # the definition it was opened with
     dialect: str  # sqlglot dialect of the SQL pushed to the source
     capabilities: Capabilities
 

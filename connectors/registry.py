@@ -18,11 +18,18 @@ from kyma.connectors import statements
 from kyma.connectors.base import Connector
 from kyma.connectors.postgres.cdc._tables import RESNAPSHOT_REASONS
 from kyma.connectors.pushdown import PushdownPlanner
-from kyma.connectors.secrets import resolve_secret
-from kyma.connectors.spec import ConnectorSpec, parse_spec
+from kyma.connectors.secrets import SecretPolicy
+from kyma.connectors.spec import (
+    ConnectorSpec,
+    check_change,
+    check_new,
+    merge_patch,
+    parse_spec,
+)
 from kyma.connectors.sync import SyncRunner, resolve_synced
 from kyma.engine.catalog import Catalog, ConnectorRecord
 from kyma.engine.errors import (
+    ConfigError,
     ConnectorDisabledError,
     KymaError,
     NotFoundError,
@@ -37,14 +44,12 @@ INSECURE_WARNING = (
     "WARNING: TLS is disabled for this connector: credentials and rows cross the network"
     " in clear text"
 )
-INSECURE_REFUSED = (
-    "tls_disabled: connection.tls is 'disabled' and connection.allow_insecure is not true"
-)
 
 
 class ConnectorRegistry(Federation):
-    def __init__(self, catalog: Catalog) -> None:
+    def __init__(self, catalog: Catalog, secrets: SecretPolicy) -> None:
         self.catalog = catalog
+        self.secrets = secrets
         self.planner = PushdownPlanner(self.connector)
         self._live: dict[int, Connector] = {}
         self._healthy: dict[int, bool] = {}
@@ -54,10 +59,24 @@ class ConnectorRegistry(Federation):
     # ---------------------------------------------------------------- API
 
     def create(self, body: Any) -> dict[str, Any]:
-        """Store a definition, then start it: connect and introspect once."""
-        spec = parse_spec(body)
+        """Store a definition, then start it: connect and introspect once. The answer says
+        whether the source was reachable (``reachable``, and ``last_error`` if not)."""
+        spec = self._checked(body)
         record = self.catalog.create_connector(spec.name, spec.type, spec.to_json())
         log.info("connector %r created (%s, %s)", spec.name, spec.type, spec.mode)
+        return self._start(record)
+
+    def update(self, key: str, patch: Any) -> dict[str, Any]:
+        """Edit a definition with a JSON merge patch, checked as on create, then start it
+        again on a fresh pool (a syncing connector's worker restarts too)."""
+        record = self.catalog.get_connector(key)
+        spec = self._checked(merge_patch(record.definition, patch))
+        check_change(parse_spec(record.definition), spec)
+        if spec.mode != "federation":
+            self.sync.stop(record.connector_id)
+        record = self.catalog.update_connector(record.connector_id, spec.to_json())
+        self._close_live(record.connector_id)
+        log.info("connector %r updated", spec.name)
         return self._start(record)
 
     def describe(self, key: str) -> dict[str, Any]:
@@ -72,10 +91,7 @@ class ConnectorRegistry(Federation):
         if record.definition.get("mode", "federation") != "federation":
             self.sync.forget(record)
         record = self.catalog.drop_connector(key)
-        with self._lock:
-            live = self._live.pop(record.connector_id, None)
-        if live is not None:
-            live.close()
+        self._close_live(record.connector_id)
         log.info("connector %r dropped", record.name)
 
     def status(self, key: str) -> dict[str, Any]:
@@ -96,6 +112,10 @@ class ConnectorRegistry(Federation):
         """Clear ``disabled_reason`` and start again (e.g. after fixing the source's TLS). A
         sync connector disabled for a lost slot or a changed key re-snapshots its tables."""
         record = self.catalog.get_connector(key)
+        try:
+            check_new(parse_spec(record.definition))
+        except ConfigError as e:  # a definition stored by an older kyma
+            raise ConfigError(f"{e}; change it with PATCH /v1/connectors/{record.name}") from None
         self.catalog.set_connector_state(record.connector_id, disabled_reason=None, last_error=None)
         if record.disabled_reason in RESNAPSHOT_REASONS:
             self.sync.reset(record)
@@ -143,6 +163,9 @@ class ConnectorRegistry(Federation):
             )
         with self._lock:
             live = self._live.get(record.connector_id)
+            if live is not None and live.spec != parse_spec(record.definition):
+                live.close()  # edited, perhaps by another kyma process on this catalog
+                live = None
             if live is None:
                 try:
                     live = self._open(record)
@@ -172,25 +195,36 @@ class ConnectorRegistry(Federation):
 
     # ---------------------------------------------------------------- internals
 
+    def _checked(self, body: Any) -> ConnectorSpec:
+        """A new or edited definition: parsed, and meeting the rules older ones need not."""
+        spec = parse_spec(body)
+        check_new(spec)
+        self.secrets.check(spec.connection.secret_ref)
+        return spec
+
     def _start(self, record: ConnectorRecord) -> dict[str, Any]:
         spec = parse_spec(record.definition)
         if spec.connection.tls == "disabled":
-            refused = not spec.connection.allow_insecure
             log.warning("connector %r: %s", spec.name, INSECURE_WARNING)
             self.catalog.set_connector_state(
-                record.connector_id,
-                disabled_reason=INSECURE_REFUSED if refused else None,
-                last_error=INSECURE_WARNING,
+                record.connector_id, disabled_reason=None, last_error=INSECURE_WARNING
             )
-            if refused:
-                return self.describe(str(record.connector_id))
+        reachable = True
         try:
             self.connector(spec.name).tables(refresh=True)
             if spec.mode != "federation":
                 self.sync.prepare(record)
         except KymaError as e:  # recorded by _failed; the definition stays
+            reachable = False
             log.warning("connector %r did not start: %s", spec.name, e)
-        return self.describe(str(record.connector_id))
+        return {**self.describe(str(record.connector_id)), "reachable": reachable}
+
+    def _close_live(self, connector_id: int) -> None:
+        with self._lock:
+            live = self._live.pop(connector_id, None)
+        self._healthy.pop(connector_id, None)
+        if live is not None:
+            live.close()
 
     def _open(self, record: ConnectorRecord) -> Connector:
         from kyma.connectors.postgres import PostgresConnector
@@ -198,7 +232,7 @@ class ConnectorRegistry(Federation):
         spec = parse_spec(record.definition)
         return PostgresConnector(
             spec,
-            resolve_secret(spec.connection.secret_ref),
+            self.secrets.resolve(spec.connection.secret_ref),
             on_failure=lambda error: self._failed(record, spec, error),
             on_success=lambda: self._succeeded(record),
         )

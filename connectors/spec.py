@@ -17,7 +17,7 @@ MODES = ("federation", "sync", "both")
 TLS_MODES = ("required", "verify-full", "disabled")
 NUMERIC_MODES = ("real", "string")
 _NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
-_SECRET_REF = re.compile(r"\$env:[A-Za-z_][A-Za-z0-9_]*|file:/.+")
+_SECRET_REF = re.compile(r"\$env:[A-Za-z_][A-Za-z0-9_]*|file:.+")
 
 
 @dataclass(frozen=True)
@@ -82,6 +82,63 @@ def parse_spec(body: Any) -> ConnectorSpec:
     )
 
 
+def check_new(spec: ConnectorSpec) -> None:
+    """Rules a definition must meet when it is created or edited (ConfigError naming the
+    field to change). Stored definitions from older versions are still read as they are."""
+    if spec.connection.tls == "disabled" and not spec.connection.allow_insecure:
+        raise ConfigError(
+            "connection.allow_insecure: connection.tls is 'disabled'; add"
+            ' "allow_insecure": true to connect without TLS (rows and the user name cross the'
+            " network in clear text; a password is only ever sent by SCRAM)"
+        )
+
+
+def merge_patch(definition: dict[str, Any], patch: Any) -> dict[str, Any]:
+    """``definition`` edited by a JSON merge patch (RFC 7396): objects merge key by key,
+    ``null`` removes a key (back to its default), anything else replaces.
+
+    >>> merge_patch({"mode": "sync", "connection": {"url": "u", "pool_size": 2}},
+    ...             {"connection": {"pool_size": None, "tls": "disabled"}})
+    {'mode': 'sync', 'connection': {'url': 'u', 'tls': 'disabled'}}
+    """
+    merged = dict(definition)
+    for key, value in _object(patch, "body").items():
+        if value is None:
+            merged.pop(key, None)
+        elif isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = merge_patch(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def check_change(old: ConnectorSpec, new: ConnectorSpec) -> None:
+    """What an edit may not change: name, type and mode; while a connector syncs (CDC), its
+    tables and source database, which its replication slot and publication belong to."""
+    again = "; drop the connector and create it again"
+    for field_name in ("name", "type"):
+        if getattr(old, field_name) != getattr(new, field_name):
+            raise ConfigError(f"{field_name}: a connector's {field_name} cannot change{again}")
+    if old.mode != new.mode:
+        raise ConfigError(f"mode: cannot change from {old.mode!r} to {new.mode!r}{again}")
+    syncing = old.mode != "federation"
+    if syncing and old.sync.get("tables") != new.sync.get("tables"):
+        raise ConfigError(
+            "sync.tables: cannot change while the connector syncs (its replication slot and"
+            f" publication cover {old.sync.get('tables')!r}){again}"
+        )
+    if syncing and _database(old.connection.url) != _database(new.connection.url):
+        raise ConfigError(
+            "connection.url: a syncing connector cannot move to another server or database"
+            f" (its replication slot is on the old one){again}"
+        )
+
+
+def _database(url: str) -> tuple[str | None, int | None, str]:
+    parts = urlsplit(url)
+    return parts.hostname, parts.port, parts.path
+
+
 def _sync(raw: dict[str, Any], mode: str) -> dict[str, Any]:
     """``sync.tables`` (``schema.table`` each) is required by modes ``sync`` and ``both``."""
     _no_unknown(raw, "sync.", {"tables", "schedule_ms", "spark_min_bytes", "chunk_bytes"})
@@ -125,13 +182,16 @@ def _connection(raw: dict[str, Any]) -> Connection:
     if parts.password is not None:
         raise ConfigError(
             "connection.url: must not hold a password; put it in a secret and name it in"
-            " connection.secret_ref ($env:NAME or file:/path)"
+            " connection.secret_ref ($env:KYMA_SECRET_<NAME> or file:<name in the secrets folder>)"
         )
     secret_ref = raw.get("secret_ref")
     if secret_ref is not None and (
         not isinstance(secret_ref, str) or not _SECRET_REF.fullmatch(secret_ref)
     ):
-        raise ConfigError("connection.secret_ref: expected '$env:NAME' or 'file:/absolute/path'")
+        raise ConfigError(
+            "connection.secret_ref: expected '$env:KYMA_SECRET_<NAME>' or"
+            " 'file:<name or path in the secrets folder>'"
+        )
     pool_size = _int(raw, "pool_size", Connection.pool_size, 1, 64)
     return Connection(
         url=url,

@@ -1,9 +1,11 @@
-"""Connector statements in SQL: CREATE / DROP / REFRESH CONNECTOR and SHOW CONNECTORS.
+"""Connector statements in SQL: CREATE / ALTER / DROP / REFRESH CONNECTOR, SHOW CONNECTORS.
 
 ``CREATE CONNECTOR pg_prod TYPE postgres WITH (url = 'postgres://app@db:5432/app',
-secret_ref = '$env:PG_PASSWORD', pool_size = 4, include_schemas = 'public,billing')``
+secret_ref = '$env:KYMA_SECRET_PG_PROD', pool_size = 4, include_schemas = 'public,billing')``
 builds the same body ``POST /v1/connectors`` takes: connection options go under
 ``connection``, scope options under ``scope``, ``mode`` and ``sync_tables`` at the top.
+``ALTER CONNECTOR pg_prod WITH (pool_size = 8)`` is ``PATCH /v1/connectors/pg_prod`` with
+the body its options build.
 """
 
 from __future__ import annotations
@@ -40,6 +42,12 @@ def run(registry: ConnectorRegistry, sql: str) -> QueryResult | None:
     if words[0] == "CREATE":
         registry.create(_create_body(tokens[2:]))
         return QueryResult.status_only("CREATE CONNECTOR")
+    if words[0] == "ALTER":
+        if len(tokens) < 4:
+            raise SqlError("expected ALTER CONNECTOR <name> WITH (<option> = <value>, …)")
+        name = name_token(tokens[2:3], "ALTER CONNECTOR")
+        registry.update(name, _options_body(with_options(tokens[3:], "the connector name")))
+        return QueryResult.status_only("ALTER CONNECTOR")
     if words[0] == "DROP":
         rest = tokens[2:]
         if_exists = [t.text.upper() for t in rest[:2]] == ["IF", "EXISTS"]
@@ -67,12 +75,18 @@ def _create_body(tokens: list[Token]) -> dict[str, Any]:
     """name TYPE type WITH (key = value, ...) → the connector's JSON body."""
     if len(tokens) < 3 or tokens[1].text.upper() != "TYPE":
         raise SqlError("expected CREATE CONNECTOR <name> TYPE <type> WITH (<option> = <value>, …)")
-    body: dict[str, Any] = {
+    body = _options_body(with_options(tokens[3:], "the connector type"))
+    return {
         "name": tokens[0].text.lower(),
         "type": tokens[2].text.lower(),
-        "connection": {},
+        **body,
+        "connection": body.get("connection", {}),
     }
-    options = with_options(tokens[3:], "the connector type")
+
+
+def _options_body(options: dict[str, Any]) -> dict[str, Any]:
+    """``WITH`` options → a (partial) connector body."""
+    body: dict[str, Any] = {}
     for key, value in options.items():
         if key in _LIST_KEYS:
             value = [v.strip() for v in str(value).split(",") if v.strip()]
@@ -83,7 +97,7 @@ def _create_body(tokens: list[Token]) -> dict[str, Any]:
         elif key in _SCOPE_KEYS:
             body.setdefault("scope", {})[key] = value
         elif key in _CONNECTION_KEYS:
-            body["connection"][key] = value
+            body.setdefault("connection", {})[key] = value
         else:
             known = sorted(_CONNECTION_KEYS | _SCOPE_KEYS | {"mode", "sync_tables"})
             raise SqlError(f"unknown connector option {key!r}; expected one of {known}")

@@ -72,12 +72,30 @@ class SqlError(TerminalError, ValueError):
     """A statement could not be parsed or is not supported."""
 
 
+class StatementLimitError(SqlError):
+    """A statement is longer or nests deeper than a configured limit; ``limit`` names it."""
+
+    def __init__(self, message: str, limit: str = "") -> None:
+        super().__init__(message, limit)
+        self.limit = limit
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
 class UnsupportedStatementError(SqlError):
     """A statement parsed, but kyma does not run that kind of statement."""
 
 
 class ObjectStoreError(RetryableError, OSError):
     """The object store failed to answer; the call may succeed later."""
+
+
+class StoreWriteError(ObjectStoreError):
+    """The object store refused a write (a full disk, a read-only mount, lost permissions);
+    nothing was committed, and the same request may succeed once the store is writable."""
+
+    retry_after = 5
 
 
 class CatalogUnavailableError(RetryableError, ConnectionError):

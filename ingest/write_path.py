@@ -33,12 +33,14 @@ from kyma.engine.errors import (
     CommitConflictError,
     IdempotencyKeyReusedError,
     IngestError,
+    KymaError,
     SchemaError,
+    StoreWriteError,
 )
 from kyma.engine.format import ExtentWriteResult, SegmentFormat
 from kyma.engine.storage import ObjectStore
 from kyma.engine.types import Column, KymaType
-from kyma.ingest.coerce import Coerced, coerce_ndjson
+from kyma.ingest.coerce import Coerced, check_shape, coerce_ndjson
 from kyma.ingest.evolution import EvolutionPlan, plan_evolution
 from kyma.ingest.typed import coerce_typed
 
@@ -78,11 +80,17 @@ class WritePath:
         fmt: SegmentFormat,
         *,
         idempotency_wait_seconds: float = 30.0,
+        max_keys_per_row: int = 10_000,
+        max_nesting_depth: int = 100,
     ) -> None:
+        """A row with more than ``max_keys_per_row`` keys, or nested deeper than
+        ``max_nesting_depth``, is refused before coercion (0: no limit)."""
         self.catalog = catalog
         self.store = store
         self.format = fmt
         self.idempotency_wait_seconds = idempotency_wait_seconds
+        self.max_keys_per_row = max_keys_per_row
+        self.max_nesting_depth = max_nesting_depth
 
     def ingest_ndjson(
         self,
@@ -304,6 +312,7 @@ class WritePath:
         Every row is validated against the widened schema before the catalog is widened,
         so a body that fails changes nothing. The batch has the returned table's columns.
         """
+        check_shape(body, self.max_keys_per_row, self.max_nesting_depth)
         info = self.catalog.get_table(table)
         if schema_evolution(info.options) == "typed":
             return self._coerce_typed(info, body, schema_evolve, ingest_time_ns)
@@ -363,6 +372,15 @@ class WritePath:
                 with writer:
                     writer.append(batch.slice(start, EXTENT_ROWS))
                     written.append(writer.finish())
+        except OSError as e:
+            self.discard(written)
+            if isinstance(e, KymaError):
+                raise
+            log.error("writing an extent of %r failed", info.name, exc_info=e)
+            raise StoreWriteError(
+                f"the object store {self.store.url} refused a write of table"
+                f" {info.name!r}: {e.strerror or e}; nothing was committed, try again"
+            ) from e
         except BaseException:
             self.discard(written)
             raise

@@ -49,8 +49,16 @@ class Principal:
     def unrestricted(self) -> bool:
         return ADMIN in self.scopes
 
-    def require(self, scope: str, tables: Iterable[str] = ()) -> None:
-        """PermissionDeniedError naming the missing scope, or the first table not granted."""
+    @property
+    def limited(self) -> bool:
+        """Whether the caller is limited to some tables (a read or ingest token's --table)."""
+        return not self.unrestricted and self.tables is not None
+
+    def require(self, scope: str, tables: Iterable[str] | None = ()) -> None:
+        """PermissionDeniedError naming the missing scope, or the first table not granted.
+
+        ``tables`` None: what is asked tells about every table (connectors, jobs, metrics),
+        which a caller limited to some tables may not see."""
         if self.unrestricted:
             return
         if scope not in self.scopes:
@@ -59,12 +67,17 @@ class Principal:
                 f"this needs a token with scope {scope!r}; token {self.token_id} has {have}",
                 scope=scope,
             )
-        for table in sorted(tables):
+        if tables is None and self.limited:
+            raise PermissionDeniedError(
+                f"this tells about every table; token {self.token_id} is limited to"
+                f" {self._granted()}",
+                scope=scope,
+            )
+        for table in sorted(tables or ()):
             if not self.may_touch(table):
-                granted = ", ".join(sorted(self.tables or ()))
                 raise PermissionDeniedError(
                     f"token {self.token_id} may not {scope} table {table!r}"
-                    f" (it is limited to {granted})",
+                    f" (it is limited to {self._granted()})",
                     scope=scope,
                     table=table,
                 )
@@ -72,9 +85,30 @@ class Principal:
     def may_touch(self, table: str) -> bool:
         return self.unrestricted or self.tables is None or table in self.tables
 
+    def may_see_catalog(self, connector: str) -> bool:
+        """Whether a connector shows in listings: the caller may read one of its tables
+        (``<connector>.<schema>.<table>``)."""
+        prefix = f"{connector}."
+        return not self.limited or any(t.startswith(prefix) for t in self.tables or ())
+
+    def require_catalog(self, connector: str | None, asked: str) -> str:
+        """``connector``, or PermissionDeniedError unless the caller may read one of its
+        tables; None (no such connector) is refused alike: a refusal tells nothing of what
+        exists, as a query naming a table not granted is refused before it is looked up."""
+        if connector is None or not self.may_see_catalog(connector):
+            raise PermissionDeniedError(
+                f"token {self.token_id} may not read connector {asked!r}"
+                f" (it is limited to {self._granted()})",
+                scope="read",
+            )
+        return connector
+
     def authorize(self, access: Access) -> None:
         """The check the query engine calls with what a statement needs."""
         self.require(access.scope, access.tables)
+
+    def _granted(self) -> str:
+        return ", ".join(sorted(self.tables or ()))
 
 
 ANYONE = Principal(None, frozenset({ADMIN}))

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from kyma.connectors.registry import ConnectorRegistry
+from kyma.connectors.secrets import SecretPolicy
 from kyma.engine.catalog import Catalog, retention_seconds
 from kyma.engine.compaction import CompactionResult, compact_table
 from kyma.engine.format import SegmentFormat
@@ -94,7 +95,11 @@ def open_services(
         catalog_url = embedded.start()
     try:
         # An ingest request may hold one connection for its idempotency lock and use another.
-        catalog = Catalog(catalog_url, pool_size=2 * settings.http_threads + 4)
+        catalog = Catalog(
+            catalog_url,
+            pool_size=2 * settings.http_threads + 4,
+            statement_timeout_seconds=settings.catalog_statement_timeout_seconds,
+        )
         try:
             store = open_object_store(
                 settings.object_store or f"file://{settings.home.absolute() / 'objects'}",
@@ -105,9 +110,17 @@ def open_services(
                 s3_secret_access_key=settings.s3_secret_access_key,
             )
             fmt = TlmFormat(block_rows=settings.block_rows)
-            connectors = ConnectorRegistry(catalog)
+            connectors = ConnectorRegistry(
+                catalog,
+                SecretPolicy(settings.resolved_secrets_dir.absolute(), settings.home.absolute()),
+            )
             write_path = WritePath(
-                catalog, store, fmt, idempotency_wait_seconds=settings.idempotency_wait_seconds
+                catalog,
+                store,
+                fmt,
+                idempotency_wait_seconds=settings.idempotency_wait_seconds,
+                max_keys_per_row=settings.max_keys_per_row,
+                max_nesting_depth=settings.max_nesting_depth,
             )
             jobs = JobRegistry(settings, store.url, write_path)
             sources = SourceRegistry(
@@ -152,6 +165,8 @@ def query_limits(settings: Settings) -> QueryLimits:
         max_concurrent=settings.max_concurrent_queries,
         max_result_rows=settings.max_result_rows,
         max_result_bytes=settings.max_result_bytes,
+        max_statement_bytes=settings.max_statement_bytes,
+        max_expression_depth=settings.max_expression_depth,
     )
 
 

@@ -44,6 +44,9 @@ class Settings:
     cache_dir: Path | None = _setting(
         None, "KYMA_CACHE_DIR", "local cache of remote extents (default: <home>/cache)"
     )
+    secrets_dir: Path | None = _setting(
+        None, "KYMA_SECRETS_DIR", "folder connector secret_ref files come from (<home>/secrets)"
+    )
     http_host: str = _setting("127.0.0.1", "KYMA_HTTP_HOST", "address the HTTP API listens on")
     http_port: int = _setting(8080, "KYMA_HTTP_PORT", "port of the HTTP API (0: any free port)")
     http_threads: int = _setting(8, "KYMA_HTTP_THREADS", "worker threads of the HTTP server")
@@ -76,6 +79,12 @@ class Settings:
     max_rows_per_request: int = _setting(
         1_000_000, "KYMA_MAX_ROWS_PER_REQUEST", "most NDJSON lines in one ingest request"
     )
+    max_keys_per_row: int = _setting(
+        10_000, "KYMA_MAX_KEYS_PER_ROW", "most top-level keys of one ingested row (0: any)"
+    )
+    max_nesting_depth: int = _setting(
+        100, "KYMA_MAX_NESTING_DEPTH", "deepest nesting of arrays and objects in a row (0: any)"
+    )
     idempotency_wait_seconds: int = _setting(
         30, "KYMA_IDEMPOTENCY_WAIT_SECONDS", "how long a request waits for one with its key"
     )
@@ -93,6 +102,19 @@ class Settings:
     )
     max_result_bytes: int = _setting(
         256 << 20, "KYMA_MAX_RESULT_BYTES", "largest answer, as Arrow bytes (0: no limit)"
+    )
+    catalog_statement_timeout_seconds: int = _setting(
+        300,
+        "KYMA_CATALOG_STATEMENT_TIMEOUT_SECONDS",
+        "a catalog statement running longer is cancelled by Postgres (0: never)",
+    )
+    max_statement_bytes: int = _setting(
+        1 << 20, "KYMA_MAX_STATEMENT_BYTES", "longest SQL statement, in bytes (0: no limit)"
+    )
+    max_expression_depth: int = _setting(
+        1000,
+        "KYMA_MAX_EXPRESSION_DEPTH",
+        "deepest expression: nested groups plus chained operators (0: no limit)",
     )
     log_format: str = _setting("text", "KYMA_LOG_FORMAT", "text, or json: one object a line")
     spark_master: str | None = _setting(
@@ -143,6 +165,10 @@ class Settings:
     @property
     def resolved_cache_dir(self) -> Path:
         return self.cache_dir or self.home / "cache"
+
+    @property
+    def resolved_secrets_dir(self) -> Path:
+        return self.secrets_dir or self.home / "secrets"
 
     @classmethod
     def help_text(cls) -> str:

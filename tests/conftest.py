@@ -1,4 +1,5 @@
-"""Real parts for the tests, started on loopback: Postgres and an S3-compatible server.
+"""Real parts for the tests, started on loopback: Postgres (the catalog's, and a second one,
+TLS on, that connectors read as a source) and an S3-compatible server.
 
 ``KYMA_TEST_CATALOG_URL`` points the tests at an external Postgres instead of one started
 from the system's binaries. Nothing here skips: a missing binary fails with the command
@@ -16,12 +17,20 @@ import tempfile
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import boto3
 import psycopg
 import pytest
 from hypothesis import settings
+from source_postgres import (
+    HOST,
+    SETTINGS,
+    SourcePostgres,
+    self_signed_certificate,
+    wait_for_tls,
+)
 
 from kyma.engine.catalog import Catalog
 from kyma.engine.storage import ObjectStore
@@ -68,9 +77,9 @@ def pg_server_url() -> Iterator[str]:
         shutil.rmtree(home, ignore_errors=True)
 
 
-@pytest.fixture
-def catalog_url(pg_server_url: str) -> Iterator[str]:
-    """A fresh, empty database for one test."""
+@contextmanager
+def fresh_database(pg_server_url: str) -> Iterator[str]:
+    """The URL of a new, empty database on the server, dropped afterwards."""
     name = f"t_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(pg_server_url, autocommit=True) as admin:
         admin.execute(f'CREATE DATABASE "{name}"')
@@ -81,10 +90,56 @@ def catalog_url(pg_server_url: str) -> Iterator[str]:
 
 
 @pytest.fixture
+def catalog_url(pg_server_url: str) -> Iterator[str]:
+    """A fresh, empty database for one test."""
+    with fresh_database(pg_server_url) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def module_catalog_url(pg_server_url: str) -> Iterator[str]:
+    """A fresh, empty database for one module's tests (for a server the module shares)."""
+    with fresh_database(pg_server_url) as url:
+        yield url
+
+
+@pytest.fixture
 def catalog(catalog_url: str) -> Iterator[Catalog]:
     cat = Catalog(catalog_url)
     yield cat
     cat.close()
+
+
+@pytest.fixture(scope="session")
+def source_pg() -> Iterator[SourcePostgres]:
+    """A second Postgres for the session: TLS with a self-signed certificate for 127.0.0.1."""
+    from kyma.runtime.postgres import EmbeddedPostgres
+
+    home = server_tmpdir("kyma-test-source-")
+    pg = EmbeddedPostgres(home / "source", log=lambda _: None, settings=SETTINGS)
+    try:
+        admin_url = pg.start()
+        certificate, key = self_signed_certificate(HOST)
+        ca_file = home / "source-ca.crt"
+        ca_file.write_bytes(certificate)
+        ca_file.chmod(0o644)
+        # The data folder belongs to the server's OS user; its key must too, with mode 0600.
+        owner = pg.data_dir.stat()
+        for name, content in (("server.crt", certificate), ("server.key", key)):
+            path = pg.data_dir / name
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as f:
+                f.write(content)
+            os.chown(path, owner.st_uid, owner.st_gid)
+        with psycopg.connect(admin_url, autocommit=True) as conn:
+            conn.execute("ALTER SYSTEM SET ssl = on")
+            conn.execute("SELECT pg_reload_conf()")
+        wait_for_tls(admin_url, ca_file)
+        port = int(admin_url.rsplit(":", 1)[1].split("/")[0])
+        yield SourcePostgres(admin_url, pg.log_file, ca_file, HOST, port)
+    finally:
+        pg.stop()
+        shutil.rmtree(home, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
@@ -160,6 +215,7 @@ def drop_store_opener(cache_dir: Path):  # type: ignore[no-untyped-def]
 def services(catalog: Catalog, tmp_path: Path):
     """The server's parts on a fresh catalog database and a local object store."""
     from kyma.connectors.registry import ConnectorRegistry
+    from kyma.connectors.secrets import SecretPolicy
     from kyma.engine.format.tlm import TlmFormat
     from kyma.engine.query import QueryEngine
     from kyma.ingest.sources import SourceRegistry
@@ -171,7 +227,9 @@ def services(catalog: Catalog, tmp_path: Path):
     settings = Settings(home=tmp_path / "home", catalog_url=catalog.url)
     store = LocalStore(tmp_path / "objects")
     fmt = TlmFormat(block_rows=1024)
-    connectors = ConnectorRegistry(catalog)
+    connectors = ConnectorRegistry(
+        catalog, SecretPolicy(settings.resolved_secrets_dir, settings.home)
+    )
     write_path = WritePath(catalog, store, fmt, idempotency_wait_seconds=5)
     jobs = JobRegistry(settings, store.url, write_path)
     opener = drop_store_opener(tmp_path / "drop-cache")

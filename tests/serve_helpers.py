@@ -78,12 +78,13 @@ class Serve:
         with urllib.request.urlopen(request, timeout=30) as answer:
             return json.load(answer)
 
-    def post(self, path: str, body: dict) -> tuple[int, dict]:
-        """POST JSON; the status and JSON answer, errors included."""
+    def post(self, path: str, body: dict, method: str = "POST") -> tuple[int, dict]:
+        """POST (or ``method``) JSON; the status and JSON answer, errors included."""
         request = urllib.request.Request(
             f"{self.url}{path}",
             data=json.dumps(body).encode(),
             headers={"Content-Type": "application/json"},
+            method=method,
         )
         try:
             with urllib.request.urlopen(request, timeout=30) as answer:
@@ -102,3 +103,25 @@ class Serve:
         while not self._lines.empty():
             self.output.append(self._lines.get())
         return code
+
+
+def request(
+    url: str, body: bytes | None = None, headers: dict[str, str] | None = None, timeout: float = 60
+) -> tuple[int, dict[str, str], bytes]:
+    """Status, headers and body of one request; errors are answers too."""
+    req = urllib.request.Request(url, data=body, headers=headers or {})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as answer:
+            return answer.status, dict(answer.headers), answer.read()
+    except urllib.error.HTTPError as e:
+        return e.code, dict(e.headers), e.read()
+
+
+def query(serve: Serve, sql: str, timeout: float = 60) -> tuple[int, dict[str, str], dict]:
+    status, headers, body = request(
+        f"{serve.url}/v1/query",
+        json.dumps({"sql": sql}).encode(),
+        {"Content-Type": "application/json"},
+        timeout,
+    )
+    return status, headers, json.loads(body)

@@ -1,7 +1,9 @@
 """The Postgres connector: introspection with psycopg, Arrow transfer with ADBC.
 
-Every session it opens runs in UTC, so timestamp literals and AT TIME ZONE in pushed SQL
-mean what they mean in kyma, whatever the source database's default time zone.
+Every session it opens pins the settings kyma's SQL relies on, whatever the source's role or
+database defaults say: UTC (timestamp literals and AT TIME ZONE mean what they mean in kyma),
+standard_conforming_strings, ISO dates, postgres intervals, floats in full, and pg_catalog
+first on the search_path (no schema can shadow a built-in; tables are always qualified).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import psycopg
 from sqlglot import exp
 
 from kyma.connectors.base import Connector, Fetched, SourceColumn, SourceTable
+from kyma.connectors.postgres import _dialect
 from kyma.connectors.postgres._capabilities import POSTGRES
 from kyma.connectors.postgres._introspect import introspect
 from kyma.connectors.postgres._pool import ConnectionPool
@@ -32,6 +35,23 @@ from kyma.engine.errors import (
 )
 
 _SSLMODE = {"required": "require", "verify-full": "verify-full", "disabled": "disable"}
+_SESSION = " ".join(
+    f"-c {setting}"
+    for setting in (
+        "TimeZone=UTC",
+        "extra_float_digits=3",  # floats exactly, always
+        "standard_conforming_strings=on",
+        "DateStyle=ISO,YMD",
+        "IntervalStyle=postgres",
+    )
+)
+# The role's own search_path stays (extensions' functions and types live on it), behind
+# pg_catalog; a startup option cannot refer to it, so this runs once per new session.
+_PIN_SEARCH_PATH = (
+    "SELECT pg_catalog.set_config('search_path', pg_catalog.concat_ws(', ', 'pg_catalog',"
+    " NULLIF(pg_catalog.current_setting('search_path'), '')), false)"
+)
+_NO_CLEARTEXT = "!password,!md5"
 _TLS_MARKERS = ("ssl", "certificate", "tls")
 # Errors that mean the source parsed or ran the SQL and said no (not a lost connection).
 _REJECTED = (
@@ -44,7 +64,7 @@ _REJECTED = (
 
 
 class PostgresConnector(Connector):
-    dialect = "postgres"
+    dialect = _dialect.NAME
     capabilities = POSTGRES
 
     def __init__(
@@ -90,6 +110,7 @@ class PostgresConnector(Connector):
         with self._lock:
             if refresh or self._refreshed_at is None:
                 with self._guard(), psycopg.connect(**self._libpq_params()) as conn:
+                    conn.execute(_PIN_SEARCH_PATH)
                     found, warnings = introspect(
                         conn, self.spec.scope, numeric_mode=self.spec.connection.numeric_mode
                     )
@@ -160,10 +181,15 @@ class PostgresConnector(Connector):
             "sslmode": _SSLMODE[conn.tls],
             "connect_timeout": conn.connect_timeout_seconds,
             "application_name": "kyma-federation",
-            "options": "-c TimeZone=UTC -c extra_float_digits=3",  # floats exactly, always
+            "options": _SESSION,
         }
         if conn.ca_file:
             params["sslrootcert"] = conn.ca_file
+        if conn.tls == "disabled":
+            # Without TLS a password (or its md5 hash) would cross the network readable by
+            # anyone on the path, or be asked for by a server posing as the source: libpq
+            # (16+, bundled with psycopg and ADBC) answers only SCRAM or no authentication.
+            params["require_auth"] = _NO_CLEARTEXT
         if self._password is not None:
             params["password"] = self._password
         return params
@@ -184,7 +210,15 @@ class PostgresConnector(Connector):
     def _adbc_connect(self) -> Any:
         # Autocommit: a pooled connection must not sit idle in a transaction, holding locks
         # and an old snapshot on the source.
-        return adbc.connect(self._adbc_uri(), autocommit=True)
+        conn = adbc.connect(self._adbc_uri(), autocommit=True)
+        try:
+            with conn.cursor() as cur:
+                cur.execute(_PIN_SEARCH_PATH)
+                cur.fetchall()
+        except BaseException:
+            conn.close()
+            raise
+        return conn
 
     def _guard(self, sql: str | None = None) -> _Translate:
         return _Translate(self, sql)

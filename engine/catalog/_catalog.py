@@ -6,7 +6,7 @@ import logging
 import re
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -42,6 +42,7 @@ from kyma.engine.errors import (
     AlreadyExistsError,
     CatalogUnavailableError,
     NotFoundError,
+    QueryTimeoutError,
     SchemaError,
 )
 from kyma.engine.format import ExtentWriteResult
@@ -49,6 +50,8 @@ from kyma.engine.format.predicate import BlockPredicate
 from kyma.engine.types import DEFAULT_COLUMN_NAMES, DEFAULT_COLUMNS, Column, KymaType
 
 log = logging.getLogger("kyma.catalog")
+# Given a cancel function, a context that yields the seconds left (None: no deadline).
+Watch = Callable[[Callable[[], None]], AbstractContextManager[float | None]]
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}(\.[A-Za-z_][A-Za-z0-9_]{0,127})*")
 MAX_COLUMN_NAME = 255
@@ -61,6 +64,11 @@ _ENTRY_COLUMNS = (
     "extent_id::text, object_path, byte_size, row_count, block_count, min_ts, max_ts,"
     " column_stats, present_paths, added_snapshot_id"
 )
+
+
+@contextmanager
+def _unwatched(cancel: Callable[[], None]) -> Iterator[float | None]:
+    yield None
 
 
 def check_identifier(kind: str, name: str) -> str:
@@ -85,11 +93,21 @@ def check_column_name(name: str) -> str:
 class Catalog:
     """A connection pool on the catalog database, with kyma's catalog operations."""
 
-    def __init__(self, url: str, *, pool_size: int = 10) -> None:
+    def __init__(
+        self, url: str, *, pool_size: int = 10, statement_timeout_seconds: float = 0
+    ) -> None:
+        """``statement_timeout_seconds`` (0: none) bounds every catalog statement, so no
+        statement can run on in the catalog database after its caller gave up."""
         self.url = url
         self.commit_listeners: list[Callable[[_commit.CommitEvent], None]] = []
+        self.statement_timeout_seconds = statement_timeout_seconds
         self._pool = psycopg_pool.ConnectionPool(
-            url, min_size=1, max_size=pool_size, open=False, kwargs={"autocommit": True}
+            url,
+            min_size=1,
+            max_size=pool_size,
+            open=False,
+            kwargs={"autocommit": True},
+            configure=self._configure,
         )
         try:
             self._pool.open(wait=True, timeout=30)
@@ -100,6 +118,11 @@ class Catalog:
 
     def close(self) -> None:
         self._pool.close()
+
+    def _configure(self, conn: psycopg.Connection) -> None:
+        if self.statement_timeout_seconds:
+            ms = max(1, int(self.statement_timeout_seconds * 1000))
+            conn.execute("SELECT set_config('statement_timeout', %s, false)", (f"{ms}ms",))
 
     @contextmanager
     def _conn(self, timeout: float = 30) -> Iterator[psycopg.Connection]:
@@ -228,6 +251,8 @@ class Catalog:
         return cur.rowcount > 0
 
     def get_table(self, name: str) -> TableInfo:
+        if "\x00" in name:  # Postgres text cannot hold it: no table can have it
+            check_identifier("table", name)
         with self._conn() as conn:
             return self._table(conn, name)
 
@@ -270,6 +295,10 @@ class Catalog:
     def list_connectors(self) -> list[ConnectorRecord]:
         with self._conn() as conn:
             return _connectors.list_all(conn)
+
+    def update_connector(self, connector_id: int, definition: dict[str, Any]) -> ConnectorRecord:
+        with self._conn() as conn:
+            return _connectors.update(conn, connector_id, definition)
 
     def drop_connector(self, key: str) -> ConnectorRecord:
         with self._conn() as conn:
@@ -439,29 +468,46 @@ class Catalog:
         return [ManifestEntry(*r) for r in rows]
 
     def prune_extents(
-        self, table: str, snapshot_id: int | None, predicate: BlockPredicate | None
+        self,
+        table: str,
+        snapshot_id: int | None,
+        predicate: BlockPredicate | None,
+        watch: Watch | None = None,
     ) -> tuple[int, list[ExtentRef]]:
         """Stage 1: (extents in the snapshot, those whose catalog stats may match).
 
-        Only the survivors travel back, without their stats.
+        Only the survivors travel back, without their stats. ``watch`` (the caller's
+        deadline) is given the connection's cancel and yields the seconds left: the
+        statements run at most that long, and are cancelled when the caller gives up.
         """
         info = self.get_table(table)
         snapshot = info.current_snapshot_id if snapshot_id is None else snapshot_id
         if snapshot is None:
             return 0, []
         params = (info.table_id, snapshot, snapshot)
-        with self._conn() as conn:
+        with self._conn() as conn, (watch or _unwatched)(conn.cancel_safe) as seconds:
             if snapshot_id is not None:
                 self._check_snapshot(conn, info, snapshot_id)
-            (total,) = conn.execute(
-                f"SELECT count(*) FROM kyma.manifest WHERE {_IN_SNAPSHOT}", params
-            ).fetchone()
             query = sql.SQL(
                 "SELECT extent_id::text, object_path, byte_size, row_count, block_count"
                 f" FROM kyma.manifest WHERE {_IN_SNAPSHOT} AND {{kept}}"
                 " ORDER BY min_ts NULLS FIRST, extent_id"
             ).format(kept=extent_condition(predicate))
-            rows = conn.execute(query, params).fetchall()
+            try:
+                with conn.transaction():
+                    if seconds is not None:
+                        ms = f"{max(1, int(seconds * 1000))}ms"
+                        conn.execute("SELECT set_config('statement_timeout', %s, true)", (ms,))
+                    (total,) = conn.execute(
+                        f"SELECT count(*) FROM kyma.manifest WHERE {_IN_SNAPSHOT}", params
+                    ).fetchone()
+                    rows = conn.execute(query, params).fetchall()
+            except psycopg.errors.QueryCanceled:
+                raise QueryTimeoutError(
+                    f"stage-1 pruning of {table!r} ran past its time in the catalog and was"
+                    " cancelled",
+                    "query_timeout_seconds",
+                ) from None
         return total, [ExtentRef(*r) for r in rows]
 
     def _check_snapshot(self, conn: psycopg.Connection, info: TableInfo, snapshot_id: int) -> None:

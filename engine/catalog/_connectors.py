@@ -60,6 +60,20 @@ def list_all(conn: psycopg.Connection) -> list[ConnectorRecord]:
     return [ConnectorRecord(*row) for row in rows]
 
 
+def update(
+    conn: psycopg.Connection, connector_id: int, definition: dict[str, Any]
+) -> ConnectorRecord:
+    """A new definition; its state (disabled_reason, last_error) starts over."""
+    row = conn.execute(
+        "UPDATE kyma.connectors SET definition = %s, disabled_reason = NULL, last_error = NULL,"
+        f" updated_at = now() WHERE connector_id = %s RETURNING {_COLUMNS}",
+        (Jsonb(definition), connector_id),
+    ).fetchone()
+    if row is None:
+        raise NotFoundError(f"connector {connector_id} does not exist")
+    return ConnectorRecord(*row)
+
+
 def drop(conn: psycopg.Connection, key: str) -> ConnectorRecord:
     record = get(conn, key)
     conn.execute("DELETE FROM kyma.connectors WHERE connector_id = %s", (record.connector_id,))

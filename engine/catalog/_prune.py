@@ -26,6 +26,9 @@ from kyma.engine.format.predicate import (
 
 TIME_COLUMN = "_timestamp"  # the column min_ts/max_ts bound
 TRUE = sql.SQL("TRUE")
+# An IN list longer than this is not lowered into stage 1 (stage 2 still prunes with it):
+# the catalog statement stays small whatever the query says.
+MAX_IN_VALUES = 10_000
 
 
 def _set_may_hold(column: str, kind: str, value: object) -> sql.Composable:
@@ -34,6 +37,17 @@ def _set_may_hold(column: str, kind: str, value: object) -> sql.Composable:
     return sql.SQL("({s} IS NULL OR jsonb_typeof({s}) <> 'array' OR {s} @> {v}::jsonb)").format(
         s=stats, v=sql.Literal(json.dumps([value]))
     )
+
+
+def _set_may_hold_any(column: str, kind: str, values: frozenset[object]) -> sql.Composable:
+    """Like ``_set_may_hold`` for any of ``values``, as one array parameter: a hashed
+    ``= ANY`` per extent, however long the list."""
+    stats = sql.SQL("column_stats -> {} -> {}").format(sql.Literal(column), sql.Literal(kind))
+    wanted = sorted(json.dumps(v) for v in values)
+    return sql.SQL(
+        "({s} IS NULL OR jsonb_typeof({s}) <> 'array' OR EXISTS"
+        " (SELECT 1 FROM jsonb_array_elements({s}) AS e(v) WHERE e.v = ANY({v}::jsonb[])))"
+    ).format(s=stats, v=sql.Literal(wanted))
 
 
 def extent_condition(predicate: BlockPredicate | None) -> sql.Composable:
@@ -53,8 +67,9 @@ def extent_condition(predicate: BlockPredicate | None) -> sql.Composable:
         case InSet(column, values):
             if not values:
                 return sql.SQL("FALSE")
-            ors = [_set_may_hold(column, "distinct", v) for v in sorted(values, key=repr)]
-            return sql.SQL("({})").format(sql.SQL(" OR ").join(ors))
+            if len(values) > MAX_IN_VALUES:
+                return TRUE
+            return _set_may_hold_any(column, "distinct", values)
         case StringHas(column, token):
             return _set_may_hold(column, "tokens", token)
         case DynamicPathExists(column, path) | DynamicPathEquals(column, path, _):

@@ -3,14 +3,18 @@
 The engine knows nothing of tokens; a caller (the HTTP API, Flight SQL) passes a check that
 decides from an ``Access``. Only statements positively known to read are ``read``: every
 other kind (DDL, connector and source statements, anything unknown) needs ``admin``.
+Metadata follows the same check: SHOW TABLES lists the tables the check lets through, and
+SHOW CONNECTORS and SHOW SOURCES tell about every table (``every_table``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sqlglot import exp
 
+from kyma.engine.errors import PermissionDeniedError
 from kyma.engine.query.federation import is_live
 
 READ = "read"
@@ -23,10 +27,29 @@ QUERY_WORDS = frozenset({"SELECT", "WITH", "VALUES", "TABLE", "(", "DESCRIBE", "
 @dataclass(frozen=True)
 class Access:
     """``scope`` is READ or ADMIN; ``tables`` every table a read touches: kyma tables by
-    name, connector tables as ``<connector>.<schema>.<table>``."""
+    name, connector tables as ``<connector>.<schema>.<table>``; None (``every_table``) when
+    the statement tells about all of them (a token limited to some tables may not run it)."""
 
     scope: str
-    tables: frozenset[str] = field(default_factory=frozenset)
+    tables: frozenset[str] | None = field(default_factory=frozenset)
+
+
+def every_table(scope: str = READ) -> Access:
+    """What a statement about every table (SHOW CONNECTORS, SHOW SOURCES) needs."""
+    return Access(scope, None)
+
+
+def readable(authorize: Callable[[Access], None]) -> Callable[[str], bool]:
+    """Whether the check ``authorize`` lets a caller read one table: what listings show."""
+
+    def check(table: str) -> bool:
+        try:
+            authorize(Access(READ, frozenset({table})))
+        except PermissionDeniedError:
+            return False
+        return True
+
+    return check
 
 
 def federated_tables(stmt: exp.Expression) -> set[str]:

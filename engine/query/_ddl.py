@@ -3,6 +3,8 @@ SHOW TABLES, DESCRIBE."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pyarrow as pa
 from sqlglot import exp
 
@@ -27,7 +29,13 @@ def create_table(catalog: Catalog, stmt: exp.Create) -> QueryResult:
             raise UnsupportedStatementError(f"unsupported table element {coldef.sql()!r}")
         columns.append(Column(identifier(coldef.this), kyma_type(coldef.args["kind"])))
     name = table_name(schema.this)
-    options = _options(stmt.args.get("properties"))
+    properties = stmt.args.get("properties")
+    if properties is not None and properties.find(exp.ExternalProperty, exp.LocationProperty):
+        raise UnsupportedStatementError(
+            "CREATE EXTERNAL TABLE and LOCATION are not supported: kyma stores its tables"
+            " itself and reads no host files; load files with CREATE SOURCE"
+        )
+    options = _options(properties)
     catalog.create_table(
         name, columns, if_not_exists=bool(stmt.args.get("exists")), options=options
     )
@@ -41,7 +49,7 @@ def _options(node: exp.Expression | None) -> dict[str, object]:
         if isinstance(prop, exp.Properties):
             options.update(_options(prop))
             continue
-        if isinstance(prop, exp.Property):
+        if type(prop) is exp.Property:  # subclasses are other clauses (STORED AS…)
             key, value = prop.this, prop.args.get("value")
         elif isinstance(prop, exp.EQ):
             key, value = prop.this, prop.expression
@@ -81,8 +89,9 @@ def drop_table(catalog: Catalog, stmt: exp.Drop) -> QueryResult:
     return QueryResult.status_only("DROP TABLE")
 
 
-def show_tables(catalog: Catalog) -> QueryResult:
-    tables = catalog.list_tables()
+def show_tables(catalog: Catalog, visible: Callable[[str], bool] | None = None) -> QueryResult:
+    """Every table, or those ``visible`` lets through (the ones the caller may read)."""
+    tables = [t for t in catalog.list_tables() if visible is None or visible(t.name)]
     table = pa.table(
         {
             "name": pa.array([t.name for t in tables], pa.string()),

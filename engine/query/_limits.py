@@ -11,9 +11,11 @@ only then, so abandoned work still counts against the concurrency limit.
 from __future__ import annotations
 
 import contextvars
+import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -23,18 +25,24 @@ from datafusion import RuntimeEnvBuilder, SessionConfig, SessionContext
 from kyma.engine.errors import LimitExceededError, QueryTimeoutError, TooManyQueriesError
 
 T = TypeVar("T")
+log = logging.getLogger("kyma.query")
 
 
 @dataclass(frozen=True)
 class QueryLimits:
     """Per statement; 0 means no limit. ``memory_bytes`` bounds DataFusion's operators
-    (sorts, aggregates, joins) of one statement; nothing spills to disk."""
+    (sorts, aggregates, joins) of one statement, and the estimated results of functions
+    with literal sizes (``repeat``, ``range``…); nothing spills to disk.
+    ``max_statement_bytes`` and ``max_expression_depth`` bound the SQL text before it
+    parses (see ``_guard``)."""
 
     timeout_seconds: float = 300
     memory_bytes: int = 2 << 30
     max_concurrent: int = 16
     max_result_rows: int = 1_000_000
     max_result_bytes: int = 256 << 20
+    max_statement_bytes: int = 1 << 20
+    max_expression_depth: int = 1000
 
 
 @dataclass
@@ -49,7 +57,33 @@ class QueryEvent:
 class _Token:
     def __init__(self, timeout: float) -> None:
         self.timeout = timeout
+        self.deadline = time.monotonic() + timeout
         self.cancelled = threading.Event()
+        self.on_cancel: list[Callable[[], None]] = []
+        self._lock = threading.Lock()
+
+    def cancel(self) -> None:
+        """Mark the statement abandoned and stop the outside work it waits on."""
+        with self._lock:
+            self.cancelled.set()
+            hooks = list(self.on_cancel)
+        for hook in hooks:
+            try:
+                hook()
+            except Exception:  # a failed cancel leaves that work to its own timeout
+                log.warning("cancelling a statement's work failed", exc_info=True)
+
+    @contextmanager
+    def watching(self, cancel: Callable[[], None]) -> Iterator[None]:
+        with self._lock:
+            if self.cancelled.is_set():
+                raise _timeout(self.timeout)
+            self.on_cancel.append(cancel)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self.on_cancel.remove(cancel)
 
 
 _current: contextvars.ContextVar[_Token | None] = contextvars.ContextVar("kyma_query", default=None)
@@ -60,6 +94,19 @@ def checkpoint() -> None:
     token = _current.get()
     if token is not None and token.cancelled.is_set():
         raise _timeout(token.timeout)
+
+
+@contextmanager
+def cancelled_with_statement(cancel: Callable[[], None]) -> Iterator[float | None]:
+    """Outside work (a catalog statement) run by the running statement: ``cancel`` is called
+    if the statement is abandoned at its timeout meanwhile. Yields the seconds it has left
+    (None: no timeout), for the work's own deadline."""
+    token = _current.get()
+    if token is None:
+        yield None
+        return
+    with token.watching(cancel):
+        yield max(0.001, token.deadline - time.monotonic())
 
 
 def _timeout(seconds: float) -> QueryTimeoutError:
@@ -136,7 +183,7 @@ class QueryGate:
         context = contextvars.copy_context()  # request ids and the like follow the work
         threading.Thread(target=context.run, args=(run,), daemon=True, name="query").start()
         if not done.wait(limits.timeout_seconds):
-            token.cancelled.set()
+            token.cancel()
             raise _timeout(limits.timeout_seconds)
         if "error" in box:
             raise box["error"]

@@ -21,7 +21,12 @@ from kyma.engine.format import SegmentFormat
 from kyma.engine.format.predicate import BlockPredicate, Or
 from kyma.engine.query import pg_numeric, udfs
 from kyma.engine.query._datafusion import run_datafusion
-from kyma.engine.query._limits import QueryLimits, checkpoint, session_context
+from kyma.engine.query._limits import (
+    QueryLimits,
+    cancelled_with_statement,
+    checkpoint,
+    session_context,
+)
 from kyma.engine.query._lower import lower
 from kyma.engine.query._result import QueryResult
 from kyma.engine.query._scan import ScanStats, TableScan, scan_blocks
@@ -241,7 +246,7 @@ class SelectPlanner:
         schema = pa.schema(fields or [source.info.columns[0].to_arrow()])
         scan = TableScan(schema, source.predicate)
         total, survivors = self.catalog.prune_extents(
-            source.info.name, source.snapshot, scan.predicate
+            source.info.name, source.snapshot, scan.predicate, cancelled_with_statement
         )
         scan.stats.extents_total = total
         scan.stats.extents_after_catalog = len(survivors)

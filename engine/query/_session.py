@@ -12,7 +12,17 @@ from kyma.engine.catalog import Catalog
 from kyma.engine.errors import SqlError, UnsupportedStatementError
 from kyma.engine.format import SegmentFormat
 from kyma.engine.query import _ddl, _time_travel
-from kyma.engine.query._access import ADMIN, QUERY_WORDS, READ, Access, federated_tables
+from kyma.engine.query._access import (
+    ADMIN,
+    QUERY_WORDS,
+    READ,
+    Access,
+    every_table,
+    federated_tables,
+    readable,
+)
+from kyma.engine.query._estimate import check_functions
+from kyma.engine.query._guard import check_statement, too_deep
 from kyma.engine.query._limits import QueryGate, QueryLimits
 from kyma.engine.query._parse import parse_statement, table_name
 from kyma.engine.query._result import QueryResult
@@ -41,6 +51,7 @@ class QueryEngine:
         self.statements = [*([federation.statement] if federation else []), *statements]
         self.planner = SelectPlanner(catalog, store, fmt, federation, limits)
         self.gate = QueryGate(limits)
+        self.limits = limits or QueryLimits()  # the statement's shape is always bounded
 
     def execute(
         self,
@@ -57,14 +68,24 @@ class QueryEngine:
         ``pruning=False`` scans every block (a diagnostic: answers must not change).
         ``pushdown=False`` pushes only projections to federated sources (a baseline).
         ``authorize`` is called with what the statement needs before anything runs, and
-        raises to refuse it.
+        raises to refuse it; SHOW TABLES lists the tables it lets the caller read.
         """
-        if authorize is not None:
-            authorize(self.access(sql))
-        return self.gate.run(lambda: self._execute(sql, snapshot, pruning, pushdown))
+        check_statement(sql, self.limits.max_statement_bytes, self.limits.max_expression_depth)
+        try:
+            if authorize is not None:
+                authorize(self.access(sql))
+            visible = readable(authorize) if authorize is not None else None
+            return self.gate.run(lambda: self._execute(sql, snapshot, pruning, pushdown, visible))
+        except RecursionError:
+            raise too_deep() from None
 
     def _execute(
-        self, sql: str, snapshot: int | None, pruning: bool, pushdown: bool
+        self,
+        sql: str,
+        snapshot: int | None,
+        pruning: bool,
+        pushdown: bool,
+        visible: Callable[[str], bool] | None,
     ) -> QueryResult:
         for statement in self.statements:
             handled = statement(sql)
@@ -73,6 +94,7 @@ class QueryEngine:
         sql, explain = _strip_explain(sql)
         stmt = parse_statement(_time_travel.apply(sql))
         if isinstance(stmt, exp.Query):
+            check_functions(stmt, self.limits.memory_bytes)
             return self.planner.run(
                 rewrite(normalize_identifiers(stmt, dialect="postgres")),
                 snapshot=snapshot,
@@ -91,15 +113,16 @@ class QueryEngine:
         if isinstance(stmt, exp.Describe):
             return _ddl.describe(self.catalog, stmt)
         if _ddl.is_show_tables(stmt):
-            return _ddl.show_tables(self.catalog)
+            return _ddl.show_tables(self.catalog, visible)
         raise UnsupportedStatementError(f"unsupported statement: {_kind(stmt)}")
 
     def access(self, sql: str) -> Access:
-        """What running ``sql`` needs: READ and the tables for queries, DESCRIBE and SHOW;
-        ADMIN for everything else. Tables are found as the planner finds them."""
-        first = _first_word(sql)
+        """What running ``sql`` needs: READ and the tables for queries and DESCRIBE; READ for
+        SHOW TABLES (it lists what the caller may read), READ of every table for the other
+        SHOWs; ADMIN for everything else. Tables are found as the planner finds them."""
+        first, second = (_first_words(sql) + ["", ""])[:2]
         if first == "SHOW":
-            return Access(READ)
+            return Access(READ) if second == "TABLES" else every_table()
         body, _ = _strip_explain(sql)
         try:
             stmt = parse_statement(_time_travel.apply(body))
@@ -116,12 +139,13 @@ class QueryEngine:
         return Access(ADMIN)
 
 
-def _first_word(sql: str) -> str:
+def _first_words(sql: str) -> list[str]:
+    """The first two words of ``sql``, upper-cased (fewer when it has fewer)."""
     try:
         tokens = Tokenizer().tokenize(sql)
     except Exception:  # sqlglot's TokenError; running the statement reports it
-        return ""
-    return tokens[0].text.upper() if tokens else ""
+        return []
+    return [t.text.upper() for t in tokens[:2]]
 
 
 def _strip_explain(sql: str) -> tuple[str, bool]:

@@ -14,10 +14,11 @@ from kyma.engine.types import Column
 
 from ._fast import coerce_fast
 from ._model import Coerced
+from ._shape import check_shape
 from ._slow import coerce_rows
 from ._values import overflow_fields
 
-__all__ = ["Coerced", "coerce_ndjson"]
+__all__ = ["Coerced", "check_shape", "coerce_ndjson"]
 
 
 def coerce_ndjson(

@@ -106,8 +106,10 @@ def _read(body: bytes, schema: pa.Schema, lines: Layout, unexpected: str) -> pa.
     return table
 
 
-def _column(table: pa.Table, name: str) -> pa.Array | None:
-    if name not in table.column_names:
+def _column(table: pa.Table, name: str, names: frozenset[str]) -> pa.Array | None:
+    """The column ``name`` of ``table`` (whose ``names``, computed once: a body may have
+    thousands of fields), or None when absent or all null."""
+    if name not in names:
         return None
     array = table.column(name).combine_chunks()
     return None if pa.types.is_null(array.type) else array
@@ -117,10 +119,11 @@ def _from_inferred(
     column: Column, table: pa.Table, props_fields: frozenset[str]
 ) -> pa.Array | None:
     """A non-scalar column built by Arrow kernels alone, or None when rows need Python."""
-    array = _column(table, column.name)
+    names = frozenset(table.column_names)
+    array = _column(table, column.name, names)
     nulls = pa.nulls(table.num_rows, column.type.to_arrow())
     if column.name == "props":
-        present = [array, *(_column(table, f) for f in props_fields)]
+        present = [array, *(_column(table, f, names) for f in props_fields)]
         return nulls if all(a is None for a in present) else None
     if array is None:
         return nulls
@@ -151,7 +154,8 @@ def _per_row(
     names = [c.name for c in python]
     if "props" in names:
         names += props_fields
-    valid = [pc.is_valid(a) for name in names if (a := _column(table, name)) is not None]
+    present = frozenset(table.column_names)
+    valid = [pc.is_valid(a) for name in names if (a := _column(table, name, present)) is not None]
     mask = functools.reduce(pc.or_, valid)
     chosen = pc.indices_nonzero(mask)
     signed = any(c.type.vector_dim is not None for c in python)

@@ -3,6 +3,9 @@
 kyma's own tables sit in catalog ``kyma``, schema ``public``, type ``TABLE`` (a query names
 them unqualified). Each connector is a catalog of its own with the source's schemas; its
 tables are ``FOREIGN TABLE``s, queried as ``<connector>.<schema>.<table>``.
+
+Every answer shows what the caller may read, as the HTTP listings do: a token limited to
+some tables sees those, their schemas, and the connectors that hold one of them.
 """
 
 from __future__ import annotations
@@ -38,15 +41,18 @@ class _Table:
     arrow_schema: pa.Schema
 
 
-def catalogs(services: Services) -> pa.Table:
-    names = [KYMA_CATALOG, *sorted(c["name"] for c in services.connectors.list())]
+def catalogs(services: Services, caller: Principal) -> pa.Table:
+    connectors = [c["name"] for c in services.connectors.list()]
+    names = [KYMA_CATALOG, *sorted(n for n in connectors if caller.may_see_catalog(n))]
     return pa.table([pa.array(names, pa.utf8())], schema=cmd.CATALOGS)
 
 
-def db_schemas(services: Services, command: sql_pb2.CommandGetDbSchemas) -> pa.Table:
+def db_schemas(
+    services: Services, command: sql_pb2.CommandGetDbSchemas, caller: Principal
+) -> pa.Table:
     catalog = command.catalog if command.HasField("catalog") else None
     pattern = _like(command.db_schema_filter_pattern, command.HasField("db_schema_filter_pattern"))
-    pairs = sorted({(t.catalog, t.schema) for t in _tables(services, catalog)})
+    pairs = sorted({(t.catalog, t.schema) for t in _tables(services, catalog, caller)})
     if catalog in (None, KYMA_CATALOG):  # the kyma schema exists with no table in it too
         pairs = sorted({(KYMA_CATALOG, KYMA_SCHEMA), *pairs})
     rows = [(c, s) for c, s in pairs if pattern(s)]
@@ -55,7 +61,7 @@ def db_schemas(services: Services, command: sql_pb2.CommandGetDbSchemas) -> pa.T
     )
 
 
-def tables(services: Services, command: sql_pb2.CommandGetTables) -> pa.Table:
+def tables(services: Services, command: sql_pb2.CommandGetTables, caller: Principal) -> pa.Table:
     catalog = command.catalog if command.HasField("catalog") else None
     schema_ok = _like(
         command.db_schema_filter_pattern, command.HasField("db_schema_filter_pattern")
@@ -66,7 +72,7 @@ def tables(services: Services, command: sql_pb2.CommandGetTables) -> pa.Table:
     types = set(command.table_types)
     rows = [
         t
-        for t in _tables(services, catalog)
+        for t in _tables(services, catalog, caller)
         if schema_ok(t.schema) and name_ok(t.name) and (not types or t.type in types)
     ]
     columns = {
@@ -81,20 +87,6 @@ def tables(services: Services, command: sql_pb2.CommandGetTables) -> pa.Table:
     return pa.table(columns, schema=cmd.TABLES_WITH_SCHEMA)
 
 
-def granted_tables(answer: pa.Table, caller: Principal) -> pa.Table:
-    """A GetTables answer without the tables ``caller``'s grants leave out."""
-    keep = [
-        caller.may_touch(name if catalog == KYMA_CATALOG else f"{catalog}.{schema}.{name}")
-        for catalog, schema, name in zip(
-            answer.column("catalog_name").to_pylist(),
-            answer.column("db_schema_name").to_pylist(),
-            answer.column("table_name").to_pylist(),
-            strict=True,
-        )
-    ]
-    return answer.filter(pa.array(keep, pa.bool_()))
-
-
 def table_types() -> pa.Table:
     return pa.table([pa.array(TABLE_TYPES, pa.utf8())], schema=cmd.TABLE_TYPES)
 
@@ -104,12 +96,16 @@ def primary_keys() -> pa.Table:
     return cmd.PRIMARY_KEYS.empty_table()
 
 
-def _tables(services: Services, catalog: str | None) -> Iterator[_Table]:
+def _tables(services: Services, catalog: str | None, caller: Principal) -> Iterator[_Table]:
+    """The tables of one catalog (None: of all) that ``caller`` may read."""
     if catalog in (None, KYMA_CATALOG):
         for info in sorted(services.catalog.list_tables(), key=lambda t: t.name):
-            yield _Table(KYMA_CATALOG, KYMA_SCHEMA, info.name, "TABLE", info.schema)
+            if caller.may_touch(info.name):
+                yield _Table(KYMA_CATALOG, KYMA_SCHEMA, info.name, "TABLE", info.schema)
     for connector in sorted(services.connectors.list(), key=lambda c: c["name"]):
-        if catalog not in (None, connector["name"]):
+        if catalog not in (None, connector["name"]) or not caller.may_see_catalog(
+            connector["name"]
+        ):
             continue
         try:
             found = services.connectors.tables(connector["name"])
@@ -117,6 +113,8 @@ def _tables(services: Services, catalog: str | None) -> Iterator[_Table]:
             log.warning("connector %r left out of Flight SQL metadata: %s", connector["name"], e)
             continue
         for t in found:
+            if not caller.may_touch(f"{connector['name']}.{t['schema']}.{t['name']}"):
+                continue
             fields = [
                 pa.field(c["name"], KymaType.parse(c["type"]).to_arrow()) for c in t["columns"]
             ]

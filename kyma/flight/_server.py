@@ -6,12 +6,14 @@ statements; DoPut binds their parameters (and runs update statements). Results s
 record batches of at most ``BATCH_ROWS`` rows.
 
 Auth: a middleware keeps each call's ``authorization`` header; ``_authorize`` (every RPC
-passes there) turns it into the caller, and statements run with the caller's check.
+passes there, listings too) turns it into the caller, statements run with the caller's
+check, and metadata answers show what the caller may read.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
@@ -32,17 +34,23 @@ BATCH_ROWS = 65_536
 CREATE_PREPARED = "CreatePreparedStatement"
 CLOSE_PREPARED = "ClosePreparedStatement"
 
-# Metadata commands: their fixed result schema, and how DoGet builds the answer.
+# Metadata commands: their fixed result schema, and how DoGet builds the answer for a caller.
 _METADATA: dict[type, tuple[Any, Any]] = {
-    sql_pb2.CommandGetCatalogs: (lambda c: cmd.CATALOGS, lambda s, c: meta.catalogs(s)),
+    sql_pb2.CommandGetCatalogs: (lambda c: cmd.CATALOGS, lambda s, c, p: meta.catalogs(s, p)),
     sql_pb2.CommandGetDbSchemas: (lambda c: cmd.DB_SCHEMAS, meta.db_schemas),
     sql_pb2.CommandGetTables: (
         lambda c: cmd.TABLES_WITH_SCHEMA if c.include_schema else cmd.TABLES,
         meta.tables,
     ),
-    sql_pb2.CommandGetTableTypes: (lambda c: cmd.TABLE_TYPES, lambda s, c: meta.table_types()),
-    sql_pb2.CommandGetSqlInfo: (lambda c: cmd.SQL_INFO, lambda s, c: meta.sql_info(c)),
-    sql_pb2.CommandGetPrimaryKeys: (lambda c: cmd.PRIMARY_KEYS, lambda s, c: meta.primary_keys()),
+    sql_pb2.CommandGetTableTypes: (
+        lambda c: cmd.TABLE_TYPES,
+        lambda s, c, p: meta.table_types(),
+    ),
+    sql_pb2.CommandGetSqlInfo: (lambda c: cmd.SQL_INFO, lambda s, c, p: meta.sql_info(c)),
+    sql_pb2.CommandGetPrimaryKeys: (
+        lambda c: cmd.PRIMARY_KEYS,
+        lambda s, c, p: meta.primary_keys(),
+    ),
 }
 
 
@@ -147,9 +155,7 @@ class KymaFlightServer(flight.FlightServerBase):
         if isinstance(command, sql_pb2.TicketStatementQuery):
             table = self.results.take(command.statement_handle)
         elif type(command) in _METADATA:
-            table = _METADATA[type(command)][1](self.services, command)
-            if isinstance(command, sql_pb2.CommandGetTables) and not caller.unrestricted:
-                table = meta.granted_tables(table, caller)
+            table = _METADATA[type(command)][1](self.services, command, caller)
         else:
             raise pa.ArrowNotImplementedError(f"DoGet does not take {command.DESCRIPTOR.name}")
         batches = table.to_batches(max_chunksize=BATCH_ROWS)
@@ -199,7 +205,15 @@ class KymaFlightServer(flight.FlightServerBase):
             return []
         raise pa.ArrowNotImplementedError(f"action {action.type!r} is not supported by kyma")
 
+    @translated
+    def list_flights(self, context: flight.ServerCallContext, criteria: bytes) -> Iterator[Any]:
+        """kyma keeps no standing flights: every result is a command's answer."""
+        self._authorize(context)
+        return iter(())
+
+    @translated
     def list_actions(self, context: flight.ServerCallContext) -> list[tuple[str, str]]:
+        self._authorize(context)
         return [
             (CREATE_PREPARED, "prepare a statement; ? or $1 placeholders"),
             (CLOSE_PREPARED, "forget a prepared statement"),

@@ -2,6 +2,9 @@
 
 The scope an endpoint needs is data (``SCOPES``); ``POST /v1/query`` needs what its
 statement needs, which the query engine tells (``authorize`` in ``query.execute``).
+Metadata follows the scopes of data: an endpoint about one table needs that table
+(``TABLE_ARGS``), one about every table a token not limited to some (``EVERY_TABLE``),
+and a listing shows what the caller may read (``FILTERED`` endpoints filter themselves).
 """
 
 from __future__ import annotations
@@ -15,6 +18,10 @@ OPEN = frozenset({"health"})
 SCOPES = {"ingest": "ingest", "tokens": "admin"}
 # blueprint → the URL argument naming the table an endpoint works on (for table grants).
 TABLE_ARGS = {"ingest": "table", "tables": "name"}
+# blueprints whose reads tell about every table (definitions, sources, jobs, counters) …
+EVERY_TABLE = frozenset({"connectors", "sources", "jobs", "metrics"})
+# … but for these endpoints, which answer only what the caller may read.
+FILTERED = frozenset({"connectors.tables"})
 
 
 def register(app: Flask, authenticator: Authenticator) -> None:
@@ -31,6 +38,9 @@ def register(app: Flask, authenticator: Authenticator) -> None:
         scope = SCOPES.get(request.blueprint or "")
         if scope is None:
             scope = "read" if request.method in ("GET", "HEAD") else "admin"
+        if request.blueprint in EVERY_TABLE and request.endpoint not in FILTERED:
+            principal.require(scope, None)
+            return
         arg = TABLE_ARGS.get(request.blueprint or "")
         table = (request.view_args or {}).get(arg) if arg else None
         principal.require(scope, [table] if table else [])

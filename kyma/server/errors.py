@@ -68,7 +68,7 @@ def register(app: Flask) -> None:
                 body[detail] = getattr(error, detail)
         if status == 401:
             return jsonify(body), status, {"WWW-Authenticate": 'Bearer realm="kyma"'}
-        if status == 429:
+        if status in (429, 503):
             return jsonify(body), status, {"Retry-After": str(getattr(error, "retry_after", 1))}
         return jsonify(body), status
 

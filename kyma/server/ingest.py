@@ -17,7 +17,7 @@ _SLICE = 1024  # compressed bytes per step; one step inflates to at most ~32 MiB
 def ingest(table: str):  # type: ignore[no-untyped-def]
     services = current_app.extensions["kyma"]
     limits = services.settings
-    body = read_body(limits.max_body_bytes)
+    body = read_body(limits.max_body_bytes, limits.max_rows_per_request)
     check_lines(body, limits.max_line_bytes, limits.max_rows_per_request)
     ack = services.write_path.ingest_ndjson(
         table,
@@ -37,8 +37,9 @@ def _flag(value: str, name: str) -> bool:
     raise IngestError(f"query parameter {name}={value!r}: expected true or false")
 
 
-def read_body(max_bytes: int) -> bytes:
-    """The request body, decompressed, refusing to grow past ``max_bytes``."""
+def read_body(max_bytes: int, max_rows: int) -> bytes:
+    """The request body, decompressed, refusing to grow past ``max_bytes`` or
+    ``max_rows`` lines: both are checked as it inflates, not after."""
     if request.content_length is not None and request.content_length > max_bytes:
         raise LimitExceededError(
             f"request body of {request.content_length} bytes exceeds max_body_bytes={max_bytes}",
@@ -48,18 +49,20 @@ def read_body(max_bytes: int) -> bytes:
     stream = request.stream
     if encoding == "identity":
         raw = stream.read(max_bytes + 1)
-        return _capped(raw, max_bytes)
+        _check_size(len(raw), max_bytes)
+        return raw
     if encoding in ("gzip", "zstd"):
-        return _decompress(encoding, stream, max_bytes)
+        return _decompress(encoding, stream, max_bytes, max_rows)
     raise IngestError(f"Content-Encoding {encoding!r} is not supported: use gzip or zstd")
 
 
-def _decompress(encoding: str, stream, max_bytes: int) -> bytes:  # type: ignore[no-untyped-def]
+def _decompress(encoding: str, stream, max_bytes: int, max_rows: int) -> bytes:  # type: ignore[no-untyped-def]
     """Decompress in small input slices so a bomb cannot grow far past ``max_bytes``.
 
     Concatenated gzip members and zstd frames (as pigz or ``cat a.gz b.gz`` make) all count.
     """
     out = bytearray()
+    newlines = 0
     decompressor = _decompressor(encoding)
     pending = b""
     while True:
@@ -68,10 +71,13 @@ def _decompress(encoding: str, stream, max_bytes: int) -> bytes:  # type: ignore
         if not chunk:
             break
         try:
-            out += decompressor.decompress(chunk)
+            piece = decompressor.decompress(chunk)
         except (zlib.error, zstandard.ZstdError) as e:
             raise IngestError(f"body is not valid {encoding}: {e}") from None
-        _capped(out, max_bytes)
+        out += piece
+        newlines += piece.count(b"\n")
+        _check_size(len(out), max_bytes, "decompressed body")
+        _check_rows(newlines, max_rows)
         if decompressor.eof:  # one member ended: the rest, if any, is the next one
             pending = decompressor.unused_data
             if pending or (pending := stream.read(_SLICE)):
@@ -87,20 +93,22 @@ def _decompressor(encoding: str):  # type: ignore[no-untyped-def]
     return zstandard.ZstdDecompressor().decompressobj()
 
 
-def _capped(data: bytes | bytearray, max_bytes: int) -> bytes:
-    if len(data) > max_bytes:
-        raise LimitExceededError(
-            f"decompressed body exceeds max_body_bytes={max_bytes}", "max_body_bytes"
-        )
-    return bytes(data)
+def _check_size(size: int, max_bytes: int, what: str = "body") -> None:
+    if size > max_bytes:
+        raise LimitExceededError(f"{what} exceeds max_body_bytes={max_bytes}", "max_body_bytes")
 
 
-def check_lines(body: bytes, max_line_bytes: int, max_rows: int) -> None:
-    lines = body.split(b"\n")
-    if len(lines) > max_rows + 1:
+def _check_rows(newlines: int, max_rows: int) -> None:
+    """More newlines than ``max_rows`` means more lines (a last line without one counts)."""
+    if newlines > max_rows:
         raise LimitExceededError(
             f"body has more than max_rows_per_request={max_rows} lines", "max_rows_per_request"
         )
+
+
+def check_lines(body: bytes, max_line_bytes: int, max_rows: int) -> None:
+    _check_rows(body.count(b"\n"), max_rows)  # before splitting: lines cost memory each
+    lines = body.split(b"\n")
     longest = max(map(len, lines))
     if longest > max_line_bytes:
         line = next(i for i, text in enumerate(lines, 1) if len(text) == longest)

@@ -9,6 +9,7 @@ from flask import Blueprint, current_app, jsonify, request
 from kyma.engine.catalog import TableInfo
 from kyma.engine.errors import SchemaError
 from kyma.engine.types import DEFAULT_COLUMN_NAMES, Column, KymaType
+from kyma.server.auth import principal
 
 blueprint = Blueprint("tables", __name__)
 
@@ -45,8 +46,11 @@ def create_table():  # type: ignore[no-untyped-def]
 
 @blueprint.get("/v1/tables")
 def list_tables():  # type: ignore[no-untyped-def]
+    """The tables the caller may read."""
     catalog = current_app.extensions["kyma"].catalog
-    return jsonify({"tables": [describe(t, extents=False) for t in catalog.list_tables()]})
+    caller = principal()
+    listed = [t for t in catalog.list_tables() if caller.may_touch(t.name)]
+    return jsonify({"tables": [describe(t, extents=False) for t in listed]})
 
 
 @blueprint.get("/v1/tables/<name>")

@@ -14,7 +14,7 @@ from typing import Any
 import psycopg
 import pyarrow as pa
 
-SECRET_ENV = "KYMA_TEST_CDC_PASSWORD"
+SECRET_ENV = "KYMA_SECRET_TEST_CDC"
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ import psycopg
 import pytest
 from http_helpers import sql
 
-SECRET_ENV = "KYMA_TEST_SOURCE_PASSWORD"
+SECRET_ENV = "KYMA_SECRET_TEST_SOURCE"
 
 
 def body(source_db, **connection) -> dict:  # type: ignore[no-untyped-def]
@@ -159,13 +159,14 @@ def test_tls_handshake_failure_disables_the_connector(client, pg_server_url) -> 
 
 
 def test_tls_disabled_needs_an_explicit_override(client, source_db) -> None:
-    refused = create(client, body(source_db, tls="disabled"))
-    assert refused["state"] == "disabled"
-    assert refused["disabled_reason"].startswith("tls_disabled")
-    assert refused["last_error"].startswith("WARNING: TLS is disabled")
-    assert sql(client, "SELECT 1 FROM src.public.items", 503)["error"] == "connector_disabled"
+    refused = create(client, body(source_db, tls="disabled"), 400)
+    assert refused["message"].startswith(
+        "connection.allow_insecure: connection.tls is 'disabled'; add \"allow_insecure\": true"
+    )
+    assert client.get("/v1/connectors").get_json() == {"connectors": []}
     allowed = create(client, body(source_db, name="insecure", tls="disabled", allow_insecure=True))
     assert allowed["state"] == "ready" and allowed["last_error"].startswith("WARNING")
+    assert allowed["reachable"] is True
     assert sql(client, "SELECT count(*) FROM insecure.public.users")["rows"] == [[50]]
 
 
@@ -207,11 +208,15 @@ def test_secret_ref_that_resolves_to_nothing_is_a_config_error(
     )
 
 
-def test_file_secret_ref(client, source_db, tmp_path, monkeypatch) -> None:
+def test_file_secret_ref(client, services, source_db, monkeypatch) -> None:
     monkeypatch.delenv(SECRET_ENV)
-    secret_file = tmp_path / "pg.password"
-    secret_file.write_text(source_db.password + "\n")
+    folder = services.settings.resolved_secrets_dir
+    folder.mkdir(parents=True)
+    (folder / "pg.password").write_text(source_db.password + "\n")
     payload = body(source_db)
-    payload["connection"]["secret_ref"] = f"file:{secret_file}"
+    payload["connection"]["secret_ref"] = "file:pg.password"
     assert create(client, payload)["state"] == "ready"
     assert sql(client, "SELECT count(*) FROM src.public.users")["rows"] == [[50]]
+    payload = body(source_db, name="absolute")
+    payload["connection"]["secret_ref"] = f"file:{folder / 'pg.password'}"
+    assert create(client, payload)["state"] == "ready"

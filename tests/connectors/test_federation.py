@@ -10,7 +10,7 @@ from source_postgres import run_in_postgres
 
 from kyma.engine.errors import SqlError, UnsupportedStatementError
 
-SECRET_ENV = "KYMA_TEST_SOURCE_PASSWORD"
+SECRET_ENV = "KYMA_SECRET_TEST_SOURCE"
 
 
 @pytest.fixture

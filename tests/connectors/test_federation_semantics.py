@@ -24,6 +24,7 @@ from query_strategies import rows_equal
 from source_postgres import SourceDatabase, SourcePostgres
 
 from kyma.connectors.registry import ConnectorRegistry
+from kyma.connectors.secrets import SecretPolicy
 from kyma.engine.catalog import Catalog
 from kyma.engine.errors import UnsupportedStatementError
 from kyma.engine.format.tlm import TlmFormat
@@ -73,7 +74,8 @@ def engines(pg_server_url, dss, source_db, tmp_path_factory) -> Iterator[dict[st
                 admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
                 admin.execute(f'CREATE DATABASE "{name}"')
             catalog = Catalog(f"{pg_server_url.rpartition('/')[0]}/{name}")
-            registry = ConnectorRegistry(catalog)
+            home = tmp_path_factory.mktemp(f"home_{database}")
+            registry = ConnectorRegistry(catalog, SecretPolicy(home / "secrets", home))
             registry.create(
                 {
                     "name": "src",

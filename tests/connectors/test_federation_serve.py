@@ -8,7 +8,7 @@ from serve_helpers import Serve
 
 
 def test_connector_survives_restart_and_serves_concurrent_queries(tmp_path, source_db) -> None:
-    env = {"KYMA_TEST_SERVE_SOURCE_PASSWORD": source_db.password}
+    env = {"KYMA_SECRET_TEST_SERVE_SOURCE": source_db.password}
     serve = Serve(tmp_path / "home", **env)
     try:
         status, created = serve.post(
@@ -18,7 +18,7 @@ def test_connector_survives_restart_and_serves_concurrent_queries(tmp_path, sour
                 "type": "postgres",
                 "connection": {
                     "url": source_db.url,
-                    "secret_ref": "$env:KYMA_TEST_SERVE_SOURCE_PASSWORD",
+                    "secret_ref": "$env:KYMA_SECRET_TEST_SERVE_SOURCE",
                     "pool_size": 2,
                 },
             },
@@ -37,6 +37,15 @@ def test_connector_survives_restart_and_serves_concurrent_queries(tmp_path, sour
         status, connector = again.get("/v1/connectors/src")
         assert status == 200 and connector["connection"]["pool_size"] == 2
         assert again.sql("SELECT count(*) FROM src.public.users")["rows"] == [[50]]
+        edit = {"connection": {"pool_size": 3}}
+        status, edited = again.post("/v1/connectors/src", edit, method="PATCH")
+        assert status == 200 and edited["reachable"] is True, edited
+        assert edited["connection"]["pool_size"] == 3
+        assert again.get("/v1/connectors/src/status")[1]["pool"]["size"] == 3
+        assert again.sql("SELECT count(*) FROM src.public.users")["rows"] == [[50]]
+        insecure = {"connection": {"tls": "disabled"}}
+        status, refused = again.post("/v1/connectors/src", insecure, method="PATCH")
+        assert status == 400 and refused["message"].startswith("connection.allow_insecure:")
         assert source_db.password not in "".join(serve.output + again.output)
     finally:
         assert again.stop() == 0

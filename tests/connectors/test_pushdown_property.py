@@ -20,6 +20,7 @@ from query_strategies import federated_queries, predicates, rows_close, rows_equ
 from source_postgres import SourceDatabase, run_in_postgres
 
 from kyma.connectors.registry import ConnectorRegistry
+from kyma.connectors.secrets import SecretPolicy
 from kyma.engine.catalog import Catalog
 from kyma.engine.errors import UnsupportedStatementError
 from kyma.engine.format.tlm import TlmFormat
@@ -27,7 +28,7 @@ from kyma.engine.query import QueryEngine
 from kyma.engine.storage.local import LocalStore
 
 EXAMPLES = max(500, settings.default.max_examples)  # the seed's gate: 500 per CI run
-SECRET_ENV = "KYMA_TEST_PROPERTY_SOURCE_PASSWORD"
+SECRET_ENV = "KYMA_SECRET_TEST_PROPERTY_SOURCE"
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +39,8 @@ def engine(pg_server_url, source_db, tmp_path_factory) -> Iterator[QueryEngine]:
         admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         admin.execute(f'CREATE DATABASE "{name}"')
     catalog = Catalog(f"{pg_server_url.rpartition('/')[0]}/{name}")
-    registry = ConnectorRegistry(catalog)
+    home = tmp_path_factory.mktemp("home")
+    registry = ConnectorRegistry(catalog, SecretPolicy(home / "secrets", home))
     with pytest.MonkeyPatch.context() as env:
         env.setenv(SECRET_ENV, source_db.password)
         registry.create(

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 import psycopg
 import pytest
 
-SECRET_ENV = "KYMA_TEST_FLIGHT_SOURCE_PASSWORD"
+SECRET_ENV = "KYMA_SECRET_TEST_FLIGHT_SOURCE"
 
 
 @pytest.fixture

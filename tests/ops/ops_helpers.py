@@ -4,39 +4,15 @@ from __future__ import annotations
 
 import json
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
-from serve_helpers import Serve
+from serve_helpers import Serve, query, request  # noqa: F401  (shared by the ops tests)
 
 
 def serve_on(catalog_url: str, home: Path, **env: str) -> Serve:
     """A real ``kyma serve`` on an existing catalog database (no initdb: a quick start)."""
     return Serve(home, KYMA_CATALOG_URL=catalog_url, **env)
-
-
-def request(
-    url: str, body: bytes | None = None, headers: dict[str, str] | None = None, timeout: float = 60
-) -> tuple[int, dict[str, str], bytes]:
-    """Status, headers and body of one request; errors are answers too."""
-    req = urllib.request.Request(url, data=body, headers=headers or {})
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as answer:
-            return answer.status, dict(answer.headers), answer.read()
-    except urllib.error.HTTPError as e:
-        return e.code, dict(e.headers), e.read()
-
-
-def query(serve: Serve, sql: str, timeout: float = 60) -> tuple[int, dict[str, str], dict]:
-    status, headers, body = request(
-        f"{serve.url}/v1/query",
-        json.dumps({"sql": sql}).encode(),
-        {"Content-Type": "application/json"},
-        timeout,
-    )
-    return status, headers, json.loads(body)
 
 
 def ingest(serve: Serve, table: str, rows: list[dict], key: str | None = None) -> dict:

@@ -5,8 +5,6 @@ from __future__ import annotations
 import grpc
 import pytest
 import requests
-from adbc_driver_flightsql import DatabaseOptions
-from adbc_driver_flightsql.dbapi import connect
 from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter as GrpcLogs
 from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter as HttpLogs
 from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
@@ -18,15 +16,8 @@ from secure_client import call
 from secure_serve import Secure
 
 
-def flight(secure: Secure, token: str | None):  # type: ignore[no-untyped-def]
-    options = {DatabaseOptions.TLS_ROOT_CERTS.value: secure.tls.ca.read_text()}
-    if token:
-        options[DatabaseOptions.AUTHORIZATION_HEADER.value] = f"Bearer {token}"
-    return connect(secure.serve.flight_url, db_kwargs=options, autocommit=True)
-
-
 def flight_rows(secure: Secure, token: str | None, sql: str) -> list[tuple]:
-    with flight(secure, token) as conn, conn.cursor() as cur:
+    with secure.adbc(token) as conn, conn.cursor() as cur:
         cur.execute(sql)
         return cur.fetchall()
 
@@ -50,7 +41,7 @@ def test_flight_sql_scopes_and_table_grants(secure: Secure) -> None:
         flight_rows(secure, secure.tokens["read"], "CREATE TABLE nope (a long)")
     with pytest.raises(Exception, match="'read'.*PermissionDenied"):
         flight_rows(secure, secure.tokens["ingest_logs"], "SELECT msg FROM logs")
-    with flight(secure, token) as conn:  # metadata lists only granted tables
+    with secure.adbc(token) as conn:  # metadata lists only granted tables
         names = {t["table_name"] for s in _kyma_schemas(conn) for t in s["db_schema_tables"]}
     assert "logs" in names and "secrets" not in names
     assert flight_rows(secure, secure.tokens["admin"], "SELECT count(*) FROM secrets") == [(1,)]
