@@ -142,7 +142,7 @@ def token(settings: Settings, args: argparse.Namespace) -> int:
     def log(line: str) -> None:
         print(line, file=sys.stderr)
 
-    with open_services(settings, log, keep_adopted=True) as services:
+    with open_services(settings, log) as services:
         catalog = services.catalog
         if args.action == "create":
             secret, record = create_token(catalog, args.scope, args.tables, args.name)
@@ -175,7 +175,7 @@ def compact(settings: Settings, tables: list[str]) -> int:
     """Compact the named tables (every table if none), printing what each gained."""
     from kyma.services import open_services
 
-    with open_services(settings, keep_adopted=True) as services:
+    with open_services(settings) as services:
         for table in tables or [t.name for t in services.catalog.list_tables()]:
             result = services.compact(table)
             print(
@@ -192,7 +192,7 @@ def load(settings: Settings, args: argparse.Namespace) -> int:
     from kyma.services import open_services
 
     request = LoadRequest(args.table, args.source, args.format, args.schema_evolve)
-    with open_services(settings, keep_adopted=True) as services:
+    with open_services(settings) as services:
         jobs = services.jobs
         job = jobs.submit_load(request)
         while job.state == "running":
@@ -282,7 +282,7 @@ def serve(settings: Settings) -> int:
     check_listen(settings)  # before anything starts: a refusal costs nothing
     tls_files = _tls_files(settings)
     signal.signal(signal.SIGTERM, stop)
-    with open_services(settings) as services:
+    with open_services(settings, owner=True) as services:
         app = create_app(services)
         server = create_server(
             app, host=settings.http_host, port=settings.http_port, threads=settings.http_threads

@@ -76,12 +76,13 @@ class Services:
 
 @contextmanager
 def open_services(
-    settings: Settings, log: Callable[[str], None] = print, *, keep_adopted: bool = False
+    settings: Settings, log: Callable[[str], None] = print, *, owner: bool = False
 ) -> Iterator[Services]:
     """Start (or connect to) the catalog and object store; stop what was started on exit.
 
-    ``keep_adopted`` leaves an embedded Postgres that was already running (another kyma's,
-    e.g. a ``kyma serve`` on the same home) running on exit.
+    An embedded Postgres that was already running (another kyma's, e.g. a ``kyma serve`` on
+    the same home) is adopted and left running on exit, unless ``owner`` (``kyma serve``: the
+    process that owns the home's catalog, adopting one a killed server left behind).
     """
     embedded = None
     catalog_url = settings.catalog_url
@@ -141,7 +142,7 @@ def open_services(
         finally:
             catalog.close()
     finally:
-        if embedded is not None and not (keep_adopted and embedded.adopted):
+        if embedded is not None and (owner or not embedded.adopted):
             embedded.stop()
 
 
