@@ -6,14 +6,14 @@ import argparse
 import contextlib
 import logging
 import os
-import signal
 import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 from kyma import __version__
+from kyma._signals import StopSignals
 from kyma.engine.errors import KymaError, NotInstalledError
 from kyma.logs import configure as configure_logging
 from kyma.settings import Settings
@@ -76,6 +76,9 @@ def main(argv: list[str] | None = None) -> int:
     except KymaError as e:
         print(f"kyma: {e}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt as e:  # SIGTERM/SIGINT while starting: what started is stopped
+        print(f"kyma: interrupted ({e or 'SIGINT'}) while starting", file=sys.stderr)
+        return 130
 
 
 def _add_sql_parser(commands: argparse._SubParsersAction) -> None:
@@ -234,10 +237,7 @@ def cdc_sync(settings: Settings, names: list[str] | None) -> int:
     """Run CDC sync workers until SIGTERM/SIGINT (the same workers ``kyma serve`` runs)."""
     from kyma.services import open_services
 
-    def stop(signum: int, _frame: object) -> NoReturn:
-        raise KeyboardInterrupt(signal.Signals(signum).name)
-
-    signal.signal(signal.SIGTERM, stop)
+    signals = StopSignals()
     with open_services(settings) as services:
         started = services.connectors.sync.start(
             services.write_path,
@@ -245,9 +245,9 @@ def cdc_sync(settings: Settings, names: list[str] | None) -> int:
             names,
             spark=_spark_target(services),
         )
+        signals.serving()
         print(f"kyma cdc-sync: running {started}", flush=True)
-        with contextlib.suppress(KeyboardInterrupt):  # SIGTERM/SIGINT: stop the workers
-            threading.Event().wait()
+        signals.wait()  # then leaving the block stops the workers
     return 0
 
 
@@ -255,40 +255,37 @@ def kafka_consume(settings: Settings, names: list[str] | None) -> int:
     """Run Kafka sources until SIGTERM/SIGINT; workers in several processes share partitions."""
     from kyma.services import open_services
 
-    def stop(signum: int, _frame: object) -> NoReturn:
-        raise KeyboardInterrupt(signal.Signals(signum).name)
-
-    signal.signal(signal.SIGTERM, stop)
+    signals = StopSignals()
     with open_services(settings) as services:
         services.sources.start(names, types=("kafka",))
+        signals.serving()
         print(f"kyma kafka-consume: running {names or 'every source'}", flush=True)
-        with contextlib.suppress(KeyboardInterrupt):  # SIGTERM/SIGINT: stop the workers
-            threading.Event().wait()
+        signals.wait()  # then leaving the block stops the workers
     return 0
 
 
 def serve(settings: Settings) -> int:
-    from waitress.server import create_server
-
+    """Serve until SIGTERM/SIGINT, then stop every listener in order and exit 0."""
     from kyma.auth import check_listen
     from kyma.flight import start_flight_server
-    from kyma.ingest.tls import read_pair, serve_tls, server_context
+    from kyma.ingest.listener import HttpListener
+    from kyma.ingest.tls import read_pair
     from kyma.server import create_app
     from kyma.services import open_services
 
-    def stop(signum: int, _frame: object) -> NoReturn:
-        raise KeyboardInterrupt(signal.Signals(signum).name)
-
     check_listen(settings)  # before anything starts: a refusal costs nothing
     tls_files = _tls_files(settings)
-    signal.signal(signal.SIGTERM, stop)
-    with open_services(settings, owner=True) as services:
-        app = create_app(services)
-        server = create_server(
-            app, host=settings.http_host, port=settings.http_port, threads=settings.http_threads
+    signals = StopSignals()
+    with open_services(settings, owner=True) as services, contextlib.ExitStack() as stack:
+        http = HttpListener(
+            create_app(services),
+            settings.http_host,
+            settings.http_port,
+            setting="KYMA_HTTP_PORT",
+            threads=settings.http_threads,
+            tls=tls_files,
         )
-        if tls_files is not None:
-            serve_tls(server, server_context(*tls_files))
+        stack.callback(http.stop)
         try:
             flight_server = start_flight_server(
                 services,
@@ -296,17 +293,19 @@ def serve(settings: Settings) -> int:
                 settings.flight_port,
                 read_pair(*tls_files) if tls_files else None,
             )
+            stack.callback(flight_server.shutdown)
             flight = flight_server.url
         except NotInstalledError as e:  # serve without Flight rather than not at all
-            flight_server, flight = None, f"off: {e}"
+            flight = f"off: {e}"
         try:
             otlp = _start_otlp(services)
+            stack.callback(otlp.stop)
             otlp_lines = [
                 f"OTLP/gRPC     {otlp.grpc_url} (OTLP)",
                 f"OTLP/HTTP     {otlp.http_url} (OTLP)",
             ]
         except NotInstalledError as e:  # serve without OTLP rather than not at all
-            otlp, otlp_lines = None, [f"OTLP          off: {e}"]
+            otlp_lines = [f"OTLP          off: {e}"]
         services.sources.start()
         services.connectors.sync.start(
             services.write_path,
@@ -314,32 +313,21 @@ def serve(settings: Settings) -> int:
             spark=_spark_target(services),
         )
         stopping = threading.Event()
+        stack.callback(stopping.set)
         threading.Thread(
             target=_maintenance_loop, args=(services, stopping), daemon=True, name="maintenance"
         ).start()
+        signals.serving()  # from here a signal only ends wait(): shutdown runs in order, exit 0
         print(f"kyma {__version__} serving", flush=True)
         scheme = "https" if tls_files else "http"
-        print(
-            f"  HTTP API      {scheme}://{settings.http_host}:{server.effective_port}", flush=True
-        )
+        print(f"  HTTP API      {scheme}://{settings.http_host}:{http.port}", flush=True)
         print(f"  auth          {settings.auth}", flush=True)
         print(f"  Flight SQL    {flight}", flush=True)
         for line in otlp_lines:
             print(f"  {line}", flush=True)
         print(f"  catalog       {_redact(services.catalog.url)}", flush=True)
         print(f"  object store  {services.store.url}", flush=True)
-        try:
-            server.run()
-        except KeyboardInterrupt:
-            pass
-        finally:
-            stopping.set()
-            server.close()
-            if flight_server is not None:
-                flight_server.shutdown()
-            if otlp is not None:
-                otlp.stop()
-            print("kyma: shutting down", flush=True)
+        print(f"kyma: shutting down ({signals.wait()})", flush=True)
     return 0
 
 

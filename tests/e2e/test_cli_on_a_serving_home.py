@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -50,5 +51,24 @@ def test_one_shot_command_leaves_the_adopted_catalog_running(
 ) -> None:
     out, _ = kyma(serve, *args).communicate(timeout=120)
     assert "adopted the PostgreSQL already running" in out, out
+    assert "stopped PostgreSQL" not in out, out
+    assert_server_answers_quickly(serve)
+
+
+@pytest.mark.parametrize("command", ["kafka-consume", "cdc-sync"])
+def test_worker_stopped_by_sigterm_leaves_the_adopted_catalog_running(
+    serve: Serve, command: str
+) -> None:
+    worker = kyma(serve, command)
+    assert worker.stdout is not None
+    lines = []
+    for line in worker.stdout:  # bounded: the worker exits (and the loop ends) on any failure
+        lines.append(line)
+        if f"kyma {command}: running" in line:
+            break
+    worker.send_signal(signal.SIGTERM)
+    rest, _ = worker.communicate(timeout=60)
+    out = "".join(lines) + rest
+    assert worker.returncode == 0, out
     assert "stopped PostgreSQL" not in out, out
     assert_server_answers_quickly(serve)
