@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import logging
 import os
 import sys
@@ -28,22 +29,37 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--version", action="version", version=f"kyma {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("serve", help="run the server (embedded catalog and store by default)")
-    commands.add_parser("maintenance", help="sweep the ingest ledger and delete orphan objects")
+    settings_help = {"epilog": Settings.help_text(), "formatter_class": parser.formatter_class}
+    commands.add_parser(
+        "serve", help="run the server (embedded catalog and store by default)", **settings_help
+    )
+    commands.add_parser(
+        "maintenance",
+        help="one round of retention, compaction, the ledger sweeper and orphan GC (JSON)",
+        **settings_help,
+    )
     consume = commands.add_parser(
-        "kafka-consume", help="run Kafka sources in this process (every source if none named)"
+        "kafka-consume",
+        help="run Kafka sources in this process (every source if none named)",
+        **settings_help,
     )
     consume.add_argument("--source", action="append", dest="sources", metavar="NAME")
     cdc = commands.add_parser(
-        "cdc-sync", help="run Postgres CDC sync here (every sync connector if none named)"
+        "cdc-sync",
+        help="run Postgres CDC sync here (every sync connector if none named)",
+        **settings_help,
     )
     cdc.add_argument("--connector", action="append", dest="connectors", metavar="NAME")
     compact_parser = commands.add_parser(
-        "compact", help="merge small extents of the named tables (every table if none)"
+        "compact",
+        help="merge small extents of the named tables (every table if none)",
+        **settings_help,
     )
     compact_parser.add_argument("tables", nargs="*", metavar="TABLE")
     load_parser = commands.add_parser(
-        "load", help="bulk-load files into a table with Spark (one snapshot; a re-run is a no-op)"
+        "load",
+        help="bulk-load files into a table with Spark (one snapshot; a re-run is a no-op)",
+        **settings_help,
     )
     load_parser.add_argument("table")
     load_parser.add_argument("source", help="a file, folder or glob, or s3://bucket/prefix-or-glob")
@@ -170,7 +186,7 @@ def maintenance(settings: Settings) -> int:
     from kyma.services import open_services
 
     with open_services(settings) as services:
-        print(services.run_maintenance())
+        print(json.dumps(services.run_maintenance()))
     return 0
 
 

@@ -23,6 +23,7 @@ from kyma.engine.storage import ObjectStore, open_object_store
 from kyma.ingest.sources import SourceRegistry, StoreOpener
 from kyma.ingest.write_path import WritePath
 from kyma.jobs import JobRegistry
+from kyma.logs import log_query
 from kyma.metrics import Metrics
 from kyma.settings import Settings
 
@@ -43,6 +44,7 @@ class Services:
     def __post_init__(self) -> None:
         self.catalog.commit_listeners.append(self.metrics.observe_commit)
         self.query.gate.listeners.append(self.metrics.observe_query)
+        self.query.gate.listeners.append(log_query)
         self.metrics.track_running(lambda: self.query.gate.running)
 
     def run_maintenance(self) -> dict[str, int]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -53,6 +54,21 @@ def test_one_shot_command_leaves_the_adopted_catalog_running(
     assert "adopted the PostgreSQL already running" in out, out
     assert "stopped PostgreSQL" not in out, out
     assert_server_answers_quickly(serve)
+    if args == ("maintenance",):  # one JSON object, not a Python dict
+        report = json.loads(next(line for line in out.splitlines() if line.startswith("{")))
+        assert set(report) >= {"extents_compacted", "orphans_deleted"}, out
+
+
+@pytest.mark.parametrize("command", ["serve", "maintenance", "kafka-consume"])
+def test_help_of_a_command_lists_the_settings_it_reads(command: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "kyma", command, "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "KYMA_HTTP_PORT" in done.stdout and "KYMA_CATALOG_URL" in done.stdout, done.stdout
 
 
 @pytest.mark.parametrize("command", ["kafka-consume", "cdc-sync"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -47,12 +48,23 @@ def test_metrics_and_json_logs_with_request_ids(catalog_url: str, tmp_path: Path
         kept = metric(text, "kyma_query_pruning_total", stage="blocks_after_stats")
         assert blocks == 10 and kept == 1
         assert metric(text, "kyma_http_requests_total", method="POST", status="404") == 1
+        route = {"method": "POST", "status": "200"}
+        assert metric(text, "kyma_http_requests_total", route="/v1/ingest/<table>", **route) == 4
+        assert metric(text, "kyma_http_requests_total", route="/v1/query", **route) >= 2
+        assert metric(text, "process_resident_memory_bytes") > 0
+        assert metric(text, "process_cpu_seconds_total") > 0
     finally:
         assert serve.stop() == 0
     lines = [json.loads(line) for line in serve.output if line.startswith("{")]
     assert lines, serve.output
     ours = [line for line in lines if line.get("request_id") == "req-42"]
     assert any("POST /v1/query 404" in line["message"] for line in ours), lines
+    # One line per statement, with the request's id: outcome, time, rows or the error's kind.
+    assert any(re.fullmatch(r"query error [\d.]+ ms not_found_error", x["message"]) for x in ours)
+    counted = [
+        x["message"] for x in lines if x["logger"] == "kyma.query" and "1 rows" in x["message"]
+    ]
+    assert any(re.fullmatch(r"query ok [\d.]+ ms 1 rows", m) for m in counted), lines
     assert all({"time", "level", "logger", "message"} <= set(line) for line in lines)
 
 
