@@ -102,8 +102,16 @@ def _add_sql_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--url", help="a running kyma serve, e.g. http://127.0.0.1:8080")
     parser.add_argument("--token", help="bearer token sent to --url")
     parser.add_argument("--cacert", type=Path, help="trust this CA (PEM) for an https --url")
-    parser.add_argument("-c", dest="sql_text", metavar="SQL", help="run SQL, then exit")
-    parser.add_argument("-f", dest="file", type=Path, metavar="FILE", help="run FILE, then exit")
+    once = parser.add_mutually_exclusive_group()
+    once.add_argument("-c", dest="sql_text", metavar="SQL", help="run SQL, then exit")
+    once.add_argument("-f", dest="file", type=Path, metavar="FILE", help="run FILE, then exit")
+    parser.add_argument(
+        "-A", dest="unaligned", action="store_true", help="unaligned output (a|b), as psql -A"
+    )
+    parser.add_argument(
+        "-t", dest="tuples_only", action="store_true", help="rows only: no header, no footer"
+    )
+    parser.add_argument("--csv", dest="csv", action="store_true", help="CSV output, as psql --csv")
 
 
 def sql(args: argparse.Namespace) -> int:
@@ -132,8 +140,10 @@ def sql(args: argparse.Namespace) -> int:
         command=args.sql_text,
         file=args.file,
         history=Path(history),
-        pager=os.environ.get("PAGER", "less -S"),
+        pager=os.environ.get("PAGER", "less -SR"),
         color=os.environ.get("TERM", "dumb") != "dumb" and "NO_COLOR" not in os.environ,
+        output_format="csv" if args.csv else "unaligned" if args.unaligned else "aligned",
+        tuples_only=args.tuples_only,
     )
 
 
