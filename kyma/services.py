@@ -169,6 +169,7 @@ def _drop_store_opener(settings: Settings) -> StoreOpener:
             s3_region=settings.s3_region,
             s3_access_key_id=settings.s3_access_key_id,
             s3_secret_access_key=settings.s3_secret_access_key,
+            create=False,  # a drop folder is the user's: it must exist, nothing is made in it
         )
 
     return open_drop_store
