@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import socket
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -96,3 +100,29 @@ def test_healthz_and_readyz_name_the_failing_part(pg_server_url: str, tmp_path: 
         shutil.rmtree(folder, ignore_errors=True)
     with psycopg.connect(pg_server_url):  # the session's Postgres was not touched
         pass
+
+
+def test_a_busy_http_port_names_the_setting_without_a_traceback(
+    catalog_url: str, tmp_path: Path
+) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "kyma", "serve"],
+            env={
+                **os.environ,
+                "KYMA_HOME": str(tmp_path / "home"),
+                "KYMA_CATALOG_URL": catalog_url,
+                "KYMA_HTTP_PORT": str(port),
+                "KYMA_FLIGHT_PORT": "0",
+                "KYMA_OTLP_GRPC_PORT": "0",
+                "KYMA_OTLP_HTTP_PORT": "0",
+            },
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode == 1, done.stderr
+    assert f"kyma: KYMA_HTTP_PORT: cannot listen on 127.0.0.1:{port}" in done.stderr
+    assert "set KYMA_HTTP_PORT to a free port" in done.stderr
+    assert "Traceback" not in done.stderr + done.stdout, done.stderr
