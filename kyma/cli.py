@@ -292,7 +292,7 @@ def kafka_consume(settings: Settings, names: list[str] | None) -> int:
 
 def serve(settings: Settings) -> int:
     """Serve until SIGTERM/SIGINT, then stop every listener in order and exit 0."""
-    from kyma.auth import check_listen
+    from kyma.auth import check_listen, first_token
     from kyma.flight import start_flight_server
     from kyma.ingest.listener import HttpListener
     from kyma.ingest.tls import read_pair
@@ -348,6 +348,12 @@ def serve(settings: Settings) -> int:
         scheme = "https" if tls_files else "http"
         print(f"  HTTP API      {scheme}://{settings.http_host}:{http.port}", flush=True)
         print(f"  auth          {settings.auth}", flush=True)
+        if settings.auth == "required" and (secret := first_token(services.catalog)):
+            print(
+                f"  first token   {secret} (admin, named 'first'; printed only now: keep it,"
+                " make others with `kyma token create`, revoke this one when done)",
+                flush=True,
+            )
         print(f"  Flight SQL    {flight}", flush=True)
         for line in otlp_lines:
             print(f"  {line}", flush=True)
