@@ -149,11 +149,10 @@ class Session:
         print("\n".join(lines), file=sys.stderr, flush=True)
 
     def _needs_pager(self, lines: list[str]) -> bool:
-        """Output taller than the terminal (a line left for the prompt) or wider, as psql."""
+        """Output taller than the terminal (a line left for the prompt), as psql decides."""
         if not (self.interactive and self.pager and self.output is None and sys.stdout.isatty()):
             return False
-        size = shutil.get_terminal_size()
-        return len(lines) >= size.lines or any(render.width(x) > size.columns for x in lines)
+        return len(lines) >= shutil.get_terminal_size().lines
 
 
 def _status(sql: str) -> str:

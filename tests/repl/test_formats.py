@@ -144,6 +144,8 @@ def test_describe_a_federated_table_and_list_catalogs(
 def test_short_output_is_not_paged_tall_output_is(serve: Serve, tmp_path: Path) -> None:
     term = Terminal(serve.url, tmp_path, rows=30, PAGER="sed s/^/paged:/")
     assert "paged:" not in term.run("\\?")  # about 20 lines on a 30-line terminal
+    wide = "SELECT repeat('w', 250) AS wide;"  # wider than the terminal, but short
+    assert "paged:" not in term.run(wide)
     out = term.run("SELECT duration FROM logs WHERE duration BETWEEN 1 AND 40 ORDER BY 1;")
     assert "paged:(40 rows)" in out
     assert term.close() == 0
