@@ -168,9 +168,7 @@ def token(settings: Settings, args: argparse.Namespace) -> int:
     from kyma.auth import create_token
     from kyma.services import open_services
 
-    def log(line: str) -> None:
-        print(line, file=sys.stderr)
-
+    log = _to_stderr
     with open_services(settings, log) as services:
         catalog = services.catalog
         if args.action == "create":
@@ -193,11 +191,16 @@ def token(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def maintenance(settings: Settings) -> int:
+    """One round, printed as one JSON object on stdout (what happened around it: stderr)."""
     from kyma.services import open_services
 
-    with open_services(settings) as services:
+    with open_services(settings, _to_stderr) as services:
         print(json.dumps(services.run_maintenance()))
     return 0
+
+
+def _to_stderr(line: str) -> None:
+    print(line, file=sys.stderr)
 
 
 def compact(settings: Settings, tables: list[str]) -> int:
