@@ -12,6 +12,7 @@ import logging
 import threading
 from typing import Any
 
+import pyarrow as pa
 from sqlglot import exp
 
 from kyma.connectors import statements
@@ -182,6 +183,18 @@ class ConnectorRegistry(Federation):
 
     def statement(self, sql: str) -> QueryResult | None:
         return statements.run(self, sql)
+
+    def describe_table(self, catalog: str, schema: str, name: str) -> QueryResult:
+        table = self.connector(catalog).table(schema, name)
+        columns = table.columns
+        answer = pa.table(
+            {
+                "name": pa.array([c.name for c in columns], pa.string()),
+                "type": pa.array([c.column.type.name for c in columns], pa.string()),
+                "source_type": pa.array([c.type_name for c in columns], pa.string()),
+            }
+        )
+        return QueryResult(answer, "DESCRIBE")
 
     def resolve_synced(self, stmt: exp.Expression) -> exp.Expression:
         return resolve_synced(self.catalog, stmt)

@@ -188,3 +188,23 @@ class TooManyQueriesError(RetryableError):
 
     def __str__(self) -> str:
         return str(self.args[0])
+
+
+# Codes the seeds name; the rest derive from the class name.
+_CODES = {
+    IdempotencyKeyReusedError: "idempotency_key_reused",
+    SourceUnreachableError: "source_unreachable",
+    PoolExhaustedError: "pool_exhausted",
+    ConnectorDisabledError: "connector_disabled",
+    PushdownFailedError: "pushdown_failed",
+    TlsFailedError: "tls_failed",
+    UnauthenticatedError: "unauthenticated",
+    PermissionDeniedError: "permission_denied",
+}
+
+
+def error_code(error: BaseException) -> str:
+    """The error's kind as HTTP answers and log lines name it: ``sql_error``, ``tls_failed``."""
+    if type(error) in _CODES:
+        return _CODES[type(error)]
+    return "".join("_" + c.lower() if c.isupper() else c for c in type(error).__name__).lstrip("_")

@@ -70,7 +70,12 @@ class SourceRegistry:
             kafka.prepare_table(spec, self.catalog)
         elif kind == "filedrop":
             spec = filedrop.parse_filedrop_spec(body)
-            self.open_store(spec.path, spec.s3_endpoint_url)  # a bad path fails here, not later
+            try:  # a bad path fails here, not later
+                self.open_store(spec.path, spec.s3_endpoint_url)
+            except ConfigError as e:
+                raise ConfigError(
+                    f"path: {e}; a file-drop source watches an existing folder"
+                ) from e
             filedrop.prepare_table(spec, self.catalog)
         else:
             raise ConfigError(f"type: expected one of {list(TYPES)}, got {kind!r}")
@@ -89,18 +94,23 @@ class SourceRegistry:
     def status(self, name: str) -> dict[str, Any]:
         """How the source is doing: Kafka partitions with their lag, or files and their fate.
 
-        ``state`` is this process's: a Kafka source may be running in a ``kafka-consume``.
+        ``state`` is this process's (a Kafka source may be running in a ``kafka-consume``):
+        ``running``; ``degraded`` while it runs but cannot work (broker unreachable, folder
+        gone), the cause in ``degraded_reason``; ``failed`` (could not start) or ``idle``.
         """
         record = self.catalog.get_source(name)
         running = self._running.get(name)
+        degraded = None
         if running is not None and running.thread.is_alive():
-            state = "running"
+            degraded = running.worker.degraded
+            state = "degraded" if degraded else "running"
         else:
             state = "failed" if name in self._errors else "idle"
         answer = {
             "name": name,
             "type": record.type,
             "state": state,
+            "degraded_reason": degraded,
             "last_error": running.worker.last_error if running else self._errors.get(name),
         }
         if record.type == "kafka":

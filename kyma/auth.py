@@ -161,6 +161,17 @@ def create_token(
     return token, record
 
 
+def first_token(catalog: Catalog) -> str | None:
+    """An admin token named ``first`` when the catalog has never had a token, else None.
+
+    With auth required, a fresh deployment (a container) has no other way in; the caller
+    prints it once. A catalog that has had tokens (even only revoked ones) gets none.
+    """
+    if catalog.list_tokens():
+        return None
+    return create_token(catalog, [ADMIN], None, "first")[0]
+
+
 def check_listen(settings: Settings) -> None:
     """ConfigError unless the listeners are safe to open: auth on, loopback, or told so."""
     if settings.auth not in AUTH_MODES:

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import logging
 import os
-import signal
 import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 from kyma import __version__
+from kyma._signals import StopSignals
 from kyma.engine.errors import KymaError, NotInstalledError
 from kyma.logs import configure as configure_logging
 from kyma.settings import Settings
@@ -28,22 +29,37 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--version", action="version", version=f"kyma {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("serve", help="run the server (embedded catalog and store by default)")
-    commands.add_parser("maintenance", help="sweep the ingest ledger and delete orphan objects")
+    settings_help = {"epilog": Settings.help_text(), "formatter_class": parser.formatter_class}
+    commands.add_parser(
+        "serve", help="run the server (embedded catalog and store by default)", **settings_help
+    )
+    commands.add_parser(
+        "maintenance",
+        help="one round of retention, compaction, the ledger sweeper and orphan GC (JSON)",
+        **settings_help,
+    )
     consume = commands.add_parser(
-        "kafka-consume", help="run Kafka sources in this process (every source if none named)"
+        "kafka-consume",
+        help="run Kafka sources in this process (every source if none named)",
+        **settings_help,
     )
     consume.add_argument("--source", action="append", dest="sources", metavar="NAME")
     cdc = commands.add_parser(
-        "cdc-sync", help="run Postgres CDC sync here (every sync connector if none named)"
+        "cdc-sync",
+        help="run Postgres CDC sync here (every sync connector if none named)",
+        **settings_help,
     )
     cdc.add_argument("--connector", action="append", dest="connectors", metavar="NAME")
     compact_parser = commands.add_parser(
-        "compact", help="merge small extents of the named tables (every table if none)"
+        "compact",
+        help="merge small extents of the named tables (every table if none)",
+        **settings_help,
     )
     compact_parser.add_argument("tables", nargs="*", metavar="TABLE")
     load_parser = commands.add_parser(
-        "load", help="bulk-load files into a table with Spark (one snapshot; a re-run is a no-op)"
+        "load",
+        help="bulk-load files into a table with Spark (one snapshot; a re-run is a no-op)",
+        **settings_help,
     )
     load_parser.add_argument("table")
     load_parser.add_argument("source", help="a file, folder or glob, or s3://bucket/prefix-or-glob")
@@ -76,6 +92,9 @@ def main(argv: list[str] | None = None) -> int:
     except KymaError as e:
         print(f"kyma: {e}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt as e:  # SIGTERM/SIGINT while starting: what started is stopped
+        print(f"kyma: interrupted ({e or 'SIGINT'}) while starting", file=sys.stderr)
+        return 130
 
 
 def _add_sql_parser(commands: argparse._SubParsersAction) -> None:
@@ -83,8 +102,16 @@ def _add_sql_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--url", help="a running kyma serve, e.g. http://127.0.0.1:8080")
     parser.add_argument("--token", help="bearer token sent to --url")
     parser.add_argument("--cacert", type=Path, help="trust this CA (PEM) for an https --url")
-    parser.add_argument("-c", dest="sql_text", metavar="SQL", help="run SQL, then exit")
-    parser.add_argument("-f", dest="file", type=Path, metavar="FILE", help="run FILE, then exit")
+    once = parser.add_mutually_exclusive_group()
+    once.add_argument("-c", dest="sql_text", metavar="SQL", help="run SQL, then exit")
+    once.add_argument("-f", dest="file", type=Path, metavar="FILE", help="run FILE, then exit")
+    parser.add_argument(
+        "-A", dest="unaligned", action="store_true", help="unaligned output (a|b), as psql -A"
+    )
+    parser.add_argument(
+        "-t", dest="tuples_only", action="store_true", help="rows only: no header, no footer"
+    )
+    parser.add_argument("--csv", dest="csv", action="store_true", help="CSV output, as psql --csv")
 
 
 def sql(args: argparse.Namespace) -> int:
@@ -113,8 +140,10 @@ def sql(args: argparse.Namespace) -> int:
         command=args.sql_text,
         file=args.file,
         history=Path(history),
-        pager=os.environ.get("PAGER", "less -S"),
+        pager=os.environ.get("PAGER", "less -SR"),
         color=os.environ.get("TERM", "dumb") != "dumb" and "NO_COLOR" not in os.environ,
+        output_format="csv" if args.csv else "unaligned" if args.unaligned else "aligned",
+        tuples_only=args.tuples_only,
     )
 
 
@@ -139,10 +168,8 @@ def token(settings: Settings, args: argparse.Namespace) -> int:
     from kyma.auth import create_token
     from kyma.services import open_services
 
-    def log(line: str) -> None:
-        print(line, file=sys.stderr)
-
-    with open_services(settings, log, keep_adopted=True) as services:
+    log = _to_stderr
+    with open_services(settings, log) as services:
         catalog = services.catalog
         if args.action == "create":
             secret, record = create_token(catalog, args.scope, args.tables, args.name)
@@ -164,18 +191,23 @@ def token(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def maintenance(settings: Settings) -> int:
+    """One round, printed as one JSON object on stdout (what happened around it: stderr)."""
     from kyma.services import open_services
 
-    with open_services(settings) as services:
-        print(services.run_maintenance())
+    with open_services(settings, _to_stderr) as services:
+        print(json.dumps(services.run_maintenance()))
     return 0
+
+
+def _to_stderr(line: str) -> None:
+    print(line, file=sys.stderr)
 
 
 def compact(settings: Settings, tables: list[str]) -> int:
     """Compact the named tables (every table if none), printing what each gained."""
     from kyma.services import open_services
 
-    with open_services(settings, keep_adopted=True) as services:
+    with open_services(settings) as services:
         for table in tables or [t.name for t in services.catalog.list_tables()]:
             result = services.compact(table)
             print(
@@ -192,7 +224,7 @@ def load(settings: Settings, args: argparse.Namespace) -> int:
     from kyma.services import open_services
 
     request = LoadRequest(args.table, args.source, args.format, args.schema_evolve)
-    with open_services(settings, keep_adopted=True) as services:
+    with open_services(settings) as services:
         jobs = services.jobs
         job = jobs.submit_load(request)
         while job.state == "running":
@@ -234,10 +266,7 @@ def cdc_sync(settings: Settings, names: list[str] | None) -> int:
     """Run CDC sync workers until SIGTERM/SIGINT (the same workers ``kyma serve`` runs)."""
     from kyma.services import open_services
 
-    def stop(signum: int, _frame: object) -> NoReturn:
-        raise KeyboardInterrupt(signal.Signals(signum).name)
-
-    signal.signal(signal.SIGTERM, stop)
+    signals = StopSignals()
     with open_services(settings) as services:
         started = services.connectors.sync.start(
             services.write_path,
@@ -245,9 +274,9 @@ def cdc_sync(settings: Settings, names: list[str] | None) -> int:
             names,
             spark=_spark_target(services),
         )
+        signals.serving()
         print(f"kyma cdc-sync: running {started}", flush=True)
-        with contextlib.suppress(KeyboardInterrupt):  # SIGTERM/SIGINT: stop the workers
-            threading.Event().wait()
+        signals.wait()  # then leaving the block stops the workers
     return 0
 
 
@@ -255,40 +284,37 @@ def kafka_consume(settings: Settings, names: list[str] | None) -> int:
     """Run Kafka sources until SIGTERM/SIGINT; workers in several processes share partitions."""
     from kyma.services import open_services
 
-    def stop(signum: int, _frame: object) -> NoReturn:
-        raise KeyboardInterrupt(signal.Signals(signum).name)
-
-    signal.signal(signal.SIGTERM, stop)
+    signals = StopSignals()
     with open_services(settings) as services:
         services.sources.start(names, types=("kafka",))
+        signals.serving()
         print(f"kyma kafka-consume: running {names or 'every source'}", flush=True)
-        with contextlib.suppress(KeyboardInterrupt):  # SIGTERM/SIGINT: stop the workers
-            threading.Event().wait()
+        signals.wait()  # then leaving the block stops the workers
     return 0
 
 
 def serve(settings: Settings) -> int:
-    from waitress.server import create_server
-
-    from kyma.auth import check_listen
+    """Serve until SIGTERM/SIGINT, then stop every listener in order and exit 0."""
+    from kyma.auth import check_listen, first_token
     from kyma.flight import start_flight_server
-    from kyma.ingest.tls import read_pair, serve_tls, server_context
+    from kyma.ingest.listener import HttpListener
+    from kyma.ingest.tls import read_pair
     from kyma.server import create_app
     from kyma.services import open_services
 
-    def stop(signum: int, _frame: object) -> NoReturn:
-        raise KeyboardInterrupt(signal.Signals(signum).name)
-
     check_listen(settings)  # before anything starts: a refusal costs nothing
     tls_files = _tls_files(settings)
-    signal.signal(signal.SIGTERM, stop)
-    with open_services(settings) as services:
-        app = create_app(services)
-        server = create_server(
-            app, host=settings.http_host, port=settings.http_port, threads=settings.http_threads
+    signals = StopSignals()
+    with open_services(settings, owner=True) as services, contextlib.ExitStack() as stack:
+        http = HttpListener(
+            create_app(services),
+            settings.http_host,
+            settings.http_port,
+            setting="KYMA_HTTP_PORT",
+            threads=settings.http_threads,
+            tls=tls_files,
         )
-        if tls_files is not None:
-            serve_tls(server, server_context(*tls_files))
+        stack.callback(http.stop)
         try:
             flight_server = start_flight_server(
                 services,
@@ -296,17 +322,19 @@ def serve(settings: Settings) -> int:
                 settings.flight_port,
                 read_pair(*tls_files) if tls_files else None,
             )
+            stack.callback(flight_server.shutdown)
             flight = flight_server.url
         except NotInstalledError as e:  # serve without Flight rather than not at all
-            flight_server, flight = None, f"off: {e}"
+            flight = f"off: {e}"
         try:
             otlp = _start_otlp(services)
+            stack.callback(otlp.stop)
             otlp_lines = [
                 f"OTLP/gRPC     {otlp.grpc_url} (OTLP)",
                 f"OTLP/HTTP     {otlp.http_url} (OTLP)",
             ]
         except NotInstalledError as e:  # serve without OTLP rather than not at all
-            otlp, otlp_lines = None, [f"OTLP          off: {e}"]
+            otlp_lines = [f"OTLP          off: {e}"]
         services.sources.start()
         services.connectors.sync.start(
             services.write_path,
@@ -314,32 +342,27 @@ def serve(settings: Settings) -> int:
             spark=_spark_target(services),
         )
         stopping = threading.Event()
+        stack.callback(stopping.set)
         threading.Thread(
             target=_maintenance_loop, args=(services, stopping), daemon=True, name="maintenance"
         ).start()
+        signals.serving()  # from here a signal only ends wait(): shutdown runs in order, exit 0
         print(f"kyma {__version__} serving", flush=True)
         scheme = "https" if tls_files else "http"
-        print(
-            f"  HTTP API      {scheme}://{settings.http_host}:{server.effective_port}", flush=True
-        )
+        print(f"  HTTP API      {scheme}://{settings.http_host}:{http.port}", flush=True)
         print(f"  auth          {settings.auth}", flush=True)
+        if settings.auth == "required" and (secret := first_token(services.catalog)):
+            print(
+                f"  first token   {secret} (admin, named 'first'; printed only now: keep it,"
+                " make others with `kyma token create`, revoke this one when done)",
+                flush=True,
+            )
         print(f"  Flight SQL    {flight}", flush=True)
         for line in otlp_lines:
             print(f"  {line}", flush=True)
         print(f"  catalog       {_redact(services.catalog.url)}", flush=True)
         print(f"  object store  {services.store.url}", flush=True)
-        try:
-            server.run()
-        except KeyboardInterrupt:
-            pass
-        finally:
-            stopping.set()
-            server.close()
-            if flight_server is not None:
-                flight_server.shutdown()
-            if otlp is not None:
-                otlp.stop()
-            print("kyma: shutting down", flush=True)
+        print(f"kyma: shutting down ({signals.wait()})", flush=True)
     return 0
 
 

@@ -10,8 +10,12 @@ import contextvars
 import json
 import logging
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from kyma.engine.errors import ConfigError
+
+if TYPE_CHECKING:
+    from kyma.engine.query import QueryEvent
 
 request_id: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "kyma_request_id", default=None
@@ -54,3 +58,16 @@ def configure(log_format: str) -> None:
         handler.addFilter(_RequestId())
         if log_format == "json":
             handler.setFormatter(JsonFormatter())
+
+
+_query_log = logging.getLogger("kyma.query")
+
+
+def log_query(event: QueryEvent) -> None:
+    """One line per statement (HTTP, Flight SQL, embedded): its outcome, time and rows or error.
+
+    ``query ok 3.1 ms 42 rows``, ``query error 0.4 ms sql_error``; never the statement text,
+    which may hold a connector's password.
+    """
+    detail = f"{event.rows} rows" if event.outcome == "ok" else event.error or ""
+    _query_log.info("query %s %.1f ms %s", event.outcome, event.seconds * 1000, detail)

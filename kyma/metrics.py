@@ -15,7 +15,10 @@ from prometheus_client import (
     CollectorRegistry,
     Counter,
     Gauge,
+    GCCollector,
     Histogram,
+    PlatformCollector,
+    ProcessCollector,
     generate_latest,
 )
 
@@ -33,6 +36,10 @@ CONTENT_TYPE = CONTENT_TYPE_LATEST
 class Metrics:
     def __init__(self) -> None:
         self.registry = registry = CollectorRegistry()
+        # process_* (CPU seconds, resident memory, open fds, start time), python_gc_*, python_info
+        ProcessCollector(registry=registry)
+        GCCollector(registry=registry)
+        PlatformCollector(registry=registry)
         self.ingest_rows = Counter(
             "kyma_ingest_rows", "Rows committed by ingest", ["path"], registry=registry
         )
@@ -79,8 +86,9 @@ class Metrics:
         )
         self.http_requests = Counter(
             "kyma_http_requests",
-            "HTTP requests answered, by method and status",
-            ["method", "status"],
+            "HTTP requests answered, by method, route (the URL rule, e.g. /v1/ingest/<table>;"
+            " unmatched for none) and status",
+            ["method", "route", "status"],
             registry=registry,
         )
 

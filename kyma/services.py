@@ -24,6 +24,7 @@ from kyma.engine.storage import ObjectStore, open_object_store
 from kyma.ingest.sources import SourceRegistry, StoreOpener
 from kyma.ingest.write_path import WritePath
 from kyma.jobs import JobRegistry
+from kyma.logs import log_query
 from kyma.metrics import Metrics
 from kyma.settings import Settings
 
@@ -44,6 +45,7 @@ class Services:
     def __post_init__(self) -> None:
         self.catalog.commit_listeners.append(self.metrics.observe_commit)
         self.query.gate.listeners.append(self.metrics.observe_query)
+        self.query.gate.listeners.append(log_query)
         self.metrics.track_running(lambda: self.query.gate.running)
 
     def run_maintenance(self) -> dict[str, int]:
@@ -77,12 +79,13 @@ class Services:
 
 @contextmanager
 def open_services(
-    settings: Settings, log: Callable[[str], None] = print, *, keep_adopted: bool = False
+    settings: Settings, log: Callable[[str], None] = print, *, owner: bool = False
 ) -> Iterator[Services]:
     """Start (or connect to) the catalog and object store; stop what was started on exit.
 
-    ``keep_adopted`` leaves an embedded Postgres that was already running (another kyma's,
-    e.g. a ``kyma serve`` on the same home) running on exit.
+    An embedded Postgres that was already running (another kyma's, e.g. a ``kyma serve`` on
+    the same home) is adopted and left running on exit, unless ``owner`` (``kyma serve``: the
+    process that owns the home's catalog, adopting one a killed server left behind).
     """
     embedded = None
     catalog_url = settings.catalog_url
@@ -154,7 +157,7 @@ def open_services(
         finally:
             catalog.close()
     finally:
-        if embedded is not None and not (keep_adopted and embedded.adopted):
+        if embedded is not None and (owner or not embedded.adopted):
             embedded.stop()
 
 
@@ -181,6 +184,7 @@ def _drop_store_opener(settings: Settings) -> StoreOpener:
             s3_region=settings.s3_region,
             s3_access_key_id=settings.s3_access_key_id,
             s3_secret_access_key=settings.s3_secret_access_key,
+            create=False,  # a drop folder is the user's: it must exist, nothing is made in it
         )
 
     return open_drop_store

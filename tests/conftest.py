@@ -206,7 +206,9 @@ def drop_store_opener(cache_dir: Path):  # type: ignore[no-untyped-def]
     from kyma.engine.storage import open_object_store
 
     def open_drop_store(url: str, s3_endpoint_url: str | None):  # type: ignore[no-untyped-def]
-        return open_object_store(url, cache_dir=cache_dir, s3_endpoint_url=s3_endpoint_url)
+        return open_object_store(
+            url, cache_dir=cache_dir, s3_endpoint_url=s3_endpoint_url, create=False
+        )
 
     return open_drop_store
 

@@ -16,6 +16,15 @@ _NOT_FOUND = (
     re.compile(r"Invalid function '([^']+)'"),
 )
 
+# How DataFusion wraps a Python exception raised in a UDF: the traceback's last line, or
+# ``PyErr { type: <class 'kyma.engine.errors.SqlError'>, value: SqlError("…"), traceback: … }``.
+_KYMA_CAUSE = (
+    re.compile(
+        r"<class 'kyma\.engine\.errors\.\w+'>, value: \w+\((?P<q>[\"'])(?P<message>.*?)(?P=q)\)"
+    ),
+    re.compile(r"kyma\.engine\.errors\.\w+: (?P<message>.*)"),
+)
+
 
 def run_datafusion(
     ctx: SessionContext, sql: str, *, explain: bool = False, limits: QueryLimits | None = None
@@ -36,7 +45,7 @@ def translate(error: Exception) -> KymaError:
     for pattern in _NOT_FOUND:
         if pattern.search(message):
             return NotFoundError(message.splitlines()[0])
-    cause = re.search(r"kyma\.engine\.errors\.(\w+): (.*)", message)
-    if cause:
-        return SqlError(cause.group(2))
+    for pattern in _KYMA_CAUSE:  # a kyma error raised in a UDF: its message, no traceback
+        if cause := pattern.search(message):
+            return SqlError(cause.group("message"))
     return SqlError(message.splitlines()[0] if message else type(error).__name__)

@@ -22,7 +22,12 @@ from typing import Any, TypeVar
 import pyarrow as pa
 from datafusion import RuntimeEnvBuilder, SessionConfig, SessionContext
 
-from kyma.engine.errors import LimitExceededError, QueryTimeoutError, TooManyQueriesError
+from kyma.engine.errors import (
+    LimitExceededError,
+    QueryTimeoutError,
+    TooManyQueriesError,
+    error_code,
+)
 
 T = TypeVar("T")
 log = logging.getLogger("kyma.query")
@@ -47,11 +52,14 @@ class QueryLimits:
 
 @dataclass
 class QueryEvent:
-    """One statement, for listeners: ``outcome`` is ok, error, timeout or rejected."""
+    """One statement, for listeners: ``outcome`` is ok, error, timeout or rejected; ``error``
+    the failure's kind (``sql_error``), ``rows`` the answer's row count."""
 
     seconds: float
     outcome: str
     stats: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+    rows: int | None = None
 
 
 class _Token:
@@ -132,19 +140,21 @@ class QueryGate:
 
     def run(self, work: Callable[[], T]) -> T:
         started = time.perf_counter()
-        outcome, stats = "error", {}
+        outcome, stats, error, rows = "error", {}, None, None
         try:
             result = self._run(work)
             outcome, stats = "ok", getattr(result, "stats", {})
+            rows = getattr(getattr(result, "table", None), "num_rows", None)
             return result
-        except TooManyQueriesError:
-            outcome = "rejected"
-            raise
-        except QueryTimeoutError:
-            outcome = "timeout"
+        except Exception as e:
+            error = error_code(e)
+            if isinstance(e, TooManyQueriesError):
+                outcome = "rejected"
+            elif isinstance(e, QueryTimeoutError):
+                outcome = "timeout"
             raise
         finally:
-            event = QueryEvent(time.perf_counter() - started, outcome, stats)
+            event = QueryEvent(time.perf_counter() - started, outcome, stats, error, rows)
             for listener in self.listeners:
                 listener(event)
 

@@ -9,6 +9,7 @@ import sqlglot.errors
 from sqlglot import exp
 
 from kyma.engine.errors import SqlError, UnsupportedStatementError
+from kyma.engine.query._syntax import describe as describe_syntax_error
 from kyma.engine.types import KymaType
 
 _SIMPLE_TYPES = {
@@ -43,9 +44,9 @@ def parse_statement(sql: str) -> exp.Expression:
     try:
         statements = [s for s in sqlglot.parse(sql, read="postgres") if s is not None]
     except sqlglot.errors.ParseError as e:
-        detail = e.errors[0] if e.errors else {}
-        where = f"line {detail.get('line', '?')}, column {detail.get('col', '?')}: "
-        raise SqlError(f"syntax error at {where}{detail.get('description', str(e))}") from None
+        line, column, message = describe_syntax_error(sql, e.errors[0] if e.errors else {})
+        where = f"line {line or '?'}, column {column or '?'}: "
+        raise SqlError(f"syntax error at {where}{message}") from None
     except sqlglot.errors.TokenError as e:
         raise SqlError(f"syntax error: {e}") from None
     if not statements:

@@ -9,7 +9,7 @@ from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 from sqlglot.tokens import Tokenizer
 
 from kyma.engine.catalog import Catalog
-from kyma.engine.errors import SqlError, UnsupportedStatementError
+from kyma.engine.errors import NotFoundError, SqlError, UnsupportedStatementError
 from kyma.engine.format import SegmentFormat
 from kyma.engine.query import _ddl, _time_travel
 from kyma.engine.query._access import (
@@ -111,10 +111,19 @@ class QueryEngine:
         if isinstance(stmt, exp.Drop):
             return _ddl.drop_table(self.catalog, stmt)
         if isinstance(stmt, exp.Describe):
-            return _ddl.describe(self.catalog, stmt)
+            return self._describe(stmt)
         if _ddl.is_show_tables(stmt):
             return _ddl.show_tables(self.catalog, visible)
         raise UnsupportedStatementError(f"unsupported statement: {_kind(stmt)}")
+
+    def _describe(self, stmt: exp.Describe) -> QueryResult:
+        """A kyma table, or ``connector.schema.table`` through its connector."""
+        target = stmt.this
+        if isinstance(target, exp.Table) and target.args.get("catalog"):
+            if self.federation is None:
+                raise NotFoundError(f"no connector named {target.catalog!r}")
+            return self.federation.describe_table(target.catalog, target.db, target.name)
+        return _ddl.describe(self.catalog, stmt)
 
     def access(self, sql: str) -> Access:
         """What running ``sql`` needs: READ and the tables for queries and DESCRIBE; READ for
@@ -135,6 +144,8 @@ class QueryEngine:
             }
             return Access(READ, frozenset(local | federated_tables(stmt)))
         if isinstance(stmt, exp.Describe):
+            if isinstance(stmt.this, exp.Table) and stmt.this.args.get("catalog"):
+                return Access(READ, frozenset(federated_tables(stmt)))
             return Access(READ, frozenset({table_name(stmt.this)}))
         return Access(ADMIN)
 

@@ -60,6 +60,10 @@ class Federation(ABC):
     def statement(self, sql: str) -> QueryResult | None:
         """Run a connector statement, or None when ``sql`` is not one."""
 
+    @abstractmethod
+    def describe_table(self, catalog: str, schema: str, name: str) -> QueryResult:
+        """``DESCRIBE catalog.schema.name``: a source table's columns, kyma and source types."""
+
     def resolve_synced(self, stmt: exp.Expression) -> exp.Expression:
         """``stmt`` with references to source tables that kyma syncs (CDC) renamed to their
         kyma tables; ``live(...)`` references stay at the source. None by default."""

@@ -65,8 +65,11 @@ def open_object_store(
     s3_region: str = "us-east-1",
     s3_access_key_id: str | None = None,
     s3_secret_access_key: str | None = None,
+    create: bool = True,
 ) -> ObjectStore:
-    """An ObjectStore for ``file:///path``, a plain path, or ``s3://bucket/prefix``."""
+    """An ObjectStore for ``file:///path``, a plain path, or ``s3://bucket/prefix``.
+
+    ``create=False``: a local folder must already exist (ConfigError) and is left as it is."""
     from kyma.engine.errors import ConfigError
 
     if url.startswith("s3://"):
@@ -84,4 +87,4 @@ def open_object_store(
         raise ConfigError(f"object store {url!r}: expected s3://bucket/prefix or file:///path")
     from kyma.engine.storage.local import LocalStore
 
-    return LocalStore(Path(url.removeprefix("file://")))
+    return LocalStore(Path(url.removeprefix("file://")), create=create)

@@ -8,18 +8,25 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
-from kyma.engine.errors import NotFoundError
+from kyma.engine.errors import ConfigError, NotFoundError
 from kyma.engine.storage import ObjectInfo, ObjectStore
 
 _STAGING = ".staging"
 
 
 class LocalStore(ObjectStore):
-    def __init__(self, root: Path) -> None:
+    """``create=False`` opens a folder that must exist, to be read (a file-drop folder):
+    nothing is created in or above it; ConfigError when it is missing."""
+
+    def __init__(self, root: Path, *, create: bool = True) -> None:
         self.root = root.absolute()
+        self.url = f"file://{self.root}"
+        if not create:
+            if not self.root.is_dir():
+                raise ConfigError(f"the folder {str(self.root)!r} does not exist")
+            return
         self.root.mkdir(parents=True, exist_ok=True)
         (self.root / _STAGING).mkdir(exist_ok=True)
-        self.url = f"file://{self.root}"
 
     def _path(self, key: str) -> Path:
         """The file of ``key``; keys are relative, with no empty, ``.`` or ``..`` segment."""

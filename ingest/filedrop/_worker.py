@@ -22,7 +22,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from kyma.engine.catalog import Catalog, SourceFile, file_ingested
-from kyma.engine.errors import NotFoundError, RetryableError, TerminalError
+from kyma.engine.errors import (
+    NotFoundError,
+    RetryableError,
+    SourceUnreachableError,
+    TerminalError,
+)
 from kyma.engine.storage import ObjectInfo, ObjectStore
 from kyma.engine.storage.local import LocalStore
 from kyma.ingest.filedrop._readers import read_batches
@@ -55,6 +60,7 @@ class FileDropWorker:
         self.store = store
         self.bulk_load = bulk_load
         self.last_error: str | None = None
+        self.degraded: str | None = None  # why the last scan could not run; None once one did
         self.last_scan: float | None = None
         self.files_ingested = 0  # by this worker, since it started
         self._previous: dict[str, tuple[int, object]] = {}
@@ -63,9 +69,12 @@ class FileDropWorker:
         prepare_table(self.spec, self.catalog)
         while not stop.is_set():
             try:
+                if isinstance(self.store, LocalStore) and not self.store.root.is_dir():
+                    raise SourceUnreachableError(f"the folder {str(self.store.root)!r} is gone")
                 self.scan(stop)
+                self.degraded = None
             except RetryableError as e:  # the store or catalog is away: try on the next poll
-                self.last_error = str(e)
+                self.degraded = self.last_error = str(e)
                 log.warning("source %r: scan failed, retrying: %s", self.spec.name, e)
             stop.wait(self.spec.poll_ms / 1000)
 

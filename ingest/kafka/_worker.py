@@ -62,6 +62,7 @@ class KafkaWorker:
         self.write_path = write_path
         self.epochs: dict[tuple[str, int], int] = {}
         self.last_error: str | None = None
+        self.degraded: str | None = None  # why the broker is unusable now; None once it serves
         self.committed_batches = 0
         self.watermarks: dict[tuple[str, int], int] = {}
         self._pending: list[Any] = []
@@ -78,6 +79,7 @@ class KafkaWorker:
                 "enable.auto.commit": False,
                 "auto.offset.reset": "earliest",
                 **self.spec.client,
+                "error_cb": self._client_error,
             }
         )
         consumer.subscribe(
@@ -91,9 +93,27 @@ class KafkaWorker:
         finally:
             consumer.close()
 
+    def _client_error(self, error: Any) -> None:
+        """librdkafka's client-wide errors. Every broker down, a name that does not resolve,
+        failed authentication or TLS, or a fatal error degrade the source until a partition
+        is assigned or a message arrives; one dropped connection (an idle one) does not."""
+        from confluent_kafka import KafkaError
+
+        degrading = {
+            KafkaError._ALL_BROKERS_DOWN,
+            KafkaError._RESOLVE,
+            KafkaError._AUTHENTICATION,
+            KafkaError._SSL,
+        }
+        self.last_error = f"Kafka {self.spec.bootstrap_servers}: {error.str()}"
+        if error.fatal() or error.code() in degrading:
+            self.degraded = self.last_error
+            log.warning("source %r degraded: %s", self.spec.name, self.degraded)
+
     # ---------------------------------------------------------------- assignment
 
     def _assigned(self, consumer: Any, partitions: list[Any]) -> None:
+        self.degraded = None
         if self.spec.exactly_once:
             self._claim(partitions)
         consumer.assign(partitions)
@@ -135,6 +155,7 @@ class KafkaWorker:
             for message in consumer.consume(wanted, timeout=timeout):
                 if message.error() is None:
                     self._pending.append(message)
+                    self.degraded = None
                 else:
                     log.warning("source %r: %s", self.spec.name, message.error())
             if self._pending and deadline is None:

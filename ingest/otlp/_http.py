@@ -8,20 +8,16 @@ bodies are accepted.
 from __future__ import annotations
 
 import logging
-import socket
-import threading
 import zlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import grpc
 from flask import Flask, Response, request
 from google.rpc.status_pb2 import Status
-from waitress import wasyncore
-from waitress.server import create_server
 from werkzeug.exceptions import HTTPException
 
-from kyma.engine.errors import ConfigError, IngestError, LimitExceededError
-from kyma.ingest.tls import serve_tls, server_context
+from kyma.engine.errors import IngestError, LimitExceededError
+from kyma.ingest.listener import HttpListener
 
 from ._codec import decode_json, decode_protobuf, encode_json
 from ._signals import SIGNALS
@@ -34,7 +30,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("kyma.ingest.otlp")
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
-STOP_GRACE_SECONDS = 10.0
 
 
 def create_http_app(receiver: OtlpReceiver, max_body_bytes: int) -> Flask:
@@ -107,30 +102,13 @@ def _status_response(
     return Response(encode_json(status), http, content_type=JSON)
 
 
-class HttpServer:
-    """A waitress server on a thread of its own."""
-
-    def __init__(self, app: Flask, options: OtlpOptions) -> None:
-        address = (options.host, options.http_port)
-        try:  # bound here: waitress leaks its sockets when binding fails
-            listening = socket.create_server(address)
-        except OSError as e:
-            raise ConfigError(f"KYMA_OTLP_HTTP_PORT: cannot listen on {address} ({e})") from e
-        self._server: Any = create_server(app, sockets=[listening], threads=options.threads)
-        if options.tls is not None:
-            serve_tls(self._server, server_context(*options.tls))
-        self.port = self._server.effective_port
-        self._thread = threading.Thread(target=self._server.run, daemon=True, name="otlp-http")
-        self._thread.start()
-
-    def stop(self) -> None:
-        """Refuse new connections; wait for running exports (up to STOP_GRACE_SECONDS)."""
-        server = self._server
-        server.trigger.pull_trigger(lambda: wasyncore.dispatcher.close(server))
-        server.task_dispatcher.shutdown(cancel_pending=False, timeout=STOP_GRACE_SECONDS)
-        server.trigger.pull_trigger(lambda: wasyncore.close_all(server._map))
-        self._thread.join(STOP_GRACE_SECONDS)
-
-
-def start_http_server(receiver: OtlpReceiver, options: OtlpOptions) -> HttpServer:
-    return HttpServer(create_http_app(receiver, options.max_body_bytes), options)
+def start_http_server(receiver: OtlpReceiver, options: OtlpOptions) -> HttpListener:
+    return HttpListener(
+        create_http_app(receiver, options.max_body_bytes),
+        options.host,
+        options.http_port,
+        setting="KYMA_OTLP_HTTP_PORT",
+        threads=options.threads,
+        tls=options.tls,
+        name="otlp-http",
+    )

@@ -2,24 +2,27 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from pathlib import Path
 
-import cbor2
 import pyarrow as pa
 
 from kyma.engine.types import KYMA_TYPE_KEY
 from kyma.repl import render
-from kyma.repl.client import QueryError
+from kyma.repl.client import Answer, QueryError
 from kyma.repl.session import Cancelled, Quit, Session
 
 HELP = """\
   \\d [TABLE]     list tables, or describe TABLE
   \\dt            list tables
   \\dc            list connectors
+  \\l             list catalogs: kyma's own and each connector's
   \\x             toggle expanded display
+  \\a             toggle between aligned and unaligned output
+  \\t             toggle tuples only (no header, no footer)
+  \\pset format aligned|unaligned|csv
+  \\pset tuples_only [on|off]
   \\timing        toggle timing of statements
   \\i FILE        run the statements in FILE
   \\o [FILE]      send results to FILE, or back to stdout
@@ -54,6 +57,55 @@ def _tables(session: Session, _arg: str) -> bool:
 
 def _connectors(session: Session, _arg: str) -> bool:
     return session.run_statement("SHOW CONNECTORS")
+
+
+def _catalogs(session: Session, _arg: str) -> bool:
+    """psql's list of databases: kyma's own tables are one catalog, each connector another."""
+    answer = _query(session, "SHOW CONNECTORS")
+    if answer is None:
+        return False
+    connectors = answer.to_pylist()
+    table = pa.table(
+        {
+            "name": ["kyma", *[c["name"] for c in connectors]],
+            "type": ["kyma", *[c["type"] for c in connectors]],
+            "state": ["ready", *[c["state"] for c in connectors]],
+        }
+    )
+    session.show(Answer(table), "SHOW CONNECTORS")
+    return True
+
+
+def _pset(session: Session, arg: str) -> bool:
+    option, _, value = arg.partition(" ")
+    value = value.strip().lower()
+    if option == "format" and value in render.FORMATS:
+        session.format = value
+        session.write([f"Output format is {value}."])
+        return True
+    if option == "tuples_only" and value in ("", "on", "off"):
+        session.tuples_only = not session.tuples_only if not value else value == "on"
+        return _show_tuples_only(session)
+    session.error(
+        [f"\\pset: expected format {'|'.join(render.FORMATS)} or tuples_only [on|off], got {arg!r}"]
+    )
+    return False
+
+
+def _unaligned(session: Session, _arg: str) -> bool:
+    session.format = "aligned" if session.format == "unaligned" else "unaligned"
+    session.write([f"Output format is {session.format}."])
+    return True
+
+
+def _tuples_only(session: Session, _arg: str) -> bool:
+    session.tuples_only = not session.tuples_only
+    return _show_tuples_only(session)
+
+
+def _show_tuples_only(session: Session) -> bool:
+    session.write([f"Tuples only is {'on' if session.tuples_only else 'off'}."])
+    return True
 
 
 def _expanded(session: Session, _arg: str) -> bool:
@@ -103,13 +155,8 @@ def _copy(session: Session, arg: str) -> bool:
     if match is None or path is None or path.suffix.lower() not in (".csv", ".parquet"):
         session.error(["\\copy: expected \\copy (SELECT ...) TO 'file.csv' or 'file.parquet'"])
         return False
-    try:
-        table = session.execute(match.group("sql")).table
-    except Cancelled:
-        session.error(["cancelled"])
-        return False
-    except QueryError as e:
-        session.error(render.error(e.message, match.group("sql"), e.line, e.column))
+    table = _query(session, match.group("sql"))
+    if table is None:
         return False
     try:
         _export(table, path)
@@ -120,6 +167,17 @@ def _copy(session: Session, arg: str) -> bool:
     return True
 
 
+def _query(session: Session, sql: str) -> pa.Table | None:
+    """The rows of ``sql``, or None once the failure (or Ctrl-C) is shown."""
+    try:
+        return session.execute(sql).table
+    except Cancelled:
+        session.error(["cancelled"])
+    except QueryError as e:
+        session.error(render.error(e.message, sql, e.line, e.column))
+    return None
+
+
 def _export(table: pa.Table, path: Path) -> None:
     if path.suffix.lower() == ".parquet":
         import pyarrow.parquet as pq
@@ -128,17 +186,18 @@ def _export(table: pa.Table, path: Path) -> None:
         return
     import pyarrow.csv as csv
 
-    csv.write_csv(_json_dynamics(table), path)
+    csv.write_csv(_csv_texts(table), path)
 
 
-def _json_dynamics(table: pa.Table) -> pa.Table:
-    """Dynamic (CBOR) columns as their JSON text, which CSV can hold."""
+def _csv_texts(table: pa.Table) -> pa.Table:
+    """Columns CSV cannot hold as their display text: dynamic (CBOR) and nested values
+    (vectors, arrays) as JSON, binary as ``\\x`` hex."""
     for i, field in enumerate(table.schema):
-        if (field.metadata or {}).get(KYMA_TYPE_KEY) == b"dynamic":
-            values = [
-                None if v is None else json.dumps(cbor2.loads(v)) for v in table[i].to_pylist()
-            ]
-            table = table.set_column(i, field.name, pa.array(values, pa.string()))
+        dtype = field.type
+        dynamic = (field.metadata or {}).get(KYMA_TYPE_KEY) == b"dynamic"
+        if dynamic or pa.types.is_nested(dtype) or pa.types.is_binary(dtype):
+            values = pa.array(render.texts(field, table.column(i)), pa.string())
+            table = table.set_column(i, field.name, values)
     return table
 
 
@@ -155,6 +214,10 @@ COMMANDS: dict[str, Callable[[Session, str], bool]] = {
     "d": _describe,
     "dt": _tables,
     "dc": _connectors,
+    "l": _catalogs,
+    "pset": _pset,
+    "a": _unaligned,
+    "t": _tuples_only,
     "x": _expanded,
     "timing": _timing,
     "i": _include,

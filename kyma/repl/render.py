@@ -1,11 +1,15 @@
-"""Results as psql draws them: aligned columns or expanded records, and error markers.
+"""Results as psql draws them: aligned, unaligned (``|``) or CSV, rows or expanded records,
+and error markers.
 
-NULL is drawn as ``(null)`` (psql's common ``\\pset null '(null)'``), dimmed on a terminal so
-it differs from the string ``'(null)'``.
+In the aligned format NULL is drawn as ``(null)`` (psql's common ``\\pset null '(null)'``),
+dimmed on a terminal so it differs from the string ``'(null)'``; unaligned and CSV output,
+meant for scripts, leave NULL empty.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import unicodedata
 
@@ -19,12 +23,15 @@ NULL = "(null)"
 DIM, RESET = "\x1b[2m", "\x1b[0m"
 
 
+FORMATS = ("aligned", "unaligned", "csv")
+
+
 def cells(table: pa.Table) -> list[list[str | None]]:
     """Each column's values as display text, None for NULL."""
-    return [_texts(field, table.column(i)) for i, field in enumerate(table.schema)]
+    return [texts(field, table.column(i)) for i, field in enumerate(table.schema)]
 
 
-def _texts(field: pa.Field, column: pa.ChunkedArray) -> list[str | None]:
+def texts(field: pa.Field, column: pa.ChunkedArray) -> list[str | None]:
     dtype = field.type
     if (field.metadata or {}).get(KYMA_TYPE_KEY) == b"dynamic":
         values = column.to_pylist()
@@ -67,8 +74,49 @@ def footer(rows: int) -> str:
     return f"({rows} row)" if rows == 1 else f"({rows} rows)"
 
 
-def aligned(table: pa.Table, dim: bool = False) -> list[str]:
-    """The table in psql's aligned format, footer included."""
+def lines(
+    table: pa.Table, fmt: str, *, expand: bool = False, tuples_only: bool = False, dim: bool = False
+) -> list[str]:
+    """``table`` in one of FORMATS; ``tuples_only`` drops the header and the footer (psql -t)."""
+    if fmt == "csv":
+        return csv_lines(table, tuples_only)
+    if fmt == "unaligned":
+        return unaligned(table, expand, tuples_only)
+    if expand:
+        return expanded(table, dim, tuples_only)
+    return aligned(table, dim, tuples_only)
+
+
+def csv_lines(table: pa.Table, tuples_only: bool = False) -> list[str]:
+    """A header line (unless ``tuples_only``), then one CSV line per row; NULL is empty."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    if not tuples_only:
+        writer.writerow(table.column_names)
+    writer.writerows(_plain_rows(table))
+    return out.getvalue().splitlines() if table.num_columns else []
+
+
+def _plain_rows(table: pa.Table) -> list[list[str]]:
+    """Each row's display texts, NULL empty (the scripting formats)."""
+    columns = [["" if c is None else c for c in col] for col in cells(table)]
+    return [[col[r] for col in columns] for r in range(table.num_rows)]
+
+
+def unaligned(table: pa.Table, expand: bool = False, tuples_only: bool = False) -> list[str]:
+    """psql's unaligned format: ``a|b`` lines (``name|value`` when expanded); NULL is empty."""
+    names = table.column_names
+    rows = _plain_rows(table)
+    if expand:
+        records = ["\n".join(f"{n}|{v}" for n, v in zip(names, row, strict=True)) for row in rows]
+        return "\n\n".join(records).split("\n") if records else []
+    out = [] if tuples_only else ["|".join(names)]
+    out += ["|".join(row) for row in rows]
+    return out if tuples_only else [*out, footer(table.num_rows)]
+
+
+def aligned(table: pa.Table, dim: bool = False, tuples_only: bool = False) -> list[str]:
+    """The table in psql's aligned format, footer included unless ``tuples_only``."""
     names = table.column_names
     columns = [[c.replace("\n", "\\n") if c else c for c in col] for col in cells(table)]
     sizes = [
@@ -76,30 +124,34 @@ def aligned(table: pa.Table, dim: bool = False) -> list[str]:
         for name, col in zip(names, columns, strict=True)
     ]
     right = [_is_number(f.type) for f in table.schema]
-    lines = [
+    out = [
         " " + " | ".join(n.center(s) for n, s in zip(names, sizes, strict=True)).rstrip(),
         "-" + "-+-".join("-" * s for s in sizes) + "-",
     ]
+    if tuples_only:
+        out = []
     for r in range(table.num_rows):
         row = [_show(col[r], s, a, dim) for col, s, a in zip(columns, sizes, right, strict=True)]
-        lines.append(" " + " | ".join(row).rstrip())
-    lines.append(footer(table.num_rows))
-    return lines
+        out.append(" " + " | ".join(row).rstrip())
+    return out if tuples_only else [*out, footer(table.num_rows)]
 
 
-def expanded(table: pa.Table, dim: bool = False) -> list[str]:
+def expanded(table: pa.Table, dim: bool = False, tuples_only: bool = False) -> list[str]:
     """One ``-[ RECORD n ]`` block per row, a ``name | value`` line per column."""
     if table.num_rows == 0:
-        return ["(0 rows)"]
+        return [] if tuples_only else ["(0 rows)"]
     names = table.column_names
     columns = cells(table)
     size = max(width(n) for n in names)
-    lines = []
+    out = []
     for r in range(table.num_rows):
-        lines.append(f"-[ RECORD {r + 1} ]" + "-" * max(0, size - 10 - len(str(r + 1))))
+        if tuples_only and r:
+            out.append("")
+        elif not tuples_only:
+            out.append(f"-[ RECORD {r + 1} ]" + "-" * max(0, size - 10 - len(str(r + 1))))
         for name, col in zip(names, columns, strict=True):
-            lines.append(f"{_pad(name, size, False)} | {_show(col[r], 0, False, dim)}")
-    return lines
+            out.append(f"{_pad(name, size, False)} | {_show(col[r], 0, False, dim)}")
+    return out
 
 
 def error(message: str, sql: str | None, line: int | None, column: int | None) -> list[str]:

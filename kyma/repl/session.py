@@ -41,6 +41,8 @@ class Session:
         pager: str = "",
         color: bool = False,
         on_schema_change: Callable[[], None] | None = None,
+        output_format: str = "aligned",
+        tuples_only: bool = False,
     ) -> None:
         self.client = client
         self.interactive = interactive
@@ -48,6 +50,8 @@ class Session:
         self.color = color
         self.on_schema_change = on_schema_change
         self.expanded = False
+        self.format = output_format  # one of render.FORMATS (\\pset format, -A, --csv)
+        self.tuples_only = tuples_only  # \\t, -t
         self.timing = False
         self.output: TextIO | None = None  # None: stdout
         self.pending = ""
@@ -123,12 +127,16 @@ class Session:
             self.write([answer.status or _status(sql)])
             return
         dim = self.color and self.output is None and sys.stdout.isatty()
-        self.write(render.expanded(table, dim) if self.expanded else render.aligned(table, dim))
+        self.write(
+            render.lines(
+                table, self.format, expand=self.expanded, tuples_only=self.tuples_only, dim=dim
+            )
+        )
 
     def write(self, lines: list[str]) -> None:
         """Lines to the output; through the pager when they do not fit the terminal."""
         text = "\n".join(lines) + "\n"
-        if self._needs_pager(lines):
+        if self._needs_pager(text.splitlines()):
             try:
                 subprocess.run(shlex.split(self.pager), input=text, text=True, check=False)
                 return
@@ -141,10 +149,10 @@ class Session:
         print("\n".join(lines), file=sys.stderr, flush=True)
 
     def _needs_pager(self, lines: list[str]) -> bool:
+        """Output taller than the terminal (a line left for the prompt), as psql decides."""
         if not (self.interactive and self.pager and self.output is None and sys.stdout.isatty()):
             return False
-        size = shutil.get_terminal_size()
-        return len(lines) >= size.lines or any(render.width(x) > size.columns for x in lines)
+        return len(lines) >= shutil.get_terminal_size().lines
 
 
 def _status(sql: str) -> str:

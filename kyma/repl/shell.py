@@ -21,6 +21,8 @@ def run(
     history: Path | None = None,
     pager: str = "",
     color: bool = False,
+    output_format: str = "aligned",
+    tuples_only: bool = False,
 ) -> int:
     """The exit status: 0, or 1 when a ``-c``/``-f`` statement failed (psql's ON_ERROR_STOP)."""
     try:
@@ -30,8 +32,11 @@ def run(
         return 1
     try:
         if command is not None or file is not None or not sys.stdin.isatty():
-            return _batch(Session(client, interactive=False), command, file)
-        return _interactive(client, where, history, pager, color)
+            session = Session(
+                client, interactive=False, output_format=output_format, tuples_only=tuples_only
+            )
+            return _batch(session, command, file)
+        return _interactive(client, where, history, pager, color, output_format, tuples_only)
     finally:
         client.close()
 
@@ -57,7 +62,15 @@ def _batch(session: Session, command: str | None, file: Path | None) -> int:
     return 0 if ok else 1
 
 
-def _interactive(client: Client, where: str, history: Path | None, pager: str, color: bool) -> int:
+def _interactive(
+    client: Client,
+    where: str,
+    history: Path | None,
+    pager: str,
+    color: bool,
+    output_format: str,
+    tuples_only: bool,
+) -> int:
     from prompt_toolkit import PromptSession
     from prompt_toolkit.history import FileHistory, InMemoryHistory
 
@@ -71,6 +84,8 @@ def _interactive(client: Client, where: str, history: Path | None, pager: str, c
         pager=pager,
         color=color,
         on_schema_change=lambda: completer.refresh(client),
+        output_format=output_format,
+        tuples_only=tuples_only,
     )
     prompt: PromptSession[str] = PromptSession(
         history=FileHistory(str(history)) if history else InMemoryHistory(),

@@ -37,32 +37,13 @@ STATUS: tuple[tuple[type[Exception], int], ...] = (
 )
 
 
-# Codes the seeds name; the rest derive from the class name.
-_CODES = {
-    e.IdempotencyKeyReusedError: "idempotency_key_reused",
-    e.SourceUnreachableError: "source_unreachable",
-    e.PoolExhaustedError: "pool_exhausted",
-    e.ConnectorDisabledError: "connector_disabled",
-    e.PushdownFailedError: "pushdown_failed",
-    e.TlsFailedError: "tls_failed",
-    e.UnauthenticatedError: "unauthenticated",
-    e.PermissionDeniedError: "permission_denied",
-}
-
-
-def _code(error: Exception) -> str:
-    if type(error) in _CODES:
-        return _CODES[type(error)]
-    return "".join("_" + c.lower() if c.isupper() else c for c in type(error).__name__).lstrip("_")
-
-
 def register(app: Flask) -> None:
     @app.errorhandler(e.KymaError)
     def kyma_error(error: e.KymaError):  # type: ignore[no-untyped-def]
         status = next((s for cls, s in STATUS if isinstance(error, cls)), 500)
         if status >= 500:
             log.error("request failed: %s", error, exc_info=error)
-        body = {"error": _code(error), "message": str(error), "retryable": error.retryable}
+        body = {"error": e.error_code(error), "message": str(error), "retryable": error.retryable}
         for detail in ("line", "field", "limit", "scope", "table"):
             if getattr(error, detail, None) is not None:
                 body[detail] = getattr(error, detail)

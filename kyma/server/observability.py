@@ -45,7 +45,8 @@ def register(app: Flask) -> None:
             (time.perf_counter() - started) * 1000,
         )
         metrics = current_app.extensions["kyma"].metrics
-        metrics.http_requests.labels(request.method, str(response.status_code)).inc()
+        route = request.url_rule.rule if request.url_rule is not None else "unmatched"
+        metrics.http_requests.labels(request.method, route, str(response.status_code)).inc()
         return response
 
     @app.teardown_request

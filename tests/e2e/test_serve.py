@@ -105,3 +105,16 @@ def test_external_catalog_and_s3_store(pg_server_url: str, s3_store, tmp_path: P
     assert "started PostgreSQL" not in text
     assert not (tmp_path / "home" / "catalog").exists()
     assert serve.stop() == 0
+
+
+def test_signals_during_shutdown_still_exit_0_and_stop_postgres(home: Path) -> None:
+    """A second SIGTERM or a SIGINT while shutting down (docker stop, Ctrl-C twice) is no error."""
+    serve = Serve(home)
+    serve.sql("CREATE TABLE logs (service_name string)")
+    serve.proc.send_signal(signal.SIGTERM)
+    serve._wait_for("kyma: shutting down|stopped PostgreSQL")
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        if serve.proc.poll() is None:
+            serve.proc.send_signal(sig)
+    assert serve.proc.wait(timeout=60) == 0, "".join(serve.output)
+    assert postmaster_pid(home) is None

@@ -180,6 +180,7 @@ def test_a_bucket_prefix_is_watched_and_rescans_ingest_nothing_twice(
 
 def test_sources_in_sql_and_bad_definitions(client, tmp_path) -> None:
     folder = tmp_path / "drop"
+    folder.mkdir()
     statement = (
         f"CREATE SOURCE drops TYPE filedrop WITH (table = 'events', path = 'file://{folder}',"
         " format = 'csv', poll_ms = 500)"
@@ -226,3 +227,47 @@ def test_a_large_file_streams_in_bounded_chunks(client, services, tmp_path, monk
     table = client.get("/v1/tables/events").get_json()
     assert table["extents"] >= size // chunk  # one snapshot of one extent per chunk
     assert peak - start < size / 4, (peak - start, size)
+
+
+def test_a_missing_folder_is_a_400_naming_it_and_nothing_is_created(client, tmp_path) -> None:
+    missing = tmp_path / "not" / "there"
+    body = {
+        "name": "drops",
+        "type": "filedrop",
+        "table": "events",
+        "path": f"file://{missing}",
+        "format": "ndjson",
+    }
+    answer = client.post("/v1/sources", json=body)
+    assert answer.status_code == 400, answer.get_json()
+    message = answer.get_json()["message"]
+    assert message.startswith("path: ") and repr(str(missing)) in message, message
+    assert not (tmp_path / "not").exists()
+    assert client.get("/v1/sources").get_json()["sources"] == []
+    bad = sql(
+        client,
+        f"CREATE SOURCE drops TYPE filedrop WITH (table = 'events', path = 'file://{missing}',"
+        " format = 'csv')",
+        400,
+    )
+    assert str(missing) in bad["message"] and not (tmp_path / "not").exists()
+
+
+def test_a_folder_removed_under_a_running_source_is_degraded(client, services, tmp_path) -> None:
+    folder = tmp_path / "drop"
+    folder.mkdir()
+    services.sources.start()
+    create(client, folder)
+    assert status(client)["state"] == "running"
+    folder.rmdir()
+    deadline = time.monotonic() + WAIT
+    while status(client)["state"] != "degraded" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    answer = status(client)
+    assert answer["state"] == "degraded" and str(folder) in answer["degraded_reason"], answer
+    assert not folder.exists()  # the source never makes it again
+    folder.mkdir()
+    while status(client)["state"] != "running" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert status(client)["state"] == "running"
+    assert status(client)["degraded_reason"] is None

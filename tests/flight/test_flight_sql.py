@@ -98,6 +98,7 @@ def test_errors_carry_kymas_message(events, adbc) -> None:  # type: ignore[no-un
     with adbc.cursor() as cur:
         with pytest.raises(adbc_driver_manager.Error, match="syntax error") as bad_sql:
             cur.execute("SELEC x FROM events")
+        assert "unknown word 'SELEC' (did you mean SELECT?)" in str(bad_sql.value)
         assert bad_sql.value.status_code == adbc_driver_manager.AdbcStatusCode.INVALID_ARGUMENT
         assert "_parse.py" not in str(bad_sql.value)  # no engine traceback crosses the wire
         with pytest.raises(adbc_driver_manager.Error, match="'nope'") as missing:

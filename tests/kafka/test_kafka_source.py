@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 import uuid
@@ -223,3 +224,29 @@ def test_unknown_fields_are_dropped_unless_the_source_evolves(
     if evolve:
         rows = sql(client, "SELECT n, colour, _kafka_offset FROM clicks ORDER BY n")["rows"]
         assert rows == [[1, "red", 0], [2, None, 0]]
+
+
+def test_a_source_on_a_dead_broker_is_degraded_with_the_cause(client, services) -> None:
+    """Nothing listens on the port: the status says degraded and why, not running."""
+    with socket.socket() as probe:  # a port that was free a moment ago, nothing listening
+        probe.bind(("127.0.0.1", 0))
+        dead = f"127.0.0.1:{probe.getsockname()[1]}"
+    sql(client, "CREATE TABLE clicks (n long)")
+    services.sources.start()
+    body = {
+        "name": "dead_src",
+        "type": "kafka",
+        "table": "clicks",
+        "kafka": {"bootstrap_servers": dead, "topics": ["clicks"], "group_id": "g"},
+    }
+    created = client.post("/v1/sources", json=body)
+    assert created.status_code == 201, created.get_json()
+    deadline = time.monotonic() + 20
+    status = client.get("/v1/sources/dead_src/status").get_json()
+    while status["state"] != "degraded" and time.monotonic() < deadline:
+        time.sleep(0.1)
+        status = client.get("/v1/sources/dead_src/status").get_json()
+    assert status["state"] == "degraded", status
+    assert dead in status["degraded_reason"] and "brokers are down" in status["degraded_reason"]
+    assert dead in status["last_error"]  # the latest error: the same, or a refused connection
+    assert client.delete("/v1/sources/dead_src").status_code == 204

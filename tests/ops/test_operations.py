@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
+import socket
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -47,12 +52,23 @@ def test_metrics_and_json_logs_with_request_ids(catalog_url: str, tmp_path: Path
         kept = metric(text, "kyma_query_pruning_total", stage="blocks_after_stats")
         assert blocks == 10 and kept == 1
         assert metric(text, "kyma_http_requests_total", method="POST", status="404") == 1
+        route = {"method": "POST", "status": "200"}
+        assert metric(text, "kyma_http_requests_total", route="/v1/ingest/<table>", **route) == 4
+        assert metric(text, "kyma_http_requests_total", route="/v1/query", **route) >= 2
+        assert metric(text, "process_resident_memory_bytes") > 0
+        assert metric(text, "process_cpu_seconds_total") > 0
     finally:
         assert serve.stop() == 0
     lines = [json.loads(line) for line in serve.output if line.startswith("{")]
     assert lines, serve.output
     ours = [line for line in lines if line.get("request_id") == "req-42"]
     assert any("POST /v1/query 404" in line["message"] for line in ours), lines
+    # One line per statement, with the request's id: outcome, time, rows or the error's kind.
+    assert any(re.fullmatch(r"query error [\d.]+ ms not_found_error", x["message"]) for x in ours)
+    counted = [
+        x["message"] for x in lines if x["logger"] == "kyma.query" and "1 rows" in x["message"]
+    ]
+    assert any(re.fullmatch(r"query ok [\d.]+ ms 1 rows", m) for m in counted), lines
     assert all({"time", "level", "logger", "message"} <= set(line) for line in lines)
 
 
@@ -84,3 +100,29 @@ def test_healthz_and_readyz_name_the_failing_part(pg_server_url: str, tmp_path: 
         shutil.rmtree(folder, ignore_errors=True)
     with psycopg.connect(pg_server_url):  # the session's Postgres was not touched
         pass
+
+
+def test_a_busy_http_port_names_the_setting_without_a_traceback(
+    catalog_url: str, tmp_path: Path
+) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "kyma", "serve"],
+            env={
+                **os.environ,
+                "KYMA_HOME": str(tmp_path / "home"),
+                "KYMA_CATALOG_URL": catalog_url,
+                "KYMA_HTTP_PORT": str(port),
+                "KYMA_FLIGHT_PORT": "0",
+                "KYMA_OTLP_GRPC_PORT": "0",
+                "KYMA_OTLP_HTTP_PORT": "0",
+            },
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode == 1, done.stderr
+    assert f"kyma: KYMA_HTTP_PORT: cannot listen on 127.0.0.1:{port}" in done.stderr
+    assert "set KYMA_HTTP_PORT to a free port" in done.stderr
+    assert "Traceback" not in done.stderr + done.stdout, done.stderr

@@ -129,7 +129,11 @@ def test_explain_shows_the_cascade_and_the_plan(logs) -> None:
         ("SELECT nope FROM logs", 404, "nope"),
         ("SELECT * FROM missing", 404, "'missing' does not exist"),
         ("SELECT FROM WHERE", 400, "syntax error"),
-        ("SELECT 1 +", 400, ""),
+        ("SELECT 1 +", 400, "+ is incomplete: an expression is missing after it"),
+        ("SELECT 1 WHERE", 400, "column 14: WHERE is incomplete: an expression is missing"),
+        ("SELEC 1", 400, "column 1: unknown word 'SELEC' (did you mean SELECT?)"),
+        ("SELECT * FORM logs", 400, "unexpected 'logs' after 'FORM' (did you mean FROM?)"),
+        ("SELECT count(* FROM logs", 400, "expected ')' before 'FROM'"),
         ("SELECT * FROM logs WHERE service_name = 'x'; DROP TABLE logs", 400, "one statement"),
         ("SELECT cosine_distance(embedding, [1.0]) FROM logs", 400, "query vector has 1"),
         ("SELECT * FROM pg.public.users", 404, "no connector named 'pg'"),
@@ -139,6 +143,7 @@ def test_explain_shows_the_cascade_and_the_plan(logs) -> None:
 def test_query_mistakes_are_4xx(logs, statement, status, fragment) -> None:
     answer = sql(logs, statement, status)
     assert fragment in answer["message"]
+    assert "<class" not in answer["message"] and "sqlglot" not in answer["message"]
     assert sql(logs, "SELECT count(*) FROM logs")["rows"] == [[180]]
 
 

@@ -20,9 +20,7 @@ class EmbeddedClient(Client):
 
         self._stack = ExitStack()
         # A kyma serve on the same home keeps its catalog Postgres when this session ends.
-        self._services = self._stack.enter_context(
-            open_services(settings, log=lambda _: None, keep_adopted=True)
-        )
+        self._services = self._stack.enter_context(open_services(settings, log=lambda _: None))
 
     def execute(self, sql: str) -> Answer:
         try:

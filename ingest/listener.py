@@ -1,0 +1,56 @@
+"""A WSGI app served by waitress on a thread of its own (the HTTP API and OTLP/HTTP).
+
+On its own thread the server needs no signal to stop: ``stop()`` closes the listening socket,
+lets running requests finish and ends the loop, whichever thread the process is in.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+from typing import Any
+
+from waitress import wasyncore
+from waitress.server import create_server
+
+from kyma.engine.errors import ConfigError
+from kyma.ingest.tls import serve_tls, server_context
+
+STOP_GRACE_SECONDS = 10.0
+
+
+class HttpListener:
+    """``app`` listening on ``(host, port)``; ``setting`` names the port's setting in errors."""
+
+    def __init__(
+        self,
+        app: Any,
+        host: str,
+        port: int,
+        *,
+        setting: str,
+        threads: int,
+        tls: tuple[Any, Any] | None = None,
+        name: str = "http",
+    ) -> None:
+        try:  # bound here: waitress leaks its sockets when binding fails
+            listening = socket.create_server((host, port))
+        except OSError as e:
+            raise ConfigError(
+                f"{setting}: cannot listen on {host}:{port} ({e.strerror or e});"
+                f" set {setting} to a free port (0: any free port)"
+            ) from e
+        self._server: Any = create_server(app, sockets=[listening], threads=threads)
+        if tls is not None:
+            serve_tls(self._server, server_context(*tls))
+        self.port: int = self._server.effective_port
+        self._thread = threading.Thread(target=self._server.run, daemon=True, name=name)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Refuse new connections; wait for running requests (up to STOP_GRACE_SECONDS)."""
+        server = self._server
+        server.trigger.pull_trigger(lambda: wasyncore.dispatcher.close(server))
+        server.task_dispatcher.shutdown(cancel_pending=False, timeout=STOP_GRACE_SECONDS)
+        server.trigger.pull_trigger(lambda: wasyncore.close_all(server._map))
+        self._thread.join(STOP_GRACE_SECONDS)
