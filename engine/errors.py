@@ -76,6 +76,10 @@ class UnsupportedStatementError(SqlError):
     """A statement parsed, but kyma does not run that kind of statement."""
 
 
+class TransactionAbortedError(SqlError):
+    """A statement came after an error in the same transaction block, before its end."""
+
+
 class ObjectStoreError(RetryableError, OSError):
     """The object store failed to answer; the call may succeed later."""
 

@@ -273,6 +273,7 @@ def serve(settings: Settings) -> int:
     from kyma.auth import check_listen
     from kyma.flight import start_flight_server
     from kyma.ingest.tls import read_pair, serve_tls, server_context
+    from kyma.pgwire import start_pg_server
     from kyma.server import create_app
     from kyma.services import open_services
 
@@ -299,6 +300,14 @@ def serve(settings: Settings) -> int:
             flight = flight_server.url
         except NotInstalledError as e:  # serve without Flight rather than not at all
             flight_server, flight = None, f"off: {e}"
+        pg_server = None
+        if settings.pg_port:
+            pg_server = start_pg_server(
+                services,
+                settings.http_host,
+                settings.pg_port,
+                server_context(*tls_files) if tls_files else None,
+            )
         try:
             otlp = _start_otlp(services)
             otlp_lines = [
@@ -324,6 +333,7 @@ def serve(settings: Settings) -> int:
         )
         print(f"  auth          {settings.auth}", flush=True)
         print(f"  Flight SQL    {flight}", flush=True)
+        print(f"  Postgres      {pg_server.url if pg_server else 'off'}", flush=True)
         for line in otlp_lines:
             print(f"  {line}", flush=True)
         print(f"  catalog       {_redact(services.catalog.url)}", flush=True)
@@ -337,6 +347,8 @@ def serve(settings: Settings) -> int:
             server.close()
             if flight_server is not None:
                 flight_server.shutdown()
+            if pg_server is not None:
+                pg_server.stop()
             if otlp is not None:
                 otlp.stop()
             print("kyma: shutting down", flush=True)

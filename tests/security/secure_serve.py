@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import ssl
-import subprocess
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 from secure_client import call
-from serve_helpers import Serve
+from serve_helpers import Serve, kyma
 from tls_ca import TlsFiles
 
 
@@ -29,12 +25,4 @@ class Secure:
         return self.call("/v1/query", token, body={"sql": text})
 
 
-def kyma(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """``kyma ARGS`` against the catalog of the serve on ``home``."""
-    return subprocess.run(
-        [sys.executable, "-m", "kyma", *args],
-        env={**os.environ, "KYMA_HOME": str(home)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+__all__ = ["Secure", "kyma"]

@@ -1,0 +1,109 @@
+"""psycopg 3 against a real ``kyma serve`` over the Postgres protocol: types, parameters,
+errors that leave the connection usable, session statements, auth by token."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import psycopg
+import pytest
+from conftest import PgServe
+
+UTC = dt.UTC
+
+
+def test_select_returns_values_with_postgres_types(pg: PgServe) -> None:
+    with pg.connect() as conn, conn.cursor() as cur:
+        cur.execute("SELECT n, msg, ts, attrs, emb FROM events ORDER BY n")
+        rows = cur.fetchall()
+        oids = [c.type_code for c in cur.description]
+    assert oids == [20, 25, 1184, 3802, 1021]  # int8, text, timestamptz, jsonb, real[]
+    assert rows == [
+        (
+            1,
+            "GET /",
+            dt.datetime(2024, 5, 1, 12, 0, 0, 500000, tzinfo=UTC),
+            {"http": {"method": "GET"}, "tags": ["a", "b"]},
+            [0.5, 1.0, -2.0],
+        ),
+        (2, "it's", dt.datetime(2024, 5, 1, 12, 0, 1, tzinfo=UTC), 42, [0.1, 0.0, 3.0]),
+        (3, None, dt.datetime(2024, 5, 2, tzinfo=UTC), None, None),
+    ]
+
+
+def test_parameters_bind_as_values_not_sql(pg: PgServe) -> None:
+    with pg.connect(autocommit=True) as conn:
+        found = conn.execute(
+            "SELECT n FROM events WHERE msg = %s OR n > %s ORDER BY n", ("it's", 2)
+        ).fetchall()
+        assert found == [(2,), (3,)]
+        assert conn.execute("SELECT %s AS a", ("'; DROP TABLE events; --",)).fetchone() == (
+            "'; DROP TABLE events; --",
+        )
+        assert conn.execute("SELECT count(*) AS c FROM events").fetchone() == (3,)
+
+
+@pytest.mark.parametrize("autocommit", [True, False])
+def test_an_error_answers_with_sqlstate_and_the_connection_goes_on(
+    pg: PgServe, autocommit: bool
+) -> None:
+    with pg.connect(autocommit=autocommit) as conn:
+        with pytest.raises(psycopg.Error) as raised:
+            conn.execute("SELECT n FROM no_such_table")
+        assert raised.value.sqlstate == "42P01"
+        assert "no_such_table" in str(raised.value)
+        if not autocommit:
+            with pytest.raises(psycopg.errors.InFailedSqlTransaction):
+                conn.execute("SELECT 1 AS one")
+            conn.rollback()
+        assert conn.execute("SELECT max(n) AS m FROM events").fetchone() == (3,)
+
+
+def test_syntax_error_is_an_error_response(pg: PgServe) -> None:
+    with pg.connect(autocommit=True) as conn:
+        with pytest.raises(psycopg.Error) as raised:
+            conn.execute("SELECT (1 FROM events")
+        assert raised.value.sqlstate == "42601"  # syntax_error
+        assert conn.execute("SELECT 2 AS two").fetchone() == (2,)
+
+
+def test_session_statements_drivers_send(pg: PgServe) -> None:
+    with pg.connect(autocommit=True) as conn:
+        version = conn.execute("SELECT version()").fetchone()[0]
+        assert version.startswith("PostgreSQL 15.0 (kyma ")
+        assert conn.execute("SELECT current_schema()").fetchone() == ("public",)
+        conn.execute("SET application_name = 'pgwire-test'")
+        conn.execute("SET extra_float_digits TO 3")
+        conn.execute("SET TIME ZONE 'UTC'")
+        assert conn.execute("SHOW application_name").fetchone() == ("pgwire-test",)
+        assert conn.info.parameter_status("application_name") == "pgwire-test"
+        assert conn.execute("SHOW TimeZone").fetchone() == ("UTC",)
+        conn.execute("BEGIN")
+        assert conn.execute("SELECT count(*) FROM events").fetchone() == (3,)
+        conn.execute("COMMIT")
+        with pytest.raises(psycopg.Error) as raised:
+            conn.execute("SET no_such_setting = 1")
+        assert raised.value.sqlstate == "42601"
+        assert "no_such_setting" in str(raised.value)
+
+
+def test_a_transaction_of_reads_commits(pg: PgServe) -> None:
+    with pg.connect() as conn:  # psycopg sends BEGIN first, COMMIT at the end
+        assert conn.execute("SELECT count(*) FROM events").fetchone() == (3,)
+        conn.commit()
+        assert conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+
+
+def test_a_bad_token_fails_to_connect(pg: PgServe) -> None:
+    with pytest.raises(psycopg.OperationalError, match="unknown token"):
+        psycopg.connect(pg.dsn("kyma_not-a-token"), connect_timeout=10)
+    with pg.connect() as conn:  # the server goes on
+        assert conn.execute("SELECT 1 AS one").fetchone() == (1,)
+
+
+def test_a_token_without_the_table_is_refused(pg: PgServe) -> None:
+    with pg.connect("read_other", autocommit=True) as conn:
+        with pytest.raises(psycopg.Error) as raised:
+            conn.execute("SELECT n FROM events")
+        assert raised.value.sqlstate == "42501"
+        assert "may not read table 'events'" in str(raised.value)
