@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from secure_serve import Secure, kyma
-from serve_helpers import Serve
+from serve_helpers import Serve, free_port
 from tls_ca import make_ca_and_server_cert
 
 
@@ -29,6 +29,7 @@ def secure() -> Iterator[Secure]:
         KYMA_TLS_CERT_FILE=str(tls.cert),
         KYMA_TLS_KEY_FILE=str(tls.key),
         KYMA_OTLP_BATCH_LATENCY_MS="20",
+        KYMA_PG_PORT=str(free_port()),
     )
     try:
         created = kyma(home, "token", "create", "--scope", "admin", "--name", "bootstrap")
