@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, BinaryIO
 from kyma.auth import Authenticator, Principal
 from kyma.engine.errors import KymaError, SqlError, UnauthenticatedError, UnsupportedStatementError
 from kyma.engine.query import QueryResult
-from kyma.pgwire import _errors
+from kyma.pgwire import _catalog, _errors
 from kyma.pgwire import _messages as m
 from kyma.pgwire._params import literal
 from kyma.pgwire._session import REPORTED, Session
@@ -193,6 +193,9 @@ class Connection:
             return answer
         principal = self.principal
         assert principal is not None
+        answer = _catalog.answer(sql, self.services.catalog, principal)
+        if answer is not None:
+            return answer
         return self.services.query.execute(
             sql, authorize=None if principal.unrestricted else principal.authorize
         )

@@ -107,3 +107,35 @@ def test_a_token_without_the_table_is_refused(pg: PgServe) -> None:
             conn.execute("SELECT n FROM events")
         assert raised.value.sqlstate == "42501"
         assert "may not read table 'events'" in str(raised.value)
+
+
+def test_information_schema_lists_tables_and_columns(pg: PgServe) -> None:
+    with pg.connect(autocommit=True) as conn:
+        tables = conn.execute(
+            "SELECT table_schema, table_name, table_type FROM information_schema.tables"
+            " WHERE table_schema = 'public' ORDER BY table_name"
+        ).fetchall()
+        assert ("public", "events", "BASE TABLE") in tables
+        columns = conn.execute(
+            "SELECT column_name, data_type, udt_name FROM information_schema.columns"
+            " WHERE table_name = %s ORDER BY ordinal_position",
+            ("events",),
+        ).fetchall()
+    assert columns == [
+        ("_timestamp", "timestamp with time zone", "timestamptz"),  # every table has these
+        ("props", "jsonb", "jsonb"),
+        ("n", "bigint", "int8"),
+        ("msg", "text", "text"),
+        ("ts", "timestamp with time zone", "timestamptz"),
+        ("attrs", "jsonb", "jsonb"),
+        ("emb", "ARRAY", "_float4"),
+    ]
+
+
+def test_information_schema_shows_only_granted_tables(pg: PgServe) -> None:
+    with pg.connect("read_other", autocommit=True) as conn:
+        names = conn.execute("SELECT table_name FROM information_schema.tables").fetchall()
+        assert ("events",) not in names
+        with pytest.raises(psycopg.Error) as raised:
+            conn.execute("SELECT * FROM information_schema.routines")
+        assert "information_schema.routines is not available" in str(raised.value)
