@@ -80,6 +80,8 @@ def _oid(dtype: pa.DataType) -> int:
         return DATE
     if pa.types.is_time(dtype):
         return TIME
+    if pa.types.is_interval(dtype) or pa.types.is_duration(dtype):
+        return INTERVAL
     if pa.types.is_binary(dtype) or pa.types.is_large_binary(dtype):
         return BYTEA
     if pa.types.is_struct(dtype) or pa.types.is_map(dtype):
@@ -123,7 +125,33 @@ def _renderer(dtype: pa.DataType) -> Callable[[Any], str]:
         return lambda v: "\\x" + bytes(v).hex()
     if pa.types.is_timestamp(dtype):
         return _timestamp
+    if pa.types.is_interval(dtype):
+        return lambda v: _interval(v.months, v.days, v.nanoseconds // 1000)
+    if pa.types.is_duration(dtype):
+        return lambda v: _interval(0, 0, v // dt.timedelta(microseconds=1))
     return str
+
+
+def _interval(months: int, days: int, micros: int) -> str:
+    """Postgres' ``postgres`` IntervalStyle.
+
+    >>> _interval(14, 3, 4 * 3600_000_000 + 500_000), _interval(0, 1, 0), _interval(0, 0, -60e6)
+    ('1 year 2 mons 3 days 04:00:00.5', '1 day', '-00:01:00')
+    """
+    years, mons = int(months / 12), months - 12 * int(months / 12)
+    parts = [
+        f"{n} {unit}{'' if abs(n) == 1 else 's'}"
+        for n, unit in ((years, "year"), (mons, "mon"), (days, "day"))
+        if n
+    ]
+    if micros or not parts:
+        sign, micros = ("-" if micros < 0 else ""), abs(int(micros))
+        seconds, fraction = divmod(micros, 1_000_000)
+        minutes, second = divmod(seconds, 60)
+        hours, minute = divmod(minutes, 60)
+        text = f"{sign}{hours:02d}:{minute:02d}:{second:02d}"
+        parts.append(text + (f".{fraction:06d}".rstrip("0") if fraction else ""))
+    return " ".join(parts)
 
 
 def _float(value: float, kind: type) -> str:

@@ -139,3 +139,18 @@ def test_information_schema_shows_only_granted_tables(pg: PgServe) -> None:
         with pytest.raises(psycopg.Error) as raised:
             conn.execute("SELECT * FROM information_schema.routines")
         assert "information_schema.routines is not available" in str(raised.value)
+
+
+def test_prepared_statements_and_row_limited_fetches(pg: PgServe) -> None:
+    with pg.connect(autocommit=True) as conn:
+        for n in (1, 2, 1):  # Parse once with a name, then Bind/Execute it again
+            cur = conn.execute("SELECT n, msg FROM events WHERE n = %s", (n,), prepare=True)
+            assert cur.fetchall() == [(n, "GET /" if n == 1 else "it's")]
+        assert conn.execute("SELECT n FROM events WHERE n > %(m)s", {"m": 1}).rowcount == 2
+
+
+def test_binary_results_are_refused_clearly(pg: PgServe) -> None:
+    with pg.connect(autocommit=True) as conn:
+        with pytest.raises(psycopg.errors.FeatureNotSupported, match="binary result format"):
+            conn.execute("SELECT n FROM events", binary=True)
+        assert conn.execute("SELECT count(*) FROM events").fetchone() == (3,)

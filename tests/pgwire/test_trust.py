@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import shutil
 import tempfile
+from decimal import Decimal
 from pathlib import Path
 
 import psycopg
@@ -24,6 +26,17 @@ def test_without_auth_a_loopback_client_needs_no_password() -> None:
             cur = conn.execute("SELECT 1.5 AS x, true AS b, 7 AS i")
             assert cur.fetchone() == (1.5, True, 7)
             assert [c.type_code for c in cur.description] == [701, 16, 20]
+            cur = conn.execute(
+                "SELECT INTERVAL '1 day 2 hours' AS i, CAST(1.5 AS DECIMAL(10, 2)) AS d,"
+                " DATE '2024-01-31' AS day, ARRAY['a b', NULL] AS texts"
+            )
+            assert cur.fetchone() == (
+                dt.timedelta(days=1, hours=2),
+                Decimal("1.50"),
+                dt.date(2024, 1, 31),
+                ["a b", None],
+            )
+            assert [c.type_code for c in cur.description] == [1186, 1700, 1082, 1009]
     finally:
         code = serve.stop()
         shutil.rmtree(home, ignore_errors=True)
