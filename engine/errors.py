@@ -164,6 +164,10 @@ class QueryTimeoutError(LimitExceededError):
     """A statement ran past the query timeout; its work was cancelled or abandoned."""
 
 
+class QueryCancelledError(TerminalError):
+    """The client cancelled the statement while it ran (a Postgres CancelRequest)."""
+
+
 class TooManyQueriesError(RetryableError):
     """Every query slot is taken; ``retry_after`` (seconds) says when to try again."""
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 
 from sqlglot import exp
@@ -50,6 +51,7 @@ class QueryEngine:
         pruning: bool = True,
         pushdown: bool = True,
         authorize: Callable[[Access], None] | None = None,
+        cancel: threading.Event | None = None,
     ) -> QueryResult:
         """Run one statement; SqlError / SchemaError / NotFoundError for user mistakes.
 
@@ -57,11 +59,12 @@ class QueryEngine:
         ``pruning=False`` scans every block (a diagnostic: answers must not change).
         ``pushdown=False`` pushes only projections to federated sources (a baseline).
         ``authorize`` is called with what the statement needs before anything runs, and
-        raises to refuse it.
+        raises to refuse it. ``cancel``, set while the statement runs, cancels it
+        (QueryCancelledError).
         """
         if authorize is not None:
             authorize(self.access(sql))
-        return self.gate.run(lambda: self._execute(sql, snapshot, pruning, pushdown))
+        return self.gate.run(lambda: self._execute(sql, snapshot, pruning, pushdown), cancel)
 
     def _execute(
         self, sql: str, snapshot: int | None, pruning: bool, pushdown: bool

@@ -27,11 +27,12 @@ class PgServer(socketserver.ThreadingTCPServer):
     def __init__(
         self, services: Services, host: str, port: int, tls: ssl.SSLContext | None
     ) -> None:
-        from kyma.pgwire._connection import Handler
+        from kyma.pgwire._connection import CancelKeys, Handler
 
         self.services = services
         self.authenticator = Authenticator(services.catalog, services.settings.auth)
         self.tls = tls
+        self.cancels = CancelKeys()
         super().__init__((host, port), Handler)
         self.thread = threading.Thread(target=self.serve_forever, daemon=True, name="pgwire")
 

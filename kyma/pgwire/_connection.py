@@ -10,6 +10,7 @@ import logging
 import secrets
 import socketserver
 import ssl
+import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, BinaryIO
 
@@ -43,6 +44,29 @@ class Portal:
     sent: int = 0  # rows an Execute with a row limit already sent
 
 
+class CancelKeys:
+    """The (process id, secret) each connection was given, to find it from a CancelRequest."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._connections: dict[tuple[int, int], Connection] = {}
+
+    def add(self, key: tuple[int, int], connection: Connection) -> None:
+        with self._lock:
+            self._connections[key] = connection
+
+    def remove(self, key: tuple[int, int]) -> None:
+        with self._lock:
+            self._connections.pop(key, None)
+
+    def cancel(self, key: tuple[int, int]) -> None:
+        """Cancel the statement the connection with ``key`` runs (a wrong key: nothing)."""
+        with self._lock:
+            connection = self._connections.get(key)
+        if connection is not None:
+            connection.cancel.set()
+
+
 class Connection:
     def __init__(
         self,
@@ -50,9 +74,13 @@ class Connection:
         services: Services,
         authenticator: Authenticator,
         tls: ssl.SSLContext | None,
+        cancels: CancelKeys,
     ) -> None:
         self.sock = sock
         self.services, self.authenticator, self.tls = services, authenticator, tls
+        self.cancels = cancels
+        self.key: tuple[int, int] | None = None
+        self.cancel = threading.Event()
         self.rfile: BinaryIO = sock.makefile("rb")  # type: ignore[attr-defined]
         self.principal: Principal | None = None
         self.session: Session | None = None
@@ -76,6 +104,9 @@ class Connection:
                 self.loop()
         except (EOFError, ConnectionError, ssl.SSLError, m.ProtocolViolation) as e:
             log.debug("Postgres connection ended: %s", e)
+        finally:
+            if self.key is not None:
+                self.cancels.remove(self.key)
 
     def start(self) -> bool:
         code, body = m.read_startup(self.rfile)
@@ -88,7 +119,9 @@ class Connection:
                 self.send(b"N")
             code, body = m.read_startup(self.rfile)
         if code == m.CANCEL_REQUEST:
-            return False  # not yet: the query runs to its end (KYMA_QUERY_TIMEOUT_SECONDS)
+            reader = m.Reader(body)
+            self.cancels.cancel((reader.int32(), reader.int32()))
+            return False  # Postgres answers a CancelRequest by closing the connection
         if code != m.PROTOCOL_V3:
             self.send(
                 m.error_response(
@@ -110,11 +143,13 @@ class Connection:
             self.send_error(e, "FATAL")
             return False
         user = params.get("user", "kyma")
-        pid = secrets.randbelow(1 << 31)
+        pid, secret = secrets.randbelow(1 << 31), secrets.randbelow(1 << 31)
         self.session = Session(user, params.get("database", user), pid, params)
+        self.key = (pid, secret)
+        self.cancels.add(self.key, self)
         out = [m.authentication(0)]
         out += [m.parameter_status(n, self.session.settings[n]) for n in REPORTED]
-        out += [m.backend_key_data(pid, secrets.randbelow(1 << 31)), m.ready_for_query()]
+        out += [m.backend_key_data(pid, secret), m.ready_for_query()]
         self.send(*out)
         return True
 
@@ -196,8 +231,11 @@ class Connection:
         answer = _catalog.answer(sql, self.services.catalog, principal)
         if answer is not None:
             return answer
+        self.cancel = threading.Event()  # a CancelRequest now cancels this statement only
         return self.services.query.execute(
-            sql, authorize=None if principal.unrestricted else principal.authorize
+            sql,
+            authorize=None if principal.unrestricted else principal.authorize,
+            cancel=self.cancel,
         )
 
     def send_result(
@@ -326,6 +364,7 @@ class Handler(socketserver.BaseRequestHandler):
             server.services,  # type: ignore[attr-defined]
             server.authenticator,  # type: ignore[attr-defined]
             server.tls,  # type: ignore[attr-defined]
+            server.cancels,  # type: ignore[attr-defined]
         )
         try:
             connection.serve()

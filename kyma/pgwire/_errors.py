@@ -17,6 +17,7 @@ SQLSTATE: tuple[tuple[type[Exception], str], ...] = (
     (e.PermissionDeniedError, "42501"),  # insufficient_privilege
     (e.NotFoundError, "42P01"),  # undefined_table
     (e.QueryTimeoutError, "57014"),  # query_canceled
+    (e.QueryCancelledError, "57014"),
     (e.LimitExceededError, "54000"),  # program_limit_exceeded
     (e.TooManyQueriesError, "53300"),  # too_many_connections
     (e.UnsupportedStatementError, "0A000"),  # feature_not_supported
