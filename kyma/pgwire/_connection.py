@@ -10,14 +10,18 @@ import logging
 import secrets
 import socketserver
 import ssl
+import struct
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, BinaryIO
+
+import pyarrow as pa
 
 from kyma.auth import Authenticator, Principal
 from kyma.engine.errors import KymaError, SqlError, UnauthenticatedError, UnsupportedStatementError
 from kyma.engine.query import QueryResult
-from kyma.pgwire import _catalog, _errors
+from kyma.pgwire import _catalog, _copy, _errors
 from kyma.pgwire import _messages as m
 from kyma.pgwire._params import literal
 from kyma.pgwire._session import REPORTED, Session
@@ -214,12 +218,16 @@ class Connection:
             self.send(m.EMPTY_QUERY)
         for statement in statements:
             try:
-                result = self.run(statement)
+                copy = _copy.parse(statement)
+                result = self.run(copy.query if copy else statement)
             except Exception as e:  # noqa: BLE001 - every error goes to the client
                 self.fail(e)
                 break
             self.send(*self.reported())
-            self.send_result(result, describe=True)
+            if copy:
+                self.send_copy(copy, result)
+            else:
+                self.send_result(result, describe=True)
         self.send(m.ready_for_query(self.session_().status))
 
     def run(self, sql: str) -> QueryResult:
@@ -250,14 +258,21 @@ class Connection:
             self.send(m.command_complete(result.status if result.status.isupper() else "OK"))
             return True
         end = table.num_rows if not limit else min(table.num_rows, first + limit)
-        part = table.slice(first, end - first)
-        columns = [text_column(f, part.column(i)) for i, f in enumerate(part.schema)]
-        rows = [m.data_row(row) for row in zip(*columns, strict=True)]
+        rows = [m.data_row(row) for row in _text_rows(table.slice(first, end - first))]
         if end < table.num_rows:
             self.send(*rows, m.message(b"s"))
             return False
         self.send(*rows, m.command_complete(f"SELECT {table.num_rows}"))
         return True
+
+    def send_copy(self, copy: _copy.Copy, result: QueryResult) -> None:
+        """CopyOutResponse, one CopyData a row, CopyDone and ``COPY n``."""
+        table = result.table
+        width = table.num_columns
+        start = m.message(b"H", struct.pack(f"!bh{width}h", 0, width, *([0] * width)))
+        lines = copy.lines(table.column_names, _text_rows(table))
+        data = [m.message(b"d", line) for line in lines]
+        self.send(start, *data, m.message(b"c"), m.command_complete(f"COPY {table.num_rows}"))
 
     @staticmethod
     def describe(result: QueryResult) -> bytes:
@@ -338,6 +353,8 @@ class Connection:
     def execute(self, r: m.Reader) -> None:
         name, limit = r.cstring(), r.int32()
         portal = self._portal(name)
+        if _copy.parse(portal.sql):
+            raise UnsupportedStatementError("COPY runs as a simple query (no parameters)")
         if portal.result is None:
             portal.result = self.run(portal.sql)
             self.send(*self.reported())
@@ -352,6 +369,11 @@ class Connection:
         self.send(m.CLOSE_COMPLETE)
 
     EXTENDED = {b"P": parse, b"B": bind_, b"D": describe_, b"E": execute, b"C": close}
+
+
+def _text_rows(table: pa.Table) -> Iterator[tuple[bytes | None, ...]]:
+    columns = [text_column(f, table.column(i)) for i, f in enumerate(table.schema)]
+    return zip(*columns, strict=True)
 
 
 class Handler(socketserver.BaseRequestHandler):

@@ -45,3 +45,17 @@ def test_psql_with_a_bad_token_is_refused(pg: PgServe) -> None:
     refused = psql(pg, "SELECT 1", "kyma_wrong")
     assert refused.returncode == 2
     assert "unknown token" in refused.stderr
+
+
+def test_psql_copies_a_query_to_a_csv_file(pg: PgServe, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    target = tmp_path / "events.csv"
+    copy = f"\\copy (SELECT n, msg, attrs FROM events ORDER BY n) TO '{target}' WITH CSV HEADER"
+    done = psql(pg, copy, pg.tokens["admin"])
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "COPY 3"
+    assert target.read_text().splitlines() == [
+        "n,msg,attrs",
+        '1,GET /,"{""http"":{""method"":""GET""},""tags"":[""a"",""b""]}"',
+        "2,it's,42",
+        "3,,",
+    ]

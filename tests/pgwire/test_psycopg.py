@@ -154,3 +154,17 @@ def test_binary_results_are_refused_clearly(pg: PgServe) -> None:
         with pytest.raises(psycopg.errors.FeatureNotSupported, match="binary result format"):
             conn.execute("SELECT n FROM events", binary=True)
         assert conn.execute("SELECT count(*) FROM events").fetchone() == (3,)
+
+
+def test_copy_to_stdout_in_text_format(pg: PgServe) -> None:
+    with pg.connect(autocommit=True) as conn, conn.cursor() as cur:
+        with cur.copy("COPY (SELECT n, msg, emb FROM events ORDER BY n) TO STDOUT") as copy:
+            data = b"".join(bytes(chunk) for chunk in copy)
+        assert data.decode().splitlines() == [
+            "1\tGET /\t{0.5,1,-2}",
+            "2\tit's\t{0.1,0,3}",
+            "3\t\\N\t\\N",
+        ]
+        with pytest.raises(psycopg.errors.FeatureNotSupported, match="POST /v1/ingest"):
+            cur.execute("COPY events FROM STDIN")
+        assert cur.execute("SELECT count(*) FROM events").fetchone() == (3,)
