@@ -258,7 +258,8 @@ class Connection:
             self.send(m.command_complete(result.status if result.status.isupper() else "OK"))
             return True
         end = table.num_rows if not limit else min(table.num_rows, first + limit)
-        rows = [m.data_row(row) for row in _text_rows(table.slice(first, end - first))]
+        part = table.slice(first, end - first)
+        rows = [m.data_rows(_text_columns(part))] if part.num_rows else []
         if end < table.num_rows:
             self.send(*rows, m.message(b"s"))
             return False
@@ -371,9 +372,12 @@ class Connection:
     EXTENDED = {b"P": parse, b"B": bind_, b"D": describe_, b"E": execute, b"C": close}
 
 
+def _text_columns(table: pa.Table) -> list[pa.Array]:
+    return [text_column(f, table.column(i)) for i, f in enumerate(table.schema)]
+
+
 def _text_rows(table: pa.Table) -> Iterator[tuple[bytes | None, ...]]:
-    columns = [text_column(f, table.column(i)) for i, f in enumerate(table.schema)]
-    return zip(*columns, strict=True)
+    return zip(*(c.to_pylist() for c in _text_columns(table)), strict=True)
 
 
 class Handler(socketserver.BaseRequestHandler):

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import orjson
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from kyma.server.query import is_dynamic, json_column
 
@@ -89,16 +90,29 @@ def _oid(dtype: pa.DataType) -> int:
     return TEXT
 
 
-def text_column(field: pa.Field, column: pa.ChunkedArray) -> list[bytes | None]:
-    """Every value of ``column`` in Postgres' text format (None for NULL)."""
+def text_column(field: pa.Field, column: pa.ChunkedArray) -> pa.Array:
+    """Every value of ``column`` in Postgres' text format, as a large_binary array (null
+    for NULL); integers, strings, booleans and doubles are rendered by Arrow kernels."""
     dtype = field.type
     if is_dynamic(field) or pa.types.is_struct(dtype) or pa.types.is_map(dtype):
-        return [None if v is None else _json(v) for v in json_column(field, column)]
+        values = [None if v is None else _json(v) for v in json_column(field, column)]
+        return pa.array(values, pa.large_binary())
+    if pa.types.is_integer(dtype) or pa.types.is_string(dtype) or pa.types.is_large_string(dtype):
+        return column.cast(pa.large_string()).cast(pa.large_binary()).combine_chunks()
+    if pa.types.is_boolean(dtype):
+        return pc.if_else(column, b"t", b"f").cast(pa.large_binary()).combine_chunks()
+    if pa.types.is_float64(dtype):
+        text = column.cast(pa.large_string())
+        for arrow, postgres in (("nan", "NaN"), ("inf", "Infinity"), ("-inf", "-Infinity")):
+            text = pc.if_else(pc.equal(text, arrow), postgres, text)
+        return text.cast(pa.large_binary()).combine_chunks()
     if pa.types.is_timestamp(dtype):
         micros = column.cast(pa.timestamp("us", dtype.tz), safe=False)
-        return [None if v is None else _timestamp(v).encode() for v in micros.to_pylist()]
+        values = [None if v is None else _timestamp(v).encode() for v in micros.to_pylist()]
+        return pa.array(values, pa.large_binary())
     render = _renderer(dtype)
-    return [None if v is None else render(v).encode() for v in column.to_pylist()]
+    values = [None if v is None else render(v).encode() for v in column.to_pylist()]
+    return pa.array(values, pa.large_binary())
 
 
 def _json(value: Any) -> bytes:
