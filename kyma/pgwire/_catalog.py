@@ -1,7 +1,7 @@
-"""``information_schema`` (tables, columns, schemata) over kyma's tables, for the schema
-browsers of Postgres clients.
+"""``information_schema`` (tables, columns, schemata) and a small ``pg_catalog`` (see
+``_pg_catalog``) over kyma's tables, for psql's ``\\dt`` and the schema browsers of clients.
 
-A statement naming one of these views runs in its own DataFusion context over Arrow tables
+A statement naming one of these relations runs in its own DataFusion context over Arrow tables
 built from the catalog, holding only the tables the caller's token may read.
 """
 
@@ -17,10 +17,16 @@ from kyma.auth import Principal
 from kyma.engine.catalog import Catalog
 from kyma.engine.errors import SqlError
 from kyma.engine.query import QueryResult
+from kyma.pgwire import _pg_catalog
 from kyma.pgwire import _types as t
 
 DATABASE, SCHEMA = "kyma", "public"
+_STRING = re.compile(r"'(?:[^']|'')*'")
 _VIEW = re.compile(r'"?information_schema"?\s*\.\s*"?(\w+)"?', re.I)
+_PG_RELATION = re.compile(r"\b(" + "|".join(_pg_catalog.RELATIONS) + r")\b", re.I)
+_PG_PREFIX = re.compile(r'"?pg_catalog"?\s*\.\s*', re.I)
+_COLLATE = re.compile(r'\s+COLLATE\s+(?:"?pg_catalog"?\s*\.\s*)?"?default"?', re.I)
+_OPERATOR = re.compile(r"OPERATOR\s*\(\s*pg_catalog\s*\.\s*([^\s)]+)\s*\)", re.I)
 # type OID → (information_schema.columns.data_type, udt_name)
 _NAMES = {
     t.BOOL: ("boolean", "bool"),
@@ -42,9 +48,12 @@ _ELEMENT = {array: element for element, array in t.ARRAY_OF.items()}
 
 
 def answer(sql: str, catalog: Catalog, caller: Principal) -> QueryResult | None:
-    """The result of a statement over ``information_schema``, or None for any other."""
-    views = {m.group(1).lower() for m in _VIEW.finditer(sql)}
-    if not views:
+    """The result of a statement over ``information_schema`` or ``pg_catalog``'s relations,
+    or None for any other statement."""
+    code = _STRING.sub("''", sql)  # a name inside a string literal is no reference
+    views = {m.group(1).lower() for m in _VIEW.finditer(code)}
+    relations = {m.group(1).lower() for m in _PG_RELATION.finditer(code)}
+    if not views and not relations:
         return None
     caller.require("read")
     unknown = sorted(views - set(_BUILDERS))
@@ -54,16 +63,21 @@ def answer(sql: str, catalog: Catalog, caller: Principal) -> QueryResult | None:
             + ", ".join(f"information_schema.{v}" for v in _BUILDERS)
         )
     context = datafusion.SessionContext()
+    _pg_catalog.register_functions(context)
     tables = [info for info in catalog.list_tables() if caller.may_touch(info.name)]
-    for view in views:
-        view_table = _BUILDERS[view](tables)
-        batches = view_table.to_batches() or [pa.RecordBatch.from_pylist([], view_table.schema)]
-        context.register_record_batches(f"information_schema_{view}", [batches])
+    builders = {f"information_schema_{v}": _BUILDERS[v] for v in views}
+    builders.update({r: _pg_catalog.RELATIONS[r] for r in relations})
+    for name, build in builders.items():
+        built = build(tables)
+        batches = built.to_batches() or [pa.RecordBatch.from_pylist([], built.schema)]
+        context.register_record_batches(name, [batches])
     local = _VIEW.sub(lambda m: f"information_schema_{m.group(1).lower()}", sql)
+    local = _OPERATOR.sub(lambda m: m.group(1), local)
+    local = _PG_PREFIX.sub("", _COLLATE.sub("", local))
     try:
         table = context.sql(local).to_arrow_table()
     except Exception as e:  # DataFusion's errors carry the reason in their text
-        raise SqlError(f"information_schema query failed: {e}") from e
+        raise SqlError(f"catalog query failed: {e}") from e
     return QueryResult(table, "OK")
 
 

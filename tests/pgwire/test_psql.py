@@ -59,3 +59,13 @@ def test_psql_copies_a_query_to_a_csv_file(pg: PgServe, tmp_path) -> None:  # ty
         "2,it's,42",
         "3,,",
     ]
+
+
+def test_psql_lists_tables_the_token_may_read(pg: PgServe) -> None:
+    for pattern in ("\\dt", "\\dt ev*"):
+        done = psql(pg, pattern, pg.tokens["admin"])
+        assert done.returncode == 0, done.stderr
+        assert "public|events|table|kyma" in done.stdout.splitlines()
+    hidden = psql(pg, "\\dt", pg.tokens["read_other"])
+    assert hidden.returncode == 0, hidden.stderr
+    assert "events" not in hidden.stdout + hidden.stderr

@@ -168,3 +168,23 @@ def test_copy_to_stdout_in_text_format(pg: PgServe) -> None:
         with pytest.raises(psycopg.errors.FeatureNotSupported, match="POST /v1/ingest"):
             cur.execute("COPY events FROM STDIN")
         assert cur.execute("SELECT count(*) FROM events").fetchone() == (3,)
+
+
+def test_pg_catalog_describes_columns(pg: PgServe) -> None:
+    with pg.connect(autocommit=True) as conn:
+        columns = conn.execute(
+            "SELECT a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod), a.attnum"
+            " FROM pg_catalog.pg_attribute a"
+            " JOIN pg_catalog.pg_class c ON c.oid = a.attrelid"
+            " JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
+            " WHERE c.relname = 'events' AND n.nspname = 'public' AND NOT a.attisdropped"
+            " ORDER BY a.attnum"
+        ).fetchall()
+        assert [(name, kind) for name, kind, _ in columns][2:] == [
+            ("n", "bigint"),
+            ("msg", "text"),
+            ("ts", "timestamp with time zone"),
+            ("attrs", "jsonb"),
+            ("emb", "real[]"),
+        ]
+        assert conn.execute("SELECT 'pg_class' AS word").fetchone() == ("pg_class",)
