@@ -10,38 +10,11 @@ import shutil
 import tempfile
 import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
-import psycopg
 import pytest
+from pgwire_serve import ROWS, PgServe
 from serve_helpers import Serve, free_port, kyma
-
-ROWS = [
-    {
-        "n": 1,
-        "msg": "GET /",
-        "ts": "2024-05-01T12:00:00.5Z",
-        "attrs": {"http": {"method": "GET"}, "tags": ["a", "b"]},
-        "emb": [0.5, 1.0, -2.0],
-    },
-    {"n": 2, "msg": "it's", "ts": "2024-05-01T12:00:01Z", "attrs": 42, "emb": [0.1, 0, 3]},
-    {"n": 3, "msg": None, "ts": "2024-05-02T00:00:00Z", "attrs": None, "emb": None},
-]
-
-
-@dataclass
-class PgServe:
-    serve: Serve
-    port: int
-    tokens: dict[str, str]
-
-    def dsn(self, token: str | None = None) -> str:
-        password = f" password={token}" if token else ""
-        return f"host=127.0.0.1 port={self.port} user=kyma dbname=kyma{password}"
-
-    def connect(self, token: str = "admin", **kw) -> psycopg.Connection:  # type: ignore[no-untyped-def]
-        return psycopg.connect(self.dsn(self.tokens[token]), connect_timeout=10, **kw)
 
 
 @pytest.fixture(scope="module")

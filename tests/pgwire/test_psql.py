@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 
-from conftest import PgServe
+from pgwire_serve import PgServe
 
 from kyma.runtime.postgres import find_pg_bin_dir
 

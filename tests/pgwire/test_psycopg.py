@@ -7,7 +7,7 @@ import datetime as dt
 
 import psycopg
 import pytest
-from conftest import PgServe
+from pgwire_serve import PgServe
 
 UTC = dt.UTC
 
