@@ -29,6 +29,7 @@ class Server:
             "KYMA_FLIGHT_PORT": "0",
             "KYMA_OTLP_GRPC_PORT": "0",
             "KYMA_OTLP_HTTP_PORT": "0",
+            "KYMA_PG_PORT": "0",
             **env,
         }
         self.proc = subprocess.Popen(

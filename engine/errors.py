@@ -87,6 +87,10 @@ class UnsupportedStatementError(SqlError):
     """A statement parsed, but kyma does not run that kind of statement."""
 
 
+class TransactionAbortedError(SqlError):
+    """A statement came after an error in the same transaction block, before its end."""
+
+
 class ObjectStoreError(RetryableError, OSError):
     """The object store failed to answer; the call may succeed later."""
 
@@ -176,6 +180,10 @@ class PermissionDeniedError(TerminalError, PermissionError):
 
 class QueryTimeoutError(LimitExceededError):
     """A statement ran past the query timeout; its work was cancelled or abandoned."""
+
+
+class QueryCancelledError(TerminalError):
+    """The client cancelled the statement while it ran (a Postgres CancelRequest)."""
 
 
 class TooManyQueriesError(RetryableError):

@@ -298,7 +298,8 @@ def serve(settings: Settings) -> int:
     from kyma.auth import check_listen, first_token
     from kyma.flight import start_flight_server
     from kyma.ingest.listener import HttpListener
-    from kyma.ingest.tls import read_pair
+    from kyma.ingest.tls import read_pair, server_context
+    from kyma.pgwire import start_pg_server
     from kyma.server import create_app
     from kyma.services import open_services
 
@@ -326,6 +327,15 @@ def serve(settings: Settings) -> int:
             flight = flight_server.url
         except NotInstalledError as e:  # serve without Flight rather than not at all
             flight = f"off: {e}"
+        pg_server = None
+        if settings.pg_port:
+            pg_server = start_pg_server(
+                services,
+                settings.http_host,
+                settings.pg_port,
+                server_context(*tls_files) if tls_files else None,
+            )
+            stack.callback(pg_server.stop)
         try:
             otlp = _start_otlp(services)
             stack.callback(otlp.stop)
@@ -358,6 +368,7 @@ def serve(settings: Settings) -> int:
                 flush=True,
             )
         print(f"  Flight SQL    {flight}", flush=True)
+        print(f"  Postgres      {pg_server.url if pg_server else 'off'}", flush=True)
         for line in otlp_lines:
             print(f"  {line}", flush=True)
         print(f"  catalog       {_redact(services.catalog.url)}", flush=True)

@@ -53,6 +53,9 @@ class Settings:
     flight_port: int = _setting(
         8815, "KYMA_FLIGHT_PORT", "port of the Arrow Flight SQL server (0: any free port)"
     )
+    pg_port: int = _setting(
+        5433, "KYMA_PG_PORT", "port of the Postgres wire protocol listener (0: off)"
+    )
     otlp_grpc_port: int = _setting(
         4317, "KYMA_OTLP_GRPC_PORT", "port of the OTLP/gRPC receiver (0: any free port)"
     )

@@ -24,6 +24,7 @@ import boto3
 import psycopg
 import pytest
 from hypothesis import settings
+from serve_helpers import free_port
 from source_postgres import (
     HOST,
     SETTINGS,
@@ -36,12 +37,6 @@ from kyma.engine.catalog import Catalog
 from kyma.engine.storage import ObjectStore
 from kyma.engine.storage.local import LocalStore
 from kyma.engine.storage.s3 import S3Store
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_for_port(port: int, timeout: float = 30.0) -> None:

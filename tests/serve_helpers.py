@@ -7,6 +7,7 @@ import os
 import queue
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -14,6 +15,12 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 class Serve:
@@ -30,6 +37,7 @@ class Serve:
                 "KYMA_FLIGHT_PORT": "0",
                 "KYMA_OTLP_GRPC_PORT": "0",
                 "KYMA_OTLP_HTTP_PORT": "0",
+                "KYMA_PG_PORT": "0",
                 **env,
             },
             stdout=subprocess.PIPE,
@@ -44,6 +52,8 @@ class Serve:
         self.url = re.search(r"HTTP API\s+(https?://\S+)", "".join(self.output)).group(1)
         flight = re.search(r"Flight SQL\s+(grpc(?:\+tls)?://\S+)", "".join(self.output))
         self.flight_url = flight.group(1) if flight else None
+        pg = re.search(r"Postgres\s+postgresql://[^:\s]+:(\d+)", "".join(self.output))
+        self.pg_port = int(pg.group(1)) if pg else None
         otlp_grpc = re.search(r"OTLP/gRPC\s+(grpc(?:\+tls)?://\S+)", "".join(self.output))
         self.otlp_grpc_url = otlp_grpc.group(1) if otlp_grpc else None
         otlp_http = re.search(r"OTLP/HTTP\s+(https?://\S+)", "".join(self.output))
@@ -125,3 +135,14 @@ def query(serve: Serve, sql: str, timeout: float = 60) -> tuple[int, dict[str, s
         timeout,
     )
     return status, headers, json.loads(body)
+
+
+def kyma(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``kyma ARGS`` against the catalog of the serve on ``home``."""
+    return subprocess.run(
+        [sys.executable, "-m", "kyma", *args],
+        env={**os.environ, "KYMA_HOME": str(home)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )

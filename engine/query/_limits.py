@@ -24,6 +24,7 @@ from datafusion import RuntimeEnvBuilder, SessionConfig, SessionContext
 
 from kyma.engine.errors import (
     LimitExceededError,
+    QueryCancelledError,
     QueryTimeoutError,
     TooManyQueriesError,
     error_code,
@@ -31,6 +32,7 @@ from kyma.engine.errors import (
 
 T = TypeVar("T")
 log = logging.getLogger("kyma.query")
+_POLL_SECONDS = 0.05  # how often a waiting caller looks at its cancel event
 
 
 @dataclass(frozen=True)
@@ -52,8 +54,8 @@ class QueryLimits:
 
 @dataclass
 class QueryEvent:
-    """One statement, for listeners: ``outcome`` is ok, error, timeout or rejected; ``error``
-    the failure's kind (``sql_error``), ``rows`` the answer's row count."""
+    """One statement, for listeners: ``outcome`` is ok, error, timeout, cancelled or rejected;
+    ``error`` the failure's kind (``sql_error``), ``rows`` the answer's row count."""
 
     seconds: float
     outcome: str
@@ -138,11 +140,13 @@ class QueryGate:
         self._lock = threading.Lock()
         self.running = 0
 
-    def run(self, work: Callable[[], T]) -> T:
+    def run(self, work: Callable[[], T], cancel: threading.Event | None = None) -> T:
+        """``work()`` within the limits; ``cancel`` set while it runs abandons it at once
+        (QueryCancelledError) and stops it at its next checkpoint, as a timeout does."""
         started = time.perf_counter()
         outcome, stats, error, rows = "error", {}, None, None
         try:
-            result = self._run(work)
+            result = self._run(work, cancel)
             outcome, stats = "ok", getattr(result, "stats", {})
             rows = getattr(getattr(result, "table", None), "num_rows", None)
             return result
@@ -152,31 +156,33 @@ class QueryGate:
                 outcome = "rejected"
             elif isinstance(e, QueryTimeoutError):
                 outcome = "timeout"
+            elif isinstance(e, QueryCancelledError):
+                outcome = "cancelled"
             raise
         finally:
             event = QueryEvent(time.perf_counter() - started, outcome, stats, error, rows)
             for listener in self.listeners:
                 listener(event)
 
-    def _run(self, work: Callable[[], T]) -> T:
+    def _run(self, work: Callable[[], T], cancel: threading.Event | None) -> T:
         limits = self.limits
-        if limits is None:
-            return work()
-        with self._lock:
-            if limits.max_concurrent and self.running >= limits.max_concurrent:
-                raise TooManyQueriesError(
-                    f"{self.running} statements are running, as many as"
-                    f" KYMA_MAX_CONCURRENT_QUERIES ({limits.max_concurrent}) allows;"
-                    " try again shortly",
-                    _setting("KYMA_MAX_CONCURRENT_QUERIES"),
-                )
-            self.running += 1
-        if not limits.timeout_seconds:
+        if limits is not None:
+            with self._lock:
+                if limits.max_concurrent and self.running >= limits.max_concurrent:
+                    raise TooManyQueriesError(
+                        f"{self.running} statements are running, as many as"
+                        f" KYMA_MAX_CONCURRENT_QUERIES ({limits.max_concurrent}) allows;"
+                        " try again shortly",
+                        _setting("KYMA_MAX_CONCURRENT_QUERIES"),
+                    )
+                self.running += 1
+        timeout = limits.timeout_seconds if limits is not None else 0
+        if not timeout and cancel is None:
             try:
                 return work()
             finally:
                 self._release()
-        token = _Token(limits.timeout_seconds)
+        token = _Token(timeout)
         box: dict[str, Any] = {}
         done = threading.Event()
 
@@ -192,14 +198,21 @@ class QueryGate:
 
         context = contextvars.copy_context()  # request ids and the like follow the work
         threading.Thread(target=context.run, args=(run,), daemon=True, name="query").start()
-        if not done.wait(limits.timeout_seconds):
-            token.cancel()
-            raise _timeout(limits.timeout_seconds)
+        deadline = time.monotonic() + timeout if timeout else None
+        while not done.wait(_POLL_SECONDS if cancel is not None else timeout):
+            if cancel is not None and cancel.is_set():
+                token.cancel()
+                raise QueryCancelledError("canceling statement due to user request")
+            if deadline is not None and time.monotonic() >= deadline:
+                token.cancel()
+                raise _timeout(timeout)
         if "error" in box:
             raise box["error"]
         return box["result"]
 
     def _release(self) -> None:
+        if self.limits is None:
+            return
         with self._lock:
             self.running -= 1
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 
 from sqlglot import exp
@@ -61,6 +62,7 @@ class QueryEngine:
         pruning: bool = True,
         pushdown: bool = True,
         authorize: Callable[[Access], None] | None = None,
+        cancel: threading.Event | None = None,
     ) -> QueryResult:
         """Run one statement; SqlError / SchemaError / NotFoundError for user mistakes.
 
@@ -68,14 +70,17 @@ class QueryEngine:
         ``pruning=False`` scans every block (a diagnostic: answers must not change).
         ``pushdown=False`` pushes only projections to federated sources (a baseline).
         ``authorize`` is called with what the statement needs before anything runs, and
-        raises to refuse it; SHOW TABLES lists the tables it lets the caller read.
+        raises to refuse it; SHOW TABLES lists the tables it lets the caller read. ``cancel``,
+        set while the statement runs, cancels it (QueryCancelledError).
         """
         check_statement(sql, self.limits.max_statement_bytes, self.limits.max_expression_depth)
         try:
             if authorize is not None:
                 authorize(self.access(sql))
             visible = readable(authorize) if authorize is not None else None
-            return self.gate.run(lambda: self._execute(sql, snapshot, pruning, pushdown, visible))
+            return self.gate.run(
+                lambda: self._execute(sql, snapshot, pruning, pushdown, visible), cancel
+            )
         except RecursionError:
             raise too_deep() from None
 

@@ -69,7 +69,7 @@ def to_json(result: QueryResult) -> dict[str, Any]:
     """
     table = result.table
     columns = [{"name": f.name, "type": _type_name(f)} for f in table.schema]
-    values = [_json_column(f, table.column(i)) for i, f in enumerate(table.schema)]
+    values = [json_column(f, table.column(i)) for i, f in enumerate(table.schema)]
     rows = [list(row) for row in zip(*values, strict=True)] if values else []
     answer = {"columns": columns, "rows": rows, "status": result.status, "stats": result.stats}
     if result.pushdown_summary:
@@ -77,9 +77,9 @@ def to_json(result: QueryResult) -> dict[str, Any]:
     return answer
 
 
-def _json_column(field: pa.Field, col: pa.ChunkedArray) -> list[Any]:
+def json_column(field: pa.Field, col: pa.ChunkedArray) -> list[Any]:
     dtype = field.type
-    if _is_dynamic(field):
+    if is_dynamic(field):
         return [None if v is None else cbor2.loads(v) for v in col.to_pylist()]
     if pa.types.is_binary(dtype) or pa.types.is_large_binary(dtype):
         return [None if v is None else base64.b64encode(v).decode() for v in col.to_pylist()]
@@ -153,12 +153,12 @@ def _finite(values: list[Any]) -> list[Any]:
     return [clean(v) for v in values]
 
 
-def _is_dynamic(field: pa.Field) -> bool:
+def is_dynamic(field: pa.Field) -> bool:
     return (field.metadata or {}).get(KYMA_TYPE_KEY) == b"dynamic"
 
 
 def _type_name(field: pa.Field) -> str:
-    if _is_dynamic(field):
+    if is_dynamic(field):
         return "dynamic"
     if pa.types.is_binary(field.type):
         return "binary"

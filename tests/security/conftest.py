@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 from secure_serve import Secure, kyma, secure_serve
+from serve_helpers import free_port
 
 GRANTS = {
     "read_logs": {"scopes": ["read"], "tables": ["logs"]},
@@ -21,7 +22,12 @@ GRANTS = {
 
 @pytest.fixture(scope="session")
 def secure() -> Iterator[Secure]:
-    with secure_serve(GRANTS, ("logs", "secrets"), KYMA_OTLP_BATCH_LATENCY_MS="20") as secure:
+    with secure_serve(
+        GRANTS,
+        ("logs", "secrets"),
+        KYMA_OTLP_BATCH_LATENCY_MS="20",
+        KYMA_PG_PORT=str(free_port()),
+    ) as secure:
         revoked = kyma(secure.serve.home, "token", "revoke", str(secure.token_ids["revoked"]))
         assert revoked.returncode == 0, revoked.stderr
         yield secure

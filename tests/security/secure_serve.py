@@ -3,12 +3,9 @@ and ``kyma`` CLI runs on its home."""
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import ssl
-import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,7 +17,7 @@ import pyarrow.flight as flight
 from adbc_driver_flightsql import DatabaseOptions
 from adbc_driver_flightsql.dbapi import connect
 from secure_client import call
-from serve_helpers import Serve
+from serve_helpers import Serve, kyma
 from tls_ca import TlsFiles, make_ca_and_server_cert
 
 
@@ -50,17 +47,6 @@ class Secure:
         client = flight.FlightClient(self.serve.flight_url, tls_root_certs=self.tls.ca.read_bytes())
         headers = [(b"authorization", f"Bearer {token}".encode())] if token else []
         return client, flight.FlightCallOptions(headers=headers, timeout=30)
-
-
-def kyma(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """``kyma ARGS`` against the catalog of the serve on ``home``."""
-    return subprocess.run(
-        [sys.executable, "-m", "kyma", *args],
-        env={**os.environ, "KYMA_HOME": str(home)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 @contextmanager

@@ -11,6 +11,7 @@ import urllib.error
 import urllib.request
 
 import adbc_driver_flightsql.dbapi
+import psycopg
 import pytest
 from adbc_driver_flightsql import DatabaseOptions
 from secure_serve import Secure
@@ -46,6 +47,21 @@ def test_https_serves_large_bodies_and_keeps_serving_after_a_stalled_handshake(
         assert status == 200 and answer["rows"] == 2000
         status, answer, _ = secure.sql("SELECT msg FROM logs", secure.tokens["admin"])
         assert status == 200 and len(answer["rows"]) > 2000
+
+
+def test_postgres_protocol_needs_tls_and_the_ca(secure: Secure) -> None:
+    dsn = f"host=127.0.0.1 port={secure.serve.pg_port} user=kyma connect_timeout=10"
+    token = secure.tokens["read_logs"]
+    with psycopg.connect(
+        f"{dsn} sslmode=verify-full sslrootcert={secure.tls.ca}", password=token
+    ) as conn:
+        assert conn.info.pgconn.ssl_in_use
+        one = conn.execute("SELECT count(*) FROM logs WHERE msg = 'logs row'").fetchone()
+        assert one == (1,)
+    with pytest.raises(psycopg.OperationalError, match="needs TLS"):
+        psycopg.connect(f"{dsn} sslmode=disable", password=token)
+    with pytest.raises(psycopg.OperationalError, match="(?i)certificate verify failed"):
+        psycopg.connect(f"{dsn} sslmode=verify-full sslrootcert=system", password=token)
 
 
 def test_flight_needs_the_ca(secure: Secure) -> None:

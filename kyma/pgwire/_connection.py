@@ -1,0 +1,400 @@
+"""One client connection: start-up and auth, then the simple and extended query protocols.
+
+Statements run through ``services.query.execute`` with the caller's ``authorize``, the path
+``POST /v1/query`` takes. An error becomes an ErrorResponse; the connection stays usable.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import socketserver
+import ssl
+import struct
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, BinaryIO
+
+import pyarrow as pa
+
+from kyma.auth import Authenticator, Principal
+from kyma.engine.errors import KymaError, SqlError, UnauthenticatedError, UnsupportedStatementError
+from kyma.engine.query import QueryResult
+from kyma.pgwire import _catalog, _copy, _errors
+from kyma.pgwire import _messages as m
+from kyma.pgwire._params import literal
+from kyma.pgwire._session import REPORTED, Session
+from kyma.pgwire._sql_text import bind, parameter_count, split_statements
+from kyma.pgwire._types import SIZES, TEXT, text_column, type_oid
+
+if TYPE_CHECKING:
+    from kyma.services import Services
+
+log = logging.getLogger("kyma.pgwire")
+_ROW_QUERIES = ("select", "with", "values", "show", "table", "explain", "describe")
+
+
+@dataclass
+class Statement:
+    sql: str
+    param_oids: list[int]
+
+
+@dataclass
+class Portal:
+    sql: str
+    result: QueryResult | None = None
+    sent: int = 0  # rows an Execute with a row limit already sent
+
+
+class CancelKeys:
+    """The (process id, secret) each connection was given, to find it from a CancelRequest."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._connections: dict[tuple[int, int], Connection] = {}
+
+    def add(self, key: tuple[int, int], connection: Connection) -> None:
+        with self._lock:
+            self._connections[key] = connection
+
+    def remove(self, key: tuple[int, int]) -> None:
+        with self._lock:
+            self._connections.pop(key, None)
+
+    def cancel(self, key: tuple[int, int]) -> None:
+        """Cancel the statement the connection with ``key`` runs (a wrong key: nothing)."""
+        with self._lock:
+            connection = self._connections.get(key)
+        if connection is not None:
+            connection.cancel.set()
+
+
+class Connection:
+    def __init__(
+        self,
+        sock: object,
+        services: Services,
+        authenticator: Authenticator,
+        tls: ssl.SSLContext | None,
+        cancels: CancelKeys,
+    ) -> None:
+        self.sock = sock
+        self.services, self.authenticator, self.tls = services, authenticator, tls
+        self.cancels = cancels
+        self.key: tuple[int, int] | None = None
+        self.cancel = threading.Event()
+        self.rfile: BinaryIO = sock.makefile("rb")  # type: ignore[attr-defined]
+        self.principal: Principal | None = None
+        self.session: Session | None = None
+        self.statements: dict[str, Statement] = {}
+        self.portals: dict[str, Portal] = {}
+
+    # -- output ------------------------------------------------------------------------
+
+    def send(self, *messages: bytes) -> None:
+        self.sock.sendall(b"".join(messages))  # type: ignore[attr-defined]
+
+    def send_error(self, error: Exception, severity: str = "ERROR") -> None:
+        log.debug("Postgres protocol statement failed: %s", error, exc_info=error)
+        self.send(m.error_response(_errors.sqlstate(error), _errors.message(error), severity))
+
+    # -- start-up ------------------------------------------------------------------------
+
+    def serve(self) -> None:
+        try:
+            if self.start():
+                self.loop()
+        except (EOFError, ConnectionError, ssl.SSLError, m.ProtocolViolation) as e:
+            log.debug("Postgres connection ended: %s", e)
+        finally:
+            if self.key is not None:
+                self.cancels.remove(self.key)
+
+    def start(self) -> bool:
+        code, body = m.read_startup(self.rfile)
+        while code in (m.SSL_REQUEST, m.GSSENC_REQUEST):
+            if code == m.SSL_REQUEST and self.tls is not None:
+                self.send(b"S")
+                self.sock = self.tls.wrap_socket(self.sock, server_side=True)  # type: ignore[arg-type]
+                self.rfile = self.sock.makefile("rb")  # type: ignore[attr-defined]
+            else:
+                self.send(b"N")
+            code, body = m.read_startup(self.rfile)
+        if code == m.CANCEL_REQUEST:
+            reader = m.Reader(body)
+            self.cancels.cancel((reader.int32(), reader.int32()))
+            return False  # Postgres answers a CancelRequest by closing the connection
+        if code != m.PROTOCOL_V3:
+            self.send(
+                m.error_response(
+                    "0A000", f"unsupported protocol {code >> 16}.{code & 0xFFFF}", "FATAL"
+                )
+            )
+            return False
+        if self.tls is not None and not isinstance(self.sock, ssl.SSLSocket):
+            self.send(
+                m.error_response(
+                    "28000", "this server needs TLS: connect with sslmode=require", "FATAL"
+                )
+            )
+            return False
+        params = m.startup_parameters(body)
+        try:
+            self.principal = self.authenticate()
+        except UnauthenticatedError as e:
+            self.send_error(e, "FATAL")
+            return False
+        user = params.get("user", "kyma")
+        pid, secret = secrets.randbelow(1 << 31), secrets.randbelow(1 << 31)
+        self.session = Session(user, params.get("database", user), pid, params)
+        self.key = (pid, secret)
+        self.cancels.add(self.key, self)
+        out = [m.authentication(0)]
+        out += [m.parameter_status(n, self.session.settings[n]) for n in REPORTED]
+        out += [m.backend_key_data(pid, secret), m.ready_for_query()]
+        self.send(*out)
+        return True
+
+    def authenticate(self) -> Principal:
+        """The token is the password (cleartext, as a Bearer header is; use TLS off loopback)."""
+        if not self.authenticator.required:
+            return self.authenticator.principal(None)
+        self.send(m.authentication(3))
+        kind, body = m.read_message(self.rfile)
+        if kind != b"p":
+            raise UnauthenticatedError("expected a password message: the password is a kyma token")
+        token = body.rstrip(b"\x00").decode(errors="replace").strip()
+        if not token:
+            raise UnauthenticatedError("missing token: send a kyma token as the password")
+        return self.authenticator.principal(f"Bearer {token}")
+
+    # -- messages ------------------------------------------------------------------------
+
+    def loop(self) -> None:
+        skipping = False  # after an error in the extended protocol, until Sync
+        while True:
+            kind, body = m.read_message(self.rfile)
+            if kind == b"X":
+                return
+            if kind == b"Q":
+                self.simple_query(m.Reader(body).cstring())
+                skipping = False
+                continue
+            if kind == b"S":
+                skipping = False
+                self.send(*self.reported(), m.ready_for_query(self.session_().status))
+                continue
+            if kind == b"H" or skipping:
+                continue
+            handler = self.EXTENDED.get(kind)
+            try:
+                if handler is None:
+                    raise UnsupportedStatementError(f"protocol message {kind!r} is not supported")
+                handler(self, m.Reader(body))
+            except Exception as e:  # noqa: BLE001 - every error goes to the client
+                self.fail(e)
+                skipping = True
+
+    def session_(self) -> Session:
+        assert self.session is not None
+        return self.session
+
+    def reported(self) -> list[bytes]:
+        session = self.session_()
+        changed, session.changed = session.changed, []
+        return [m.parameter_status(n, session.settings[n]) for n in dict.fromkeys(changed)]
+
+    def fail(self, error: Exception) -> None:
+        session = self.session_()
+        if session.in_transaction:
+            session.failed = True
+        self.send_error(error)
+
+    def simple_query(self, sql: str) -> None:
+        statements = split_statements(sql)
+        if not statements:
+            self.send(m.EMPTY_QUERY)
+        for statement in statements:
+            try:
+                copy = _copy.parse(statement)
+                result = self.run(copy.query if copy else statement)
+            except Exception as e:  # noqa: BLE001 - every error goes to the client
+                self.fail(e)
+                break
+            self.send(*self.reported())
+            if copy:
+                self.send_copy(copy, result)
+            else:
+                self.send_result(result, describe=True)
+        self.send(m.ready_for_query(self.session_().status))
+
+    def run(self, sql: str) -> QueryResult:
+        answer = self.session_().answer(sql)
+        if answer is not None:
+            return answer
+        principal = self.principal
+        assert principal is not None
+        answer = _catalog.answer(sql, self.services.catalog, principal)
+        if answer is not None:
+            return answer
+        self.cancel = threading.Event()  # a CancelRequest now cancels this statement only
+        return self.services.query.execute(
+            sql,
+            authorize=None if principal.unrestricted else principal.authorize,
+            cancel=self.cancel,
+        )
+
+    def send_result(
+        self, result: QueryResult, describe: bool, first: int = 0, limit: int = 0
+    ) -> bool:
+        """DataRows (and the RowDescription if ``describe``) and CommandComplete; False when
+        ``limit`` rows were sent and more remain (PortalSuspended)."""
+        table = result.table
+        if describe:
+            self.send(self.describe(result))
+        if table.num_columns == 0:
+            self.send(m.command_complete(result.status if result.status.isupper() else "OK"))
+            return True
+        end = table.num_rows if not limit else min(table.num_rows, first + limit)
+        part = table.slice(first, end - first)
+        rows = [m.data_rows(_text_columns(part))] if part.num_rows else []
+        if end < table.num_rows:
+            self.send(*rows, m.message(b"s"))
+            return False
+        self.send(*rows, m.command_complete(f"SELECT {table.num_rows}"))
+        return True
+
+    def send_copy(self, copy: _copy.Copy, result: QueryResult) -> None:
+        """CopyOutResponse, one CopyData a row, CopyDone and ``COPY n``."""
+        table = result.table
+        width = table.num_columns
+        start = m.message(b"H", struct.pack(f"!bh{width}h", 0, width, *([0] * width)))
+        lines = copy.lines(table.column_names, _text_rows(table))
+        data = [m.message(b"d", line) for line in lines]
+        self.send(start, *data, m.message(b"c"), m.command_complete(f"COPY {table.num_rows}"))
+
+    @staticmethod
+    def describe(result: QueryResult) -> bytes:
+        if result.table.num_columns == 0:
+            return m.NO_DATA
+        columns = []
+        for f in result.table.schema:
+            oid = type_oid(f)
+            columns.append((f.name, oid, SIZES.get(oid, -1)))
+        return m.row_description(columns)
+
+    # -- the extended protocol -------------------------------------------------------------
+
+    def parse(self, r: m.Reader) -> None:
+        name, sql = r.cstring(), r.cstring()
+        oids = [r.int32() for _ in range(r.int16())]
+        count = max(parameter_count(sql), len(oids))
+        oids += [0] * (count - len(oids))
+        if len(split_statements(sql)) > 1:
+            raise SqlError("cannot insert multiple commands into a prepared statement")
+        self.statements[name] = Statement(sql, oids)
+        self.send(m.PARSE_COMPLETE)
+
+    def bind_(self, r: m.Reader) -> None:
+        portal, name = r.cstring(), r.cstring()
+        statement = self._statement(name)
+        formats = [r.int16() for _ in range(r.int16())]
+        values: list[bytes | None] = []
+        for _ in range(r.int16()):
+            length = r.int32()
+            values.append(None if length < 0 else r.bytes(length))
+        results = [r.int16() for _ in range(r.int16())]
+        if any(results):
+            raise UnsupportedStatementError(
+                "binary result format is not supported yet: ask for text results"
+            )
+        if len(values) != len(statement.param_oids):
+            raise SqlError(
+                f"statement needs {len(statement.param_oids)} parameters, got {len(values)}"
+            )
+        literals = []
+        for i, value in enumerate(values):
+            binary = bool(formats[i] if len(formats) > 1 else (formats[0] if formats else 0))
+            literals.append(literal(value, statement.param_oids[i], binary, i + 1))
+        self.portals[portal] = Portal(bind(statement.sql, literals))
+        self.send(m.BIND_COMPLETE)
+
+    def _statement(self, name: str) -> Statement:
+        if name not in self.statements:
+            raise SqlError(f"prepared statement {name!r} does not exist")
+        return self.statements[name]
+
+    def _portal(self, name: str) -> Portal:
+        if name not in self.portals:
+            raise SqlError(f"portal {name!r} does not exist")
+        return self.portals[name]
+
+    def describe_(self, r: m.Reader) -> None:
+        kind, name = r.byte(), r.cstring()
+        if kind == b"S":
+            statement = self._statement(name)
+            oids = [oid or TEXT for oid in statement.param_oids]
+            self.send(m.parameter_description(oids), self._probe(statement))
+            return
+        portal = self._portal(name)
+        if portal.result is None:
+            portal.result = self.run(portal.sql)
+        self.send(self.describe(portal.result))
+
+    def _probe(self, statement: Statement) -> bytes:
+        """The RowDescription of a query, from running it with NULL parameters."""
+        words = statement.sql.split(None, 1)
+        if not words or words[0].lower() not in _ROW_QUERIES:
+            return m.NO_DATA
+        probe = bind(statement.sql, ["NULL"] * len(statement.param_oids))
+        return self.describe(self.run(probe))
+
+    def execute(self, r: m.Reader) -> None:
+        name, limit = r.cstring(), r.int32()
+        portal = self._portal(name)
+        if _copy.parse(portal.sql):
+            raise UnsupportedStatementError("COPY runs as a simple query (no parameters)")
+        if portal.result is None:
+            portal.result = self.run(portal.sql)
+            self.send(*self.reported())
+        done = self.send_result(
+            portal.result, describe=False, first=portal.sent, limit=max(limit, 0)
+        )
+        portal.sent = portal.sent + limit if not done else portal.result.table.num_rows
+
+    def close(self, r: m.Reader) -> None:
+        kind, name = r.byte(), r.cstring()
+        (self.statements if kind == b"S" else self.portals).pop(name, None)
+        self.send(m.CLOSE_COMPLETE)
+
+    EXTENDED = {b"P": parse, b"B": bind_, b"D": describe_, b"E": execute, b"C": close}
+
+
+def _text_columns(table: pa.Table) -> list[pa.Array]:
+    return [text_column(f, table.column(i)) for i, f in enumerate(table.schema)]
+
+
+def _text_rows(table: pa.Table) -> Iterator[tuple[bytes | None, ...]]:
+    return zip(*(c.to_pylist() for c in _text_columns(table)), strict=True)
+
+
+class Handler(socketserver.BaseRequestHandler):
+    """socketserver's per-connection entry point; the server carries the shared parts."""
+
+    def handle(self) -> None:
+        server = self.server
+        connection = Connection(
+            self.request,
+            server.services,  # type: ignore[attr-defined]
+            server.authenticator,  # type: ignore[attr-defined]
+            server.tls,  # type: ignore[attr-defined]
+            server.cancels,  # type: ignore[attr-defined]
+        )
+        try:
+            connection.serve()
+        except KymaError as e:
+            connection.send_error(e, "FATAL")
+        except Exception:
+            log.exception("unexpected error on a Postgres protocol connection")

@@ -1,0 +1,182 @@
+"""Postgres protocol v3 framing: read a client message, build a server message. No policy.
+
+Every server message is a type byte, an int32 length counting itself, and a body
+(https://www.postgresql.org/docs/current/protocol-message-formats.html).
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Sequence
+from typing import BinaryIO
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+PROTOCOL_V3 = 196608
+SSL_REQUEST = 80877103
+GSSENC_REQUEST = 80877104
+CANCEL_REQUEST = 80877102
+MAX_MESSAGE_BYTES = 64 << 20  # a longer client message is a broken or hostile client
+
+
+class ProtocolViolation(Exception):
+    """The client sent bytes that are not the protocol: the connection is closed."""
+
+
+def read_exact(stream: BinaryIO, n: int) -> bytes:
+    data = stream.read(n)
+    if data is None or len(data) < n:
+        raise EOFError("the client closed the connection")
+    return data
+
+
+def read_startup(stream: BinaryIO) -> tuple[int, bytes]:
+    """The first message: (request code, the rest of its body)."""
+    (length,) = struct.unpack("!i", read_exact(stream, 4))
+    if not 8 <= length <= 10_000:
+        raise ProtocolViolation(f"startup message of {length} bytes")
+    body = read_exact(stream, length - 4)
+    (code,) = struct.unpack("!i", body[:4])
+    return code, body[4:]
+
+
+def startup_parameters(body: bytes) -> dict[str, str]:
+    """``user``, ``database``, ``options``… of a StartupMessage body."""
+    parts = body.split(b"\x00")
+    names, values = parts[0:-1:2], parts[1::2]
+    return {n.decode(): v.decode() for n, v in zip(names, values, strict=False) if n}
+
+
+def read_message(stream: BinaryIO) -> tuple[bytes, bytes]:
+    """(type byte, body) of the next regular client message."""
+    kind = read_exact(stream, 1)
+    (length,) = struct.unpack("!i", read_exact(stream, 4))
+    if not 4 <= length <= MAX_MESSAGE_BYTES:
+        raise ProtocolViolation(f"message {kind!r} of {length} bytes")
+    return kind, read_exact(stream, length - 4)
+
+
+class Reader:
+    """Fields of one message body, in order."""
+
+    def __init__(self, body: bytes) -> None:
+        self.body, self.pos = body, 0
+
+    def cstring(self) -> str:
+        end = self.body.index(b"\x00", self.pos)
+        text = self.body[self.pos : end].decode()
+        self.pos = end + 1
+        return text
+
+    def int16(self) -> int:
+        (value,) = struct.unpack_from("!h", self.body, self.pos)
+        self.pos += 2
+        return int(value)
+
+    def int32(self) -> int:
+        (value,) = struct.unpack_from("!i", self.body, self.pos)
+        self.pos += 4
+        return int(value)
+
+    def bytes(self, n: int) -> bytes:
+        data = self.body[self.pos : self.pos + n]
+        self.pos += n
+        return data
+
+    def byte(self) -> bytes:
+        return self.bytes(1)
+
+
+def message(kind: bytes, body: bytes = b"") -> bytes:
+    return kind + struct.pack("!i", len(body) + 4) + body
+
+
+def cstring(text: str) -> bytes:
+    return text.encode() + b"\x00"
+
+
+def authentication(code: int) -> bytes:
+    """0 ok, 3 cleartext password."""
+    return message(b"R", struct.pack("!i", code))
+
+
+def parameter_status(name: str, value: str) -> bytes:
+    return message(b"S", cstring(name) + cstring(value))
+
+
+def backend_key_data(pid: int, secret: int) -> bytes:
+    return message(b"K", struct.pack("!ii", pid, secret))
+
+
+def ready_for_query(status: bytes = b"I") -> bytes:
+    return message(b"Z", status)
+
+
+def command_complete(tag: str) -> bytes:
+    return message(b"C", cstring(tag))
+
+
+def error_response(sqlstate: str, text: str, severity: str = "ERROR") -> bytes:
+    fields = b"S" + cstring(severity) + b"V" + cstring(severity)
+    fields += b"C" + cstring(sqlstate) + b"M" + cstring(text)
+    return message(b"E", fields + b"\x00")
+
+
+def row_description(columns: Sequence[tuple[str, int, int]]) -> bytes:
+    """``columns``: (name, type OID, type size); every column in text format."""
+    body = struct.pack("!h", len(columns))
+    for name, oid, size in columns:
+        body += cstring(name) + struct.pack("!ihihih", 0, 0, oid, size, -1, 0)
+    return message(b"T", body)
+
+
+def data_rows(columns: Sequence[pa.Array]) -> bytes:
+    """The DataRow messages of whole columns (large_binary, null for NULL), built by Arrow
+    kernels: each cell is its int32 length (-1: NULL) and bytes, each row a header and its
+    cells, and the rows lie back to back in one buffer.
+
+    >>> data_rows([pa.array([b"1", None], pa.large_binary())])
+    b'D\\x00\\x00\\x00\\x0b\\x00\\x01\\x00\\x00\\x00\\x011D\\x00\\x00\\x00\\n\\x00\\x01\\xff\\xff\\xff\\xff'
+    """
+    count = len(columns[0])
+    cells, row_bytes = [], np.full(count, 4 + 2, dtype=np.int64)
+    for column in columns:
+        lengths = pc.fill_null(pc.binary_length(column), -1).to_numpy(zero_copy_only=False)
+        row_bytes += 4 + np.maximum(lengths, 0)
+        values = pc.fill_null(column, _EMPTY)
+        cells.append(pc.binary_join_element_wise(_fixed(lengths, ">i4"), values, _EMPTY))
+    header = np.empty(count, dtype=[("kind", "S1"), ("length", ">i4"), ("width", ">i2")])
+    header["kind"], header["length"], header["width"] = b"D", row_bytes, len(columns)
+    headers = pa.FixedSizeBinaryArray.from_buffers(
+        pa.binary(7), count, [None, pa.py_buffer(header.tobytes())]
+    )
+    rows = pc.binary_join_element_wise(headers.cast(pa.large_binary()), *cells, _EMPTY)
+    offsets = np.frombuffer(rows.buffers()[1], dtype=np.int64)[
+        rows.offset : rows.offset + count + 1
+    ]
+    return rows.buffers()[2].to_pybytes()[offsets[0] : offsets[-1]]
+
+
+_EMPTY = pa.scalar(b"", pa.large_binary())
+
+
+def _fixed(values: np.ndarray, dtype: str) -> pa.Array:
+    data = values.astype(dtype)
+    width = data.dtype.itemsize
+    fixed = pa.FixedSizeBinaryArray.from_buffers(
+        pa.binary(width), len(data), [None, pa.py_buffer(data.tobytes())]
+    )
+    return fixed.cast(pa.large_binary())
+
+
+def parameter_description(oids: Sequence[int]) -> bytes:
+    return message(b"t", struct.pack(f"!h{len(oids)}i", len(oids), *oids))
+
+
+PARSE_COMPLETE = message(b"1")
+BIND_COMPLETE = message(b"2")
+CLOSE_COMPLETE = message(b"3")
+NO_DATA = message(b"n")
+EMPTY_QUERY = message(b"I")

@@ -1,0 +1,51 @@
+"""One real ``kyma serve`` with auth required and the Postgres listener on a free loopback
+port, for every test here. Tokens: ``admin`` (made with the CLI) and ``read_other``, a read
+token limited to another table. Table ``events`` holds three rows of every column kind."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import tempfile
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pgwire_serve import ROWS, PgServe
+from serve_helpers import Serve, free_port, kyma
+
+
+@pytest.fixture(scope="module")
+def pg() -> Iterator[PgServe]:
+    home = Path(tempfile.mkdtemp(prefix="kyma-pgwire-", dir="/tmp"))  # postgres reaches it
+    port = free_port()
+    serve = Serve(home, KYMA_AUTH="required", KYMA_PG_PORT=str(port))
+    try:
+        assert serve.pg_port == port, "".join(serve.output)
+        created = kyma(home, "token", "create", "--scope", "admin", "--name", "pgwire")
+        assert created.returncode == 0, created.stderr
+        read_other = kyma(home, "token", "create", "--scope", "read", "--table", "other")
+        assert read_other.returncode == 0, read_other.stderr
+        pg = PgServe(
+            serve, port, {"admin": created.stdout.strip(), "read_other": read_other.stdout.strip()}
+        )
+        with pg.connect(autocommit=True) as conn:
+            conn.execute(
+                "CREATE TABLE events"
+                " (n long, msg string, ts timestamp, attrs dynamic, emb vector(3))"
+            )
+        request = urllib.request.Request(
+            f"{serve.url}/v1/ingest/events",
+            data="\n".join(json.dumps(r) for r in ROWS).encode(),
+            headers={"Authorization": f"Bearer {pg.tokens['admin']}"},
+        )
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            assert json.load(answer)["rows"] == len(ROWS)
+        yield pg
+    finally:
+        code = serve.stop()
+        shutil.rmtree(home, ignore_errors=True)
+    assert code == 0, "".join(serve.output)
+    assert not re.search(r"Traceback", "".join(serve.output)), "".join(serve.output)

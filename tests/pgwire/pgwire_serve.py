@@ -1,0 +1,34 @@
+"""The ``kyma serve`` the Postgres protocol tests share: its port, tokens and rows."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import psycopg
+from serve_helpers import Serve
+
+ROWS = [
+    {
+        "n": 1,
+        "msg": "GET /",
+        "ts": "2024-05-01T12:00:00.5Z",
+        "attrs": {"http": {"method": "GET"}, "tags": ["a", "b"]},
+        "emb": [0.5, 1.0, -2.0],
+    },
+    {"n": 2, "msg": "it's", "ts": "2024-05-01T12:00:01Z", "attrs": 42, "emb": [0.1, 0, 3]},
+    {"n": 3, "msg": None, "ts": "2024-05-02T00:00:00Z", "attrs": None, "emb": None},
+]
+
+
+@dataclass
+class PgServe:
+    serve: Serve
+    port: int
+    tokens: dict[str, str]
+
+    def dsn(self, token: str | None = None) -> str:
+        password = f" password={token}" if token else ""
+        return f"host=127.0.0.1 port={self.port} user=kyma dbname=kyma{password}"
+
+    def connect(self, token: str = "admin", **kw) -> psycopg.Connection:  # type: ignore[no-untyped-def]
+        return psycopg.connect(self.dsn(self.tokens[token]), connect_timeout=10, **kw)

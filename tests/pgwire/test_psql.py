@@ -1,0 +1,71 @@
+"""``psql`` (the Postgres 15 client on this machine) against a real ``kyma serve``."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+from pgwire_serve import PgServe
+
+from kyma.runtime.postgres import find_pg_bin_dir
+
+
+def psql(pg: PgServe, sql: str, token: str | None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PGPASSWORD": token or "", "PGCONNECT_TIMEOUT": "10"}
+    return subprocess.run(
+        [str(find_pg_bin_dir() / "psql"), "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1"]
+        + ["-d", pg.dsn(), "-c", sql],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_psql_runs_a_query(pg: PgServe) -> None:
+    done = psql(pg, "SELECT n, msg, attrs FROM events ORDER BY n", pg.tokens["admin"])
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        '1|GET /|{"http":{"method":"GET"},"tags":["a","b"]}',
+        "2|it's|42",
+        "3||",
+    ]
+
+
+def test_psql_runs_several_statements_and_reports_errors(pg: PgServe) -> None:
+    done = psql(pg, "SELECT 1 AS a; SELECT count(*) AS c FROM events", pg.tokens["admin"])
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["1", "3"]
+    failed = psql(pg, "SELECT * FROM missing_table", pg.tokens["admin"])
+    assert failed.returncode == 1
+    assert "ERROR:" in failed.stderr and "missing_table" in failed.stderr
+
+
+def test_psql_with_a_bad_token_is_refused(pg: PgServe) -> None:
+    refused = psql(pg, "SELECT 1", "kyma_wrong")
+    assert refused.returncode == 2
+    assert "unknown token" in refused.stderr
+
+
+def test_psql_copies_a_query_to_a_csv_file(pg: PgServe, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    target = tmp_path / "events.csv"
+    copy = f"\\copy (SELECT n, msg, attrs FROM events ORDER BY n) TO '{target}' WITH CSV HEADER"
+    done = psql(pg, copy, pg.tokens["admin"])
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "COPY 3"
+    assert target.read_text().splitlines() == [
+        "n,msg,attrs",
+        '1,GET /,"{""http"":{""method"":""GET""},""tags"":[""a"",""b""]}"',
+        "2,it's,42",
+        "3,,",
+    ]
+
+
+def test_psql_lists_tables_the_token_may_read(pg: PgServe) -> None:
+    for pattern in ("\\dt", "\\dt ev*"):
+        done = psql(pg, pattern, pg.tokens["admin"])
+        assert done.returncode == 0, done.stderr
+        assert "public|events|table|kyma" in done.stdout.splitlines()
+    hidden = psql(pg, "\\dt", pg.tokens["read_other"])
+    assert hidden.returncode == 0, hidden.stderr
+    assert "events" not in hidden.stdout + hidden.stderr

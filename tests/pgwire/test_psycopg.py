@@ -1,0 +1,190 @@
+"""psycopg 3 against a real ``kyma serve`` over the Postgres protocol: types, parameters,
+errors that leave the connection usable, session statements, auth by token."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import psycopg
+import pytest
+from pgwire_serve import PgServe
+
+UTC = dt.UTC
+
+
+def test_select_returns_values_with_postgres_types(pg: PgServe) -> None:
+    with pg.connect() as conn, conn.cursor() as cur:
+        cur.execute("SELECT n, msg, ts, attrs, emb FROM events ORDER BY n")
+        rows = cur.fetchall()
+        oids = [c.type_code for c in cur.description]
+    assert oids == [20, 25, 1184, 3802, 1021]  # int8, text, timestamptz, jsonb, real[]
+    assert rows == [
+        (
+            1,
+            "GET /",
+            dt.datetime(2024, 5, 1, 12, 0, 0, 500000, tzinfo=UTC),
+            {"http": {"method": "GET"}, "tags": ["a", "b"]},
+            [0.5, 1.0, -2.0],
+        ),
+        (2, "it's", dt.datetime(2024, 5, 1, 12, 0, 1, tzinfo=UTC), 42, [0.1, 0.0, 3.0]),
+        (3, None, dt.datetime(2024, 5, 2, tzinfo=UTC), None, None),
+    ]
+
+
+def test_parameters_bind_as_values_not_sql(pg: PgServe) -> None:
+    with pg.connect(autocommit=True) as conn:
+        found = conn.execute(
+            "SELECT n FROM events WHERE msg = %s OR n > %s ORDER BY n", ("it's", 2)
+        ).fetchall()
+        assert found == [(2,), (3,)]
+        assert conn.execute("SELECT %s AS a", ("'; DROP TABLE events; --",)).fetchone() == (
+            "'; DROP TABLE events; --",
+        )
+        assert conn.execute("SELECT count(*) AS c FROM events").fetchone() == (3,)
+
+
+@pytest.mark.parametrize("autocommit", [True, False])
+def test_an_error_answers_with_sqlstate_and_the_connection_goes_on(
+    pg: PgServe, autocommit: bool
+) -> None:
+    with pg.connect(autocommit=autocommit) as conn:
+        with pytest.raises(psycopg.Error) as raised:
+            conn.execute("SELECT n FROM no_such_table")
+        assert raised.value.sqlstate == "42P01"
+        assert "no_such_table" in str(raised.value)
+        if not autocommit:
+            with pytest.raises(psycopg.errors.InFailedSqlTransaction):
+                conn.execute("SELECT 1 AS one")
+            conn.rollback()
+        assert conn.execute("SELECT max(n) AS m FROM events").fetchone() == (3,)
+
+
+def test_syntax_error_is_an_error_response(pg: PgServe) -> None:
+    with pg.connect(autocommit=True) as conn:
+        with pytest.raises(psycopg.Error) as raised:
+            conn.execute("SELECT (1 FROM events")
+        assert raised.value.sqlstate == "42601"  # syntax_error
+        assert conn.execute("SELECT 2 AS two").fetchone() == (2,)
+
+
+def test_session_statements_drivers_send(pg: PgServe) -> None:
+    with pg.connect(autocommit=True) as conn:
+        version = conn.execute("SELECT version()").fetchone()[0]
+        assert version.startswith("PostgreSQL 15.0 (kyma ")
+        assert conn.execute("SELECT current_schema()").fetchone() == ("public",)
+        conn.execute("SET application_name = 'pgwire-test'")
+        conn.execute("SET extra_float_digits TO 3")
+        conn.execute("SET TIME ZONE 'UTC'")
+        assert conn.execute("SHOW application_name").fetchone() == ("pgwire-test",)
+        assert conn.info.parameter_status("application_name") == "pgwire-test"
+        assert conn.execute("SHOW TimeZone").fetchone() == ("UTC",)
+        conn.execute("BEGIN")
+        assert conn.execute("SELECT count(*) FROM events").fetchone() == (3,)
+        conn.execute("COMMIT")
+        with pytest.raises(psycopg.Error) as raised:
+            conn.execute("SET no_such_setting = 1")
+        assert raised.value.sqlstate == "42601"
+        assert "no_such_setting" in str(raised.value)
+
+
+def test_a_transaction_of_reads_commits(pg: PgServe) -> None:
+    with pg.connect() as conn:  # psycopg sends BEGIN first, COMMIT at the end
+        assert conn.execute("SELECT count(*) FROM events").fetchone() == (3,)
+        conn.commit()
+        assert conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+
+
+def test_a_bad_token_fails_to_connect(pg: PgServe) -> None:
+    with pytest.raises(psycopg.OperationalError, match="unknown token"):
+        psycopg.connect(pg.dsn("kyma_not-a-token"), connect_timeout=10)
+    with pg.connect() as conn:  # the server goes on
+        assert conn.execute("SELECT 1 AS one").fetchone() == (1,)
+
+
+def test_a_token_without_the_table_is_refused(pg: PgServe) -> None:
+    with pg.connect("read_other", autocommit=True) as conn:
+        with pytest.raises(psycopg.Error) as raised:
+            conn.execute("SELECT n FROM events")
+        assert raised.value.sqlstate == "42501"
+        assert "may not read table 'events'" in str(raised.value)
+
+
+def test_information_schema_lists_tables_and_columns(pg: PgServe) -> None:
+    with pg.connect(autocommit=True) as conn:
+        tables = conn.execute(
+            "SELECT table_schema, table_name, table_type FROM information_schema.tables"
+            " WHERE table_schema = 'public' ORDER BY table_name"
+        ).fetchall()
+        assert ("public", "events", "BASE TABLE") in tables
+        columns = conn.execute(
+            "SELECT column_name, data_type, udt_name FROM information_schema.columns"
+            " WHERE table_name = %s ORDER BY ordinal_position",
+            ("events",),
+        ).fetchall()
+    assert columns == [
+        ("_timestamp", "timestamp with time zone", "timestamptz"),  # every table has these
+        ("props", "jsonb", "jsonb"),
+        ("n", "bigint", "int8"),
+        ("msg", "text", "text"),
+        ("ts", "timestamp with time zone", "timestamptz"),
+        ("attrs", "jsonb", "jsonb"),
+        ("emb", "ARRAY", "_float4"),
+    ]
+
+
+def test_information_schema_shows_only_granted_tables(pg: PgServe) -> None:
+    with pg.connect("read_other", autocommit=True) as conn:
+        names = conn.execute("SELECT table_name FROM information_schema.tables").fetchall()
+        assert ("events",) not in names
+        with pytest.raises(psycopg.Error) as raised:
+            conn.execute("SELECT * FROM information_schema.routines")
+        assert "information_schema.routines is not available" in str(raised.value)
+
+
+def test_prepared_statements_and_row_limited_fetches(pg: PgServe) -> None:
+    with pg.connect(autocommit=True) as conn:
+        for n in (1, 2, 1):  # Parse once with a name, then Bind/Execute it again
+            cur = conn.execute("SELECT n, msg FROM events WHERE n = %s", (n,), prepare=True)
+            assert cur.fetchall() == [(n, "GET /" if n == 1 else "it's")]
+        assert conn.execute("SELECT n FROM events WHERE n > %(m)s", {"m": 1}).rowcount == 2
+
+
+def test_binary_results_are_refused_clearly(pg: PgServe) -> None:
+    with pg.connect(autocommit=True) as conn:
+        with pytest.raises(psycopg.errors.FeatureNotSupported, match="binary result format"):
+            conn.execute("SELECT n FROM events", binary=True)
+        assert conn.execute("SELECT count(*) FROM events").fetchone() == (3,)
+
+
+def test_copy_to_stdout_in_text_format(pg: PgServe) -> None:
+    with pg.connect(autocommit=True) as conn, conn.cursor() as cur:
+        with cur.copy("COPY (SELECT n, msg, emb FROM events ORDER BY n) TO STDOUT") as copy:
+            data = b"".join(bytes(chunk) for chunk in copy)
+        assert data.decode().splitlines() == [
+            "1\tGET /\t{0.5,1,-2}",
+            "2\tit's\t{0.1,0,3}",
+            "3\t\\N\t\\N",
+        ]
+        with pytest.raises(psycopg.errors.FeatureNotSupported, match="POST /v1/ingest"):
+            cur.execute("COPY events FROM STDIN")
+        assert cur.execute("SELECT count(*) FROM events").fetchone() == (3,)
+
+
+def test_pg_catalog_describes_columns(pg: PgServe) -> None:
+    with pg.connect(autocommit=True) as conn:
+        columns = conn.execute(
+            "SELECT a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod), a.attnum"
+            " FROM pg_catalog.pg_attribute a"
+            " JOIN pg_catalog.pg_class c ON c.oid = a.attrelid"
+            " JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
+            " WHERE c.relname = 'events' AND n.nspname = 'public' AND NOT a.attisdropped"
+            " ORDER BY a.attnum"
+        ).fetchall()
+        assert [(name, kind) for name, kind, _ in columns][2:] == [
+            ("n", "bigint"),
+            ("msg", "text"),
+            ("ts", "timestamp with time zone"),
+            ("attrs", "jsonb"),
+            ("emb", "real[]"),
+        ]
+        assert conn.execute("SELECT 'pg_class' AS word").fetchone() == ("pg_class",)
