@@ -81,6 +81,11 @@ class Connector(ABC):
         fetched value itself)."""
         return column
 
+    def compared_literal(self, source: SourceColumn, literal: str) -> str:
+        """A string literal compared with ``source`` in kyma, as the source would compare it
+        with the fetched value (by default as written)."""
+        return literal
+
     def text_order(self, source: SourceColumn) -> str | None:
         """The collation under which the source orders ``source``, when that differs from
         kyma's byte order; None when they agree (the default)."""

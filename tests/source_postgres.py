@@ -15,10 +15,12 @@ from pathlib import Path
 from urllib.parse import quote
 
 import psycopg
+import psycopg.adapt
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+from psycopg.abc import Buffer
 
 HOST = "127.0.0.1"
 
@@ -56,10 +58,20 @@ def run_in_postgres(url: str, sql: str, *, password: str | None = None) -> list[
     """The rows of ``sql`` run directly in a fresh session on ``url``.
 
     The session keeps the database's defaults (time zone America/New_York for ``fed``); pass
-    ``password`` when ``url`` has none (``SourceDatabase.url``).
+    ``password`` when ``url`` has none (``SourceDatabase.url``). char(n) values arrive
+    unpadded, as kyma reads them.
     """
     with psycopg.connect(url, password=password, autocommit=True, connect_timeout=10) as conn:
+        conn.adapters.register_loader("bpchar", _UnpaddedChar)
         return conn.execute(sql).fetchall()
+
+
+class _UnpaddedChar(psycopg.adapt.Loader):
+    """char(n) values without their trailing blanks, as kyma reads them (and as Postgres
+    compares them)."""
+
+    def load(self, data: Buffer) -> str:
+        return bytes(data).decode().rstrip(" ")
 
 
 # ssl itself is turned on after the start: the certificate must be in the data folder first,

@@ -142,6 +142,10 @@ class PostgresConnector(Connector):
     def pattern_operand(self, column: exp.Expression, source: SourceColumn) -> exp.Expression:
         return padded(column, source.source_type)
 
+    def compared_literal(self, source: SourceColumn, literal: str) -> str:
+        # A literal compared with char(n) is a char(n) too: its trailing blanks don't count.
+        return literal.rstrip(" ") if source.source_type.typname == "bpchar" else literal
+
     def text_order(self, source: SourceColumn) -> str | None:
         pg_type = source.source_type
         return None if pg_type.orders_as_bytes else pg_type.collation

@@ -329,6 +329,7 @@ class _Planning:
             )
             self.scans.append(scan)
             _match_patterns_as_source(scope.expression, alias, ref)
+            _compare_literals_as_source(scope.expression, alias, ref)
             _refuse_reordered_text(scope.expression, alias, ref)
             # In place: a parenthesized join hangs off its first table's node.
             node.set("this", exp.to_identifier(scan.name, quoted=True))
@@ -342,6 +343,25 @@ def _match_patterns_as_source(block: exp.Expression, alias: str, ref: _SourceRef
             source = ref.table.column(column.name)
             if source is not None:
                 column.replace(ref.connector.pattern_operand(column.copy(), source))
+
+
+_COMPARISONS = (exp.EQ, exp.NEQ, exp.LT, exp.LTE, exp.GT, exp.GTE, exp.Between, exp.In)
+
+
+def _compare_literals_as_source(block: exp.Expression, alias: str, ref: _SourceRef) -> None:
+    """Residual comparisons of ``alias``'s columns with string literals compare as the
+    source would (a literal compared with Postgres's char(n) loses its trailing blanks)."""
+    for node in list(block.find_all(*_COMPARISONS)):
+        operands = [node.args.get(k) for k in ("this", "expression", "low", "high")]
+        operands += node.expressions if isinstance(node, exp.In) else []
+        columns = [o for o in operands if isinstance(o, exp.Column) and o.table == alias]
+        sources = [s for c in columns if (s := ref.table.column(c.name)) is not None]
+        if len(sources) != 1:
+            continue
+        for literal in [o for o in operands if isinstance(o, exp.Literal) and o.is_string]:
+            literal.replace(
+                exp.Literal.string(ref.connector.compared_literal(sources[0], literal.name))
+            )
 
 
 _ORDERING = (exp.Ordered, exp.LT, exp.LTE, exp.GT, exp.GTE, exp.Between, exp.Min, exp.Max)

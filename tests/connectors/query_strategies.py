@@ -25,6 +25,10 @@ NAMES = (
 TAGS = ("red", "Red", "green", "Green", "blue", "BLUE", "", "ünïcode", "a_tag", "z%")
 PRICES = ("47.50", "47.51", "19.99", "0.10", "0.30", "1234.56", "-5.25", "0.01", "0", "100")
 SCORES = ("1e16", "-1e16", "1.0", "0.1", "0.3", "-0.1", "0.001", "3.14159", "0", "7")
+CODES = ("AB", "ab", "A", "Zz", "é", "", " x", "AB c")  # char(6): trailing blanks don't count
+BIGS = (  # numeric(30,10): more digits than a double holds
+    "1234567890123456.0123456789", "0.001", "98765432109876.5432109876", "1.5", "42",
+)  # fmt: skip
 _UTC = datetime.UTC
 _FIRST = datetime.datetime(2024, 3, 9, tzinfo=_UTC)  # the data spans 2024-03-09 05:00 UTC ..
 _SECONDS = 3 * 86400 + 6 * 3600  # .. 2024-03-11 23:00 UTC; literals reach a little past both
@@ -40,17 +44,22 @@ _EDGES = tuple(
 )
 _OFFSETS = tuple(datetime.timedelta(minutes=m) for m in (0, -300, -240, 60, 330))
 
-ORDERABLE = ("name", "tag", "grp", "qty", "price", "score", "created_at", "day", "flag")
+ORDERABLE = (
+    "name", "tag", "grp", "qty", "price", "score", "created_at", "day", "flag", "code", "big",
+)  # fmt: skip
 PROJECTIONS = (
     "id", "grp", "qty", "price", "score", "name", "tag", "created_at", "day", "flag",
     "lower(name)", "upper(name)", "lower(tag)", "upper(tag)", "coalesce(name, 'none')",
     "coalesce(tag, name)", "coalesce(grp, -1)", "coalesce(qty, 0)", "grp + 1", "qty - grp",
-    "qty * 2", "id * grp", "grp - id", "qty + id", "qty / 3",
+    "qty * 2", "id * grp", "grp - id", "qty + id", "qty / 3", "code", "big", "length(code)",
+    "code || '|'", "big * 2", "big + price",
 )  # fmt: skip
-GROUP_KEYS = ("grp", "tag", "flag")
-SUMMABLE = ("grp", "qty", "price", "score")
-EXTREMES = ("grp", "qty", "price", "score", "name", "tag", "created_at", "day")
-COUNTABLE = ("grp", "qty", "price", "score", "name", "tag", "created_at", "day", "flag")
+GROUP_KEYS = ("grp", "tag", "flag", "code")
+SUMMABLE = ("grp", "qty", "price", "score", "big")
+EXTREMES = ("grp", "qty", "price", "score", "name", "tag", "created_at", "day", "code", "big")
+COUNTABLE = (
+    "grp", "qty", "price", "score", "name", "tag", "created_at", "day", "flag", "code", "big",
+)  # fmt: skip
 OPERATORS = ("=", "!=", "<", "<=", ">", ">=")
 _MAX_DEPTH = 3
 assert not any("{" in s or "}" in s for s in NAMES + TAGS), "queries must stay str.format-safe"
@@ -104,7 +113,7 @@ def like_pattern(
 
 @st.composite
 def _like(draw: st.DrawFn, column: str) -> str:
-    value = draw(st.sampled_from([v for v in NAMES + TAGS if v]))
+    value = draw(st.sampled_from([v for v in NAMES + TAGS + CODES if v]))
     start = draw(st.integers(0, len(value) - 1))
     stop = draw(st.integers(start + 1, len(value)))
     shape = draw(st.sampled_from(("prefix", "suffix", "infix", "one_char", "exact")))
@@ -135,6 +144,8 @@ _LITERALS = {
     "price": st.sampled_from(PRICES),
     "score": st.sampled_from(SCORES),
     "text": _TEXT_LITERALS,
+    "char": st.sampled_from(CODES).flatmap(lambda c: st.sampled_from((c, c + "  "))).map(quote),
+    "big": st.sampled_from((*BIGS, "0.5", "1234567890123456.01234567891")),
     "ts": _instants(),
     "date": _dates(),
 }
@@ -143,6 +154,8 @@ _OPERANDS = {
     "price": ("price",),
     "score": ("score",),
     "text": ("name", "tag", "lower(name)", "upper(tag)"),
+    "char": ("code",),
+    "big": ("big",),
     "ts": ("created_at",),
     "date": ("day",),
 }
@@ -169,7 +182,8 @@ def _leaf() -> st.SearchStrategy[str]:
     )
     flag = st.sampled_from(("flag", "flag = TRUE", "flag = FALSE", "flag IS NOT TRUE"))
     comparisons = [_comparison(kind) for kind in _OPERANDS]
-    return st.one_of(_like("name"), _like("tag"), null_test, *comparisons, flag)
+    likes = (_like("name"), _like("tag"), _like("code"))
+    return st.one_of(*likes, null_test, *comparisons, flag)
 
 
 def predicates(depth: int = _MAX_DEPTH) -> st.SearchStrategy[str]:

@@ -24,7 +24,9 @@ CREATE TABLE public.items (
     tag varchar(20),
     created_at timestamptz,
     day date,
-    flag boolean
+    flag boolean,
+    code char(6),
+    big numeric(30, 10)
 );
 
 INSERT INTO public.items
@@ -57,7 +59,13 @@ SELECT
         WHEN i = 18 THEN DATE '2000-02-29'
         ELSE (t.ts AT TIME ZONE 'America/New_York')::date
     END,
-    CASE WHEN i % 10 = 5 THEN NULL ELSE i % 3 = 0 END
+    CASE WHEN i % 10 = 5 THEN NULL ELSE i % 3 = 0 END,
+    CASE WHEN i % 13 = 6 THEN NULL ELSE (ARRAY[
+        'AB', 'ab', 'A', 'Zz', 'é', '', ' x', 'AB c'
+    ])[1 + i % 8] END,
+    CASE WHEN i % 14 = 9 THEN NULL ELSE (ARRAY[
+        1234567890123456.0123456789, 0.001, 98765432109876.5432109876, 1.5, 42
+    ])[1 + i % 5] END
 FROM generate_series(1, 300) AS g(i)
 CROSS JOIN LATERAL (
     SELECT CASE i

@@ -8,7 +8,7 @@ from collections import Counter
 import query_strategies
 import source_postgres
 from hypothesis import HealthCheck, event, given, settings
-from query_strategies import NAMES, TAGS, federated_queries
+from query_strategies import BIGS, CODES, NAMES, TAGS, federated_queries
 from source_postgres import SourceDatabase, run_in_postgres
 
 # Features every run of 200 queries shows (checked over 100 runs: each came up 3+ times);
@@ -37,6 +37,8 @@ def test_the_generator_knows_the_seeded_text(source_db: SourceDatabase) -> None:
         return {row[0] for row in run_in_postgres(source_db.admin_url, query)}
 
     assert distinct("name") == set(NAMES) and distinct("tag") == set(TAGS)
+    assert distinct("code") == set(CODES)  # unpadded, as kyma reads char(n)
+    assert {str(value.normalize()) for value in distinct("big")} == set(BIGS)
 
 
 def test_generated_queries_run_on_postgres(source_db: SourceDatabase) -> None:

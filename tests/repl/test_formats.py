@@ -101,6 +101,9 @@ def connector(serve: Serve) -> str:
     assert port, serve.output
     password = (serve.home / "catalog.password").read_text().strip()
     admin = f"postgresql://kyma:{password}@127.0.0.1:{port.group(1)}"
+    secret = serve.home / "secrets" / "repl_src"  # secrets are read only from KYMA_SECRETS_DIR
+    secret.parent.mkdir(exist_ok=True)
+    secret.write_text(password)
     with psycopg.connect(f"{admin}/kyma", autocommit=True) as conn:
         conn.execute("DROP DATABASE IF EXISTS repl_src")
         conn.execute("CREATE DATABASE repl_src")
@@ -113,7 +116,7 @@ def connector(serve: Serve) -> str:
             "type": "postgres",
             "connection": {
                 "url": f"postgres://kyma@127.0.0.1:{port.group(1)}/repl_src",
-                "secret_ref": f"file:{serve.home / 'catalog.password'}",
+                "secret_ref": f"file:{secret}",
                 "tls": "disabled",
                 "allow_insecure": True,
             },
