@@ -15,7 +15,7 @@ from kyma.connectors.registry import ConnectorRegistry
 from kyma.engine.catalog import Catalog, retention_seconds
 from kyma.engine.compaction import CompactionResult, compact_table
 from kyma.engine.format import SegmentFormat
-from kyma.engine.format.tlm import TlmFormat
+from kyma.engine.format.choice import segment_format
 from kyma.engine.gc import collect_orphans
 from kyma.engine.query import QueryEngine, QueryLimits
 from kyma.engine.retention import apply_retention
@@ -104,7 +104,7 @@ def open_services(
                 s3_access_key_id=settings.s3_access_key_id,
                 s3_secret_access_key=settings.s3_secret_access_key,
             )
-            fmt = TlmFormat(block_rows=settings.block_rows)
+            fmt = segment_format(settings.extent_format, settings.block_rows)
             connectors = ConnectorRegistry(catalog)
             write_path = WritePath(
                 catalog, store, fmt, idempotency_wait_seconds=settings.idempotency_wait_seconds

@@ -159,7 +159,7 @@ def drop_store_opener(cache_dir: Path):  # type: ignore[no-untyped-def]
 def services(catalog: Catalog, tmp_path: Path):
     """The server's parts on a fresh catalog database and a local object store."""
     from kyma.connectors.registry import ConnectorRegistry
-    from kyma.engine.format.tlm import TlmFormat
+    from kyma.engine.format.choice import segment_format
     from kyma.engine.query import QueryEngine
     from kyma.ingest.sources import SourceRegistry
     from kyma.ingest.write_path import WritePath
@@ -169,7 +169,7 @@ def services(catalog: Catalog, tmp_path: Path):
 
     settings = Settings(home=tmp_path / "home", catalog_url=catalog.url)
     store = LocalStore(tmp_path / "objects")
-    fmt = TlmFormat(block_rows=1024)
+    fmt = segment_format(block_rows=1024)
     connectors = ConnectorRegistry(catalog)
     write_path = WritePath(catalog, store, fmt, idempotency_wait_seconds=5)
     jobs = JobRegistry(settings, store.url, write_path)

@@ -11,6 +11,7 @@ import pyarrow as pa
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kyma.engine.format.choice import segment_format
 from kyma.engine.format.predicate import (
     And,
     BlockPredicate,
@@ -23,7 +24,6 @@ from kyma.engine.format.predicate import (
     StringHas,
     TimeRange,
 )
-from kyma.engine.format.tlm import TlmFormat
 from kyma.engine.storage.local import LocalStore
 from kyma.engine.types import TIMESTAMP
 
@@ -123,7 +123,7 @@ def test_pruning_never_drops_a_matching_block(data: list[dict], predicate, block
     with tempfile.TemporaryDirectory() as tmp:
         store = LocalStore(Path(tmp))
         encoded = [{**r, "d": None if r["d"] is None else cbor2.dumps(r["d"])} for r in data]
-        fmt = TlmFormat(block_rows=block_rows)
+        fmt = segment_format(block_rows=block_rows)
         writer = fmt.start_extent(store, SCHEMA, "t")
         writer.append(pa.RecordBatch.from_pylist(encoded, SCHEMA))
         reader = fmt.open_extent(store, writer.finish().object_path)

@@ -1,4 +1,4 @@
-"""Statistics the tlm writer computes: per-block stats and per-extent column stats.
+"""Statistics every extent writer computes: per-block stats and per-extent column stats.
 
 Everything is vectorized with Arrow compute; only dynamic values are decoded one by one,
 and only the distinct ones of each block.
