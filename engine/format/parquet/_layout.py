@@ -7,6 +7,7 @@ dynamic (CBOR) values -- their dictionaries were larger than zstd over plain val
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterator
 from typing import Any
 
@@ -63,8 +64,19 @@ def writer_options(schema: pa.Schema) -> dict[str, Any]:
     }
 
 
-def strip_metadata(schema: pa.Schema) -> pa.Schema:
-    """The extent's Arrow schema without the footer keys kyma and pyarrow put there."""
-    meta = {k: v for k, v in (schema.metadata or {}).items() if k not in KYMA_KEYS}
-    meta.pop(ARROW_SCHEMA_KEY, None)
+def written_schema(file_schema: pa.Schema, footer: dict[bytes, bytes]) -> pa.Schema:
+    """The Arrow schema the extent was written with, without the footer's own keys.
+
+    Parquet names list elements ``element`` where kyma's Arrow types say ``item``; the
+    schema pyarrow stored (``ARROW:schema``) keeps the writer's names and field metadata.
+    """
+    stored = footer.get(ARROW_SCHEMA_KEY)
+    schema = file_schema
+    if stored is not None:
+        try:
+            schema = pa.ipc.read_schema(pa.py_buffer(base64.b64decode(stored)))
+        except (ValueError, OSError):  # binascii.Error is a ValueError; ArrowInvalid
+            schema = file_schema
+    skip = (*KYMA_KEYS, ARROW_SCHEMA_KEY)
+    meta = {k: v for k, v in (schema.metadata or {}).items() if k not in skip}
     return schema.with_metadata(meta) if meta else schema.remove_metadata()

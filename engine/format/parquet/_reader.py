@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 
 from kyma.engine.errors import FormatError
 from kyma.engine.format import ExtentMetadata, ExtentReader
-from kyma.engine.format.parquet._layout import BLOCK_STATS_KEY, VERSION_KEY, strip_metadata
+from kyma.engine.format.parquet._layout import BLOCK_STATS_KEY, VERSION_KEY, written_schema
 from kyma.engine.format.predicate import BlockPredicate, BlockStats, block_evaluator
 from kyma.engine.storage import ObjectStore
 
@@ -28,14 +28,14 @@ class ParquetExtentReader(ExtentReader):
         try:
             self._file = pq.ParquetFile(self._input, pre_buffer=True)
             meta = self._file.metadata
-            self._schema = strip_metadata(self._file.schema_arrow)
+            kv = meta.metadata or {}
+            self._schema = written_schema(self._file.schema_arrow, kv)
         except (ValueError, OSError) as e:  # ArrowInvalid, ArrowIOError
             self._input.close()
             raise self._error(f"not a readable Parquet file: {e}") from e
         self.byte_size = self._input.size()
         self._blocks = meta.num_row_groups
         self._rows = meta.num_rows
-        kv = meta.metadata or {}
         self.version = int(kv.get(VERSION_KEY, b"0"))
         self._block_stats = self._parse_stats(kv.get(BLOCK_STATS_KEY))
 
@@ -96,8 +96,17 @@ class ParquetExtentReader(ExtentReader):
                 table = self._file.read_row_groups(groups, columns=schema.names)
             except (ValueError, OSError) as e:  # ArrowInvalid, ArrowIOError
                 raise self._error(f"blocks {groups} do not decode: {e}") from e
-            table = table.replace_schema_metadata(schema.metadata)
+            if table.schema.equals(schema):  # names and types; metadata aside
+                table = table.replace_schema_metadata(schema.metadata)
+            else:  # list fields named ``element``, or a foreign file's types
+                table = self._cast(table, schema, groups)
             yield from _split(table, [self._row_count(b) for b in groups])
+
+    def _cast(self, table: pa.Table, schema: pa.Schema, groups: list[int]) -> pa.Table:
+        try:
+            return table.cast(schema)
+        except (ValueError, TypeError, NotImplementedError) as e:  # ArrowInvalid and kin
+            raise self._error(f"blocks {groups} do not match the extent's schema: {e}") from e
 
     def _row_count(self, block: int) -> int:
         return self._file.metadata.row_group(block).num_rows
