@@ -1,4 +1,5 @@
-"""Benchmark: write and read 5 million log rows as tlm, Parquet (zstd) and Arrow IPC.
+"""Benchmark: write and read 5 million log rows as kyma's extents (Parquet, tlm) and as
+pyarrow's Parquet (zstd) and Arrow IPC.
 
     python bench/format.py [--rows 5000000] [--dir /tmp/kyma-bench-format]
 
@@ -22,6 +23,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from kyma.engine.format import SegmentFormat
+from kyma.engine.format.parquet import ParquetFormat
 from kyma.engine.format.tlm import TlmFormat
 from kyma.engine.storage.local import LocalStore
 from kyma.engine.types import DEFAULT_COLUMNS, Column, KymaType, arrow_schema
@@ -98,9 +101,8 @@ def timed(fn):
     return time.perf_counter() - start, out
 
 
-def bench_tlm(table: pa.Table, root: Path, compression: str | None) -> dict:
-    store = LocalStore(root / f"tlm-{compression}")
-    fmt = TlmFormat(compression=compression)
+def bench_extent(table: pa.Table, root: Path, name: str, fmt: SegmentFormat) -> dict:
+    store = LocalStore(root / name)
 
     def write():
         writer = fmt.start_extent(store, SCHEMA, "tables/1")
@@ -112,8 +114,8 @@ def bench_tlm(table: pa.Table, root: Path, compression: str | None) -> dict:
 
     def read():
         reader = fmt.open_extent(store, result.object_path)
-        blocks = [reader.read_block(b) for b in range(reader.metadata().block_count)]
-        table = pa.Table.from_batches(blocks)
+        blocks = reader.read_blocks(list(range(reader.metadata().block_count)))
+        table = pa.Table.from_batches(blocks, SCHEMA)
         scan(table)
         return table
 
@@ -164,8 +166,9 @@ def main() -> None:
         f" pyarrow {pa.__version__}"
     )
     results = {
-        "tlm": bench_tlm(table, root, None),
-        "tlm+zstd": bench_tlm(table, root, "zstd"),
+        "kyma-parquet": bench_extent(table, root, "kyma-parquet", ParquetFormat()),
+        "tlm": bench_extent(table, root, "tlm", TlmFormat()),
+        "tlm+zstd": bench_extent(table, root, "tlm+zstd", TlmFormat(compression="zstd")),
         "parquet-zstd": bench_parquet(table, root),
         "arrow-ipc": bench_ipc(table, root),
     }
@@ -175,12 +178,15 @@ def main() -> None:
             f"{name:<14}{mb / r['write_s']:>12.0f}{mb / r['read_s']:>12.0f}"
             f"{r['bytes'] / 1e6:>12.0f}"
         )
-    tlm = results["tlm"]
-    for peer in ("parquet-zstd", "arrow-ipc"):
-        p = results[peer]
+    for ours, peer in (
+        ("kyma-parquet", "parquet-zstd"),
+        ("tlm", "parquet-zstd"),
+        ("tlm", "arrow-ipc"),
+    ):
+        o, p = results[ours], results[peer]
         print(
-            f"tlm vs {peer}: write {p['write_s'] / tlm['write_s']:.2f}x,"
-            f" read {p['read_s'] / tlm['read_s']:.2f}x, size {tlm['bytes'] / p['bytes']:.2f}x"
+            f"{ours} vs {peer}: write {p['write_s'] / o['write_s']:.2f}x,"
+            f" read {p['read_s'] / o['read_s']:.2f}x, size {o['bytes'] / p['bytes']:.2f}x"
         )
     shutil.rmtree(root, ignore_errors=True)
 

@@ -16,7 +16,8 @@ import pyarrow as pa
 
 from kyma.engine.errors import SchemaError
 from kyma.engine.format import ExtentWriter, ExtentWriteResult
-from kyma.engine.format._stats import ExtentStats, PathMemo, block_stats
+from kyma.engine.format._paths import block_paths
+from kyma.engine.format._stats import ExtentStats, block_stats, is_dynamic, with_paths
 from kyma.engine.format.predicate import BlockStats
 from kyma.engine.storage import ObjectStore
 
@@ -37,13 +38,16 @@ class BlockedWriter(ExtentWriter):
         self._staging = scratch / f"{self.extent_id}.part"
         self._pending: list[pa.RecordBatch] = []
         self._pending_rows = 0
-        self._blocks: list[dict[str, Any]] = []
+        self._stats: list[BlockStats] = []
+        self._blocks: list[dict[str, Any]] = []  # the final block stats, as JSON
         self._extent_stats = ExtentStats(schema)
-        self._path_memos: dict[str, PathMemo] = {}
+        self._dynamic: dict[str, list[pa.Array]] = {
+            f.name: [] for f in schema if is_dynamic(f.type)
+        }
         self._rows = 0
 
     @abc.abstractmethod
-    def _write_block(self, batch: pa.RecordBatch, stats: BlockStats) -> None:
+    def _write_block(self, batch: pa.RecordBatch) -> None:
         """Write one block to the staging file."""
 
     @abc.abstractmethod
@@ -74,15 +78,26 @@ class BlockedWriter(ExtentWriter):
         self._pending = rest.to_batches()
         self._pending_rows = rest.num_rows
         (batch,) = block or [pa.RecordBatch.from_pylist([], self._schema)]
-        stats = block_stats(batch, self._path_memos)
-        self._write_block(batch, stats)
+        stats = block_stats(batch)
+        self._write_block(batch)
         self._extent_stats.update(batch, stats)
-        self._blocks.append(stats.to_json())
+        self._stats.append(stats)
+        for name, blocks in self._dynamic.items():
+            blocks.append(batch.column(name))
         self._rows += batch.num_rows
+
+    def _finish_stats(self) -> None:
+        """Dynamic paths of every block, found in one pass over the extent's values."""
+        paths = {name: block_paths(name, blocks) for name, blocks in self._dynamic.items()}
+        for i, partial in enumerate(self._stats):
+            stats = with_paths(partial, {name: found[i] for name, found in paths.items()})
+            self._extent_stats.add_paths(stats)
+            self._blocks.append(stats.to_json())
 
     def finish(self) -> ExtentWriteResult:
         if self._pending_rows:
             self._flush(self._pending_rows)
+        self._finish_stats()
         self._seal()
         byte_size = self._staging.stat().st_size
         self._store.put_file(self.object_path, self._staging)

@@ -1,23 +1,23 @@
 """Statistics every extent writer computes: per-block stats and per-extent column stats.
 
-Everything is vectorized with Arrow compute; only dynamic values are decoded one by one,
-and only the distinct ones of each block.
+Everything is vectorized with Arrow compute; only dynamic values are decoded one by one
+(``_paths.py``), and only the distinct ones of each extent.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
-import cbor2
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kyma.engine.format.predicate import MAX_PATH_DEPTH, BlockStats, ColStat, dynamic_path
+from kyma.engine.format._paths import PATH_SET_CAP
+from kyma.engine.format.predicate import BlockStats, ColStat
 
 STRING_MINMAX_CAP = 256
 DISTINCT_SET_CAP = 1_000
 TOKEN_SET_CAP = 10_000
-PATH_SET_CAP = 1_000
 TOKEN_PATTERN = r"[^a-z0-9]+"
 
 
@@ -29,7 +29,7 @@ def _is_str(t: pa.DataType) -> bool:
     return pa.types.is_string(t) or pa.types.is_large_string(t)
 
 
-def _is_dynamic(t: pa.DataType) -> bool:
+def is_dynamic(t: pa.DataType) -> bool:
     return pa.types.is_binary(t) or pa.types.is_large_binary(t)
 
 
@@ -39,57 +39,27 @@ def time_column(schema: pa.Schema) -> str | None:
     return "_timestamp" if "_timestamp" in names else (names[0] if names else None)
 
 
-PathMemo = dict[bytes, frozenset[tuple[str, ...]]]
-"""Paths of CBOR values already decoded in this extent: repeated values decode once."""
-PATH_MEMO_CAP = 65_536
-
-
-def dynamic_paths(column: str, values: pa.Array, memo: PathMemo) -> set[str] | None:
-    """Every path present in the CBOR values (None once past the cap)."""
-    found: set[tuple[str, ...]] = set()
-    for raw in pc.unique(values.drop_null()).to_pylist():
-        paths = memo.get(raw)
-        if paths is None:
-            paths = _paths_of(cbor2.loads(raw))
-            if len(memo) < PATH_MEMO_CAP:
-                memo[raw] = paths
-        found.update(paths)
-        if len(found) > PATH_SET_CAP:
-            return None
-    if any("\x00" in key for path in found for key in path):
-        return None  # Postgres' text[] cannot hold NUL: the paths become "unknown"
-    return {dynamic_path(column, path) for path in found}
-
-
-def _paths_of(value: object) -> frozenset[tuple[str, ...]]:
-    if type(value) is not dict:
-        return frozenset()
-    out: set[tuple[str, ...]] = set()
-    _walk(value, (), out)
-    return frozenset(out)
-
-
-def _walk(value: dict, prefix: tuple[str, ...], out: set[tuple[str, ...]]) -> None:
-    for key, child in value.items():
-        path = (*prefix, str(key))
-        out.add(path)
-        if type(child) is dict and len(path) < MAX_PATH_DEPTH:
-            _walk(child, path, out)
-
-
-def block_stats(batch: pa.RecordBatch, memos: dict[str, PathMemo] | None = None) -> BlockStats:
-    """Per-column stats of one block; ``memos`` (per dynamic column) spans an extent."""
-    memos = {} if memos is None else memos
+def block_stats(batch: pa.RecordBatch) -> BlockStats:
+    """Per-column stats of one block; dynamic columns' paths are None (unknown) until
+    ``with_paths`` fills them in (``block_paths`` computes them for a whole extent at once)."""
     columns: dict[str, ColStat] = {}
     for field, col in zip(batch.schema, batch.columns, strict=True):
-        memo = memos.setdefault(field.name, {}) if _is_dynamic(field.type) else None
-        stat = _column_stat(field.name, field.type, col, memo)
+        stat = _column_stat(field.type, col)
         if stat is not None:
             columns[field.name] = stat
     return BlockStats(batch.num_rows, columns)
 
 
-def _column_stat(name: str, dtype: pa.DataType, col: pa.Array, memo: PathMemo) -> ColStat | None:
+def with_paths(stats: BlockStats, paths: dict[str, frozenset[str] | None]) -> BlockStats:
+    """``stats`` with the paths of its dynamic columns."""
+    columns = {
+        name: replace(stat, paths=paths[name]) if name in paths else stat
+        for name, stat in stats.columns.items()
+    }
+    return BlockStats(stats.row_count, columns)
+
+
+def _column_stat(dtype: pa.DataType, col: pa.Array) -> ColStat | None:
     nulls = col.null_count
     if pa.types.is_timestamp(dtype):
         lo, hi = _min_max(col.cast(pa.int64()))
@@ -103,9 +73,8 @@ def _column_stat(name: str, dtype: pa.DataType, col: pa.Array, memo: PathMemo) -
             return ColStat("Str", nulls)
         lo, hi = _min_max(col)
         return ColStat("Str", nulls, lo, hi)
-    if _is_dynamic(dtype):
-        paths = dynamic_paths(name, col, {} if memo is None else memo)
-        return ColStat("Dyn", nulls, paths=None if paths is None else frozenset(paths))
+    if is_dynamic(dtype):
+        return ColStat("Dyn", nulls)
     return None
 
 
@@ -119,15 +88,15 @@ class ExtentStats:
 
     def __init__(self, schema: pa.Schema) -> None:
         self._time_column = time_column(schema)
-        self._distinct: dict[str, set[Any] | None] = {}
-        self._tokens: dict[str, set[str] | None] = {}
+        self._distinct: dict[str, CappedSet] = {}
+        self._tokens: dict[str, CappedSet] = {}
         self._paths: dict[str, set[str] | None] = {}
         for f in schema:
             if _is_int(f.type) or _is_str(f.type):
-                self._distinct[f.name] = set()
+                self._distinct[f.name] = CappedSet(DISTINCT_SET_CAP)
             if _is_str(f.type):
-                self._tokens[f.name] = set()
-            if _is_dynamic(f.type):
+                self._tokens[f.name] = CappedSet(TOKEN_SET_CAP)
+            if is_dynamic(f.type):
                 self._paths[f.name] = set()
         self.min_ts: int | None = None
         self.max_ts: int | None = None
@@ -138,13 +107,18 @@ class ExtentStats:
             if stat.min is not None:
                 self.min_ts = stat.min if self.min_ts is None else min(self.min_ts, stat.min)
                 self.max_ts = stat.max if self.max_ts is None else max(self.max_ts, stat.max)
+        distinct: dict[str, pa.Array] = {}
         for name, seen in self._distinct.items():
-            if seen is not None:
-                values = pc.unique(batch.column(name).drop_null())
-                self._distinct[name] = _capped_union(seen, values, DISTINCT_SET_CAP)
-        for name, seen in self._tokens.items():
-            if seen is not None:
-                self._tokens[name] = _capped_union(seen, _tokens(batch.column(name)), TOKEN_SET_CAP)
+            tokens = self._tokens.get(name)
+            if seen.values is not None or (tokens is not None and tokens.values is not None):
+                distinct[name] = pc.unique(batch.column(name).drop_null())
+            seen.add(distinct.get(name))
+        for name, tokens in self._tokens.items():
+            if tokens.values is not None:  # the words of each distinct value, not of every row
+                tokens.add(_tokens(distinct[name]))
+
+    def add_paths(self, stats: BlockStats) -> None:
+        """The dynamic paths of one block (``with_paths``' output)."""
         for name, seen in self._paths.items():
             stat = stats.columns[name]
             if seen is not None:
@@ -155,8 +129,10 @@ class ExtentStats:
         for name, seen in self._distinct.items():
             tokens = self._tokens.get(name)
             out[name] = {
-                "distinct": None if seen is None else sorted(seen),
-                "tokens": None if tokens is None else sorted(tokens),
+                "distinct": None if seen.values is None else sorted(seen.values),
+                "tokens": None
+                if tokens is None or tokens.values is None
+                else sorted(tokens.values),
             }
         return out
 
@@ -169,17 +145,39 @@ class ExtentStats:
 
 
 def _tokens(col: pa.Array) -> pa.Array:
-    words = pc.list_flatten(pc.split_pattern_regex(pc.ascii_lower(col.drop_null()), TOKEN_PATTERN))
+    """Distinct words: split on whitespace first (no regex), then the few distinct pieces
+    on every other separator."""
+    pieces = pc.list_flatten(pc.ascii_split_whitespace(pc.ascii_lower(col.drop_null())))
+    words = pc.list_flatten(pc.split_pattern_regex(pc.unique(pieces), TOKEN_PATTERN))
     return pc.unique(words.filter(pc.greater_equal(pc.binary_length(words), 2)))
 
 
-def _capped_union(seen: set[Any], values: pa.Array, cap: int) -> set[Any] | None:
-    if len(values) > cap:
-        return None
-    if pa.types.is_string(values.type) and pc.any(pc.match_substring(values, "\x00")).as_py():
-        return None  # Postgres' jsonb cannot hold NUL: the set becomes "unknown"
-    seen.update(values.to_pylist())
-    return None if len(seen) > cap else seen
+class CappedSet:
+    """Distinct values, given up (``values`` None) past ``cap``.
+
+    Values already held are filtered out with Arrow (``is_in``) before any Python object is
+    made: a block mostly repeats what earlier blocks held.
+    """
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.values: set[Any] | None = set()
+        self._held: pa.Array | None = None
+
+    def add(self, values: pa.Array | None) -> None:
+        if self.values is None or values is None:
+            return
+        if self._held is not None:
+            values = values.filter(pc.invert(pc.is_in(values, value_set=self._held)))
+        if len(values) == 0:
+            return
+        if len(self.values) + len(values) > self.cap or (
+            pa.types.is_string(values.type) and pc.any(pc.match_substring(values, "\x00")).as_py()
+        ):  # Postgres' jsonb cannot hold NUL: the set becomes "unknown"
+            self.values, self._held = None, None
+            return
+        self.values.update(values.to_pylist())
+        self._held = values if self._held is None else pa.concat_arrays([self._held, values])
 
 
 def _union(seen: set[str], more: frozenset[str]) -> set[str] | None:

@@ -1,8 +1,13 @@
-"""The Parquet writer: one row group per block, kyma's statistics in the footer's metadata."""
+"""The Parquet writer: one row group per block, kyma's statistics in the footer's metadata.
+
+Blocks are encoded on a worker thread (pyarrow releases the GIL) while the next block's
+statistics are computed: the two overlap on two cores.
+"""
 
 from __future__ import annotations
 
 import json
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -16,7 +21,6 @@ from kyma.engine.format.parquet._layout import (
     VERSION_KEY,
     writer_options,
 )
-from kyma.engine.format.predicate import BlockStats
 from kyma.engine.storage import ObjectStore
 
 
@@ -28,12 +32,23 @@ class ParquetExtentWriter(BlockedWriter):
     ) -> None:
         super().__init__(store, schema, path_prefix, block_rows)
         self._file = pq.ParquetWriter(str(self._staging), schema, **writer_options(schema))
+        self._encoder = ThreadPoolExecutor(1, thread_name_prefix="kyma-parquet")
+        self._written: Future[None] | None = None
         self._closed = False
 
-    def _write_block(self, batch: pa.RecordBatch, stats: BlockStats) -> None:
-        self._file.write_batch(batch, row_group_size=max(batch.num_rows, 1))
+    def _write_block(self, batch: pa.RecordBatch) -> None:
+        self._wait()  # one block in flight: memory stays bounded
+        self._written = self._encoder.submit(
+            self._file.write_batch, batch, row_group_size=max(batch.num_rows, 1)
+        )
+
+    def _wait(self) -> None:
+        if self._written is not None:
+            written, self._written = self._written, None
+            written.result()
 
     def _seal(self) -> None:
+        self._wait()
         stats = self._extent_stats
         compact = {"separators": (",", ":")}
         self._file.add_key_value_metadata(
@@ -49,4 +64,8 @@ class ParquetExtentWriter(BlockedWriter):
     def _close(self) -> None:
         if not self._closed:
             self._closed = True
-            self._file.close()
+            try:
+                self._wait()
+            finally:
+                self._encoder.shutdown()
+                self._file.close()

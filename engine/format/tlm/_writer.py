@@ -8,7 +8,6 @@ from typing import BinaryIO
 import pyarrow as pa
 
 from kyma.engine.format._blocked import BlockedWriter
-from kyma.engine.format.predicate import BlockStats
 from kyma.engine.format.tlm._envelope import MAGIC_V2, trailer
 from kyma.engine.storage import ObjectStore
 
@@ -31,7 +30,7 @@ class TlmWriter(BlockedWriter):
         body = pa.PythonFile(_BodySink(self._file), mode="w")
         self._ipc = pa.ipc.new_file(body, schema, options=options)
 
-    def _write_block(self, batch: pa.RecordBatch, stats: BlockStats) -> None:
+    def _write_block(self, batch: pa.RecordBatch) -> None:
         self._ipc.write_batch(batch)
 
     def _seal(self) -> None:
