@@ -165,7 +165,8 @@ def test_kill_9_mid_load_leaves_nothing_visible_and_gc_clears_it(
     )
     try:
         deadline = time.monotonic() + 120
-        while not list((objects / "tables").rglob("*.parquet")) and proc.poll() is None:  # a task wrote
+        # until a task wrote an extent
+        while not list((objects / "tables").rglob("*.parquet")) and proc.poll() is None:
             assert time.monotonic() < deadline, "no extent written in time"
             time.sleep(0.05)
         assert proc.poll() is None, (tmp_path / "load.log").read_text()
