@@ -94,6 +94,9 @@ class ParquetExtentReader(ExtentReader):
                 raise self._error(f"blocks {groups} not all in range 0..{self._blocks - 1}")
             try:
                 table = self._file.read_row_groups(groups, columns=schema.names)
+                # Damaged pages can decode into values that break Arrow's invariants
+                # (strings that are not UTF-8): refused here, not crashed on later.
+                table.validate(full=True)
             except (ValueError, OSError) as e:  # ArrowInvalid, ArrowIOError
                 raise self._error(f"blocks {groups} do not decode: {e}") from e
             if table.schema.equals(schema):  # names and types; metadata aside
