@@ -73,7 +73,9 @@ class BlockedWriter(ExtentWriter):
 
     def _flush(self, rows: int) -> None:
         table = pa.Table.from_batches(self._pending, self._schema)
-        block = table.slice(0, rows).combine_chunks().to_batches()
+        block = table.slice(0, rows).to_batches()
+        if len(block) > 1:  # the block spans appended batches: one copy joins them
+            block = table.slice(0, rows).combine_chunks().to_batches()
         rest = table.slice(rows)
         self._pending = rest.to_batches()
         self._pending_rows = rest.num_rows

@@ -107,15 +107,15 @@ class ExtentStats:
             if stat.min is not None:
                 self.min_ts = stat.min if self.min_ts is None else min(self.min_ts, stat.min)
                 self.max_ts = stat.max if self.max_ts is None else max(self.max_ts, stat.max)
-        distinct: dict[str, pa.Array] = {}
         for name, seen in self._distinct.items():
             tokens = self._tokens.get(name)
-            if seen.values is not None or (tokens is not None and tokens.values is not None):
-                distinct[name] = pc.unique(batch.column(name).drop_null())
-            seen.add(distinct.get(name))
-        for name, tokens in self._tokens.items():
-            if tokens.values is not None:  # the words of each distinct value, not of every row
-                tokens.add(_tokens(distinct[name]))
+            words = tokens is not None and tokens.values is not None
+            if seen.values is None and not words:
+                continue
+            distinct = pc.unique(batch.column(name).drop_null())
+            new = seen.add(distinct)
+            if tokens is not None and words:  # the words of values not seen before
+                tokens.add(_tokens(distinct if new is None else new))
 
     def add_paths(self, stats: BlockStats) -> None:
         """The dynamic paths of one block (``with_paths``' output)."""
@@ -164,20 +164,22 @@ class CappedSet:
         self.values: set[Any] | None = set()
         self._held: pa.Array | None = None
 
-    def add(self, values: pa.Array | None) -> None:
-        if self.values is None or values is None:
-            return
+    def add(self, values: pa.Array) -> pa.Array | None:
+        """Add distinct ``values``; those not held before, or None if the set is unknown."""
+        if self.values is None:
+            return None
         if self._held is not None:
             values = values.filter(pc.invert(pc.is_in(values, value_set=self._held)))
         if len(values) == 0:
-            return
+            return values
         if len(self.values) + len(values) > self.cap or (
             pa.types.is_string(values.type) and pc.any(pc.match_substring(values, "\x00")).as_py()
         ):  # Postgres' jsonb cannot hold NUL: the set becomes "unknown"
             self.values, self._held = None, None
-            return
+            return None
         self.values.update(values.to_pylist())
         self._held = values if self._held is None else pa.concat_arrays([self._held, values])
+        return values
 
 
 def _union(seen: set[str], more: frozenset[str]) -> set[str] | None:

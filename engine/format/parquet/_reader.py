@@ -17,8 +17,10 @@ from kyma.engine.format.parquet._layout import BLOCK_STATS_KEY, VERSION_KEY, wri
 from kyma.engine.format.predicate import BlockPredicate, BlockStats, block_evaluator
 from kyma.engine.storage import ObjectStore
 
-READ_GROUPS = 16
-"""Row groups decoded together by ``read_blocks`` (threads over columns and row groups)."""
+READ_GROUPS = 64
+READ_BYTES = 64 << 20
+"""``read_blocks`` decodes runs of row groups together (threads over columns and row
+groups): at most READ_GROUPS of them, and at most about READ_BYTES uncompressed."""
 
 
 class ParquetExtentReader(ExtentReader):
@@ -88,8 +90,7 @@ class ParquetExtentReader(ExtentReader):
         self, blocks: list[int], projection: list[str] | None = None
     ) -> Iterator[pa.RecordBatch]:
         schema = self._projected(projection)
-        for start in range(0, len(blocks), READ_GROUPS):
-            groups = blocks[start : start + READ_GROUPS]
+        for groups in self._runs(blocks):
             if any(not 0 <= b < self._blocks for b in groups):
                 raise self._error(f"blocks {groups} not all in range 0..{self._blocks - 1}")
             try:
@@ -104,6 +105,19 @@ class ParquetExtentReader(ExtentReader):
             else:  # list fields named ``element``, or a foreign file's types
                 table = self._cast(table, schema, groups)
             yield from _split(table, [self._row_count(b) for b in groups])
+
+    def _runs(self, blocks: list[int]) -> Iterator[list[int]]:
+        run: list[int] = []
+        size = 0
+        for block in blocks:
+            run.append(block)
+            if 0 <= block < self._blocks:
+                size += self._file.metadata.row_group(block).total_byte_size
+            if len(run) >= READ_GROUPS or size >= READ_BYTES:
+                yield run
+                run, size = [], 0
+        if run:
+            yield run
 
     def _cast(self, table: pa.Table, schema: pa.Schema, groups: list[int]) -> pa.Table:
         try:
