@@ -27,7 +27,7 @@ from _otel_logs import START_NS, generate
 from query import median_seconds
 
 from kyma.engine.catalog import Catalog
-from kyma.engine.format.tlm import TlmFormat
+from kyma.engine.format.choice import segment_format
 from kyma.engine.spark import register
 from kyma.engine.storage.local import LocalStore
 from kyma.engine.types import Column, KymaType
@@ -66,7 +66,7 @@ def chunks(rows: int):  # type: ignore[no-untyped-def]
 
 def load(rows: int, work: Path, catalog: Catalog, store: LocalStore) -> None:
     catalog.create_table("logs", [Column(n, KymaType(t)) for n, t in COLUMNS.items()])
-    write_path = WritePath(catalog, store, TlmFormat())
+    write_path = WritePath(catalog, store, segment_format())
     (work / "parquet").mkdir()
     for i, table in enumerate(chunks(rows)):
         write_path.ingest_batches("logs", table.to_batches(max_chunksize=CHUNK), source="bench")

@@ -1,7 +1,9 @@
-"""Compaction: small extents of a table merged, by time range, into target-sized ones.
+"""Compaction: small extents of a table merged, by time range, into target-sized ones, and
+extents of an older format (tlm) rewritten into the one new writes use (Parquet).
 
-Extents smaller than half the target are taken in order of their time range and packed
-into groups of at most ``target_rows`` rows; each group of two or more is rewritten as one
+Extents smaller than half the target, and extents of another format whatever their size,
+are taken in order of their time range and packed into groups of at most ``target_rows``
+rows; each group of two or more, or holding an extent of another format, is rewritten as one
 extent and published by one commit that adds it and removes the group (the catalog's CAS:
 ingest committing meanwhile only moves the head, and the commit retries on it). If another
 compaction removed one of the group's extents first, the commit is refused and the new
@@ -39,9 +41,19 @@ class CompactionResult:
         return dict(self.__dict__)
 
 
-def plan_groups(extents: list[ManifestEntry], target_rows: int) -> list[list[ManifestEntry]]:
-    """Runs of small extents, in time order, each at most ``target_rows`` rows; 2+ each."""
-    small = [e for e in extents if e.row_count < target_rows // 2]
+def plan_groups(
+    extents: list[ManifestEntry], target_rows: int, format_name: str | None = None
+) -> list[list[ManifestEntry]]:
+    """Runs of small extents, in time order, each at most ``target_rows`` rows; 2+ each.
+
+    With ``format_name``, extents of any other format join the runs whatever their size,
+    and a run holding one is kept even alone: it is rewritten into ``format_name``.
+    """
+
+    def foreign(e: ManifestEntry) -> bool:
+        return format_name is not None and e.format != format_name
+
+    small = [e for e in extents if e.row_count < target_rows // 2 or foreign(e)]
     small.sort(key=lambda e: (e.min_ts if e.min_ts is not None else -1, e.max_ts or -1))
     groups: list[list[ManifestEntry]] = []
     current: list[ManifestEntry] = []
@@ -51,7 +63,7 @@ def plan_groups(extents: list[ManifestEntry], target_rows: int) -> list[list[Man
             current = []
         current.append(extent)
     groups.append(current)
-    return [g for g in groups if len(g) >= 2]
+    return [g for g in groups if len(g) >= 2 or any(foreign(e) for e in g)]
 
 
 def compact_table(
@@ -66,14 +78,14 @@ def compact_table(
     result = CompactionResult(table)
     extents = catalog.live_extents(table)
     info = catalog.get_table(table)  # after the listing: every listed extent's columns are in it
-    for group in plan_groups(extents, target_rows):
+    for group in plan_groups(extents, target_rows, fmt.name):
         writer = fmt.start_extent(store, info.schema, info.path_prefix)
         with writer:
             for extent in group:
                 reader = fmt.open_extent(store, extent.object_path)
                 try:
-                    for block in range(extent.block_count):
-                        writer.append(conform(reader.read_block(block), info.schema))
+                    for batch in reader.read_blocks(list(range(extent.block_count))):
+                        writer.append(conform(batch, info.schema))
                 finally:
                     reader.close()
             merged = writer.finish()
@@ -82,7 +94,11 @@ def compact_table(
                 table,
                 [merged],
                 removed=[e.extent_id for e in group],
-                summary={"source": "compaction", "merged_extents": len(group)},
+                summary={
+                    "source": "compaction",
+                    "merged_extents": len(group),
+                    "rewritten_formats": sorted({e.format for e in group} - {fmt.name}),
+                },
             )
         except StaleCommitError as e:  # another compaction got there first
             store.delete(merged.object_path)

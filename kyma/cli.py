@@ -259,7 +259,9 @@ def _spark_target(services: Any) -> Any:
     from kyma.connectors.postgres.cdc import SparkTarget
 
     settings = services.settings
-    return SparkTarget(services.jobs.store, settings.block_rows, settings.spark_master)
+    return SparkTarget(
+        services.jobs.store, settings.block_rows, settings.spark_master, settings.extent_format
+    )
 
 
 def cdc_sync(settings: Settings, names: list[str] | None) -> int:

@@ -118,6 +118,7 @@ class JobRegistry:
                 self.store,
                 request,
                 block_rows=self.settings.block_rows,
+                extent_format=self.settings.extent_format,
                 source_bucket=lambda url: store_config(self.settings, url),
                 on_progress=on_progress,
                 identity=identity,

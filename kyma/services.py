@@ -16,7 +16,7 @@ from kyma.connectors.secrets import SecretPolicy
 from kyma.engine.catalog import Catalog, retention_seconds
 from kyma.engine.compaction import CompactionResult, compact_table
 from kyma.engine.format import SegmentFormat
-from kyma.engine.format.tlm import TlmFormat
+from kyma.engine.format.choice import segment_format
 from kyma.engine.gc import collect_orphans
 from kyma.engine.query import QueryEngine, QueryLimits
 from kyma.engine.retention import apply_retention
@@ -112,7 +112,7 @@ def open_services(
                 s3_access_key_id=settings.s3_access_key_id,
                 s3_secret_access_key=settings.s3_secret_access_key,
             )
-            fmt = TlmFormat(block_rows=settings.block_rows)
+            fmt = segment_format(settings.extent_format, settings.block_rows)
             connectors = ConnectorRegistry(
                 catalog,
                 SecretPolicy(settings.resolved_secrets_dir.absolute(), settings.home.absolute()),

@@ -129,6 +129,9 @@ class Settings:
         1_000_000, "KYMA_COMPACTION_TARGET_ROWS", "rows of an extent compaction writes"
     )
     block_rows: int = _setting(8192, "KYMA_BLOCK_ROWS", "rows per extent block")
+    extent_format: str = _setting(
+        "parquet", "KYMA_EXTENT_FORMAT", "format of new extents: parquet, or tlm (v2)"
+    )
     gc_grace_seconds: int = _setting(
         3600, "KYMA_GC_GRACE_SECONDS", "age before an unreferenced object may be deleted"
     )

@@ -213,7 +213,7 @@ def services(catalog: Catalog, tmp_path: Path):
     """The server's parts on a fresh catalog database and a local object store."""
     from kyma.connectors.registry import ConnectorRegistry
     from kyma.connectors.secrets import SecretPolicy
-    from kyma.engine.format.tlm import TlmFormat
+    from kyma.engine.format.choice import segment_format
     from kyma.engine.query import QueryEngine
     from kyma.ingest.sources import SourceRegistry
     from kyma.ingest.write_path import WritePath
@@ -223,7 +223,7 @@ def services(catalog: Catalog, tmp_path: Path):
 
     settings = Settings(home=tmp_path / "home", catalog_url=catalog.url)
     store = LocalStore(tmp_path / "objects")
-    fmt = TlmFormat(block_rows=1024)
+    fmt = segment_format(block_rows=1024)
     connectors = ConnectorRegistry(
         catalog, SecretPolicy(settings.resolved_secrets_dir, settings.home)
     )

@@ -62,7 +62,7 @@ _IN_SNAPSHOT = (
 )
 _ENTRY_COLUMNS = (
     "extent_id::text, object_path, byte_size, row_count, block_count, min_ts, max_ts,"
-    " column_stats, present_paths, added_snapshot_id"
+    " column_stats, present_paths, added_snapshot_id, format"
 )
 
 

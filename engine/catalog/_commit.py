@@ -88,7 +88,8 @@ def _attempt(
             cur.executemany(
                 "INSERT INTO kyma.manifest (extent_id, table_id, object_path, byte_size,"
                 " row_count, block_count, min_ts, max_ts, column_stats, present_paths,"
-                " added_snapshot_id) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                " added_snapshot_id, format)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
                 [
                     (
                         e.extent_id,
@@ -102,6 +103,7 @@ def _attempt(
                         Jsonb(e.column_stats),
                         e.present_paths,
                         snapshot_id,
+                        e.format,
                     )
                     for e in added
                 ],

@@ -47,6 +47,8 @@ class ManifestEntry:
     column_stats: dict[str, Any]
     present_paths: list[str]
     added_snapshot_id: int
+    format: str = "tlm"
+    """``parquet`` or ``tlm``: the SegmentFormat that wrote the extent."""
 
 
 @dataclass(frozen=True)

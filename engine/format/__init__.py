@@ -1,13 +1,16 @@
 """The SegmentFormat seam: how extents are written and read.
 
 Catalog, planner, executor and ingest name only these classes, never a concrete format.
-``tlm/`` is the shipping implementation. An extent is one immutable object made of blocks
-(one Arrow record batch each) plus per-block statistics that ``pruned_blocks`` evaluates.
+``parquet/`` writes new extents (standard Parquet files), ``tlm/`` extents stay readable, and
+``choice.py`` picks the format that writes and dispatches each read on the object's format.
+An extent is one immutable object made of blocks (one Arrow record batch each) plus
+per-block statistics that ``pruned_blocks`` evaluates.
 """
 
 from __future__ import annotations
 
 import abc
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +43,8 @@ class ExtentWriteResult:
     max_timestamp_nanos: int | None
     present_paths: list[str]
     column_stats: dict[str, dict[str, Any]]
+    format: str = "tlm"
+    """The format's name (``parquet`` or ``tlm``); the catalog records it per extent."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +70,13 @@ class ExtentReader(abc.ABC):
     @abc.abstractmethod
     def read_block(self, block: int, projection: list[str] | None = None) -> pa.RecordBatch:
         """One block, with the requested columns that the extent holds (all if None)."""
+
+    def read_blocks(
+        self, blocks: list[int], projection: list[str] | None = None
+    ) -> Iterator[pa.RecordBatch]:
+        """The given blocks in order, as ``read_block`` returns them; formats may batch reads."""
+        for block in blocks:
+            yield self.read_block(block, projection)
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release file handles and mappings."""
@@ -93,6 +105,9 @@ class ExtentWriter(abc.ABC):
 
 class SegmentFormat(abc.ABC):
     """Factory of extent readers and writers."""
+
+    name: str
+    """What the catalog records for the extents this format writes."""
 
     @abc.abstractmethod
     def open_extent(self, store: ObjectStore, object_path: str) -> ExtentReader: ...

@@ -1,8 +1,9 @@
 """Stages 2 and 3 of the pruning cascade: block stats in each surviving extent's footer,
 then a projected read of the surviving blocks.
 
-Blocks of uncompressed extents are zero-copy views into memory-mapped files, so a scan
-holds file pages (reclaimable), not anonymous memory, however large the table.
+Parquet extents decode only the projected column chunks of the surviving row groups, a few
+row groups at a time; blocks of uncompressed tlm extents are zero-copy views into
+memory-mapped files. Either way a scan holds a bounded amount of memory.
 """
 
 from __future__ import annotations
@@ -64,8 +65,7 @@ def scan_blocks(
             blocks = reader.pruned_blocks(scan.predicate)
             scan.stats.blocks_total += entry.block_count
             scan.stats.blocks_after_stats += len(blocks)
-            for block in blocks:
-                batch = reader.read_block(block, names)
+            for batch in reader.read_blocks(blocks, names):
                 scan.stats.bytes_read += batch.nbytes
                 scan.stats.rows_scanned += batch.num_rows
                 yield conform(batch, scan.schema)

@@ -19,8 +19,8 @@ from pyspark.sql.types import StructType
 
 from kyma.engine.catalog import ExtentRef
 from kyma.engine.errors import SchemaError
+from kyma.engine.format.choice import segment_format
 from kyma.engine.format.predicate import BlockPredicate
-from kyma.engine.format.tlm import TlmFormat
 from kyma.engine.query._scan import ScanStats, TableScan, scan_blocks
 from kyma.engine.spark._filters import to_predicate
 from kyma.engine.spark._options import KymaOptions
@@ -107,7 +107,7 @@ def read_extent(
     scan = reader.scan()
     extent = ExtentRef("", partition.object_path, 0, 0, partition.block_count)
     try:
-        for batch in scan_blocks(scan, [extent], reader.kyma.store(), TlmFormat()):
+        for batch in scan_blocks(scan, [extent], reader.kyma.store(), segment_format()):
             yield to_spark_batch(batch, dynamic, target)
     finally:
         stats.add(scan.stats)

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+import pyarrow as pa
+
 
 @dataclass(frozen=True)
 class ObjectInfo:
@@ -51,6 +53,12 @@ class ObjectStore(abc.ABC):
     @abc.abstractmethod
     def list(self, prefix: str = "") -> Iterator[ObjectInfo]:
         """Every object whose key starts with ``prefix``."""
+
+    def open_input(self, key: str) -> pa.NativeFile:
+        """A seekable file over the object that fetches only the byte ranges read."""
+        from kyma.engine.storage._range import RangeFile
+
+        return pa.PythonFile(RangeFile(self, key), mode="r")
 
     def scratch_dir(self) -> Path | None:
         """A folder where writers may stage files so ``put_file`` is a rename."""

@@ -8,6 +8,8 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pyarrow as pa
+
 from kyma.engine.errors import ConfigError, NotFoundError
 from kyma.engine.storage import ObjectInfo, ObjectStore
 
@@ -69,6 +71,9 @@ class LocalStore(ObjectStore):
         if not path.exists():
             raise NotFoundError(f"object {key!r} not found in {self.url}")
         return path
+
+    def open_input(self, key: str) -> pa.NativeFile:
+        return pa.memory_map(str(self.local_path(key)))
 
     def delete(self, key: str) -> None:
         self._path(key).unlink(missing_ok=True)

@@ -89,6 +89,7 @@ def run_load(
     request: LoadRequest,
     *,
     block_rows: int = 8192,
+    extent_format: str = "parquet",
     source_bucket: Callable[[str], StoreConfig] | None = None,
     on_progress: Callable[[LoadProgress], None] = lambda _: None,
     identity: LoadIdentity | None = None,
@@ -127,6 +128,7 @@ def run_load(
         store=store,
         block_rows=block_rows,
         ingest_time_ns=time.time_ns(),
+        extent_format=extent_format,
     )
     progress.phase = "reading"
     results = _run(spark, plan, progress, on_progress)

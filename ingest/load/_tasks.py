@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 
 from kyma.engine.catalog import TableInfo
 from kyma.engine.errors import IngestError
-from kyma.engine.format.tlm import TlmFormat
+from kyma.engine.format.choice import segment_format
 from kyma.engine.storage.config import StoreConfig
 from kyma.ingest.coerce import coerce_ndjson
 from kyma.ingest.load._inputs import InputFile
@@ -53,6 +53,7 @@ class TaskPlan:
     store: StoreConfig  # kyma's object store, where extents go
     block_rows: int
     ingest_time_ns: int
+    extent_format: str = "parquet"  # KYMA_EXTENT_FORMAT
 
 
 def split_runner(plan: TaskPlan, progress: Any) -> Callable[[Iterator[pa.RecordBatch]], Iterator]:
@@ -63,7 +64,7 @@ def split_runner(plan: TaskPlan, progress: Any) -> Callable[[Iterator[pa.RecordB
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         store = plan.store.open()
-        fmt = TlmFormat(block_rows=plan.block_rows)
+        fmt = segment_format(plan.extent_format, plan.block_rows)
         for batch in batches:
             for number in batch.column("split").to_pylist():
                 split = plan.splits[number]

@@ -27,7 +27,7 @@ from kyma.connectors.registry import ConnectorRegistry
 from kyma.connectors.secrets import SecretPolicy
 from kyma.engine.catalog import Catalog
 from kyma.engine.errors import UnsupportedStatementError
-from kyma.engine.format.tlm import TlmFormat
+from kyma.engine.format.choice import segment_format
 from kyma.engine.query import QueryEngine
 from kyma.engine.storage.local import LocalStore
 
@@ -84,7 +84,7 @@ def engines(pg_server_url, dss, source_db, tmp_path_factory) -> Iterator[dict[st
                 }
             )
             store = LocalStore(tmp_path_factory.mktemp(database))
-            engines[database] = QueryEngine(catalog, store, TlmFormat(), registry)
+            engines[database] = QueryEngine(catalog, store, segment_format(), registry)
             opened.append((registry, catalog))
         yield engines
     for registry, catalog in opened:

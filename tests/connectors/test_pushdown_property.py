@@ -23,7 +23,7 @@ from kyma.connectors.registry import ConnectorRegistry
 from kyma.connectors.secrets import SecretPolicy
 from kyma.engine.catalog import Catalog
 from kyma.engine.errors import UnsupportedStatementError
-from kyma.engine.format.tlm import TlmFormat
+from kyma.engine.format.choice import segment_format
 from kyma.engine.query import QueryEngine
 from kyma.engine.storage.local import LocalStore
 
@@ -51,7 +51,7 @@ def engine(pg_server_url, source_db, tmp_path_factory) -> Iterator[QueryEngine]:
             }
         )
         store = LocalStore(tmp_path_factory.mktemp("objects"))
-        engine = QueryEngine(catalog, store, TlmFormat(), registry)
+        engine = QueryEngine(catalog, store, segment_format(), registry)
         _local_copy_of_ids(engine, store)
         yield engine
     registry.close()
@@ -64,7 +64,7 @@ def _local_copy_of_ids(engine: QueryEngine, store: LocalStore) -> None:
 
     engine.execute("CREATE TABLE ids (kid long)")
     lines = b"".join(b'{"kid": %d}\n' % i for i in range(1, 301))
-    WritePath(engine.catalog, store, TlmFormat()).ingest_ndjson("ids", lines)
+    WritePath(engine.catalog, store, segment_format()).ingest_ndjson("ids", lines)
 
 
 def _as_kyma(value: object) -> object:

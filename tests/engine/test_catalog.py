@@ -19,7 +19,7 @@ from kyma.engine.errors import (
     StaleCommitError,
 )
 from kyma.engine.format import ExtentWriteResult
-from kyma.engine.format.tlm import TlmFormat
+from kyma.engine.format.choice import segment_format
 from kyma.engine.gc import collect_orphans
 from kyma.engine.storage.local import LocalStore
 from kyma.engine.types import Column, KymaType
@@ -55,6 +55,7 @@ def test_migrations_apply_once(catalog_url: str) -> None:
         "007_api_tokens.sql",
         "008_cdc_state.sql",
         "009_cdc_snapshot_chunks.sql",
+        "010_extent_format.sql",
     ]
     assert second.migrations_applied == []
     first.close()
@@ -201,7 +202,7 @@ def test_ledger_sweeper_deletes_entries_past_25_hours(catalog: Catalog) -> None:
 
 
 def _write(store: LocalStore, prefix: str) -> ExtentWriteResult:
-    writer = TlmFormat().start_extent(store, pa.schema([("n", pa.int64())]), prefix)
+    writer = segment_format().start_extent(store, pa.schema([("n", pa.int64())]), prefix)
     writer.append(pa.record_batch({"n": [1, 2]}))
     return writer.finish()
 

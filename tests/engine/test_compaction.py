@@ -104,3 +104,54 @@ def test_kyma_compact_on_the_command_line(services, tmp_path) -> None:
     assert done.returncode == 0, done.stderr
     assert "t: 4 extents -> 1 (400 rows" in done.stdout
     assert len(services.catalog.live_extents("t")) == 1
+
+
+def test_tlm_and_parquet_extents_answer_together_and_compaction_rewrites_tlm(services) -> None:
+    from kyma.engine.format.choice import segment_format
+    from kyma.ingest.write_path import WritePath
+
+    services.query.execute("CREATE TABLE t (n long, host string)")
+    old = WritePath(services.catalog, services.store, segment_format("tlm", 1024))
+    for start in (0, 1000):  # written before the upgrade
+        body = "\n".join(
+            json.dumps({"n": n, "host": f"h{n % 5}", "_timestamp": 1_700_000_000_000_000_000 + n})
+            for n in range(start, start + 1000)
+        )
+        old.ingest_ndjson("t", body.encode())
+    ingest(services, 2000, 3000)  # after it: Parquet, big enough to stay as it is
+    extents = services.catalog.live_extents("t")
+    assert sorted(e.format for e in extents) == ["parquet", "tlm", "tlm"]
+    assert all(e.object_path.endswith(f".{e.format}") for e in extents)
+    before = answers(services)
+    assert before[1] == [
+        {"host": f"h{h}", "c": 1000, "s": sum(range(h, 5000, 5))} for h in range(5)
+    ]
+    result = compact_table(
+        services.catalog, services.store, services.format, "t", target_rows=4_000
+    )
+    assert (result.extents_in, result.extents_out, result.rows) == (2, 1, 2000)
+    after = services.catalog.live_extents("t")
+    assert sorted(e.format for e in after) == ["parquet", "parquet"]
+    assert answers(services) == before
+    history = services.catalog.snapshots("t")[-1].summary
+    assert history["rewritten_formats"] == ["tlm"]
+    again = compact_table(services.catalog, services.store, services.format, "t", target_rows=4_000)
+    assert again.groups == 0
+
+
+def test_a_big_tlm_extent_alone_is_rewritten(services) -> None:
+    from kyma.engine.format.choice import segment_format
+    from kyma.ingest.write_path import WritePath
+
+    services.query.execute("CREATE TABLE t (n long, host string)")
+    old = WritePath(services.catalog, services.store, segment_format("tlm", 1024))
+    body = "\n".join(json.dumps({"n": n, "host": "h"}) for n in range(3000))
+    old.ingest_ndjson("t", body.encode())
+    assert plan_groups(services.catalog.live_extents("t"), 2_000) == []  # big enough
+    (group,) = plan_groups(services.catalog.live_extents("t"), 2_000, "parquet")
+    assert [e.format for e in group] == ["tlm"]
+    compact_table(services.catalog, services.store, services.format, "t", target_rows=2_000)
+    (extent,) = services.catalog.live_extents("t")
+    assert (extent.format, extent.row_count) == ("parquet", 3000)
+    got = services.query.execute("SELECT count(*) AS c, sum(n) AS s FROM t").table.to_pylist()
+    assert got == [{"c": 3000, "s": sum(range(3000))}]

@@ -1,4 +1,5 @@
-"""The tlm format: round trips, the byte-level envelope, v1 compatibility, bad objects."""
+"""Extent formats: round trips and statistics on every format (tlm and Parquet); tlm's
+byte-level envelope, v1 compatibility and bad objects."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import pyarrow as pa
 import pytest
 
 from kyma.engine.errors import FormatError, SchemaError
+from kyma.engine.format.choice import FORMATS, segment_format
+from kyma.engine.format.parquet import ParquetFormat
 from kyma.engine.format.predicate import (
     And,
     DynamicPathEquals,
@@ -58,19 +61,30 @@ def sample_rows(n: int) -> list[dict]:
     ]
 
 
-def write(store: ObjectStore, rows: list[dict], block_rows: int = 4, **kw):
-    fmt = TlmFormat(block_rows=block_rows, **kw)
+@pytest.fixture(params=FORMATS)
+def fmt_name(request: pytest.FixtureRequest) -> str:
+    """Tests that take it run on every format kyma writes."""
+    return request.param
+
+
+def write(store: ObjectStore, rows: list[dict], block_rows: int = 4, fmt_name="tlm", **kw):
+    fmt = (
+        TlmFormat(block_rows=block_rows, **kw)
+        if fmt_name == "tlm"
+        else ParquetFormat(block_rows=block_rows, **kw)
+    )
     writer = fmt.start_extent(store, SCHEMA, "tables/7")
     writer.append(pa.RecordBatch.from_pylist(rows, SCHEMA))
     return fmt, writer.finish()
 
 
-def test_round_trip_every_type(store: ObjectStore) -> None:
+def test_round_trip_every_type(store: ObjectStore, fmt_name: str) -> None:
     rows = sample_rows(10)
-    fmt, result = write(store, rows)
+    fmt, result = write(store, rows, fmt_name=fmt_name)
     reader = fmt.open_extent(store, result.object_path)
     meta = reader.metadata()
-    assert (meta.version, meta.block_count, meta.row_count) == (2, 3, 10)
+    assert (meta.block_count, meta.row_count) == (3, 10)
+    assert meta.version == {"tlm": 2, "parquet": 1}[fmt_name]
     assert meta.schema.equals(SCHEMA)
     read = pa.Table.from_batches([reader.read_block(b) for b in range(3)])
     assert read.equals(pa.Table.from_pylist(rows, SCHEMA))
@@ -80,9 +94,10 @@ def test_round_trip_every_type(store: ObjectStore) -> None:
     }
 
 
-def test_write_result_feeds_the_catalog(store: ObjectStore) -> None:
-    _, result = write(store, sample_rows(10))
-    assert result.object_path == f"tables/7/{result.extent_id}.tlm"
+def test_write_result_feeds_the_catalog(store: ObjectStore, fmt_name: str) -> None:
+    _, result = write(store, sample_rows(10), fmt_name=fmt_name)
+    assert result.object_path == f"tables/7/{result.extent_id}.{fmt_name}"
+    assert result.format == fmt_name
     assert result.byte_size == store.size(result.object_path)
     assert (result.row_count, result.block_count) == (10, 3)
     assert (result.min_timestamp_nanos, result.max_timestamp_nanos) == (T0, T0 + 9_000_000_000)
@@ -116,8 +131,8 @@ def test_envelope_byte_for_byte(local_store) -> None:
     assert body.get_batch(2).num_rows == 2
 
 
-def test_block_size_is_configurable(local_store) -> None:
-    fmt, result = write(local_store, sample_rows(100), block_rows=30)
+def test_block_size_is_configurable(local_store, fmt_name: str) -> None:
+    fmt, result = write(local_store, sample_rows(100), block_rows=30, fmt_name=fmt_name)
     assert result.block_count == 4
     reader = fmt.open_extent(local_store, result.object_path)
     assert [reader.read_block(b).num_rows for b in range(4)] == [30, 30, 30, 10]
@@ -131,8 +146,8 @@ def test_compressed_bodies_round_trip(local_store) -> None:
     assert read.equals(pa.Table.from_pylist(rows, SCHEMA))
 
 
-def test_projection_returns_requested_columns_only(local_store) -> None:
-    fmt, result = write(local_store, sample_rows(10))
+def test_projection_returns_requested_columns_only(local_store, fmt_name: str) -> None:
+    fmt, result = write(local_store, sample_rows(10), fmt_name=fmt_name)
     block = fmt.open_extent(local_store, result.object_path).read_block(
         1, ["service", "added_later"]
     )
@@ -155,8 +170,8 @@ def test_v1_extents_stay_readable(local_store) -> None:
     assert read.equals(table)
 
 
-def test_pruned_blocks_uses_block_stats(local_store) -> None:
-    fmt, result = write(local_store, sample_rows(12))
+def test_pruned_blocks_uses_block_stats(local_store, fmt_name: str) -> None:
+    fmt, result = write(local_store, sample_rows(12), fmt_name=fmt_name)
     reader = fmt.open_extent(local_store, result.object_path)
     second = 1_000_000_000
     assert reader.pruned_blocks(None) == [0, 1, 2]
@@ -178,60 +193,60 @@ def test_pruned_blocks_uses_block_stats(local_store) -> None:
     assert reader.pruned_blocks(Equals("duration", "50")) == [0, 1, 2]
 
 
-def test_not_prunes_a_constant_block(local_store) -> None:
+def test_not_prunes_a_constant_block(local_store, fmt_name: str) -> None:
     rows = [{**r, "service": "only"} for r in sample_rows(4)]
-    fmt, result = write(local_store, rows)
+    fmt, result = write(local_store, rows, fmt_name=fmt_name)
     reader = fmt.open_extent(local_store, result.object_path)
     assert reader.pruned_blocks(Not(Equals("service", "only"))) == []
     assert reader.pruned_blocks(Not(Equals("service", "other"))) == [0]
 
 
-def test_long_strings_disable_min_max_but_not_correctness(local_store) -> None:
+def test_long_strings_disable_min_max_but_not_correctness(local_store, fmt_name: str) -> None:
     rows = sample_rows(4)
     rows[2]["service"] = "x" * 257
-    fmt, result = write(local_store, rows)
+    fmt, result = write(local_store, rows, fmt_name=fmt_name)
     reader = fmt.open_extent(local_store, result.object_path)
     stat = reader.metadata().block_stats[0].columns["service"]
     assert (stat.min, stat.max) == (None, None)
     assert reader.pruned_blocks(Equals("service", "x" * 257)) == [0]
     rows[2]["service"] = "x" * 256
-    fmt, result = write(local_store, rows)
+    fmt, result = write(local_store, rows, fmt_name=fmt_name)
     stat = fmt.open_extent(local_store, result.object_path).metadata().block_stats[0]
     assert stat.columns["service"].max == "x" * 256
 
 
-def test_distinct_and_token_sets_are_dropped_past_their_caps(local_store) -> None:
+def test_distinct_and_token_sets_are_dropped_past_their_caps(local_store, fmt_name: str) -> None:
     rows = sample_rows(1001)
     for i, row in enumerate(rows):
         row["service"] = f"s{i}"
-    _, result = write(local_store, rows, block_rows=300)
+    _, result = write(local_store, rows, block_rows=300, fmt_name=fmt_name)
     assert result.column_stats["service"]["distinct"] is None
     assert result.column_stats["duration"]["distinct"] is None
     assert len(result.column_stats["service"]["tokens"]) == 1001
     rows = sample_rows(10)
     rows[0]["service"] = " ".join(f"w{i}" for i in range(10_001))
-    _, result = write(local_store, rows)
+    _, result = write(local_store, rows, fmt_name=fmt_name)
     assert result.column_stats["service"]["tokens"] is None
 
 
-def test_tokens_are_lowercased_ascii_words_of_two_or_more(local_store) -> None:
+def test_tokens_are_lowercased_ascii_words_of_two_or_more(local_store, fmt_name: str) -> None:
     rows = sample_rows(2)
     rows[0]["service"] = "Connection TIMEOUT: a b2 x/y ünï"
     rows[1]["service"] = None
-    _, result = write(local_store, rows)
+    _, result = write(local_store, rows, fmt_name=fmt_name)
     assert result.column_stats["service"]["tokens"] == ["b2", "connection", "timeout"]
 
 
-def test_empty_extent(local_store) -> None:
-    fmt = TlmFormat()
+def test_empty_extent(local_store, fmt_name: str) -> None:
+    fmt = segment_format(fmt_name)
     writer = fmt.start_extent(local_store, SCHEMA, "tables/7")
     result = writer.finish()
     assert (result.row_count, result.block_count, result.min_timestamp_nanos) == (0, 0, None)
     assert fmt.open_extent(local_store, result.object_path).pruned_blocks(None) == []
 
 
-def test_append_rejects_a_foreign_schema(local_store) -> None:
-    writer = TlmFormat().start_extent(local_store, SCHEMA, "tables/7")
+def test_append_rejects_a_foreign_schema(local_store, fmt_name: str) -> None:
+    writer = segment_format(fmt_name).start_extent(local_store, SCHEMA, "tables/7")
     with pytest.raises(SchemaError, match="does not match"):
         writer.append(pa.record_batch({"x": [1]}))
     writer.abort()

@@ -8,9 +8,11 @@ from pathlib import Path
 
 import cbor2
 import pyarrow as pa
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kyma.engine.format.choice import FORMATS, segment_format
 from kyma.engine.format.predicate import (
     And,
     BlockPredicate,
@@ -23,7 +25,6 @@ from kyma.engine.format.predicate import (
     StringHas,
     TimeRange,
 )
-from kyma.engine.format.tlm import TlmFormat
 from kyma.engine.storage.local import LocalStore
 from kyma.engine.types import TIMESTAMP
 
@@ -118,12 +119,15 @@ def holds(p: BlockPredicate, row: dict) -> bool | None:
     raise AssertionError(p)
 
 
+@pytest.mark.parametrize("fmt_name", FORMATS)
 @given(st.lists(rows, min_size=1, max_size=40), predicates, st.integers(1, 8))
-def test_pruning_never_drops_a_matching_block(data: list[dict], predicate, block_rows) -> None:
+def test_pruning_never_drops_a_matching_block(
+    fmt_name: str, data: list[dict], predicate, block_rows
+) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         store = LocalStore(Path(tmp))
         encoded = [{**r, "d": None if r["d"] is None else cbor2.dumps(r["d"])} for r in data]
-        fmt = TlmFormat(block_rows=block_rows)
+        fmt = segment_format(fmt_name, block_rows=block_rows)
         writer = fmt.start_extent(store, SCHEMA, "t")
         writer.append(pa.RecordBatch.from_pylist(encoded, SCHEMA))
         reader = fmt.open_extent(store, writer.finish().object_path)

@@ -1,12 +1,13 @@
-"""Stage 3 hands DataFusion zero-copy views of memory-mapped extents, not copies."""
+"""Stage 3: tlm hands DataFusion zero-copy views of memory-mapped extents; Parquet streams
+its row groups in bounded memory."""
 
 from __future__ import annotations
 
 import pyarrow as pa
 
 from kyma.engine.catalog import ExtentRef
+from kyma.engine.format.choice import segment_format
 from kyma.engine.format.predicate import TimeRange
-from kyma.engine.format.tlm import TlmFormat
 from kyma.engine.query._scan import TableScan, conform, scan_blocks
 
 SCHEMA = pa.schema([("_timestamp", pa.timestamp("ns", tz="UTC")), ("n", pa.int64())])
@@ -22,10 +23,8 @@ def _entry(result) -> ExtentRef:
     )
 
 
-def test_full_scan_allocates_no_copy_of_the_data(local_store) -> None:
-    rows = 2_000_000
-    fmt = TlmFormat(block_rows=8192)
-    writer = fmt.start_extent(local_store, SCHEMA, "tables/1")
+def _write_rows(store, fmt, rows: int) -> ExtentRef:  # type: ignore[no-untyped-def]
+    writer = fmt.start_extent(store, SCHEMA, "tables/1")
     writer.append(
         pa.record_batch(
             {
@@ -35,7 +34,13 @@ def test_full_scan_allocates_no_copy_of_the_data(local_store) -> None:
             schema=SCHEMA,
         )
     )
-    entry = _entry(writer.finish())
+    return _entry(writer.finish())
+
+
+def test_tlm_full_scan_allocates_no_copy_of_the_data(local_store) -> None:
+    rows = 2_000_000
+    fmt = segment_format("tlm", block_rows=8192)
+    entry = _write_rows(local_store, fmt, rows)
     before = pa.total_allocated_bytes()
     scan = TableScan(pa.schema([SCHEMA.field("n")]), None)
     batches = list(scan_blocks(scan, [entry], local_store, fmt))
@@ -44,8 +49,23 @@ def test_full_scan_allocates_no_copy_of_the_data(local_store) -> None:
     assert pa.total_allocated_bytes() - before < 1_000_000, "blocks were copied, not mapped"
 
 
+def test_parquet_full_scan_holds_a_few_row_groups_at_a_time(local_store) -> None:
+    rows, block_rows = 2_000_000, 8192
+    fmt = segment_format("parquet", block_rows=block_rows)
+    entry = _write_rows(local_store, fmt, rows)
+    assert entry.object_path.endswith(".parquet")
+    scan = TableScan(pa.schema([SCHEMA.field("n")]), None)
+    before, peak, seen = pa.total_allocated_bytes(), 0, 0
+    for batch in scan_blocks(scan, [entry], local_store, fmt):
+        seen += batch.num_rows
+        peak = max(peak, pa.total_allocated_bytes() - before)
+        del batch
+    assert seen == rows and scan.stats.rows_scanned == rows
+    assert peak < rows * 8 // 2  # runs of row groups, never the whole column
+
+
 def test_scan_prunes_blocks_and_counts(local_store) -> None:
-    fmt = TlmFormat(block_rows=10)
+    fmt = segment_format(block_rows=10)
     writer = fmt.start_extent(local_store, SCHEMA, "tables/1")
     writer.append(
         pa.record_batch(

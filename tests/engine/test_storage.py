@@ -27,6 +27,18 @@ def test_put_read_list_delete(store: ObjectStore, tmp_path: Path) -> None:
     assert [o.key for o in store.list("tables/")] == ["tables/2/b.tlm"]
 
 
+def test_open_input_reads_byte_ranges(store: ObjectStore) -> None:
+    store.put_bytes("tables/1/a.parquet", b"0123456789")
+    with store.open_input("tables/1/a.parquet") as file:
+        assert file.size() == 10
+        assert file.read_at(4, 3) == b"3456"
+        file.seek(-2, 2)
+        assert file.read() == b"89"
+        assert file.read(5) == b""
+    with pytest.raises(NotFoundError, match="'nope' not found"):
+        store.open_input("nope")
+
+
 def test_missing_objects_raise_not_found(store: ObjectStore) -> None:
     for call in (
         lambda: store.size("nope"),

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kyma.engine.errors import FormatError
-from kyma.engine.format.tlm import TlmFormat
+from kyma.engine.format.choice import FORMATS, segment_format
 from kyma.engine.storage.local import LocalStore
 
 SCHEMA = pa.schema(
@@ -27,10 +27,12 @@ SCHEMA = pa.schema(
 _names = itertools.count()
 
 
-@pytest.fixture(scope="module")
-def extent(tmp_path_factory: pytest.TempPathFactory) -> tuple[LocalStore, bytes]:
+@pytest.fixture(scope="module", params=FORMATS)
+def extent(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[LocalStore, bytes, str]:
     store = LocalStore(tmp_path_factory.mktemp("objects"))
-    writer = TlmFormat(block_rows=16).start_extent(store, SCHEMA, "tables/1")
+    writer = segment_format(request.param, 16).start_extent(store, SCHEMA, "tables/1")
     rows = [
         {"_timestamp": i * 10**9, "name": f"n{i % 7}", "n": i, "tags": ["a", "b"][: i % 3]}
         for i in range(50)
@@ -38,7 +40,7 @@ def extent(tmp_path_factory: pytest.TempPathFactory) -> tuple[LocalStore, bytes]
     with writer:
         writer.append(pa.RecordBatch.from_pylist(rows, SCHEMA))
         path = writer.finish().object_path
-    return store, Path(store.root, path).read_bytes()
+    return store, Path(store.root, path).read_bytes(), request.param
 
 
 @st.composite
@@ -69,13 +71,13 @@ def _corrupt(data: bytes, edits: list[tuple[str, int, int]]) -> bytes:
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(data=st.data())
-def test_corrupted_extents_raise_format_error(extent: tuple[LocalStore, bytes], data) -> None:  # type: ignore[no-untyped-def]
-    store, good = extent
+def test_corrupted_extents_raise_format_error(extent: tuple[LocalStore, bytes, str], data) -> None:  # type: ignore[no-untyped-def]
+    store, good, suffix = extent
     broken = _corrupt(good, data.draw(corruptions(len(good))))
-    path = f"fuzz/{next(_names)}.tlm"
+    path = f"fuzz/{next(_names)}.{suffix}"
     store.put_bytes(path, broken)
     try:
-        reader = TlmFormat().open_extent(store, path)
+        reader = segment_format().open_extent(store, path)
         try:
             for block in reader.pruned_blocks(None):
                 reader.read_block(block, SCHEMA.names).validate(full=True)

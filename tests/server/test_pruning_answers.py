@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kyma.engine.format.tlm import TlmFormat
+from kyma.engine.format.choice import segment_format
 from kyma.engine.query import QueryEngine
 from kyma.ingest.write_path import WritePath
 from kyma.server import create_app
@@ -61,7 +61,7 @@ conditions = st.recursive(
 @pytest.fixture
 def small_blocks(services):
     """The app with three-row blocks, so block-level pruning has something to do."""
-    fmt = TlmFormat(block_rows=3)
+    fmt = segment_format(block_rows=3)
     services.format = fmt
     services.query = QueryEngine(services.catalog, services.store, fmt)
     services.write_path = WritePath(services.catalog, services.store, fmt)

@@ -165,7 +165,8 @@ def test_kill_9_mid_load_leaves_nothing_visible_and_gc_clears_it(
     )
     try:
         deadline = time.monotonic() + 120
-        while not list((objects / "tables").rglob("*.tlm")) and proc.poll() is None:  # a task wrote
+        # until a task wrote an extent
+        while not list((objects / "tables").rglob("*.parquet")) and proc.poll() is None:
             assert time.monotonic() < deadline, "no extent written in time"
             time.sleep(0.05)
         assert proc.poll() is None, (tmp_path / "load.log").read_text()
@@ -177,11 +178,11 @@ def test_kill_9_mid_load_leaves_nothing_visible_and_gc_clears_it(
     assert info.current_snapshot_id is None  # nothing visible
     assert services.query.execute("SELECT count(*) AS n FROM bulk").table.to_pylist() == [{"n": 0}]
     time.sleep(1)  # tasks that were writing are gone; their files stay until GC
-    written = list((objects / "tables").rglob("*.tlm"))
+    written = list((objects / "tables").rglob("*.parquet"))
     assert written
     deleted = collect_orphans(services.catalog, services.store, timedelta(0))
     assert len(deleted) == len(written)
-    assert list((objects / "tables").rglob("*.tlm")) == []
+    assert list((objects / "tables").rglob("*.parquet")) == []
 
 
 def test_a_file_drop_hands_large_files_to_spark(spark, client, services, tmp_path) -> None:

@@ -39,8 +39,8 @@ from kyma.engine.catalog import (
     record_cdc_chunk,
 )
 from kyma.engine.errors import RetryableError
-from kyma.engine.format import ExtentWriteResult
-from kyma.engine.format.tlm import TlmFormat
+from kyma.engine.format import ExtentWriteResult, SegmentFormat
+from kyma.engine.format.choice import segment_format
 from kyma.engine.storage.config import StoreConfig
 from kyma.ingest.write_path import column_writes, conform, sum_writes
 
@@ -57,6 +57,7 @@ class SparkTarget:
     store: StoreConfig
     block_rows: int = 8192
     master: str | None = None
+    extent_format: str = "parquet"  # KYMA_EXTENT_FORMAT
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,7 @@ class ChunkJob:
     info: TableInfo
     store: StoreConfig
     block_rows: int
+    extent_format: str
     event_ns: int
     chunks: tuple[Chunk, ...]
 
@@ -140,6 +142,7 @@ def snapshot_on_spark(
             info=info,
             store=target.store,
             block_rows=target.block_rows,
+            extent_format=target.extent_format,
             event_ns=event_ns,
             chunks=todo,
         )
@@ -187,7 +190,7 @@ def chunk_runner(job: ChunkJob) -> Callable[[Iterator[pa.RecordBatch]], Iterator
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         store = job.store.open()
-        fmt = TlmFormat(block_rows=job.block_rows)
+        fmt = segment_format(job.extent_format, job.block_rows)
         for batch in batches:
             for index in batch.column("id").to_pylist():
                 chunk = read_chunk(job, job.chunks[index], store, fmt)
@@ -201,7 +204,7 @@ def chunk_runner(job: ChunkJob) -> Callable[[Iterator[pa.RecordBatch]], Iterator
     return run
 
 
-def read_chunk(job: ChunkJob, chunk: Chunk, store: Any, fmt: TlmFormat) -> Chunk:
+def read_chunk(job: ChunkJob, chunk: Chunk, store: Any, fmt: SegmentFormat) -> Chunk:
     """Read the chunk's pages under the exported snapshot into (at most) one extent."""
     import adbc_driver_postgresql.dbapi as adbc
 

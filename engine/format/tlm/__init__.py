@@ -26,6 +26,8 @@ class TlmFormat(SegmentFormat):
     Uncompressed is the default: blocks read from a memory-mapped extent are then zero-copy.
     """
 
+    name = "tlm"
+
     def __init__(self, block_rows: int = DEFAULT_BLOCK_ROWS, compression: str | None = None):
         if block_rows <= 0:
             raise ValueError(f"block_rows must be positive, got {block_rows!r}")

@@ -1,0 +1,122 @@
+"""What every extent writer shares: cutting appends into blocks, statistics, staging, storing.
+
+A format subclasses ``BlockedWriter`` and says how a block is written (``_write_block``)
+and how the staged file is sealed (``_seal``); the rest is here.
+"""
+
+from __future__ import annotations
+
+import abc
+import tempfile
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from kyma.engine.errors import SchemaError
+from kyma.engine.format import ExtentWriter, ExtentWriteResult
+from kyma.engine.format._paths import block_paths
+from kyma.engine.format._stats import ExtentStats, block_stats, is_dynamic, with_paths
+from kyma.engine.format.predicate import BlockStats
+from kyma.engine.storage import ObjectStore
+
+
+class BlockedWriter(ExtentWriter):
+    format_name: str
+    """The format's name, also the suffix of its objects (``tables/7/<uuid>.parquet``)."""
+
+    def __init__(
+        self, store: ObjectStore, schema: pa.Schema, path_prefix: str, block_rows: int
+    ) -> None:
+        self._store = store
+        self._schema = schema
+        self._block_rows = block_rows
+        self.extent_id = str(uuid.uuid4())
+        self.object_path = f"{path_prefix.rstrip('/')}/{self.extent_id}.{self.format_name}"
+        scratch = store.scratch_dir() or Path(tempfile.gettempdir())
+        self._staging = scratch / f"{self.extent_id}.part"
+        self._pending: list[pa.RecordBatch] = []
+        self._pending_rows = 0
+        self._stats: list[BlockStats] = []
+        self._blocks: list[dict[str, Any]] = []  # the final block stats, as JSON
+        self._extent_stats = ExtentStats(schema)
+        self._dynamic: dict[str, list[pa.Array]] = {
+            f.name: [] for f in schema if is_dynamic(f.type)
+        }
+        self._rows = 0
+
+    @abc.abstractmethod
+    def _write_block(self, batch: pa.RecordBatch) -> None:
+        """Write one block to the staging file."""
+
+    @abc.abstractmethod
+    def _seal(self) -> None:
+        """Write the footer (block stats: ``self._blocks``) and close the staging file."""
+
+    @abc.abstractmethod
+    def _close(self) -> None:
+        """Close the staging file without sealing it (abort)."""
+
+    def append(self, batch: pa.RecordBatch) -> None:
+        if not batch.schema.equals(self._schema):
+            raise SchemaError(
+                f"batch schema does not match the extent's:\n{batch.schema}\nexpected:\n"
+                f"{self._schema}"
+            )
+        if batch.num_rows == 0:
+            return
+        self._pending.append(batch)
+        self._pending_rows += batch.num_rows
+        while self._pending_rows >= self._block_rows:
+            self._flush(self._block_rows)
+
+    def _flush(self, rows: int) -> None:
+        table = pa.Table.from_batches(self._pending, self._schema)
+        block = table.slice(0, rows).to_batches()
+        if len(block) > 1:  # the block spans appended batches: one copy joins them
+            block = table.slice(0, rows).combine_chunks().to_batches()
+        rest = table.slice(rows)
+        self._pending = rest.to_batches()
+        self._pending_rows = rest.num_rows
+        (batch,) = block or [pa.RecordBatch.from_pylist([], self._schema)]
+        stats = block_stats(batch)
+        self._write_block(batch)
+        self._extent_stats.update(batch, stats)
+        self._stats.append(stats)
+        for name, blocks in self._dynamic.items():
+            blocks.append(batch.column(name))
+        self._rows += batch.num_rows
+
+    def _finish_stats(self) -> None:
+        """Dynamic paths of every block, found in one pass over the extent's values."""
+        paths = {name: block_paths(name, blocks) for name, blocks in self._dynamic.items()}
+        for i, partial in enumerate(self._stats):
+            stats = with_paths(partial, {name: found[i] for name, found in paths.items()})
+            self._extent_stats.add_paths(stats)
+            self._blocks.append(stats.to_json())
+
+    def finish(self) -> ExtentWriteResult:
+        if self._pending_rows:
+            self._flush(self._pending_rows)
+        self._finish_stats()
+        self._seal()
+        byte_size = self._staging.stat().st_size
+        self._store.put_file(self.object_path, self._staging)
+        stats = self._extent_stats
+        return ExtentWriteResult(
+            extent_id=self.extent_id,
+            object_path=self.object_path,
+            byte_size=byte_size,
+            row_count=self._rows,
+            block_count=len(self._blocks),
+            min_timestamp_nanos=stats.min_ts,
+            max_timestamp_nanos=stats.max_ts,
+            present_paths=stats.present_paths(),
+            column_stats=stats.column_stats(),
+            format=self.format_name,
+        )
+
+    def abort(self) -> None:
+        self._close()
+        self._staging.unlink(missing_ok=True)

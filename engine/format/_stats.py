@@ -1,0 +1,187 @@
+"""Statistics every extent writer computes: per-block stats and per-extent column stats.
+
+Everything is vectorized with Arrow compute; only dynamic values are decoded one by one
+(``_paths.py``), and only the distinct ones of each extent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from kyma.engine.format._paths import PATH_SET_CAP
+from kyma.engine.format.predicate import BlockStats, ColStat
+
+STRING_MINMAX_CAP = 256
+DISTINCT_SET_CAP = 1_000
+TOKEN_SET_CAP = 10_000
+TOKEN_PATTERN = r"[^a-z0-9]+"
+
+
+def _is_int(t: pa.DataType) -> bool:
+    return pa.types.is_int32(t) or pa.types.is_int64(t)
+
+
+def _is_str(t: pa.DataType) -> bool:
+    return pa.types.is_string(t) or pa.types.is_large_string(t)
+
+
+def is_dynamic(t: pa.DataType) -> bool:
+    return pa.types.is_binary(t) or pa.types.is_large_binary(t)
+
+
+def time_column(schema: pa.Schema) -> str | None:
+    """The column whose values bound the extent in time: ``_timestamp``, else the first."""
+    names = [f.name for f in schema if pa.types.is_timestamp(f.type)]
+    return "_timestamp" if "_timestamp" in names else (names[0] if names else None)
+
+
+def block_stats(batch: pa.RecordBatch) -> BlockStats:
+    """Per-column stats of one block; dynamic columns' paths are None (unknown) until
+    ``with_paths`` fills them in (``block_paths`` computes them for a whole extent at once)."""
+    columns: dict[str, ColStat] = {}
+    for field, col in zip(batch.schema, batch.columns, strict=True):
+        stat = _column_stat(field.type, col)
+        if stat is not None:
+            columns[field.name] = stat
+    return BlockStats(batch.num_rows, columns)
+
+
+def with_paths(stats: BlockStats, paths: dict[str, frozenset[str] | None]) -> BlockStats:
+    """``stats`` with the paths of its dynamic columns."""
+    columns = {
+        name: replace(stat, paths=paths[name]) if name in paths else stat
+        for name, stat in stats.columns.items()
+    }
+    return BlockStats(stats.row_count, columns)
+
+
+def _column_stat(dtype: pa.DataType, col: pa.Array) -> ColStat | None:
+    nulls = col.null_count
+    if pa.types.is_timestamp(dtype):
+        lo, hi = _min_max(col.cast(pa.int64()))
+        return ColStat("Ts", nulls, lo, hi)
+    if _is_int(dtype):
+        lo, hi = _min_max(col)
+        return ColStat("Int64", nulls, lo, hi)
+    if _is_str(dtype):
+        longest = pc.max(pc.binary_length(col)).as_py()
+        if longest is not None and longest > STRING_MINMAX_CAP:
+            return ColStat("Str", nulls)
+        lo, hi = _min_max(col)
+        return ColStat("Str", nulls, lo, hi)
+    if is_dynamic(dtype):
+        return ColStat("Dyn", nulls)
+    return None
+
+
+def _min_max(col: pa.Array) -> tuple[Any, Any]:
+    result = pc.min_max(col)
+    return result["min"].as_py(), result["max"].as_py()
+
+
+class ExtentStats:
+    """Accumulates extent-level stats across blocks: distinct and token sets, paths, time."""
+
+    def __init__(self, schema: pa.Schema) -> None:
+        self._time_column = time_column(schema)
+        self._distinct: dict[str, CappedSet] = {}
+        self._tokens: dict[str, CappedSet] = {}
+        self._paths: dict[str, set[str] | None] = {}
+        for f in schema:
+            if _is_int(f.type) or _is_str(f.type):
+                self._distinct[f.name] = CappedSet(DISTINCT_SET_CAP)
+            if _is_str(f.type):
+                self._tokens[f.name] = CappedSet(TOKEN_SET_CAP)
+            if is_dynamic(f.type):
+                self._paths[f.name] = set()
+        self.min_ts: int | None = None
+        self.max_ts: int | None = None
+
+    def update(self, batch: pa.RecordBatch, stats: BlockStats) -> None:
+        if self._time_column is not None:
+            stat = stats.columns[self._time_column]
+            if stat.min is not None:
+                self.min_ts = stat.min if self.min_ts is None else min(self.min_ts, stat.min)
+                self.max_ts = stat.max if self.max_ts is None else max(self.max_ts, stat.max)
+        for name, seen in self._distinct.items():
+            tokens = self._tokens.get(name)
+            words = tokens is not None and tokens.values is not None
+            if seen.values is None and not words:
+                continue
+            distinct = pc.unique(batch.column(name).drop_null())
+            new = seen.add(distinct)
+            if tokens is not None and words:  # the words of values not seen before
+                tokens.add(_tokens(distinct if new is None else new))
+
+    def add_paths(self, stats: BlockStats) -> None:
+        """The dynamic paths of one block (``with_paths``' output)."""
+        for name, seen in self._paths.items():
+            stat = stats.columns[name]
+            if seen is not None:
+                self._paths[name] = None if stat.paths is None else _union(seen, stat.paths)
+
+    def column_stats(self) -> dict[str, dict[str, Any]]:
+        out: dict[str, dict[str, Any]] = {}
+        for name, seen in self._distinct.items():
+            tokens = self._tokens.get(name)
+            out[name] = {
+                "distinct": None if seen.values is None else sorted(seen.values),
+                "tokens": None
+                if tokens is None or tokens.values is None
+                else sorted(tokens.values),
+            }
+        return out
+
+    def present_paths(self) -> list[str]:
+        """Every dynamic path written; a bare column name means "any path" (past the cap)."""
+        out: list[str] = []
+        for name, paths in self._paths.items():
+            out.extend([name] if paths is None else paths)
+        return sorted(out)
+
+
+def _tokens(col: pa.Array) -> pa.Array:
+    """Distinct words: split on whitespace first (no regex), then the few distinct pieces
+    on every other separator."""
+    pieces = pc.list_flatten(pc.ascii_split_whitespace(pc.ascii_lower(col.drop_null())))
+    words = pc.list_flatten(pc.split_pattern_regex(pc.unique(pieces), TOKEN_PATTERN))
+    return pc.unique(words.filter(pc.greater_equal(pc.binary_length(words), 2)))
+
+
+class CappedSet:
+    """Distinct values, given up (``values`` None) past ``cap``.
+
+    Values already held are filtered out with Arrow (``is_in``) before any Python object is
+    made: a block mostly repeats what earlier blocks held.
+    """
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.values: set[Any] | None = set()
+        self._held: pa.Array | None = None
+
+    def add(self, values: pa.Array) -> pa.Array | None:
+        """Add distinct ``values``; those not held before, or None if the set is unknown."""
+        if self.values is None:
+            return None
+        if self._held is not None:
+            values = values.filter(pc.invert(pc.is_in(values, value_set=self._held)))
+        if len(values) == 0:
+            return values
+        if len(self.values) + len(values) > self.cap or (
+            pa.types.is_string(values.type) and pc.any(pc.match_substring(values, "\x00")).as_py()
+        ):  # Postgres' jsonb cannot hold NUL: the set becomes "unknown"
+            self.values, self._held = None, None
+            return None
+        self.values.update(values.to_pylist())
+        self._held = values if self._held is None else pa.concat_arrays([self._held, values])
+        return values
+
+
+def _union(seen: set[str], more: frozenset[str]) -> set[str] | None:
+    seen.update(more)
+    return None if len(seen) > PATH_SET_CAP else seen

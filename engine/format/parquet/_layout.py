@@ -1,0 +1,82 @@
+"""How kyma lays out a Parquet extent: writer properties per column, and its metadata keys.
+
+Encodings were picked by measurement (``bench/format.py``, BENCHMARKS.md): delta for
+timestamps and integers, byte-stream-split for floats, dictionaries for strings, plain for
+dynamic (CBOR) values -- their dictionaries were larger than zstd over plain values.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterator
+from typing import Any
+
+import pyarrow as pa
+
+FORMAT_VERSION = "1"
+VERSION_KEY = b"kyma.format_version"
+BLOCK_STATS_KEY = b"kyma.block_stats"
+COLUMN_STATS_KEY = b"kyma.column_stats"
+PRESENT_PATHS_KEY = b"kyma.present_paths"
+KYMA_KEYS = (VERSION_KEY, BLOCK_STATS_KEY, COLUMN_STATS_KEY, PRESENT_PATHS_KEY)
+ARROW_SCHEMA_KEY = b"ARROW:schema"
+COMPRESSION = "zstd"
+
+
+def _leaves(name: str, dtype: pa.DataType) -> Iterator[tuple[str, pa.DataType]]:
+    """Parquet leaf column paths of an Arrow field (lists are ``name.list.element``)."""
+    if (
+        pa.types.is_list(dtype)
+        or pa.types.is_large_list(dtype)
+        or pa.types.is_fixed_size_list(dtype)
+    ):
+        yield from _leaves(f"{name}.list.element", dtype.value_type)
+    else:
+        yield name, dtype
+
+
+def _encoding(dtype: pa.DataType) -> str | None:
+    if pa.types.is_timestamp(dtype) or pa.types.is_int32(dtype) or pa.types.is_int64(dtype):
+        return "DELTA_BINARY_PACKED"
+    if pa.types.is_floating(dtype):
+        return "BYTE_STREAM_SPLIT"
+    return None
+
+
+def writer_options(schema: pa.Schema) -> dict[str, Any]:
+    """Keyword arguments of ``pq.ParquetWriter`` for an extent of ``schema``."""
+    dictionary: list[str] = []
+    encodings: dict[str, str] = {}
+    for field in schema:
+        for path, dtype in _leaves(field.name, field.type):
+            encoding = _encoding(dtype)
+            if encoding is not None:
+                encodings[path] = encoding
+            elif pa.types.is_string(dtype) or pa.types.is_large_string(dtype):
+                dictionary.append(path)
+    return {
+        "compression": COMPRESSION,
+        "use_dictionary": dictionary,
+        "column_encoding": encodings,
+        "write_statistics": True,
+        "write_page_index": True,
+        "store_schema": True,
+    }
+
+
+def written_schema(file_schema: pa.Schema, footer: dict[bytes, bytes]) -> pa.Schema:
+    """The Arrow schema the extent was written with, without the footer's own keys.
+
+    Parquet names list elements ``element`` where kyma's Arrow types say ``item``; the
+    schema pyarrow stored (``ARROW:schema``) keeps the writer's names and field metadata.
+    """
+    stored = footer.get(ARROW_SCHEMA_KEY)
+    schema = file_schema
+    if stored is not None:
+        try:
+            schema = pa.ipc.read_schema(pa.py_buffer(base64.b64decode(stored)))
+        except (ValueError, OSError):  # binascii.Error is a ValueError; ArrowInvalid
+            schema = file_schema
+    skip = (*KYMA_KEYS, ARROW_SCHEMA_KEY)
+    meta = {k: v for k, v in (schema.metadata or {}).items() if k not in skip}
+    return schema.with_metadata(meta) if meta else schema.remove_metadata()

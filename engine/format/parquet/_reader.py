@@ -1,0 +1,143 @@
+"""The Parquet reader: the footer once, then projected column chunks of the chosen row groups.
+
+Any Parquet file opens; one without kyma's block statistics keeps every block.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from kyma.engine.errors import FormatError
+from kyma.engine.format import ExtentMetadata, ExtentReader
+from kyma.engine.format.parquet._layout import BLOCK_STATS_KEY, VERSION_KEY, written_schema
+from kyma.engine.format.predicate import BlockPredicate, BlockStats, block_evaluator
+from kyma.engine.storage import ObjectStore
+
+READ_GROUPS = 64
+READ_BYTES = 64 << 20
+"""``read_blocks`` decodes runs of row groups together (threads over columns and row
+groups): at most READ_GROUPS of them, and at most about READ_BYTES uncompressed."""
+
+
+class ParquetExtentReader(ExtentReader):
+    def __init__(self, store: ObjectStore, object_path: str) -> None:
+        self.object_path = object_path
+        self._input = store.open_input(object_path)
+        try:
+            self._file = pq.ParquetFile(self._input, pre_buffer=True)
+            meta = self._file.metadata
+            kv = meta.metadata or {}
+            self._schema = written_schema(self._file.schema_arrow, kv)
+        except (ValueError, OSError) as e:  # ArrowInvalid, ArrowIOError
+            self._input.close()
+            raise self._error(f"not a readable Parquet file: {e}") from e
+        self.byte_size = self._input.size()
+        self._blocks = meta.num_row_groups
+        self._rows = meta.num_rows
+        self.version = int(kv.get(VERSION_KEY, b"0"))
+        self._block_stats = self._parse_stats(kv.get(BLOCK_STATS_KEY))
+
+    def _error(self, why: str) -> FormatError:
+        return FormatError(f"extent {self.object_path!r}: {why}")
+
+    def _parse_stats(self, raw: bytes | None) -> list[BlockStats] | None:
+        if raw is None:
+            return None
+        try:
+            stats = [BlockStats.from_json(b) for b in json.loads(raw)]
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
+            raise self._error(f"block stats in the footer do not parse: {e}") from e
+        if len(stats) != self._blocks:
+            raise self._error(
+                f"footer has stats for {len(stats)} blocks, the file has {self._blocks} row groups"
+            )
+        return stats
+
+    def metadata(self) -> ExtentMetadata:
+        return ExtentMetadata(
+            object_path=self.object_path,
+            version=self.version,
+            byte_size=self.byte_size,
+            schema=self._schema,
+            block_count=self._blocks,
+            row_count=self._rows,
+            block_stats=self._block_stats,
+        )
+
+    def pruned_blocks(self, predicate: BlockPredicate | None) -> list[int]:
+        if self._block_stats is None:
+            return list(range(self._blocks))
+        keep = block_evaluator(predicate)
+        return [i for i, stats in enumerate(self._block_stats) if keep(stats)]
+
+    def _projected(self, projection: list[str] | None) -> pa.Schema:
+        if projection is None:
+            return self._schema
+        names = set(self._schema.names)
+        return pa.schema([self._schema.field(c) for c in projection if c in names])
+
+    def read_block(self, block: int, projection: list[str] | None = None) -> pa.RecordBatch:
+        if not 0 <= block < self._blocks:
+            raise self._error(f"block {block} out of range 0..{self._blocks - 1}")
+        (batch,) = self.read_blocks([block], projection)
+        return batch
+
+    def read_blocks(
+        self, blocks: list[int], projection: list[str] | None = None
+    ) -> Iterator[pa.RecordBatch]:
+        schema = self._projected(projection)
+        for groups in self._runs(blocks):
+            if any(not 0 <= b < self._blocks for b in groups):
+                raise self._error(f"blocks {groups} not all in range 0..{self._blocks - 1}")
+            try:
+                table = self._file.read_row_groups(groups, columns=schema.names)
+                # Damaged pages can decode into values that break Arrow's invariants
+                # (strings that are not UTF-8): refused here, not crashed on later.
+                table.validate(full=True)
+            except (ValueError, OSError) as e:  # ArrowInvalid, ArrowIOError
+                raise self._error(f"blocks {groups} do not decode: {e}") from e
+            if table.schema.equals(schema):  # names and types; metadata aside
+                table = table.replace_schema_metadata(schema.metadata)
+            else:  # list fields named ``element``, or a foreign file's types
+                table = self._cast(table, schema, groups)
+            yield from _split(table, [self._row_count(b) for b in groups])
+
+    def _runs(self, blocks: list[int]) -> Iterator[list[int]]:
+        run: list[int] = []
+        size = 0
+        for block in blocks:
+            run.append(block)
+            if 0 <= block < self._blocks:
+                size += self._file.metadata.row_group(block).total_byte_size
+            if len(run) >= READ_GROUPS or size >= READ_BYTES:
+                yield run
+                run, size = [], 0
+        if run:
+            yield run
+
+    def _cast(self, table: pa.Table, schema: pa.Schema, groups: list[int]) -> pa.Table:
+        try:
+            return table.cast(schema)
+        except (ValueError, TypeError, NotImplementedError) as e:  # ArrowInvalid and kin
+            raise self._error(f"blocks {groups} do not match the extent's schema: {e}") from e
+
+    def _row_count(self, block: int) -> int:
+        return self._file.metadata.row_group(block).num_rows
+
+    def close(self) -> None:
+        self._input.close()
+
+
+def _split(table: pa.Table, sizes: list[int]) -> Iterator[pa.RecordBatch]:
+    """One record batch per row group of ``table`` (``sizes``: their row counts)."""
+    offset = 0
+    for rows in sizes:
+        pieces = table.slice(offset, rows).to_batches()
+        offset += rows
+        if len(pieces) != 1:  # a slice across chunks (zero-column tables have one)
+            pieces = table.slice(offset - rows, rows).combine_chunks().to_batches()
+        yield pieces[0]
