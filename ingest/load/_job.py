@@ -262,9 +262,21 @@ def _update(
 
 
 def _task_error(error: Exception) -> KymaError:
-    """IngestError with the task's message when a task rejected the input."""
+    """One line of kyma's words for a failed Spark job: the task's own error when it has one.
+
+    IngestError when a task rejected the input; else the last Python exception line in
+    Spark's text (a task's traceback travels inside the Java one), else its first line.
+    """
     text = str(error)
     marker = "kyma.engine.errors.IngestError: "
     if marker in text:
         return IngestError(text.split(marker, 1)[1].splitlines()[0])
-    return KymaError(f"the load's Spark job failed: {text.splitlines()[0] if text else error!r}")
+    lines = text.splitlines()
+    starts = [i for i, line in enumerate(lines) if "Traceback (most recent call last)" in line]
+    cause = (
+        next((line for line in lines[starts[-1] + 1 :] if line and not line[0].isspace()), None)
+        if starts
+        else None
+    )
+    said = cause or (lines[0] if lines else repr(error))
+    return KymaError(f"the load's Spark job failed: {said}")

@@ -15,7 +15,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from kyma.engine.errors import NotInstalledError
+from kyma.engine.errors import NotInstalledError, RuntimeStartError
 
 _starting = threading.Lock()
 
@@ -39,12 +39,18 @@ def spark_session(master: str | None = None, log_path: Path | None = None) -> An
     with _starting:
         if SparkContext._active_spark_context is None:  # noqa: SLF001 - pyspark's own flag
             conf, gateway = _conf(SparkConf(), master), None
-            if SparkContext._gateway is None:  # noqa: SLF001 - no JVM yet: start it
-                path = log_path or default_log_path()
-                path.parent.mkdir(parents=True, exist_ok=True)
-                with path.open("ab") as log:  # the JVM keeps its own descriptors
-                    gateway = launch_gateway(conf, {"stdout": log, "stderr": log})
-            SparkContext(conf=conf, gateway=gateway).setLogLevel("WARN")
+            path = log_path or default_log_path()
+            try:
+                if SparkContext._gateway is None:  # noqa: SLF001 - no JVM yet: start it
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    with path.open("ab") as log:  # the JVM keeps its own descriptors
+                        gateway = launch_gateway(conf, {"stdout": log, "stderr": log})
+                SparkContext(conf=conf, gateway=gateway).setLogLevel("WARN")
+            except Exception as e:  # Java missing, a bad master, ...: one line, and where to look
+                first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+                raise RuntimeStartError(
+                    f"Spark did not start on {master}: {first} (see {path})"
+                ) from None
         return SparkSession.builder.getOrCreate()
 
 

@@ -279,6 +279,27 @@ def test_a_bad_line_deep_in_a_file_names_the_files_own_line(
     assert services.catalog.get_table("bulk").current_snapshot_id is None
 
 
+def run_cli_load(tmp_path: Path, catalog_url: str, source: Path, master: str):  # type: ignore[no-untyped-def]
+    """``kyma load bulk <source>`` in its own process: its exit code and stderr's lines."""
+    done = subprocess.run(
+        [sys.executable, "-m", "kyma", "load", "bulk", str(source)],
+        env={
+            **os.environ,
+            "KYMA_HOME": str(tmp_path / "home"),
+            "KYMA_CATALOG_URL": catalog_url,
+            "KYMA_OBJECT_STORE": f"file://{tmp_path / 'objects'}",
+            "KYMA_SPARK_MASTER": master,
+        },
+        capture_output=True,
+        timeout=180,
+    )
+    stderr = done.stderr.decode()
+    shown = [line for line in stderr.split("\n") if line.strip()]  # \r: the same line
+    assert len(shown) <= 3, stderr  # the progress line and the error
+    assert not [line for line in shown if "at org.apache" in line or "Traceback" in line]
+    return done.returncode, stderr
+
+
 def test_the_cli_says_a_bad_line_in_one_line_without_spark_noise(
     services, catalog_url, tmp_path
 ) -> None:
@@ -286,23 +307,25 @@ def test_the_cli_says_a_bad_line_in_one_line_without_spark_noise(
     lines[41] = '{"n": "forty-two"}'
     (tmp_path / "bad.ndjson").write_text("\n".join(lines) + "\n")
     services.query.execute("CREATE TABLE bulk (n long)")
-    home = tmp_path / "home"
-    done = subprocess.run(
-        [sys.executable, "-m", "kyma", "load", "bulk", str(tmp_path / "bad.ndjson")],
-        env={
-            **os.environ,
-            "KYMA_HOME": str(home),
-            "KYMA_CATALOG_URL": catalog_url,
-            "KYMA_OBJECT_STORE": f"file://{tmp_path / 'objects'}",
-            "KYMA_SPARK_MASTER": "local[1]",
-        },
-        capture_output=True,
-        timeout=180,
+    code, stderr = run_cli_load(tmp_path, catalog_url, tmp_path / "bad.ndjson", "local[1]")
+    assert code == 1 and "bad.ndjson: line 42, field 'n': expected long" in stderr
+    assert "Exception" in (tmp_path / "home" / "spark.log").read_text()  # Spark's words: here
+    code, stderr = run_cli_load(tmp_path, catalog_url, tmp_path / "bad.ndjson", "nowhere://x")
+    assert code == 1 and "Spark did not start on nowhere://x: " in stderr, stderr
+
+
+def test_a_failed_spark_job_is_said_by_the_tasks_python_error() -> None:
+    text = (
+        "An error occurred while calling o81.collectToPython.\n"
+        ": org.apache.spark.SparkException: Job aborted due to stage failure: ...\n"
+        "org.apache.spark.api.python.PythonException: Traceback (most recent call last):\n"
+        '  File "/x/worker.py", line 1, in main\n'
+        "    process()\n"
+        "PermissionError: [Errno 13] Permission denied: '/objects/t'\n"
+        "\tat org.apache.spark.api.python.BasePythonRunner.handlePythonException(x.scala:1)\n"
     )
-    stderr = done.stderr.decode()
-    assert done.returncode == 1, stderr
-    assert "bad.ndjson: line 42, field 'n': expected long" in stderr
-    shown = [line for line in stderr.split("\n") if line.strip()]  # \r: the same line
-    assert len(shown) <= 3, stderr  # the progress line and the error
-    assert not [line for line in shown if "at org.apache" in line or "Traceback" in line]
-    assert "Exception" in (home / "spark.log").read_text()  # Spark's own words went here
+    said = str(_job._task_error(RuntimeError(text)))
+    assert said == (
+        "the load's Spark job failed: PermissionError: [Errno 13] Permission denied: '/objects/t'"
+    )
+    assert str(_job._task_error(RuntimeError("boom\nat x"))) == "the load's Spark job failed: boom"
