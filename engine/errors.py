@@ -55,6 +55,16 @@ class IngestError(TerminalError, ValueError):
     def __str__(self) -> str:
         return str(self.args[0])
 
+    def shifted(self, lines: int, where: str) -> IngestError:
+        """The error of a body that began ``lines`` lines into ``where`` (a file), said so."""
+        message, line = str(self), self.line
+        if line is not None and lines:
+            old = f"line {line}"
+            line += lines
+            if message.startswith(old):
+                message = f"line {line}" + message[len(old) :]
+        return IngestError(f"{where}: {message}", line, self.field)
+
 
 class NotFoundError(TerminalError, LookupError):
     """A named table, column or object does not exist."""

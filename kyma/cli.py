@@ -247,10 +247,11 @@ def load(settings: Settings, args: argparse.Namespace) -> int:
 
 def _progress_line(p: dict) -> str:  # type: ignore[type-arg]
     eta = "" if p["eta_seconds"] is None else f", ETA {p['eta_seconds']:.0f}s"
+    rate = f", {p['bytes_per_second'] / 1e6:.1f} MB/s" if p["bytes_per_second"] else ""
     return (
         f"{p['phase']}: {p['files_done']}/{p['files_total']} files,"
         f" {p['rows_done']:,} rows, {p['bytes_done'] / 1e6:.0f}/{p['bytes_total'] / 1e6:.0f} MB"
-        f"{eta}   "
+        f"{rate}{eta}   "
     )
 
 

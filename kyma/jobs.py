@@ -113,7 +113,9 @@ class JobRegistry:
 
         try:
             ack = run_load(
-                spark_session(self.settings.spark_master),
+                spark_session(
+                    self.settings.spark_master, self.settings.home.absolute() / "spark.log"
+                ),
                 self.write_path,
                 self.store,
                 request,

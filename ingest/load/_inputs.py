@@ -6,6 +6,7 @@ import fnmatch
 import glob
 import hashlib
 import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from kyma.engine.errors import ConfigError, NotFoundError
@@ -71,12 +72,26 @@ def store_files(store: ObjectStore, pattern: str, forced: str | None) -> list[In
     ]
 
 
-def content_hash(files: list[InputFile], read) -> str:  # type: ignore[no-untyped-def]
-    """SHA-256 over the files' own SHA-256s, in name order: the load's identity."""
+def blocks(file: InputFile, read) -> Iterator[tuple[int, bytes]]:  # type: ignore[no-untyped-def]
+    """The file's bytes in READ_BYTES blocks, each with its offset."""
+    for offset in range(0, file.size, READ_BYTES):
+        yield offset, read(file, offset, min(READ_BYTES, file.size - offset))
+
+
+def content_hash(
+    files: list[InputFile],
+    read,  # type: ignore[no-untyped-def]
+    observe: Callable[[int, int, bytes], None] = lambda index, offset, data: None,
+) -> str:
+    """SHA-256 over the files' own SHA-256s, in name order: the load's identity.
+
+    ``observe(file index, offset, block)`` sees every block read (progress, line counts).
+    """
     outer = hashlib.sha256()
-    for file in files:
+    for index, file in enumerate(files):
         inner = hashlib.sha256()
-        for offset in range(0, file.size, READ_BYTES):
-            inner.update(read(file, offset, min(READ_BYTES, file.size - offset)))
+        for offset, data in blocks(file, read):
+            inner.update(data)
+            observe(index, offset, data)
         outer.update(inner.digest())
     return outer.hexdigest()

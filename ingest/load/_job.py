@@ -19,7 +19,7 @@ import json
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow.parquet as pq
@@ -29,39 +29,14 @@ from kyma.engine.errors import IngestError, KymaError, NotFoundError
 from kyma.engine.storage.config import StoreConfig
 from kyma.engine.types import Column, KymaType
 from kyma.ingest.evolution import plan_evolution
-from kyma.ingest.load._inputs import InputFile, content_hash, local_files, store_files
+from kyma.ingest.load._inputs import InputFile, blocks, content_hash, local_files, store_files
 from kyma.ingest.load._origin import Origin
-from kyma.ingest.load._splits import plan_splits
+from kyma.ingest.load._progress import LoadProgress, ProgressChannel
+from kyma.ingest.load._splits import LineCounter, plan_splits, text_starts
 from kyma.ingest.load._tasks import OUTPUT_DDL, TaskPlan, split_runner, unpack
 from kyma.ingest.write_path import IngestAck, WritePath
 
 PROGRESS_SECONDS = 1.0
-
-
-@dataclass
-class LoadProgress:
-    """What a running load has done; ``eta_seconds`` from the bytes rate so far."""
-
-    phase: str = "listing"  # listing, hashing, reading, writing, committing, done, failed
-    files_total: int = 0
-    files_done: int = 0
-    bytes_total: int = 0
-    bytes_done: int = 0
-    rows_done: int = 0
-    started: float = field(default_factory=time.monotonic)
-    eta_seconds: float | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "phase": self.phase,
-            "files_total": self.files_total,
-            "files_done": self.files_done,
-            "bytes_total": self.bytes_total,
-            "bytes_done": self.bytes_done,
-            "rows_done": self.rows_done,
-            "elapsed_seconds": round(time.monotonic() - self.started, 1),
-            "eta_seconds": None if self.eta_seconds is None else round(self.eta_seconds, 1),
-        }
 
 
 @dataclass(frozen=True)
@@ -102,11 +77,13 @@ def run_load(
     """
     progress = LoadProgress()
     origin, files = _discover(request, source_bucket)
-    progress.phase, progress.files_total = "hashing", len(files)
-    progress.bytes_total = sum(f.size for f in files)
+    progress.files_total, progress.bytes_total = len(files), sum(f.size for f in files)
+    progress.enter("hashing")
     on_progress(progress)
+    lines = LineCounter(text_starts(files))
+    hashed = identity is None
     if identity is None:
-        digest = content_hash(files, origin.read)
+        digest = content_hash(files, origin.read, _observer(files, lines, progress, on_progress))
         key = "load:" + hashlib.sha256(f"{request.table}\n{digest}".encode()).hexdigest()[:48]
         identity = LoadIdentity(key, digest, "load")
     key, digest = identity.key, identity.content_hash
@@ -116,8 +93,12 @@ def run_load(
         progress.phase = "done"
         on_progress(progress)
         return IngestAck(**{**earlier.ack, "replayed": True})
+    if not hashed:  # the bytes were not read: count the lines of long files now
+        for index in text_starts(files):
+            for offset, data in blocks(files[index], origin.read):
+                lines.observe(index, offset, data)
     info = _table(write_path, request, files, origin)
-    splits = plan_splits(files, lambda f: _row_groups(origin, f))
+    splits = plan_splits(files, lambda f: _row_groups(origin, f), lines.first_lines)
     plan = TaskPlan(
         origin=origin,
         files=tuple(files),
@@ -130,7 +111,7 @@ def run_load(
         ingest_time_ns=time.time_ns(),
         extent_format=extent_format,
     )
-    progress.phase = "reading"
+    progress.enter("reading")
     results = _run(spark, plan, progress, on_progress)
     unknown = sorted({k for r in results for k in json.loads(r["unknown_keys"])})
     evolution = plan_evolution(unknown, info.columns, evolve=request.schema_evolve)
@@ -143,7 +124,7 @@ def run_load(
             info=catalog.get_table(request.table),
             props_fields=tuple(evolution.props_fields),
         )
-        progress.phase, progress.bytes_done, progress.rows_done = "writing", 0, 0
+        progress.enter("writing")
         results = _run(spark, plan, progress, on_progress)
     written = [unpack(r["extent"]) for r in results if r["extent"]]
     progress.phase = "committing"
@@ -205,6 +186,26 @@ def _row_groups(origin: Origin, file: InputFile) -> int:
         return pq.ParquetFile(path).num_row_groups
 
 
+def _observer(
+    files: list[InputFile],
+    lines: LineCounter,
+    progress: LoadProgress,
+    on_progress: Callable[[LoadProgress], None],
+) -> Callable[[int, int, bytes], None]:
+    """What sees each block hashed: the line counter, and the progress every second."""
+    before = [sum(f.size for f in files[:i]) for i in range(len(files))]
+    last = [time.monotonic()]
+
+    def observe(index: int, offset: int, data: bytes) -> None:
+        lines.observe(index, offset, data)
+        progress.advance(0, before[index] + offset + len(data))
+        if time.monotonic() - last[0] >= PROGRESS_SECONDS:
+            last[0] = time.monotonic()
+            on_progress(progress)
+
+    return observe
+
+
 def _run(
     spark: Any,
     plan: TaskPlan,
@@ -222,6 +223,8 @@ def _run(
             return tuple(x + y for x, y in zip(a, b, strict=True))
 
     done = spark.sparkContext.accumulator((0, 0, 0), Totals())
+    channel = ProgressChannel(spark.sparkContext.getConf().get("spark.driver.host", "127.0.0.1"))
+    plan = dataclasses.replace(plan, progress_to=channel.address)
     numbers = spark.range(len(plan.splits), numPartitions=max(1, len(plan.splits)))
     frame = numbers.withColumnRenamed("id", "split").mapInArrow(
         split_runner(plan, done), OUTPUT_DDL
@@ -230,7 +233,7 @@ def _run(
 
     def report() -> None:
         while not stop.wait(PROGRESS_SECONDS):
-            _update(progress, plan, done.value)
+            _update(progress, plan, done.value, channel.totals())
             on_progress(progress)
 
     reporter = threading.Thread(target=report, daemon=True, name="load-progress")
@@ -242,24 +245,40 @@ def _run(
     finally:
         stop.set()
         reporter.join()
-    _update(progress, plan, done.value)
+        channel.close()
+    _update(progress, plan, done.value, (0, 0))
     on_progress(progress)
     return rows
 
 
-def _update(progress: LoadProgress, plan: TaskPlan, totals: tuple[int, int, int]) -> None:
-    splits, rows, size = totals
-    progress.rows_done, progress.bytes_done = rows, size
+def _update(
+    progress: LoadProgress,
+    plan: TaskPlan,
+    finished: tuple[int, int, int],
+    running: tuple[int, int],
+) -> None:
+    """Counters from the finished splits' accumulator and the running splits' datagrams."""
+    splits, rows, size = finished
+    progress.advance(max(rows, running[0]), max(size, running[1]))
     progress.files_done = round(progress.files_total * splits / max(1, len(plan.splits)))
-    elapsed = time.monotonic() - progress.started
-    if 0 < splits < len(plan.splits):
-        progress.eta_seconds = elapsed * (len(plan.splits) - splits) / splits
 
 
 def _task_error(error: Exception) -> KymaError:
-    """IngestError with the task's message when a task rejected the input."""
+    """One line of kyma's words for a failed Spark job: the task's own error when it has one.
+
+    IngestError when a task rejected the input; else the last Python exception line in
+    Spark's text (a task's traceback travels inside the Java one), else its first line.
+    """
     text = str(error)
     marker = "kyma.engine.errors.IngestError: "
     if marker in text:
         return IngestError(text.split(marker, 1)[1].splitlines()[0])
-    return KymaError(f"the load's Spark job failed: {text.splitlines()[0] if text else error!r}")
+    lines = text.splitlines()
+    starts = [i for i, line in enumerate(lines) if "Traceback (most recent call last)" in line]
+    cause = (
+        next((line for line in lines[starts[-1] + 1 :] if line and not line[0].isspace()), None)
+        if starts
+        else None
+    )
+    said = cause or (lines[0] if lines else repr(error))
+    return KymaError(f"the load's Spark job failed: {said}")

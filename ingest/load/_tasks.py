@@ -7,6 +7,7 @@ commit in one snapshot. Nothing here touches the catalog.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import pickle
@@ -25,7 +26,8 @@ from kyma.engine.storage.config import StoreConfig
 from kyma.ingest.coerce import coerce_ndjson
 from kyma.ingest.load._inputs import InputFile
 from kyma.ingest.load._origin import Origin
-from kyma.ingest.load._splits import Split, whole_lines
+from kyma.ingest.load._progress import SplitReporter
+from kyma.ingest.load._splits import Split, pieces, whole_lines
 from kyma.ingest.tabular import csv_columns, parquet_columns
 from kyma.ingest.write_path import column_writes, conform, sum_writes
 
@@ -42,6 +44,9 @@ OUTPUT = pa.schema(
 )
 
 
+PIECE_BYTES = 8 << 20  # a task coerces and writes its split this much at a time
+
+
 @dataclass(frozen=True)
 class TaskPlan:
     origin: Origin
@@ -54,45 +59,61 @@ class TaskPlan:
     block_rows: int
     ingest_time_ns: int
     extent_format: str = "parquet"  # KYMA_EXTENT_FORMAT
+    progress_to: tuple[str, int] | None = None  # the driver's ProgressChannel
 
 
 def split_runner(plan: TaskPlan, progress: Any) -> Callable[[Iterator[pa.RecordBatch]], Iterator]:
     """The ``mapInArrow`` function: split numbers in, one row per split out.
 
-    ``progress`` is a Spark accumulator of (splits, rows, bytes) done.
+    ``progress`` is a Spark accumulator of (splits, rows, bytes) done; while a split runs,
+    its rows and bytes so far also go to ``plan.progress_to`` after every piece.
     """
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         store = plan.store.open()
         fmt = segment_format(plan.extent_format, plan.block_rows)
-        for batch in batches:
-            for number in batch.column("split").to_pylist():
-                split = plan.splits[number]
-                table, unknown = _read(plan, split)
-                extent, writes = None, []
-                if table.num_rows:
-                    writer = fmt.start_extent(store, plan.info.schema, plan.info.path_prefix)
-                    with writer:
-                        for piece in table.to_batches():
-                            conformed = conform(piece, plan.info, plan.ingest_time_ns)
-                            writes += column_writes(plan.info, conformed, None)
-                            writer.append(conformed)
-                        extent = writer.finish()
-                size = split.end - split.start if plan.files[split.file].format != "parquet" else 0
-                progress.add((1, table.num_rows, size))
-                yield pa.record_batch(
-                    [
-                        pa.array([number], pa.int64()),
-                        pa.array([table.num_rows], pa.int64()),
-                        pa.array([size], pa.int64()),
-                        pa.array([None if extent is None else pickle.dumps(extent)], pa.binary()),
-                        pa.array([json.dumps(sorted(unknown))], pa.string()),
-                        pa.array([pickle.dumps(sum_writes(writes))], pa.binary()),
-                    ],
-                    schema=OUTPUT,
-                )
+        reporter = SplitReporter(plan.progress_to)
+        try:
+            for batch in batches:
+                for number in batch.column("split").to_pylist():
+                    yield _run_split(plan, number, store, fmt, reporter, progress)
+        finally:
+            reporter.close()
 
     return run
+
+
+def _run_split(plan: TaskPlan, number: int, store: Any, fmt: Any, reporter: Any, progress: Any):  # type: ignore[no-untyped-def]
+    """Read, coerce and write one split piece by piece; its output row."""
+    split = plan.splits[number]
+    writer, writes, unknown, rows, size, extent = None, [], set(), 0, 0, None
+    with contextlib.ExitStack() as stack:  # a failing split aborts its extent
+        for table, keys, done in _read(plan, split):
+            unknown |= keys
+            if table.num_rows and writer is None:
+                writer = stack.enter_context(
+                    fmt.start_extent(store, plan.info.schema, plan.info.path_prefix)
+                )
+            for piece in table.to_batches() if table.num_rows else []:
+                conformed = conform(piece, plan.info, plan.ingest_time_ns)
+                writes += column_writes(plan.info, conformed, None)
+                writer.append(conformed)
+            rows, size = rows + table.num_rows, done
+            reporter.send(number, rows, size)
+        if writer is not None:
+            extent = writer.finish()
+    progress.add((1, rows, size))
+    return pa.record_batch(
+        [
+            pa.array([number], pa.int64()),
+            pa.array([rows], pa.int64()),
+            pa.array([size], pa.int64()),
+            pa.array([None if extent is None else pickle.dumps(extent)], pa.binary()),
+            pa.array([json.dumps(sorted(unknown))], pa.string()),
+            pa.array([pickle.dumps(sum_writes(writes))], pa.binary()),
+        ],
+        schema=OUTPUT,
+    )
 
 
 def unpack(raw: bytes) -> Any:
@@ -100,47 +121,76 @@ def unpack(raw: bytes) -> Any:
     return pickle.loads(raw)  # noqa: S301 - our own tasks' output
 
 
-def _read(plan: TaskPlan, split: Split) -> tuple[pa.Table, set[str]]:
+Piece = tuple[pa.Table, set[str], int]  # rows, NDJSON fields the table lacks, bytes done
+
+
+def _read(plan: TaskPlan, split: Split) -> Iterator[Piece]:
+    """The split's rows a piece at a time; an IngestError names the file and its line."""
     file = plan.files[split.file]
+    if file.format == "ndjson":
+        yield from _ndjson(plan, file, split)  # names the line itself
+        return
     try:
-        if file.format == "ndjson":
-            return _ndjson(plan, file, split)
         with plan.origin.local_copy(file) as path:
             if file.format == "csv":
-                reader = pacsv.open_csv(
-                    str(path),
-                    convert_options=pacsv.ConvertOptions(
-                        column_types=_all_text(path), strings_can_be_null=False
-                    ),
-                )
-                batches, line = [], 2
-                for batch in reader:
-                    batches.append(csv_columns(batch, plan.info, line, plan.evolve))
-                    line += batch.num_rows
-                return pa.Table.from_batches(batches) if batches else pa.table({}), set()
-            group = pq.ParquetFile(path).read_row_group(split.start)
+                yield from _csv(plan, file, path)
+                return
+            parquet = pq.ParquetFile(path)
+            group = parquet.read_row_group(split.start)
             batches = [parquet_columns(b, plan.info, plan.evolve) for b in group.to_batches()]
-            return pa.Table.from_batches(batches) if batches else pa.table({}), set()
+            groups = parquet.num_row_groups  # bytes: the file's share of this group
+            share = file.size * (split.start + 1) // groups - file.size * split.start // groups
+            yield pa.Table.from_batches(batches) if batches else pa.table({}), set(), share
     except IngestError as e:
-        where = file.location if split.start == 0 else f"{file.location} (from byte {split.start})"
-        raise IngestError(f"{where}: {e}", e.line, e.field) from None
+        raise e.shifted(0, file.location) from None
 
 
-def _ndjson(plan: TaskPlan, file: InputFile, split: Split) -> tuple[pa.Table, set[str]]:
+def _csv(plan: TaskPlan, file: InputFile, path: Any) -> Iterator[Piece]:
+    with (
+        open(path, "rb") as raw,
+        gzip.open(raw) if file.compressed else contextlib.nullcontext(raw) as source,
+    ):
+        reader = pacsv.open_csv(
+            source,
+            convert_options=pacsv.ConvertOptions(
+                column_types=_all_text(path), strings_can_be_null=False
+            ),
+        )
+        line = 2
+        for batch in reader:
+            table = pa.Table.from_batches([csv_columns(batch, plan.info, line, plan.evolve)])
+            line += batch.num_rows
+            yield table, set(), min(raw.tell(), file.size)
+    yield pa.table({}), set(), file.size
+
+
+def _ndjson(plan: TaskPlan, file: InputFile, split: Split) -> Iterator[Piece]:
     if file.compressed:
         body = gzip.decompress(plan.origin.read(file, 0, file.size))
     else:
         read = lambda offset, length: plan.origin.read(file, offset, length)  # noqa: E731
         body = whole_lines(read, file.size, split.start, split.end)
-    if not body.strip():
-        return pa.table({}), set()
-    coerced = coerce_ndjson(
-        body,
-        plan.info.columns,
-        props_fields=plan.props_fields,
-        ingest_time_ns=plan.ingest_time_ns,
-    )
-    return pa.Table.from_batches([coerced.batch]), set(coerced.unknown_keys)
+    size, done = split.end - split.start, 0
+    for piece, lines in pieces(body, PIECE_BYTES):
+        done += len(piece)
+        if not piece.strip():
+            yield pa.table({}), set(), size * done // len(body)
+            continue
+        try:
+            coerced = coerce_ndjson(
+                piece,
+                plan.info.columns,
+                props_fields=plan.props_fields,
+                ingest_time_ns=plan.ingest_time_ns,
+            )
+        except IngestError as e:
+            raise e.shifted(split.first_line - 1 + lines, file.location) from None
+        yield (
+            pa.Table.from_batches([coerced.batch]),
+            set(coerced.unknown_keys),
+            size * done // len(body),
+        )
+    yield pa.table({}), set(), size
 
 
 def _all_text(path: Any) -> dict[str, pa.DataType]:

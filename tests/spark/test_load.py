@@ -18,7 +18,8 @@ import pytest
 
 from kyma.engine.errors import IngestError
 from kyma.engine.gc import collect_orphans
-from kyma.ingest.load import LoadRequest
+from kyma.ingest.load import LoadIdentity, LoadRequest, _job, _splits
+from kyma.ingest.load._progress import ProgressChannel, SplitReporter
 
 ROWS = 60_000
 FILES = 3
@@ -128,7 +129,10 @@ def test_the_jobs_api_runs_a_load_and_reports_progress(spark, client, inputs) ->
         time.sleep(0.2)
     assert job["state"] == "succeeded", job
     assert job["result"]["rows"] == ROWS
-    assert job["progress"]["files_total"] == FILES
+    progress = job["progress"]
+    assert progress["files_total"] == progress["files_done"] == FILES
+    assert (progress["rows_done"], progress["bytes_done"]) == (ROWS, progress["bytes_total"])
+    assert progress["bytes_per_second"] > 0 and progress["rows_per_second"] > 0
     assert [j["id"] for j in client.get("/v1/jobs").get_json()["jobs"]] == [job_id]
     bad = client.post("/v1/jobs/load", json={"table": "bulk"})
     assert bad.status_code == 400 and "source" in bad.get_json()["message"]
@@ -214,3 +218,115 @@ def test_a_file_drop_hands_large_files_to_spark(spark, client, services, tmp_pat
     assert sources == ["filedrop:drops", "filedrop:drops:spark"]
     count = services.query.execute("SELECT count(*) AS c, count(DISTINCT n) AS d FROM events")
     assert count.table.to_pylist() == [{"c": 5001, "d": 5001}]
+
+
+@pytest.fixture
+def small_splits(monkeypatch) -> int:  # type: ignore[no-untyped-def]
+    """NDJSON splits of 64 KiB, progress every 50 ms: a small file is many tasks."""
+    monkeypatch.setattr(_splits, "SPLIT_BYTES", 64 << 10)
+    monkeypatch.setattr(_job, "PROGRESS_SECONDS", 0.05)
+    return 64 << 10
+
+
+def test_progress_of_a_multi_split_file_moves_to_its_totals(
+    spark, services, tmp_path, small_splits
+) -> None:
+    path = tmp_path / "many.ndjson"
+    path.write_text("".join(json.dumps(row(n)) + "\n" for n in range(20_000)))
+    assert path.stat().st_size > 10 * small_splits
+    services.query.execute(f"CREATE TABLE bulk {DDL}")
+    seen: list[dict] = []
+    job = services.jobs.load(
+        LoadRequest("bulk", str(path)), follow=lambda p: seen.append(p.to_json())
+    )
+    assert job.state == "succeeded"
+    reading = [p["rows_done"] for p in seen if p["phase"] == "reading" and p["rows_done"]]
+    assert len(set(reading)) >= 2, seen  # it moved while Spark worked
+    assert reading == sorted(reading) and reading[-1] == 20_000
+    final = job.progress.to_json()
+    assert (final["phase"], final["rows_done"]) == ("done", 20_000)
+    assert final["bytes_done"] == final["bytes_total"] == path.stat().st_size
+
+
+def test_tasks_report_progress_to_the_driver_by_datagram() -> None:
+    channel = ProgressChannel("127.0.0.1")
+    reporter = SplitReporter(channel.address)
+    try:
+        for split, rows, size in ((0, 10, 100), (1, 5, 50), (0, 20, 200)):
+            reporter.send(split, rows, size)
+        deadline = time.monotonic() + 10
+        while channel.totals() != (25, 250):  # split 0's latest report replaced its first
+            assert time.monotonic() < deadline, channel.totals()
+            time.sleep(0.01)
+    finally:
+        reporter.close()
+        channel.close()
+    SplitReporter(None).send(0, 1, 1)  # no channel: nothing sent, nothing raised
+
+
+@pytest.mark.parametrize("hashed", [True, False], ids=["load", "file-drop"])
+def test_a_bad_line_deep_in_a_file_names_the_files_own_line(
+    spark, services, tmp_path, small_splits, hashed
+) -> None:
+    lines = [json.dumps({"n": n, "pad": "x" * 40}) for n in range(10_000)]
+    lines[7_000] = '{"n": "seven thousand"}'
+    path = tmp_path / "deep.ndjson"
+    path.write_text("\n".join(lines) + "\n")
+    assert len("\n".join(lines[:7_000])) > 5 * small_splits  # well past the first split
+    services.query.execute("CREATE TABLE bulk (n long)")
+    identity = None if hashed else LoadIdentity("drop:deep", "0" * 64, "filedrop:x")
+    with pytest.raises(IngestError, match=r"deep.ndjson: line 7001, field 'n': expected long"):
+        services.jobs.load(LoadRequest("bulk", str(path)), identity=identity)
+    assert services.catalog.get_table("bulk").current_snapshot_id is None
+
+
+def run_cli_load(tmp_path: Path, catalog_url: str, source: Path, master: str):  # type: ignore[no-untyped-def]
+    """``kyma load bulk <source>`` in its own process: its exit code and stderr's lines."""
+    done = subprocess.run(
+        [sys.executable, "-m", "kyma", "load", "bulk", str(source)],
+        env={
+            **os.environ,
+            "KYMA_HOME": str(tmp_path / "home"),
+            "KYMA_CATALOG_URL": catalog_url,
+            "KYMA_OBJECT_STORE": f"file://{tmp_path / 'objects'}",
+            "KYMA_SPARK_MASTER": master,
+        },
+        capture_output=True,
+        timeout=180,
+    )
+    stderr = done.stderr.decode()
+    shown = [line for line in stderr.split("\n") if line.strip()]  # \r: the same line
+    assert len(shown) <= 3, stderr  # the progress line and the error
+    assert not [line for line in shown if "at org.apache" in line or "Traceback" in line]
+    return done.returncode, stderr
+
+
+def test_the_cli_says_a_bad_line_in_one_line_without_spark_noise(
+    services, catalog_url, tmp_path
+) -> None:
+    lines = [json.dumps({"n": n}) for n in range(100)]
+    lines[41] = '{"n": "forty-two"}'
+    (tmp_path / "bad.ndjson").write_text("\n".join(lines) + "\n")
+    services.query.execute("CREATE TABLE bulk (n long)")
+    code, stderr = run_cli_load(tmp_path, catalog_url, tmp_path / "bad.ndjson", "local[1]")
+    assert code == 1 and "bad.ndjson: line 42, field 'n': expected long" in stderr
+    assert "Exception" in (tmp_path / "home" / "spark.log").read_text()  # Spark's words: here
+    code, stderr = run_cli_load(tmp_path, catalog_url, tmp_path / "bad.ndjson", "nowhere://x")
+    assert code == 1 and "Spark did not start on nowhere://x: " in stderr, stderr
+
+
+def test_a_failed_spark_job_is_said_by_the_tasks_python_error() -> None:
+    text = (
+        "An error occurred while calling o81.collectToPython.\n"
+        ": org.apache.spark.SparkException: Job aborted due to stage failure: ...\n"
+        "org.apache.spark.api.python.PythonException: Traceback (most recent call last):\n"
+        '  File "/x/worker.py", line 1, in main\n'
+        "    process()\n"
+        "PermissionError: [Errno 13] Permission denied: '/objects/t'\n"
+        "\tat org.apache.spark.api.python.BasePythonRunner.handlePythonException(x.scala:1)\n"
+    )
+    said = str(_job._task_error(RuntimeError(text)))
+    assert said == (
+        "the load's Spark job failed: PermissionError: [Errno 13] Permission denied: '/objects/t'"
+    )
+    assert str(_job._task_error(RuntimeError("boom\nat x"))) == "the load's Spark job failed: boom"
