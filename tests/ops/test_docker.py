@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 import boto3
 import grpc
+import psycopg
 import pytest
 import yaml
 from adbc_driver_flightsql import DatabaseOptions
@@ -35,6 +36,7 @@ PORT_SETTINGS = {
     8815: "KYMA_FLIGHT_PORT",
     4317: "KYMA_OTLP_GRPC_PORT",
     4318: "KYMA_OTLP_HTTP_PORT",
+    5433: "KYMA_PG_PORT",
 }
 
 
@@ -173,6 +175,9 @@ def test_the_image_command_serves_every_published_port(stack_env: dict[str, str]
                 response_deserializer=logs_service_pb2.ExportLogsServiceResponse.FromString,
             )
             export(empty, metadata=[("authorization", bearer["Authorization"])], timeout=10)
+        dsn = f"host=127.0.0.1 port={stack_env['KYMA_PG_PORT']} user=kyma connect_timeout=10"
+        with psycopg.connect(dsn, password=token.group(1), autocommit=True) as conn:
+            assert conn.execute("SELECT 3 AS three").fetchall() == [(3,)]
     finally:
         assert serve.stop() == 0
     again = Serve(Path(stack_env["KYMA_HOME"]), **stack_env)  # the token is printed only once

@@ -133,11 +133,13 @@ def _ingest(serve: Serve, table: str, lines: list[dict]) -> None:
 
 
 def _catalog_busy(url: str) -> list[str]:
-    """Statements running in the catalog database other than this one."""
+    """Client statements running in the catalog database other than this one (Postgres's
+    own autovacuum workers are not kyma's work)."""
     with psycopg.connect(url, autocommit=True) as conn:
         rows = conn.execute(
             "SELECT query FROM pg_stat_activity WHERE datname = current_database()"
             " AND state = 'active' AND pid <> pg_backend_pid()"
+            " AND backend_type = 'client backend'"
         ).fetchall()
     return [r[0][:80] for r in rows]
 
