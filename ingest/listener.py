@@ -6,6 +6,7 @@ lets running requests finish and ends the loop, whichever thread the process is 
 
 from __future__ import annotations
 
+import errno
 import socket
 import threading
 from typing import Any
@@ -50,7 +51,17 @@ class HttpListener:
     def stop(self) -> None:
         """Refuse new connections; wait for running requests (up to STOP_GRACE_SECONDS)."""
         server = self._server
-        server.trigger.pull_trigger(lambda: wasyncore.dispatcher.close(server))
+        _on_loop(server, lambda: wasyncore.dispatcher.close(server))
         server.task_dispatcher.shutdown(cancel_pending=False, timeout=STOP_GRACE_SECONDS)
-        server.trigger.pull_trigger(lambda: wasyncore.close_all(server._map))
+        _on_loop(server, lambda: wasyncore.close_all(server._map))
         self._thread.join(STOP_GRACE_SECONDS)
+
+
+def _on_loop(server: Any, work: Any) -> None:
+    """Run ``work`` on the server loop's thread. A loop that already ended (its last channel
+    closed) has closed its trigger too: there is nothing left to close then."""
+    try:
+        server.trigger.pull_trigger(work)
+    except OSError as e:
+        if e.errno != errno.EBADF:
+            raise

@@ -59,7 +59,7 @@ def test_restart_reuses_the_data(home: Path) -> None:
     assert first.stop(signal.SIGINT) == 0
     second = Serve(home)
     assert second.sql("SHOW TABLES")["rows"][0][0] == "logs"
-    assert second.stop() == 0
+    assert second.stop() == 0, "".join(second.output)
 
 
 def test_kill_9_of_serve_leaves_postgres_which_the_next_start_adopts(home: Path) -> None:
@@ -72,7 +72,7 @@ def test_kill_9_of_serve_leaves_postgres_which_the_next_start_adopts(home: Path)
     second = Serve(home)
     assert "adopted the PostgreSQL already running" in "".join(second.output)
     assert second.sql("SHOW TABLES")["rows"][0][0] == "logs"
-    assert second.stop() == 0
+    assert second.stop() == 0, "".join(second.output)
     assert postmaster_pid(home) is None
 
 
@@ -89,7 +89,7 @@ def test_kill_9_of_serve_and_postgres_recovers(home: Path) -> None:
         time.sleep(0.1)
     second = Serve(home)
     assert second.sql("SHOW TABLES")["rows"][0][0] == "logs"
-    assert second.stop() == 0
+    assert second.stop() == 0, "".join(second.output)
 
 
 def test_external_catalog_and_s3_store(pg_server_url: str, s3_store, tmp_path: Path) -> None:
@@ -118,7 +118,7 @@ def test_external_catalog_and_s3_store(pg_server_url: str, s3_store, tmp_path: P
     assert got["rows"] == [[f"h{h}", 1000, sum(range(h, 3000, 3))] for h in range(3)]
     keys = [o.key for o in s3_store.list("tables/")]
     assert keys and all(k.endswith(".parquet") for k in keys)
-    assert serve.stop() == 0
+    assert serve.stop() == 0, "".join(serve.output)
 
 
 def test_signals_during_shutdown_still_exit_0_and_stop_postgres(home: Path) -> None:
