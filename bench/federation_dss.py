@@ -32,6 +32,7 @@ import re
 import statistics
 import time
 from decimal import Decimal
+from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
@@ -45,38 +46,12 @@ DATABASE = (
 MIDNIGHT = re.compile(r"^\d{4}-\d{2}-\d{2}T00:00:00(\.0+)?Z?$")
 TABLES = ("region", "nation", "supplier", "customer", "orders", "lineitem")
 
-# tests/connectors/dss_seed.sql's schema; its data, scaled ({c} customers, {s}
-# suppliers, {o} orders) and with bigint arithmetic where the products outgrow int.
-LOAD = """
-CREATE TABLE region (
-    r_regionkey int PRIMARY KEY, r_name char(25) NOT NULL, r_comment varchar(152)
-);
-CREATE TABLE nation (
-    n_nationkey int PRIMARY KEY, n_name char(25) NOT NULL, n_regionkey int NOT NULL,
-    n_comment varchar(152)
-);
-CREATE TABLE supplier (
-    s_suppkey int PRIMARY KEY, s_name char(25) NOT NULL, s_nationkey int NOT NULL,
-    s_acctbal decimal(15, 2) NOT NULL
-);
-CREATE TABLE customer (
-    c_custkey int PRIMARY KEY, c_name varchar(25) NOT NULL, c_nationkey int NOT NULL,
-    c_phone char(15) NOT NULL, c_acctbal decimal(15, 2), c_mktsegment char(10)
-);
-CREATE TABLE orders (
-    o_orderkey int PRIMARY KEY, o_custkey int NOT NULL, o_orderstatus char(1) NOT NULL,
-    o_totalprice decimal(15, 2) NOT NULL, o_orderdate date NOT NULL,
-    o_orderpriority char(15) NOT NULL, o_placed_at timestamptz, o_comment varchar(79)
-);
-CREATE TABLE lineitem (
-    l_orderkey int NOT NULL, l_linenumber int NOT NULL, l_suppkey int NOT NULL,
-    l_quantity decimal(15, 2) NOT NULL, l_extendedprice decimal(15, 2) NOT NULL,
-    l_discount decimal(15, 2) NOT NULL, l_tax decimal(15, 2) NOT NULL,
-    l_returnflag char(1) NOT NULL, l_linestatus char(1) NOT NULL, l_shipdate date NOT NULL,
-    l_shipmode char(10) NOT NULL, l_ratio numeric(30, 10), l_score double precision,
-    PRIMARY KEY (l_orderkey, l_linenumber)
-);
-
+# The schema of tests/connectors/dss_seed.sql (the statements before its first INSERT), read
+# from there; its data made the same way, scaled ({c} customers, {s} suppliers, {o} orders)
+# and with bigint arithmetic where the products outgrow int.
+SEED = Path(__file__).resolve().parents[1] / "tests" / "connectors" / "dss_seed.sql"
+SCHEMA = SEED.read_text().split("INSERT INTO", 1)[0]
+DATA = """
 INSERT INTO region VALUES
     (0, 'AFRICA', 'lar deposits'), (1, 'AMERICA', 'hs use ironic'), (2, 'ASIA', 'ges. thinly'),
     (3, 'EUROPE', 'ly final courts'), (4, 'MIDDLE EAST', 'uickly special');
@@ -277,7 +252,7 @@ def load_source(url: str, scale: int) -> None:
     started = time.perf_counter()
     sizes = {"c": 1_500 * scale, "s": 100 * scale, "o": 15_000 * scale}
     with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(LOAD.format(**sizes))
+        conn.execute(SCHEMA + DATA.format(**sizes))
         conn.execute("VACUUM ANALYZE")
         counts = {
             t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]  # type: ignore[index]

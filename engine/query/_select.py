@@ -108,7 +108,8 @@ class SelectPlanner:
             ctx.register_record_batches(scan.name, [answer.to_batches() or [_empty(answer)]])
             fetched[f'"{scan.name}"'] = {f.name: _arrow_sql_type(f.type) for f in answer.schema}
         self._analyze(stmt, sources, fetched, pruning=pruning)
-        stmt = postgres_semantics.rule(stmt, {**self._session_schemas(sources), **fetched})
+        schemas = {**self._session_schemas(sources), **fetched}
+        stmt = postgres_semantics.rule(stmt, schemas, federated=bool(fetched))
         stats: dict[str, ScanStats] = {}
         for name, source in sources.items():
             stats[name] = self._register(ctx, name, source)

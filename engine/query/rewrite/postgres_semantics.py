@@ -37,8 +37,12 @@ _FLOATS = {exp.DataType.Type.FLOAT, exp.DataType.Type.DOUBLE}
 _ARGUMENT = exp.DataType.build("DECIMAL(38, 10)")
 
 
-def rule(stmt: exp.Expression, schema: dict[str, dict[str, str]]) -> exp.Expression:
-    if not _worth_typing(stmt, schema):
+def rule(
+    stmt: exp.Expression, schema: dict[str, dict[str, str]], *, federated: bool = True
+) -> exp.Expression:
+    """``federated``: the statement reads rows fetched from a source (dates arrive as
+    timestamps only then; a statement over kyma's own tables skips the date arithmetic)."""
+    if not _worth_typing(stmt, schema, federated):
         return stmt
     try:
         typed = annotate_types(
@@ -167,14 +171,14 @@ def _call(name: str, *operands: exp.Expression) -> exp.Expression:
     return exp.Anonymous(this=name, expressions=[*casts, *kinds])
 
 
-def _worth_typing(stmt: exp.Expression, schema: dict[str, dict[str, str]]) -> bool:
+def _worth_typing(stmt: exp.Expression, schema: dict[str, dict[str, str]], federated: bool) -> bool:
     """Whether some rewrite could apply (typing a statement costs a few milliseconds)."""
     types = {t.upper().split("(")[0] for columns in schema.values() for t in columns.values()}
     if types & {"DECIMAL", "NUMERIC", "DOUBLE"}:
         return True
     if any(_decimal_cast(c) for c in stmt.find_all(exp.Cast)):
         return True
-    return "TIMESTAMPTZ" in types and stmt.find(exp.Add, exp.Sub) is not None
+    return federated and "TIMESTAMPTZ" in types and stmt.find(exp.Add, exp.Sub) is not None
 
 
 def _decimal_cast(cast: exp.Cast) -> bool:
