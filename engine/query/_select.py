@@ -28,6 +28,7 @@ from kyma.engine.query._limits import (
     session_context,
 )
 from kyma.engine.query._lower import lower
+from kyma.engine.query._output_names import output_names, renamed
 from kyma.engine.query._result import QueryResult
 from kyma.engine.query._scan import ScanStats, TableScan, scan_blocks
 from kyma.engine.query._time_travel import split_versioned
@@ -81,6 +82,7 @@ class SelectPlanner:
         pushdown: bool = True,
     ) -> QueryResult:
         started = time.perf_counter()
+        names = None if explain else output_names(stmt)
         scans: list[FederatedScan] = []
         if self.federation is not None:
             stmt = self.federation.resolve_synced(stmt)  # type: ignore[assignment]
@@ -125,6 +127,7 @@ class SelectPlanner:
             "tables": {name: asdict(s) for name, s in stats.items()},
         }
         pushdown_summary = [scan.summary() for scan in scans]
+        table = renamed(table, names)  # names is None for EXPLAIN
         if explain:
             table = _explain_table(stats, pushdown_summary, table)
         return QueryResult(table, "EXPLAIN" if explain else "SELECT", summary, pushdown_summary)

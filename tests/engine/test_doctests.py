@@ -12,6 +12,7 @@ MODULES = [
     "kyma.engine.format.predicate",
     "kyma.engine.query.rewrite.dynamic_paths",
     "kyma.engine.query.rewrite.kyma_types",
+    "kyma.engine.query._output_names",
     "kyma.ingest.evolution",
 ]
 

@@ -72,6 +72,19 @@ def test_dynamic_paths_and_casts(logs) -> None:
     assert whole["rows"] == [[{"http": {"method": "GET"}, "n": 7}]]
 
 
+def test_result_columns_are_named_as_postgres_names_them(logs) -> None:
+    answer = sql(
+        logs,
+        "SELECT service_name, count(*), max(duration), 1 + 1, attributes['http']['method'],"
+        " attributes['n']::long, duration::string, duration AS d FROM logs"
+        " GROUP BY service_name, attributes['http']['method'], attributes['n'], duration"
+        " LIMIT 1",
+    )
+    names = [c["name"] for c in answer["columns"]]
+    assert names == ["service_name", "count", "max", "?column?", "method", "n", "duration", "d"]
+    assert answer["columns"][5]["type"] == "long"
+
+
 def test_cosine_distance_top_k(logs) -> None:
     answer = sql(
         logs,

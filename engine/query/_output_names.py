@@ -1,0 +1,110 @@
+"""Result column names as Postgres gives them: ``count``, ``?column?``, the column's own name.
+
+DataFusion names an unaliased result column after its expression (``count(*)``,
+``Int64(1) + Int64(1)``); Postgres, and the tools written against it, expect the rules of
+its ``FigureColname``: a column keeps its name, a function call takes the function's name,
+a cast takes its operand's name (else the type's), a dynamic path takes its last key, and
+anything else is ``?column?``. Names are computed from the statement before execution and
+applied to the answer's schema by position; duplicates are allowed, as in Postgres.
+
+>>> import sqlglot
+>>> output_names(sqlglot.parse_one("SELECT a, count(*), 1 + 1, b::text AS x, c::int FROM t"))
+['a', 'count', '?column?', 'x', 'c']
+>>> output_names(sqlglot.parse_one("SELECT KYMA_DYN_GET(a, '[\\"http\\", \\"status\\"]')"))
+['status']
+>>> output_names(sqlglot.parse_one("SELECT * FROM t")) is None
+True
+"""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+from sqlglot import exp
+
+from kyma.engine.query.rewrite.dynamic_paths import FUNCTION as DYNAMIC_PATH
+
+UNNAMED = "?column?"
+
+_CAST_NAMES = {
+    exp.DataType.Type.BIGINT: "int8",
+    exp.DataType.Type.INT: "int4",
+    exp.DataType.Type.SMALLINT: "int2",
+    exp.DataType.Type.DOUBLE: "float8",
+    exp.DataType.Type.FLOAT: "float4",
+    exp.DataType.Type.BOOLEAN: "bool",
+    exp.DataType.Type.DECIMAL: "numeric",
+    exp.DataType.Type.TIMESTAMPTZ: "timestamptz",
+}
+_NAMED_NODES: dict[type[exp.Expression], str] = {
+    exp.Case: "case",
+    exp.Exists: "exists",
+    exp.Array: "array",
+    exp.Boolean: "bool",
+    exp.Interval: "interval",
+}
+
+
+def output_names(stmt: exp.Expression) -> list[str] | None:
+    """The name of each result column of ``stmt``; None when a ``*`` makes them unknown."""
+    select = stmt
+    while isinstance(select, exp.SetOperation):  # a UNION is named by its first branch
+        select = select.this
+    if isinstance(select, exp.Subquery):
+        select = select.unnest()
+    if not isinstance(select, exp.Select):
+        return None
+    projections = select.expressions
+    if any(isinstance(p, exp.Star) or isinstance(p.unalias(), exp.Star) for p in projections):
+        return None
+    if any(isinstance(p, exp.Column) and isinstance(p.this, exp.Star) for p in projections):
+        return None
+    return [_name(p) for p in projections]
+
+
+def renamed(table: pa.Table, names: list[str] | None) -> pa.Table:
+    """``table`` with ``names`` for its columns (field types and metadata kept)."""
+    if names is None or len(names) != table.num_columns or names == table.column_names:
+        return table
+    fields = [field.with_name(name) for field, name in zip(table.schema, names, strict=True)]
+    return pa.Table.from_arrays(table.columns, schema=pa.schema(fields, table.schema.metadata))
+
+
+def _name(node: exp.Expression) -> str:
+    return _figure(node) or UNNAMED
+
+
+def _figure(node: exp.Expression) -> str | None:
+    if isinstance(node, exp.Alias):
+        return node.alias
+    if isinstance(node, exp.Column | exp.Dot):
+        return node.name
+    if isinstance(node, exp.Paren | exp.Window | exp.Filter | exp.Bracket):
+        return _figure(node.this)
+    if isinstance(node, exp.Cast):
+        return _figure(node.this) or _cast_name(node.to)
+    if isinstance(node, exp.Subquery):
+        names = output_names(node.this)
+        return names[0] if names else None
+    for kind, name in _NAMED_NODES.items():
+        if isinstance(node, kind):
+            return name
+    if isinstance(node, exp.Anonymous):
+        return _dynamic_key(node) if node.name.lower() == DYNAMIC_PATH else node.name.lower()
+    if isinstance(node, exp.Func):
+        return node.sql_name().lower()
+    return None
+
+
+def _cast_name(to: exp.DataType) -> str:
+    return _CAST_NAMES.get(to.this, to.sql("postgres").lower())
+
+
+def _dynamic_key(call: exp.Anonymous) -> str | None:
+    """The last key of ``kyma_dyn_get(column, '["a", "b"]')``: what ``a['a']['b']`` names."""
+    path = call.expressions[1] if len(call.expressions) == 2 else None
+    if not (isinstance(path, exp.Literal) and path.is_string):
+        return None
+    keys = json.loads(path.this)
+    return str(keys[-1]) if keys else None
