@@ -37,3 +37,4 @@ bench:
 	$(PYTHON) bench/filedrop.py
 	$(PYTHON) bench/spark_load.py
 	$(PYTHON) bench/spark_read.py
+	$(PYTHON) bench/catalog.py

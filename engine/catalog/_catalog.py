@@ -37,7 +37,7 @@ from kyma.engine.catalog._model import (
     TableInfo,
 )
 from kyma.engine.catalog._options import check_options
-from kyma.engine.catalog._prune import extent_condition
+from kyma.engine.catalog._prune import IN_SNAPSHOT, extent_condition
 from kyma.engine.errors import (
     AlreadyExistsError,
     CatalogUnavailableError,
@@ -56,10 +56,6 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}(\.[A-Za-z_][A-Za-z0-9_]{0,127})*")
 MAX_COLUMN_NAME = 255
 LEDGER_RETENTION = timedelta(hours=25)
-_IN_SNAPSHOT = (
-    "table_id = %s AND added_snapshot_id <= %s"
-    " AND (removed_snapshot_id IS NULL OR removed_snapshot_id > %s)"
-)
 _ENTRY_COLUMNS = (
     "extent_id::text, object_path, byte_size, row_count, block_count, min_ts, max_ts,"
     " column_stats, present_paths, added_snapshot_id, format"
@@ -461,7 +457,7 @@ class Catalog:
             if snapshot_id is not None:
                 self._check_snapshot(conn, info, snapshot_id)
             rows = conn.execute(
-                f"SELECT {_ENTRY_COLUMNS} FROM kyma.manifest WHERE {_IN_SNAPSHOT}"
+                f"SELECT {_ENTRY_COLUMNS} FROM kyma.manifest WHERE {IN_SNAPSHOT}"
                 " ORDER BY added_snapshot_id, extent_id",
                 (info.table_id, snapshot, snapshot),
             ).fetchall()
@@ -490,7 +486,7 @@ class Catalog:
                 self._check_snapshot(conn, info, snapshot_id)
             query = sql.SQL(
                 "SELECT extent_id::text, object_path, byte_size, row_count, block_count"
-                f" FROM kyma.manifest WHERE {_IN_SNAPSHOT} AND {{kept}}"
+                f" FROM kyma.manifest WHERE {IN_SNAPSHOT} AND {{kept}}"
                 " ORDER BY min_ts NULLS FIRST, extent_id"
             ).format(kept=extent_condition(predicate))
             try:
@@ -498,9 +494,7 @@ class Catalog:
                     if seconds is not None:
                         ms = f"{max(1, int(seconds * 1000))}ms"
                         conn.execute("SELECT set_config('statement_timeout', %s, true)", (ms,))
-                    (total,) = conn.execute(
-                        f"SELECT count(*) FROM kyma.manifest WHERE {_IN_SNAPSHOT}", params
-                    ).fetchone()
+                    total = _commit.extent_count(conn.cursor(), info.table_id, snapshot)
                     rows = conn.execute(query, params).fetchall()
             except psycopg.errors.QueryCanceled:
                 raise QueryTimeoutError(

@@ -19,6 +19,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from kyma.engine.catalog._model import CommitResult
+from kyma.engine.catalog._prune import IN_SNAPSHOT
 from kyma.engine.errors import CommitConflictError, NotFoundError, StaleCommitError
 from kyma.engine.format import ExtentWriteResult
 
@@ -79,17 +80,20 @@ def _attempt(
         if row is None:
             raise NotFoundError(f"table {table_id} was dropped")
         (head,) = row
+        count = extent_count(cur, table_id, head) + len(added) - len(set(removed))
         (snapshot_id,) = cur.execute(
-            "INSERT INTO kyma.snapshots (table_id, parent_id, summary) VALUES (%s, %s, %s)"
-            " RETURNING snapshot_id",
-            (table_id, head, Jsonb(summary)),
+            "INSERT INTO kyma.snapshots (table_id, parent_id, summary, extent_count)"
+            " VALUES (%s, %s, %s, %s) RETURNING snapshot_id",
+            (table_id, head, Jsonb(summary), count),
         ).fetchone()
         if added:
+            # set_keys index the distinct and token sets for stage 1 (sql/011_manifest_scale.sql)
             cur.executemany(
                 "INSERT INTO kyma.manifest (extent_id, table_id, object_path, byte_size,"
                 " row_count, block_count, min_ts, max_ts, column_stats, present_paths,"
-                " added_snapshot_id, format)"
-                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                " added_snapshot_id, format, set_keys)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, kyma.stat_keys(%s,"
+                " ARRAY(SELECT name FROM kyma.columns WHERE table_id = %s)))",
                 [
                     (
                         e.extent_id,
@@ -104,6 +108,8 @@ def _attempt(
                         e.present_paths,
                         snapshot_id,
                         e.format,
+                        Jsonb(e.column_stats),
+                        table_id,
                     )
                     for e in added
                 ],
@@ -129,3 +135,20 @@ def _attempt(
         if cur.rowcount != 1:
             raise _HeadMoved()
         return snapshot_id, head
+
+
+def extent_count(cur: psycopg.Cursor, table_id: int, snapshot_id: int | None) -> int:
+    """Extents in ``snapshot_id``: kept with the snapshot, counted once for snapshots
+    committed before counts were kept."""
+    if snapshot_id is None:
+        return 0
+    row = cur.execute(
+        "SELECT extent_count FROM kyma.snapshots WHERE snapshot_id = %s", (snapshot_id,)
+    ).fetchone()
+    if row is not None and row[0] is not None:
+        return int(row[0])
+    (count,) = cur.execute(
+        f"SELECT count(*) FROM kyma.manifest WHERE {IN_SNAPSHOT}",
+        (table_id, snapshot_id, snapshot_id),
+    ).fetchone()
+    return int(count)

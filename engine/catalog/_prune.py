@@ -24,6 +24,11 @@ from kyma.engine.format.predicate import (
     dynamic_path,
 )
 
+IN_SNAPSHOT = (
+    "table_id = %s AND added_snapshot_id <= %s"
+    " AND (removed_snapshot_id IS NULL OR removed_snapshot_id > %s)"
+)
+"""Manifest rows of one table's snapshot; parameters: table id, snapshot id twice."""
 TIME_COLUMN = "_timestamp"  # the column min_ts/max_ts bound
 TRUE = sql.SQL("TRUE")
 # An IN list longer than this is not lowered into stage 1 (stage 2 still prunes with it):
@@ -31,23 +36,18 @@ TRUE = sql.SQL("TRUE")
 MAX_IN_VALUES = 10_000
 
 
-def _set_may_hold(column: str, kind: str, value: object) -> sql.Composable:
-    """The extent's ``distinct``/``tokens`` set is unknown (null) or holds ``value``."""
-    stats = sql.SQL("column_stats -> {} -> {}").format(sql.Literal(column), sql.Literal(kind))
-    return sql.SQL("({s} IS NULL OR jsonb_typeof({s}) <> 'array' OR {s} @> {v}::jsonb)").format(
-        s=stats, v=sql.Literal(json.dumps([value]))
-    )
-
-
 def _set_may_hold_any(column: str, kind: str, values: frozenset[object]) -> sql.Composable:
-    """Like ``_set_may_hold`` for any of ``values``, as one array parameter: a hashed
-    ``= ANY`` per extent, however long the list."""
-    stats = sql.SQL("column_stats -> {} -> {}").format(sql.Literal(column), sql.Literal(kind))
+    """The extent's ``distinct``/``tokens`` set of ``column`` is unknown or holds one of
+    ``values``: one overlap with its ``set_keys`` (GIN-indexed; sql/011_manifest_scale.sql).
+
+    The keys are spelled by Postgres from jsonb on both sides, so a value's text is the same
+    whatever its JSON spelling in the query."""
+    prefix = f"{column}/{kind}="
     wanted = sorted(json.dumps(v) for v in values)
     return sql.SQL(
-        "({s} IS NULL OR jsonb_typeof({s}) <> 'array' OR EXISTS"
-        " (SELECT 1 FROM jsonb_array_elements({s}) AS e(v) WHERE e.v = ANY({v}::jsonb[])))"
-    ).format(s=stats, v=sql.Literal(wanted))
+        "set_keys && (SELECT array_agg({p} || v::jsonb::text) || ARRAY[{p} || '*']"
+        " FROM unnest({v}::text[]) AS v)"
+    ).format(p=sql.Literal(prefix), v=sql.Literal(wanted))
 
 
 def extent_condition(predicate: BlockPredicate | None) -> sql.Composable:
@@ -63,7 +63,7 @@ def extent_condition(predicate: BlockPredicate | None) -> sql.Composable:
                 parts.append(sql.SQL("min_ts < {}").format(sql.Literal(end)))
             return sql.SQL("({})").format(sql.SQL(" AND ").join(parts))
         case Equals(column, value):
-            return _set_may_hold(column, "distinct", value)
+            return _set_may_hold_any(column, "distinct", frozenset([value]))
         case InSet(column, values):
             if not values:
                 return sql.SQL("FALSE")
@@ -71,9 +71,9 @@ def extent_condition(predicate: BlockPredicate | None) -> sql.Composable:
                 return TRUE
             return _set_may_hold_any(column, "distinct", values)
         case StringHas(column, token):
-            return _set_may_hold(column, "tokens", token)
+            return _set_may_hold_any(column, "tokens", frozenset([token]))
         case DynamicPathExists(column, path) | DynamicPathEquals(column, path, _):
-            return sql.SQL("(present_paths @> ARRAY[{p}] OR {c} = ANY(present_paths))").format(
+            return sql.SQL("present_paths && ARRAY[{p}, {c}]").format(
                 p=sql.Literal(dynamic_path(column, path)), c=sql.Literal(column)
             )
         case And(children):

@@ -56,6 +56,7 @@ def test_migrations_apply_once(catalog_url: str) -> None:
         "008_cdc_state.sql",
         "009_cdc_snapshot_chunks.sql",
         "010_extent_format.sql",
+        "011_manifest_scale.sql",
     ]
     assert second.migrations_applied == []
     first.close()
