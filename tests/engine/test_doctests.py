@@ -7,11 +7,18 @@ import importlib
 
 import pytest
 
+from kyma.engine.query.rewrite import RULES
+
 MODULES = [
     "kyma.engine.types",
     "kyma.engine.format.predicate",
-    "kyma.engine.query.rewrite.dynamic_paths",
-    "kyma.engine.query.rewrite.kyma_types",
+    "kyma.engine.query.dialect",
+    "kyma.engine.query.dialect.expressions",
+    "kyma.engine.query._syntax",
+    *(f"kyma.engine.query.rewrite.{rule.__module__.rsplit('.', 1)[1]}" for rule in RULES),
+    "kyma.engine.query.rewrite.evolved",
+    "kyma.engine.query.rewrite.current_state",
+    "kyma.engine.query.rewrite.postgres_semantics",
     "kyma.ingest.evolution",
 ]
 
