@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from sqlglot import exp
-from sqlglot.generators.postgres import PostgresGenerator
+from sqlglot.dialects.postgres import Postgres
 
 from kyma.engine.query.dialect._parser import SNAPSHOT
 from kyma.engine.query.dialect.expressions import Explain, KymaStatement
 
 
-class KymaGenerator(PostgresGenerator):
+class KymaGenerator(Postgres.Generator):
     TRANSFORMS = {
-        **PostgresGenerator.TRANSFORMS,
+        **Postgres.Generator.TRANSFORMS,
         Explain: lambda self, e: self.explain_sql(e),
         KymaStatement: lambda self, e: self.kymastatement_sql(e),
     }

@@ -6,7 +6,7 @@ and ``SET RETENTION``. Everything else (``live(...)`` table functions, dynamic p
 from __future__ import annotations
 
 from sqlglot import exp
-from sqlglot.parsers.postgres import PostgresParser
+from sqlglot.dialects.postgres import Postgres
 from sqlglot.tokens import TokenType
 
 from kyma.engine.errors import SqlError
@@ -16,8 +16,8 @@ from kyma.engine.query.dialect.expressions import Explain
 SNAPSHOT = "SNAPSHOT"
 
 
-class KymaParser(PostgresParser):
-    def _parse_statement(self) -> exp.Expr | None:
+class KymaParser(Postgres.Parser):
+    def _parse_statement(self) -> exp.Expression | None:
         if self._curr and self._curr.text.upper() == "EXPLAIN":
             self._advance()
             if not self._curr:
