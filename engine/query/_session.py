@@ -146,7 +146,7 @@ class QueryEngine:
         if isinstance(stmt, KymaStatement) and stmt.verb == "SHOW":
             return every_table()
         if isinstance(stmt, exp.Command) and stmt.name.upper() == "SHOW":
-            words = stmt.expression.name.split() if stmt.expression is not None else []
+            words = stmt.text("expression").upper().split()
             return Access(READ) if words[:1] == ["TABLES"] else every_table()
         if isinstance(stmt, Explain):
             stmt = stmt.this

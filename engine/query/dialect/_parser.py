@@ -22,6 +22,10 @@ class KymaParser(Postgres.Parser):
             self._advance()
             if not self._curr:
                 self.raise_error("EXPLAIN needs the statement to explain after it")
+            if self._curr.token_type in self.dialect.tokenizer_class.COMMANDS:  # SHOW …
+                start = self._curr
+                self._advance()
+                return self.expression(Explain(this=self._parse_as_command(start)))
             return self.expression(Explain(this=self._parse_statement()))
         if self._curr and self._next:
             words = (self._curr.text.upper(), self._next.text.upper())
