@@ -5,8 +5,7 @@ from __future__ import annotations
 from sqlglot import exp
 from sqlglot.dialects.postgres import Postgres
 
-from kyma.engine.query.dialect._parser import SNAPSHOT
-from kyma.engine.query.dialect.expressions import Explain, KymaStatement
+from kyma.engine.query.dialect.expressions import SNAPSHOT, Explain, KymaStatement
 
 
 class KymaGenerator(Postgres.Generator):

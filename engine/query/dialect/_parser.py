@@ -11,9 +11,7 @@ from sqlglot.tokens import TokenType
 
 from kyma.engine.errors import SqlError
 from kyma.engine.query.dialect._statements import STATEMENTS
-from kyma.engine.query.dialect.expressions import Explain
-
-SNAPSHOT = "SNAPSHOT"
+from kyma.engine.query.dialect.expressions import SNAPSHOT, Explain
 
 
 class KymaParser(Postgres.Parser):

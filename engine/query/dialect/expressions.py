@@ -13,6 +13,9 @@ from typing import Any
 
 from sqlglot import exp
 
+# ``t AS OF SNAPSHOT 42``: the table's ``exp.Version`` names this.
+SNAPSHOT = "SNAPSHOT"
+
 
 class Explain(exp.Expression):
     """``EXPLAIN <statement>``: ``this`` is the statement explained."""

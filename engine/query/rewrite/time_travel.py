@@ -17,7 +17,7 @@ import re
 from sqlglot import exp
 
 from kyma.engine.errors import SqlError
-from kyma.engine.query.dialect._parser import SNAPSHOT
+from kyma.engine.query.dialect.expressions import SNAPSHOT
 
 _VERSIONED = re.compile(r"(?P<table>[A-Za-z_][A-Za-z0-9_]*)@(?P<snapshot>\d+)")
 
