@@ -181,8 +181,8 @@ class ConnectorRegistry(Federation):
     ) -> FederatedPlan:
         return self.planner.plan(stmt, local_tables, pushdown=pushdown)
 
-    def statement(self, sql: str) -> QueryResult | None:
-        return statements.run(self, sql)
+    def statement(self, stmt: exp.Expression) -> QueryResult | None:
+        return statements.run(self, stmt)
 
     def describe_table(self, catalog: str, schema: str, name: str) -> QueryResult:
         table = self.connector(catalog).table(schema, name)

@@ -5,7 +5,7 @@ secret_ref = '$env:KYMA_SECRET_PG_PROD', pool_size = 4, include_schemas = 'publi
 builds the same body ``POST /v1/connectors`` takes: connection options go under
 ``connection``, scope options under ``scope``, ``mode`` and ``sync_tables`` at the top.
 ``ALTER CONNECTOR pg_prod WITH (pool_size = 8)`` is ``PATCH /v1/connectors/pg_prod`` with
-the body its options build.
+the body its options build. kyma's SQL dialect parses them (``engine/query/dialect``).
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-from sqlglot.tokens import Token
+from sqlglot import exp
 
 from kyma.connectors.spec import Connection, Scope
 from kyma.engine.errors import SqlError
 from kyma.engine.query import QueryResult
-from kyma.engine.query.options import name_token, tokenize, with_options
+from kyma.engine.query.dialect import KymaStatement, statement_options
 
 if TYPE_CHECKING:
     from kyma.connectors.registry import ConnectorRegistry
@@ -29,37 +29,26 @@ _LIST_KEYS = {"include_schemas", "exclude_tables", "sync_tables"}
 _SHOW_COLUMNS = ("id", "name", "type", "mode", "state", "disabled_reason", "last_error")
 
 
-def run(registry: ConnectorRegistry, sql: str) -> QueryResult | None:
-    """Run ``sql`` if it is a connector statement; None otherwise."""
-    tokens = tokenize(sql)
-    if tokens is None:
+def run(registry: ConnectorRegistry, stmt: exp.Expression) -> QueryResult | None:
+    """Run ``stmt`` if it is a connector statement; None otherwise."""
+    if not isinstance(stmt, KymaStatement) or stmt.noun not in ("CONNECTOR", "CONNECTORS"):
         return None
-    words = [t.text.upper() for t in tokens[:3]]
-    if words[:2] == ["SHOW", "CONNECTORS"] and len(tokens) == 2:
+    verb, name = stmt.verb, stmt.name
+    if verb == "SHOW":
         return _show(registry)
-    if len(words) < 2 or words[1] != "CONNECTOR":
-        return None
-    if words[0] == "CREATE":
-        registry.create(_create_body(tokens[2:]))
-        return QueryResult.status_only("CREATE CONNECTOR")
-    if words[0] == "ALTER":
-        if len(tokens) < 4:
-            raise SqlError("expected ALTER CONNECTOR <name> WITH (<option> = <value>, …)")
-        name = name_token(tokens[2:3], "ALTER CONNECTOR")
-        registry.update(name, _options_body(with_options(tokens[3:], "the connector name")))
-        return QueryResult.status_only("ALTER CONNECTOR")
-    if words[0] == "DROP":
-        rest = tokens[2:]
-        if_exists = [t.text.upper() for t in rest[:2]] == ["IF", "EXISTS"]
-        name = name_token(rest[2:] if if_exists else rest, "DROP CONNECTOR")
-        if if_exists and name not in {c["name"] for c in registry.list()}:
+    if verb == "CREATE":
+        registry.create(_create_body(stmt))
+    elif verb == "ALTER":
+        registry.update(name, _options_body(statement_options(stmt)))
+    elif verb == "DROP":
+        if stmt.args.get("exists") and name not in {c["name"] for c in registry.list()}:
             return QueryResult.status_only("DROP CONNECTOR")
         registry.drop(name)
-        return QueryResult.status_only("DROP CONNECTOR")
-    if words[0] == "REFRESH":
-        registry.refresh(name_token(tokens[2:], "REFRESH CONNECTOR"))
-        return QueryResult.status_only("REFRESH CONNECTOR")
-    return None
+    elif verb == "REFRESH":
+        registry.refresh(name)
+    else:
+        return None
+    return QueryResult.status_only(f"{verb} CONNECTOR")
 
 
 def _show(registry: ConnectorRegistry) -> QueryResult:
@@ -71,14 +60,12 @@ def _show(registry: ConnectorRegistry) -> QueryResult:
     return QueryResult(table, "SHOW CONNECTORS")
 
 
-def _create_body(tokens: list[Token]) -> dict[str, Any]:
+def _create_body(stmt: KymaStatement) -> dict[str, Any]:
     """name TYPE type WITH (key = value, ...) → the connector's JSON body."""
-    if len(tokens) < 3 or tokens[1].text.upper() != "TYPE":
-        raise SqlError("expected CREATE CONNECTOR <name> TYPE <type> WITH (<option> = <value>, …)")
-    body = _options_body(with_options(tokens[3:], "the connector type"))
+    body = _options_body(statement_options(stmt))
     return {
-        "name": tokens[0].text.lower(),
-        "type": tokens[2].text.lower(),
+        "name": stmt.name,
+        "type": stmt.type_name,
         **body,
         "connection": body.get("connection", {}),
     }

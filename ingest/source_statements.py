@@ -5,7 +5,7 @@ topics = 'clicks,views', group_id = 'kyma-clicks', max_rows = 50000, max_latency
 builds the same body ``POST /v1/sources`` takes; so does ``CREATE SOURCE drops TYPE filedrop
 WITH (table = 'events', path = 'file:///data/drop', format = 'ndjson', poll_ms = 1000)``.
 Kafka client settings are spelled with underscores: ``security_protocol = 'SASL_SSL'`` is
-librdkafka's ``security.protocol``.
+librdkafka's ``security.protocol``. kyma's SQL dialect parses them (``engine/query/dialect``).
 """
 
 from __future__ import annotations
@@ -13,10 +13,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+from sqlglot import exp
 
 from kyma.engine.errors import SqlError
 from kyma.engine.query import QueryResult
-from kyma.engine.query.options import name_token, tokenize, with_options
+from kyma.engine.query.dialect import KymaStatement, statement_options
 from kyma.ingest.kafka import is_client_setting
 
 if TYPE_CHECKING:
@@ -27,13 +28,11 @@ _BATCH_KEYS = {"max_rows", "max_latency_ms"}
 _TOP_KEYS = {"table", "schema_evolve", "metadata_columns", "delivery"}
 
 
-def run(registry: SourceRegistry, sql: str) -> QueryResult | None:
-    """Run ``sql`` if it is a source statement; None otherwise."""
-    tokens = tokenize(sql)
-    if tokens is None:
+def run(registry: SourceRegistry, stmt: exp.Expression) -> QueryResult | None:
+    """Run ``stmt`` if it is a source statement; None otherwise."""
+    if not isinstance(stmt, KymaStatement) or stmt.noun not in ("SOURCE", "SOURCES"):
         return None
-    words = [t.text.upper() for t in tokens[:2]]
-    if words == ["SHOW", "SOURCES"] and len(tokens) == 2:
+    if stmt.verb == "SHOW":
         rows = registry.list()
         return QueryResult(
             pa.table(
@@ -46,28 +45,20 @@ def run(registry: SourceRegistry, sql: str) -> QueryResult | None:
             ),
             "SHOW SOURCES",
         )
-    if len(words) < 2 or words[1] != "SOURCE":
-        return None
-    if words[0] == "CREATE":
-        registry.create(_body(tokens[2:]))
+    if stmt.verb == "CREATE":
+        registry.create(_body(stmt))
         return QueryResult.status_only("CREATE SOURCE")
-    if words[0] == "DROP":
-        rest = tokens[2:]
-        if_exists = [t.text.upper() for t in rest[:2]] == ["IF", "EXISTS"]
-        name = name_token(rest[2:] if if_exists else rest, "DROP SOURCE")
-        if not (if_exists and name not in {s["name"] for s in registry.list()}):
+    if stmt.verb == "DROP":
+        name = stmt.name
+        if not (stmt.args.get("exists") and name not in {s["name"] for s in registry.list()}):
             registry.drop(name)
         return QueryResult.status_only("DROP SOURCE")
     return None
 
 
-def _body(tokens: list[Any]) -> dict[str, Any]:
-    if len(tokens) < 3 or tokens[1].text.upper() != "TYPE":
-        raise SqlError(
-            "expected CREATE SOURCE <name> TYPE kafka|filedrop WITH (<option> = <value>, …)"
-        )
-    body: dict[str, Any] = {"name": tokens[0].text.lower(), "type": tokens[2].text.lower()}
-    options = with_options(tokens[3:], "the source type")
+def _body(stmt: KymaStatement) -> dict[str, Any]:
+    body: dict[str, Any] = {"name": stmt.name, "type": stmt.type_name}
+    options = statement_options(stmt)
     if body["type"] == "filedrop":
         return {**body, **options}  # the body's fields, as they are
     kafka: dict[str, Any] = {}

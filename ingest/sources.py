@@ -13,6 +13,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from sqlglot import exp
+
 from kyma.engine.catalog import Catalog, SourceRecord
 from kyma.engine.errors import ConfigError, KymaError, NotFoundError, NotInstalledError
 from kyma.engine.query import QueryResult
@@ -168,9 +170,9 @@ class SourceRegistry:
                     self._errors[record.name] = str(e)
                     log.error("source %r not started: %s", record.name, e)
 
-    def statement(self, sql: str) -> QueryResult | None:
+    def statement(self, stmt: exp.Expression) -> QueryResult | None:
         """Run a source statement (CREATE/DROP SOURCE, SHOW SOURCES), or None."""
-        return source_statements.run(self, sql)
+        return source_statements.run(self, stmt)
 
     def close(self) -> None:
         with self._lock:

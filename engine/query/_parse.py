@@ -1,15 +1,16 @@
-"""Parsing with sqlglot (postgres dialect) into exactly one statement, with precise errors."""
+"""Parsing with sqlglot (kyma's dialect) into exactly one statement, with precise errors."""
 
 from __future__ import annotations
-
-import re
 
 import sqlglot
 import sqlglot.errors
 from sqlglot import exp
+from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 
 from kyma.engine.errors import SqlError, UnsupportedStatementError
 from kyma.engine.query._syntax import describe as describe_syntax_error
+from kyma.engine.query.dialect import Explain, Kyma
+from kyma.engine.query.rewrite import rewrite
 from kyma.engine.types import KymaType
 
 _SIMPLE_TYPES = {
@@ -30,19 +31,10 @@ _SIMPLE_TYPES = {
 }
 
 
-# ``ALTER TABLE t SET RETENTION '30 days'``, which sqlglot does not parse, as the option form.
-_SET_RETENTION = re.compile(
-    r"(\s*ALTER\s+TABLE\s+.+?\s+SET)\s+RETENTION\s+('[^']*')\s*;?\s*",
-    re.IGNORECASE | re.DOTALL,
-)
-
-
 def parse_statement(sql: str) -> exp.Expression:
     """The one statement in ``sql``; SqlError with line and column if it does not parse."""
-    if match := _SET_RETENTION.fullmatch(sql):
-        sql = f"{match.group(1)} (retention = {match.group(2)})"
     try:
-        statements = [s for s in sqlglot.parse(sql, read="postgres") if s is not None]
+        statements = [s for s in sqlglot.parse(sql, read=Kyma) if s is not None]
     except sqlglot.errors.ParseError as e:
         line, column, message = describe_syntax_error(sql, e.errors[0] if e.errors else {})
         where = f"line {line or '?'}, column {column or '?'}: "
@@ -54,6 +46,21 @@ def parse_statement(sql: str) -> exp.Expression:
     if len(statements) > 1:
         raise SqlError(f"one statement per request, got {len(statements)}")
     return statements[0]
+
+
+def parse(sql: str) -> exp.Expression:
+    """``sql`` parsed once; a query (explained or not) with its names folded and kyma's rewrite
+    rules applied: the tree both authorization and the planner read."""
+    stmt = parse_statement(sql)
+    if isinstance(stmt, Explain) and isinstance(stmt.this, exp.Query):
+        stmt.set("this", _rewritten(stmt.this))
+    elif isinstance(stmt, exp.Query):
+        stmt = _rewritten(stmt)
+    return stmt
+
+
+def _rewritten(query: exp.Query) -> exp.Expression:
+    return rewrite(normalize_identifiers(query, dialect="postgres"))
 
 
 def identifier(node: exp.Expression) -> str:

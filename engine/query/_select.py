@@ -31,9 +31,9 @@ from kyma.engine.query._lower import lower
 from kyma.engine.query._output_names import output_names, renamed
 from kyma.engine.query._result import QueryResult
 from kyma.engine.query._scan import ScanStats, TableScan, scan_blocks
-from kyma.engine.query._time_travel import split_versioned
 from kyma.engine.query.federation import FederatedScan, Federation, references_sources
 from kyma.engine.query.rewrite import current_state, evolved, postgres_semantics
+from kyma.engine.query.rewrite.time_travel import split_versioned
 from kyma.engine.storage import ObjectStore
 
 PARTITIONS = max(2, os.cpu_count() or 2)

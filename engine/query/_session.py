@@ -6,13 +6,12 @@ import threading
 from collections.abc import Callable, Sequence
 
 from sqlglot import exp
-from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
-from sqlglot.tokens import Tokenizer
+from sqlglot.errors import TokenError
 
 from kyma.engine.catalog import Catalog
 from kyma.engine.errors import NotFoundError, SqlError, UnsupportedStatementError
 from kyma.engine.format import SegmentFormat
-from kyma.engine.query import _ddl, _time_travel
+from kyma.engine.query import _ddl
 from kyma.engine.query._access import (
     ADMIN,
     QUERY_WORDS,
@@ -25,11 +24,12 @@ from kyma.engine.query._access import (
 from kyma.engine.query._estimate import check_functions
 from kyma.engine.query._guard import check_statement, too_deep
 from kyma.engine.query._limits import QueryGate, QueryLimits
-from kyma.engine.query._parse import parse_statement, table_name
+from kyma.engine.query._parse import parse, table_name
 from kyma.engine.query._result import QueryResult
 from kyma.engine.query._select import SelectPlanner
+from kyma.engine.query.dialect import Explain, Kyma, KymaStatement
 from kyma.engine.query.federation import Federation
-from kyma.engine.query.rewrite import rewrite
+from kyma.engine.query.rewrite.time_travel import split_versioned
 from kyma.engine.storage import ObjectStore
 
 
@@ -40,12 +40,13 @@ class QueryEngine:
         store: ObjectStore,
         fmt: SegmentFormat,
         federation: Federation | None = None,
-        statements: Sequence[Callable[[str], QueryResult | None]] = (),
+        statements: Sequence[Callable[[KymaStatement], QueryResult | None]] = (),
         limits: QueryLimits | None = None,
     ) -> None:
-        """``statements`` run kyma's own statement kinds (CREATE SOURCE…) before parsing:
-        each returns a result, or None when the SQL is not its kind. ``limits`` (timeout,
-        memory, concurrency, result size) apply to every statement; None: no limits.
+        """``statements`` run kyma's own statement kinds (CREATE SOURCE…), as kyma's dialect
+        parses them: each returns a result, or None when the statement is not its kind.
+        ``limits`` (timeout, memory, concurrency, result size) apply to every statement; None:
+        no limits.
         ``gate.listeners`` hear of every statement (its time, outcome and stats)."""
         self.catalog = catalog
         self.federation = federation
@@ -75,40 +76,47 @@ class QueryEngine:
         """
         check_statement(sql, self.limits.max_statement_bytes, self.limits.max_expression_depth)
         try:
+            stmt: exp.Expression | SqlError
+            try:
+                stmt = parse(sql)
+            except SqlError as e:  # reported when the statement runs, after authorization
+                stmt = e
             if authorize is not None:
-                authorize(self.access(sql))
+                needs = self.access(stmt) if isinstance(stmt, exp.Expression) else _unparsed(sql)
+                if needs is not None:
+                    authorize(needs)
             visible = readable(authorize) if authorize is not None else None
             return self.gate.run(
-                lambda: self._execute(sql, snapshot, pruning, pushdown, visible), cancel
+                lambda: self._execute(stmt, snapshot, pruning, pushdown, visible), cancel
             )
         except RecursionError:
             raise too_deep() from None
 
     def _execute(
         self,
-        sql: str,
+        stmt: exp.Expression | SqlError,
         snapshot: int | None,
         pruning: bool,
         pushdown: bool,
         visible: Callable[[str], bool] | None,
     ) -> QueryResult:
-        for statement in self.statements:
-            handled = statement(sql)
-            if handled is not None:
-                return handled
-        sql, explain = _strip_explain(sql)
-        stmt = parse_statement(_time_travel.apply(sql))
+        if isinstance(stmt, SqlError):
+            raise stmt
+        explain = isinstance(stmt, Explain)
+        if isinstance(stmt, Explain):
+            stmt = stmt.this
         if isinstance(stmt, exp.Query):
             check_functions(stmt, self.limits.memory_bytes)
             return self.planner.run(
-                rewrite(normalize_identifiers(stmt, dialect="postgres")),
-                snapshot=snapshot,
-                explain=explain,
-                pruning=pruning,
-                pushdown=pushdown,
+                stmt, snapshot=snapshot, explain=explain, pruning=pruning, pushdown=pushdown
             )
         if explain:
             raise UnsupportedStatementError("EXPLAIN applies to queries only")
+        if isinstance(stmt, KymaStatement):
+            for statement in self.statements:
+                handled = statement(stmt)
+                if handled is not None:
+                    return handled
         if isinstance(stmt, exp.Create):
             return _ddl.create_table(self.catalog, stmt)
         if isinstance(stmt, exp.Alter):
@@ -130,23 +138,20 @@ class QueryEngine:
             return self.federation.describe_table(target.catalog, target.db, target.name)
         return _ddl.describe(self.catalog, stmt)
 
-    def access(self, sql: str) -> Access:
-        """What running ``sql`` needs: READ and the tables for queries and DESCRIBE; READ for
-        SHOW TABLES (it lists what the caller may read), READ of every table for the other
-        SHOWs; ADMIN for everything else. Tables are found as the planner finds them."""
-        first, second = (_first_words(sql) + ["", ""])[:2]
-        if first == "SHOW":
-            return Access(READ) if second == "TABLES" else every_table()
-        body, _ = _strip_explain(sql)
-        try:
-            stmt = parse_statement(_time_travel.apply(body))
-        except SqlError:  # a kyma statement (CREATE SOURCE…), or a query that fails when run
-            return Access(READ if first in QUERY_WORDS or first == "EXPLAIN" else ADMIN)
+    def access(self, stmt: exp.Expression) -> Access:
+        """What running ``stmt`` (parsed and rewritten) needs: READ and the tables for queries
+        and DESCRIBE; READ for SHOW TABLES (it lists what the caller may read), READ of every
+        table for the other SHOWs; ADMIN for everything else. Tables are found as the planner
+        finds them."""
+        if isinstance(stmt, KymaStatement) and stmt.verb == "SHOW":
+            return every_table()
+        if isinstance(stmt, exp.Command) and stmt.name.upper() == "SHOW":
+            words = stmt.text("expression").upper().split()
+            return Access(READ) if words[:1] == ["TABLES"] else every_table()
+        if isinstance(stmt, Explain):
+            stmt = stmt.this
         if isinstance(stmt, exp.Query):
-            stmt = rewrite(normalize_identifiers(stmt, dialect="postgres"))
-            local = {
-                _time_travel.split_versioned(raw)[0] for raw, _ in self.planner.local_tables(stmt)
-            }
+            local = {split_versioned(raw)[0] for raw, _ in self.planner.local_tables(stmt)}
             return Access(READ, frozenset(local | federated_tables(stmt)))
         if isinstance(stmt, exp.Describe):
             if isinstance(stmt.this, exp.Table) and stmt.this.args.get("catalog"):
@@ -155,26 +160,20 @@ class QueryEngine:
         return Access(ADMIN)
 
 
-def _first_words(sql: str) -> list[str]:
-    """The first two words of ``sql``, upper-cased (fewer when it has fewer)."""
+def _unparsed(sql: str) -> Access | None:
+    """What a statement that does not parse would need, from its first word (a read when it
+    starts like a query); None when it does not even tokenize (the error is told to anyone)."""
     try:
-        tokens = Tokenizer().tokenize(sql)
-    except Exception:  # sqlglot's TokenError; running the statement reports it
-        return []
-    return [t.text.upper() for t in tokens[:2]]
-
-
-def _strip_explain(sql: str) -> tuple[str, bool]:
-    try:
-        tokens = Tokenizer().tokenize(sql)
-    except Exception as e:  # sqlglot's TokenError
-        raise SqlError(f"syntax error: {e}") from None
-    if tokens and tokens[0].text.upper() == "EXPLAIN":
-        return sql[tokens[0].end + 1 :], True
-    return sql, False
+        tokens = Kyma().tokenize(sql)
+    except TokenError:
+        return None
+    first = tokens[0].text.upper() if tokens else ""
+    return Access(READ if first in QUERY_WORDS or first == "EXPLAIN" else ADMIN)
 
 
 def _kind(stmt: exp.Expression) -> str:
+    if isinstance(stmt, KymaStatement):
+        return f"{stmt.verb} {stmt.noun}"
     if isinstance(stmt, exp.Command):
         return str(stmt.this).upper()
     return stmt.key.upper()

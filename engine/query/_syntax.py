@@ -16,13 +16,15 @@ word, and a misspelled keyword (``SELEC`` → did you mean SELECT?).
 from __future__ import annotations
 
 import difflib
+import itertools
 import re
 from typing import Any
 
 from sqlglot import exp
-from sqlglot.dialects.postgres import Postgres
 from sqlglot.errors import TokenError
 from sqlglot.tokens import Token, TokenType
+
+from kyma.engine.query.dialect import Kyma
 
 # Keywords a misspelled word is compared with: clauses, statements and common operators.
 KEYWORDS = [
@@ -111,7 +113,8 @@ def describe(sql: str, error: dict[str, Any]) -> tuple[int | None, int | None, s
     text = str(error.get("description") or "invalid syntax")
     found = error.get("highlight")
     tokens = _tokens(sql)
-    first = tokens[0] if tokens else None
+    explained = itertools.dropwhile(lambda t: t.text.upper() == "EXPLAIN", tokens)
+    first = next(explained, None)  # the first word of the statement (explained or not)
     if first is not None and first.token_type == TokenType.VAR and _keyword_like(first.text):
         guess = _keyword_like(first.text)
         return first.line, _start(first), f"unknown word {first.text!r} (did you mean {guess}?)"
@@ -153,7 +156,7 @@ def _keyword_like(word: str) -> str | None:
 
 def _tokens(sql: str) -> list[Token]:
     try:
-        return Postgres().tokenizer().tokenize(sql)
+        return Kyma().tokenize(sql)
     except TokenError:
         return []
 

@@ -57,8 +57,9 @@ class Federation(ABC):
         """
 
     @abstractmethod
-    def statement(self, sql: str) -> QueryResult | None:
-        """Run a connector statement, or None when ``sql`` is not one."""
+    def statement(self, stmt: exp.Expression) -> QueryResult | None:
+        """Run a connector statement (parsed by kyma's dialect), or None when ``stmt`` is
+        not one."""
 
     @abstractmethod
     def describe_table(self, catalog: str, schema: str, name: str) -> QueryResult:

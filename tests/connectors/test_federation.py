@@ -7,8 +7,10 @@ import pytest
 from http_helpers import sql
 from query_strategies import rows_equal
 from source_postgres import run_in_postgres
+from sql_fixtures import cases
 
 from kyma.engine.errors import SqlError, UnsupportedStatementError
+from kyma.engine.query._parse import parse
 
 SECRET_ENV = "KYMA_SECRET_TEST_SOURCE"
 
@@ -439,3 +441,17 @@ def test_order_by_expression_over_a_shadowed_input_is_refused_not_misread(src, s
     assert kyma_rows(src, query.format("src.public.items")) == expected
     with pytest.raises(SqlError, match="ambiguous"):
         src.query.execute(query.format("src.public.items"), pushdown=False)
+
+
+def test_pushed_sql_matches_the_fixtures(src) -> None:
+    """tests/fixtures/pushdown.sql: each statement, parsed and rewritten by kyma's front end,
+    and the SQL the PushdownPlanner sends to the source (scans joined by `` ; ``)."""
+    wrong = []
+    for case in cases("pushdown.sql"):
+        statement, expected = case.values
+        plan = src.connectors.plan(parse(statement), {}, pushdown=True)
+        scans = [plan.whole] if plan.whole is not None else plan.scans
+        pushed = " ; ".join(scan.summary()["sql"] for scan in scans)
+        if pushed != expected:
+            wrong.append(f"{case.id}:\n  {statement}\n  {pushed}")
+    assert not wrong, "\n".join(wrong)

@@ -4,15 +4,21 @@ from __future__ import annotations
 
 import doctest
 import importlib
+import pkgutil
 
 import pytest
+
+from kyma.engine.query import rewrite
 
 MODULES = [
     "kyma.engine.types",
     "kyma.engine.format.predicate",
-    "kyma.engine.query.rewrite.dynamic_paths",
-    "kyma.engine.query.rewrite.kyma_types",
+    "kyma.engine.query.dialect",
+    "kyma.engine.query.dialect.expressions",
+    "kyma.engine.query._syntax",
     "kyma.engine.query._output_names",
+    # every rewrite rule, those in RULES and those the planner applies
+    *(f"{rewrite.__name__}.{module.name}" for module in pkgutil.iter_modules(rewrite.__path__)),
     "kyma.ingest.evolution",
 ]
 

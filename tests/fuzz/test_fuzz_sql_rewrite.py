@@ -6,12 +6,11 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 from sqlglot import exp
-from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 
 from kyma.engine.errors import NotFoundError, SqlError
-from kyma.engine.query._parse import parse_statement
-from kyma.engine.query._time_travel import apply as apply_time_travel
-from kyma.engine.query.rewrite import evolved, rewrite
+from kyma.engine.query._parse import parse
+from kyma.engine.query.dialect import Explain
+from kyma.engine.query.rewrite import evolved
 from kyma.engine.types import Column, KymaType
 
 COLUMNS = [
@@ -53,7 +52,11 @@ def expressions(draw: st.DrawFn) -> str:
 @st.composite
 def queries(draw: st.DrawFn) -> str:
     select = ", ".join(draw(st.lists(expressions(), min_size=1, max_size=3)))
-    table = draw(st.sampled_from(["logs", "logs@3", '"Logs"', "logs AS l", "pg.public.users"]))
+    table = draw(
+        st.sampled_from(
+            ["logs", "logs@3", '"Logs"', "logs AS l", "logs AS OF SNAPSHOT 3", "pg.public.users"]
+        )
+    )
     sql = f"SELECT {select} FROM {table}"
     if draw(st.booleans()):
         sql += f" WHERE {draw(expressions())}"
@@ -64,9 +67,9 @@ def queries(draw: st.DrawFn) -> str:
 
 def _plan(sql: str) -> None:
     try:
-        stmt = parse_statement(apply_time_travel(sql))
+        stmt = parse(sql)
+        stmt = stmt.this if isinstance(stmt, Explain) else stmt
         if isinstance(stmt, exp.Query):
-            stmt = rewrite(normalize_identifiers(stmt, dialect="postgres"))
             evolved.rule(stmt, [COLUMNS])
             stmt.sql(dialect="postgres", identify=True)
     except (SqlError, NotFoundError):

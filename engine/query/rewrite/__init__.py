@@ -1,15 +1,17 @@
 """kyma's SQL rewrite rules, applied in order before DataFusion sees a statement.
 
-Each rule is one module with one public ``rule(expression) -> expression``.
+Each rule is one module with one public ``rule(expression) -> expression`` and a doctest.
+``RULES`` run on every query right after parsing; ``evolved``, ``current_state`` and
+``postgres_semantics`` need the tables' columns, so the SELECT planner applies them.
 """
 
 from __future__ import annotations
 
 from sqlglot import exp
 
-from kyma.engine.query.rewrite import dynamic_paths, kyma_types, like_escape
+from kyma.engine.query.rewrite import dynamic_paths, kyma_types, like_escape, time_travel
 
-RULES = (dynamic_paths.rule, kyma_types.rule, like_escape.rule)
+RULES = (time_travel.rule, dynamic_paths.rule, kyma_types.rule, like_escape.rule)
 
 
 def rewrite(expression: exp.Expression) -> exp.Expression:

@@ -1,0 +1,38 @@
+"""kyma's SQL dialect: Postgres plus kyma's statements and clauses, parsed in one pass.
+
+``EXPLAIN <statement>``, ``CREATE/ALTER/DROP/REFRESH CONNECTOR``, ``SHOW CONNECTORS``,
+``CREATE/DROP SOURCE``, ``SHOW SOURCES``, ``t AS OF SNAPSHOT 42`` and
+``ALTER TABLE t SET RETENTION '30 days'`` are parsed into the tree; ``live(...)`` and dynamic
+paths are Postgres syntax. Meaning comes later: kyma's rewrite rules and statement handlers.
+
+>>> import sqlglot
+>>> sql = "EXPLAIN SELECT * FROM logs AS OF SNAPSHOT 3 AS l"
+>>> print(sqlglot.parse_one(sql, read=Kyma).sql(Kyma))
+EXPLAIN SELECT * FROM logs AS OF SNAPSHOT 3 AS l
+>>> print(sqlglot.parse_one("ALTER TABLE logs SET RETENTION '30 days'", read=Kyma).sql(Kyma))
+ALTER TABLE logs SET (retention = '30 days')
+>>> print(sqlglot.parse_one("drop source if exists Clicks", read=Kyma).sql(Kyma))
+DROP SOURCE IF EXISTS clicks
+"""
+
+from __future__ import annotations
+
+from sqlglot.dialects.postgres import Postgres
+from sqlglot.tokens import TokenType
+
+from kyma.engine.query.dialect._generator import KymaGenerator
+from kyma.engine.query.dialect._parser import KymaParser
+from kyma.engine.query.dialect.expressions import Explain, KymaStatement, statement_options
+
+
+class Kyma(Postgres):
+    class Tokenizer(Postgres.Tokenizer):
+        # EXPLAIN and REFRESH start statements kyma parses, not commands kept as text.
+        KEYWORDS = {**Postgres.Tokenizer.KEYWORDS, "REFRESH": TokenType.REFRESH}
+        KEYWORDS.pop("EXPLAIN")
+
+    Parser = KymaParser
+    Generator = KymaGenerator
+
+
+__all__ = ["Explain", "Kyma", "KymaStatement", "statement_options"]

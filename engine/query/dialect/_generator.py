@@ -1,0 +1,37 @@
+"""The Postgres generator plus kyma's nodes, so a parsed statement prints back as kyma SQL."""
+
+from __future__ import annotations
+
+from sqlglot import exp
+from sqlglot.dialects.postgres import Postgres
+
+from kyma.engine.query.dialect.expressions import SNAPSHOT, Explain, KymaStatement
+
+
+class KymaGenerator(Postgres.Generator):
+    TRANSFORMS = {
+        **Postgres.Generator.TRANSFORMS,
+        Explain: lambda self, e: self.explain_sql(e),
+        KymaStatement: lambda self, e: self.kymastatement_sql(e),
+    }
+
+    def explain_sql(self, expression: Explain) -> str:
+        return f"EXPLAIN {self.sql(expression, 'this')}"
+
+    def kymastatement_sql(self, expression: KymaStatement) -> str:
+        parts = [expression.verb, expression.noun]
+        if expression.args.get("exists"):
+            parts.append("IF EXISTS")
+        if expression.this:
+            parts.append(self.sql(expression, "this"))
+        if expression.args.get("kind"):
+            parts.append(f"TYPE {self.sql(expression, 'kind')}")
+        if options := expression.args.get("options"):
+            listed = ", ".join(f"{p.name} = {self.sql(p, 'value')}" for p in options)
+            parts.append(f"WITH ({listed})")
+        return " ".join(parts)
+
+    def version_sql(self, expression: exp.Version) -> str:
+        if expression.name == SNAPSHOT:
+            return f"AS OF SNAPSHOT {self.sql(expression, 'expression')}"
+        return super().version_sql(expression)

@@ -1,0 +1,67 @@
+"""The nodes kyma's dialect adds to sqlglot's tree: EXPLAIN and kyma's own statements.
+
+>>> import sqlglot
+>>> sql = "CREATE CONNECTOR pg TYPE postgres WITH (url = 'x', pool_size = 4)"
+>>> stmt = sqlglot.parse_one(sql, read="kyma")
+>>> stmt.verb, stmt.noun, stmt.name, statement_options(stmt)
+('CREATE', 'CONNECTOR', 'pg', {'url': 'x', 'pool_size': 4})
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlglot import exp
+
+# ``t AS OF SNAPSHOT 42``: the table's ``exp.Version`` names this.
+SNAPSHOT = "SNAPSHOT"
+
+
+class Explain(exp.Expression):
+    """``EXPLAIN <statement>``: ``this`` is the statement explained."""
+
+    arg_types = {"this": True}
+
+
+class KymaStatement(exp.Expression):
+    """``CREATE CONNECTOR pg TYPE postgres WITH (…)``, ``SHOW SOURCES`` and their kin.
+
+    ``verb`` and ``noun`` name the statement (``CREATE``, ``CONNECTOR``); ``this`` is the
+    object's name, ``kind`` the type after TYPE, ``options`` the WITH list as Property nodes
+    and ``exists`` the IF EXISTS of a DROP.
+    """
+
+    arg_types = {
+        "verb": True,
+        "noun": True,
+        "this": False,
+        "kind": False,
+        "options": False,
+        "exists": False,
+    }
+
+    @property
+    def verb(self) -> str:
+        return str(self.args["verb"])
+
+    @property
+    def noun(self) -> str:
+        return str(self.args["noun"])
+
+    @property
+    def type_name(self) -> str:
+        return self.text("kind")
+
+
+def statement_options(stmt: KymaStatement) -> dict[str, Any]:
+    """The WITH list as Python values: strings, ints, floats and booleans."""
+    return {p.name: _python(p.args["value"]) for p in stmt.args.get("options") or []}
+
+
+def _python(value: exp.Expression) -> Any:
+    if isinstance(value, exp.Boolean):
+        return value.this
+    if value.is_string:
+        return value.this
+    text = value.this
+    return float(text) if "." in text else int(text)
