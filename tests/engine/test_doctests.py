@@ -13,6 +13,8 @@ MODULES = [
     "kyma.engine.query.rewrite.dynamic_paths",
     "kyma.engine.query.rewrite.kyma_types",
     "kyma.ingest.evolution",
+    "kyma.engine.error_statuses",
+    "kyma.connectors.sync",
 ]
 
 
