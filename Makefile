@@ -23,6 +23,7 @@ load:
 lint:
 	$(PYTHON) -m ruff check .
 	$(PYTHON) -m ruff format --check .
+	$(PYTHON) scripts/typecheck.py
 
 bench:
 	$(PYTHON) bench/format.py

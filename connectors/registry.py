@@ -8,8 +8,11 @@ so every kyma process on the catalog sees them.
 
 from __future__ import annotations
 
+import builtins
 import logging
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pyarrow as pa
@@ -17,17 +20,19 @@ from sqlglot import exp
 
 from kyma.connectors import statements
 from kyma.connectors.base import Connector
-from kyma.connectors.postgres.cdc._tables import RESNAPSHOT_REASONS
 from kyma.connectors.pushdown import PushdownPlanner
 from kyma.connectors.secrets import SecretPolicy
 from kyma.connectors.spec import (
     ConnectorSpec,
+    Mode,
+    Tls,
     check_change,
     check_new,
     merge_patch,
     parse_spec,
 )
 from kyma.connectors.sync import SyncRunner, resolve_synced
+from kyma.connectors.types import connector_type
 from kyma.engine.catalog import Catalog, ConnectorRecord
 from kyma.engine.errors import (
     ConfigError,
@@ -73,7 +78,7 @@ class ConnectorRegistry(Federation):
         record = self.catalog.get_connector(key)
         spec = self._checked(merge_patch(record.definition, patch))
         check_change(parse_spec(record.definition), spec)
-        if spec.mode != "federation":
+        if spec.mode != Mode.FEDERATION:
             self.sync.stop(record.connector_id)
         record = self.catalog.update_connector(record.connector_id, spec.to_json())
         self._close_live(record.connector_id)
@@ -89,7 +94,7 @@ class ConnectorRegistry(Federation):
     def drop(self, key: str) -> None:
         """Drop the definition; a sync connector's slot and publication go first."""
         record = self.catalog.get_connector(key)
-        if record.definition.get("mode", "federation") != "federation":
+        if record.definition.get("mode", Mode.FEDERATION) != Mode.FEDERATION:
             self.sync.forget(record)
         record = self.catalog.drop_connector(key)
         self._close_live(record.connector_id)
@@ -118,11 +123,11 @@ class ConnectorRegistry(Federation):
         except ConfigError as e:  # a definition stored by an older kyma
             raise ConfigError(f"{e}; change it with PATCH /v1/connectors/{record.name}") from None
         self.catalog.set_connector_state(record.connector_id, disabled_reason=None, last_error=None)
-        if record.disabled_reason in RESNAPSHOT_REASONS:
+        if connector_type(record.definition["type"]).resnapshots_after(record.disabled_reason):
             self.sync.reset(record)
         return self._start(self.catalog.get_connector(key))
 
-    def tables(self, key: str) -> list[dict[str, Any]]:
+    def tables(self, key: str) -> builtins.list[dict[str, Any]]:
         """The catalog a connector shows: its schemas' tables in scope, with kyma types."""
         connector = self.connector(self.catalog.get_connector(key).name)
         return [
@@ -142,11 +147,12 @@ class ConnectorRegistry(Federation):
         self.connector(self.catalog.get_connector(key).name).tables(refresh=True)
         return self.status(key)
 
-    def source_params(self, record: ConnectorRecord) -> dict[str, Any]:
-        """libpq keywords (with the secret) for a connector's source, even while disabled."""
+    @contextmanager
+    def opened(self, record: ConnectorRecord) -> Iterator[Connector]:
+        """A connector of its own for ``record``'s source, even while disabled; closed after."""
         connector = self._open(record)
         try:
-            return connector._libpq_params()
+            yield connector
         finally:
             connector.close()
 
@@ -217,7 +223,7 @@ class ConnectorRegistry(Federation):
 
     def _start(self, record: ConnectorRecord) -> dict[str, Any]:
         spec = parse_spec(record.definition)
-        if spec.connection.tls == "disabled":
+        if spec.connection.tls == Tls.DISABLED:
             log.warning("connector %r: %s", spec.name, INSECURE_WARNING)
             self.catalog.set_connector_state(
                 record.connector_id, disabled_reason=None, last_error=INSECURE_WARNING
@@ -225,7 +231,7 @@ class ConnectorRegistry(Federation):
         reachable = True
         try:
             self.connector(spec.name).tables(refresh=True)
-            if spec.mode != "federation":
+            if spec.mode != Mode.FEDERATION:
                 self.sync.prepare(record)
         except KymaError as e:  # recorded by _failed; the definition stays
             reachable = False
@@ -240,10 +246,8 @@ class ConnectorRegistry(Federation):
             live.close()
 
     def _open(self, record: ConnectorRecord) -> Connector:
-        from kyma.connectors.postgres import PostgresConnector
-
         spec = parse_spec(record.definition)
-        return PostgresConnector(
+        return connector_type(spec.type)(
             spec,
             self.secrets.resolve(spec.connection.secret_ref),
             on_failure=lambda error: self._failed(record, spec, error),
@@ -253,7 +257,7 @@ class ConnectorRegistry(Federation):
     def _failed(self, record: ConnectorRecord, spec: ConnectorSpec, error: KymaError) -> None:
         disabled = str(error) if isinstance(error, TlsFailedError) else None
         last_error = str(error)
-        if spec.connection.tls == "disabled":
+        if spec.connection.tls == Tls.DISABLED:
             last_error = f"{INSECURE_WARNING}; {last_error}"
         self._healthy[record.connector_id] = False
         self.catalog.set_connector_state(

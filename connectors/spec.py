@@ -7,14 +7,38 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from typing import Any
 from urllib.parse import urlsplit
 
+from kyma.connectors.types import CONNECTOR_TYPES
 from kyma.engine.errors import ConfigError
 
-TYPES = ("postgres",)
-MODES = ("federation", "sync", "both")
-TLS_MODES = ("required", "verify-full", "disabled")
+
+class _Choice(StrEnum):
+    """A field's choice: equal to its string, stored and shown as it, repr'd as it."""
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
+class Mode(_Choice):
+    """What a connector does with its source."""
+
+    FEDERATION = "federation"  # queries read the source live
+    SYNC = "sync"  # CDC keeps kyma tables; no live reads
+    BOTH = "both"  # both of the above
+
+
+class Tls(_Choice):
+    REQUIRED = "required"
+    VERIFY_FULL = "verify-full"
+    DISABLED = "disabled"
+
+
+TYPES = tuple(CONNECTOR_TYPES)
+MODES = tuple(Mode)
+TLS_MODES = tuple(Tls)
 NUMERIC_MODES = ("real", "string")
 _NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 _SECRET_REF = re.compile(r"\$env:[A-Za-z_][A-Za-z0-9_]*|file:.+")
@@ -24,7 +48,7 @@ _SECRET_REF = re.compile(r"\$env:[A-Za-z_][A-Za-z0-9_]*|file:.+")
 class Connection:
     url: str
     secret_ref: str | None = None
-    tls: str = "required"
+    tls: Tls = Tls.REQUIRED
     ca_file: str | None = None
     allow_insecure: bool = False
     pool_size: int = 4
@@ -50,7 +74,7 @@ class Scope:
 class ConnectorSpec:
     name: str
     type: str
-    mode: str
+    mode: Mode
     connection: Connection
     scope: Scope = field(default_factory=Scope)
     sync: dict[str, Any] = field(default_factory=dict)
@@ -71,7 +95,7 @@ def parse_spec(body: Any) -> ConnectorSpec:
             " digits or _; at most 63)"
         )
     spec_type = _choice(body, "type", "", TYPES, None)
-    mode = _choice(body, "mode", "", MODES, "federation")
+    mode = Mode(_choice(body, "mode", "", MODES, Mode.FEDERATION))
     return ConnectorSpec(
         name=name,
         type=spec_type,
@@ -85,7 +109,7 @@ def parse_spec(body: Any) -> ConnectorSpec:
 def check_new(spec: ConnectorSpec) -> None:
     """Rules a definition must meet when it is created or edited (ConfigError naming the
     field to change). Stored definitions from older versions are still read as they are."""
-    if spec.connection.tls == "disabled" and not spec.connection.allow_insecure:
+    if spec.connection.tls == Tls.DISABLED and not spec.connection.allow_insecure:
         raise ConfigError(
             "connection.allow_insecure: connection.tls is 'disabled'; add"
             ' "allow_insecure": true to connect without TLS (rows and the user name cross the'
@@ -121,7 +145,7 @@ def check_change(old: ConnectorSpec, new: ConnectorSpec) -> None:
             raise ConfigError(f"{field_name}: a connector's {field_name} cannot change{again}")
     if old.mode != new.mode:
         raise ConfigError(f"mode: cannot change from {old.mode!r} to {new.mode!r}{again}")
-    syncing = old.mode != "federation"
+    syncing = old.mode != Mode.FEDERATION
     if syncing and old.sync.get("tables") != new.sync.get("tables"):
         raise ConfigError(
             "sync.tables: cannot change while the connector syncs (its replication slot and"
@@ -139,7 +163,7 @@ def _database(url: str) -> tuple[str | None, int | None, str]:
     return parts.hostname, parts.port, parts.path
 
 
-def _sync(raw: dict[str, Any], mode: str) -> dict[str, Any]:
+def _sync(raw: dict[str, Any], mode: Mode) -> dict[str, Any]:
     """``sync.tables`` (``schema.table`` each) is required by modes ``sync`` and ``both``."""
     _no_unknown(raw, "sync.", {"tables", "schedule_ms", "spark_min_bytes", "chunk_bytes"})
     tables = raw.get("tables", [])
@@ -148,12 +172,12 @@ def _sync(raw: dict[str, Any], mode: str) -> dict[str, Any]:
         for t in tables
     ):
         raise ConfigError(f"sync.tables: expected a list of 'schema.table', got {tables!r}")
-    if mode != "federation" and not tables:
+    if mode != Mode.FEDERATION and not tables:
         raise ConfigError(f"sync.tables: mode {mode!r} needs at least one 'schema.table'")
     schedule = raw.get("schedule_ms")
     if schedule is not None and (isinstance(schedule, bool) or not isinstance(schedule, int)):
         raise ConfigError(f"sync.schedule_ms: expected an integer or null, got {schedule!r}")
-    sizes = {}
+    sizes: dict[str, Any] = {}
     for key in ("spark_min_bytes", "chunk_bytes"):
         value = raw.get(key)
         if value is not None and (
@@ -164,7 +188,7 @@ def _sync(raw: dict[str, Any], mode: str) -> dict[str, Any]:
             )
         if key in raw:
             sizes[key] = value
-    if mode == "federation":
+    if mode == Mode.FEDERATION:
         return raw
     return {"tables": list(tables), "schedule_ms": schedule, **sizes}
 
@@ -196,7 +220,7 @@ def _connection(raw: dict[str, Any]) -> Connection:
     return Connection(
         url=url,
         secret_ref=secret_ref,
-        tls=_choice(raw, "tls", "connection.", TLS_MODES, Connection.tls),
+        tls=Tls(_choice(raw, "tls", "connection.", TLS_MODES, Connection.tls)),
         ca_file=_optional_str(raw, "ca_file", "connection."),
         allow_insecure=_bool(raw, "allow_insecure", "connection.", False),
         pool_size=pool_size,

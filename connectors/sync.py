@@ -13,16 +13,16 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-import psycopg
 import pyarrow as pa
 from sqlglot import exp
 
-from kyma.engine.catalog import Catalog, CdcTable, ConnectorRecord, lsn_text
+from kyma.connectors.base import SparkTarget, SyncDisabled, SyncWorker
+from kyma.connectors.spec import Mode
+from kyma.engine.catalog import Catalog, CdcTable, ConnectorRecord, check_identifier, lsn_text
 from kyma.engine.errors import KymaError, NotFoundError, SqlError
 from kyma.engine.query.federation import is_live
 
 if TYPE_CHECKING:
-    from kyma.connectors.postgres.cdc import CdcWorker, SparkTarget
     from kyma.connectors.registry import ConnectorRegistry
     from kyma.ingest.write_path import WritePath
 
@@ -30,8 +30,17 @@ log = logging.getLogger("kyma.cdc")
 CHANGES_SUFFIX = "__changes"
 
 
-def _mode(record: ConnectorRecord) -> str:
-    return str(record.definition.get("mode", "federation"))
+def _mode(record: ConnectorRecord) -> Mode:
+    return Mode(record.definition.get("mode", Mode.FEDERATION))
+
+
+def kyma_table_name(connector: str, schema: str, table: str) -> str:
+    """Where a synced table lives in kyma.
+
+    >>> kyma_table_name("pg_prod", "public", "users")
+    'pg_prod__public__users'
+    """
+    return check_identifier("table", f"{connector}__{schema}__{table}")
 
 
 def _synced(record: ConnectorRecord) -> list[str]:
@@ -39,7 +48,7 @@ def _synced(record: ConnectorRecord) -> list[str]:
 
 
 class _Running:
-    def __init__(self, worker: CdcWorker) -> None:
+    def __init__(self, worker: SyncWorker) -> None:
         self.worker = worker
         self.stop = threading.Event()
         self.thread = threading.Thread(
@@ -68,7 +77,7 @@ class SyncRunner:
         """Run a worker for every sync/both connector (or the named ones); their names.
         With ``spark``, large tables' snapshots run on Spark."""
         self.write_path, self.query, self.spark = write_path, query, spark
-        records = [r for r in self.catalog.list_connectors() if _mode(r) != "federation"]
+        records = [r for r in self.catalog.list_connectors() if _mode(r) != Mode.FEDERATION]
         unknown = sorted(set(names or ()) - {r.name for r in records})
         if unknown:
             raise NotFoundError(f"no sync connector named {', '.join(map(repr, unknown))}")
@@ -82,10 +91,8 @@ class SyncRunner:
     def prepare(self, record: ConnectorRecord) -> None:
         """Check the tables (disabling the connector if one cannot sync), create their kyma
         tables and the publication; start the worker if this process runs workers."""
-        from kyma.connectors.postgres.cdc import SyncDisabled, prepare
-
         try:
-            prepare(record, self.registry.connector(record.name), self.catalog)  # type: ignore[arg-type]
+            self.registry.connector(record.name).prepare_sync(record, self.catalog)
         except SyncDisabled as e:
             self._disable(record, e.reason, str(e))
             return
@@ -95,30 +102,19 @@ class SyncRunner:
     def forget(self, record: ConnectorRecord) -> None:
         """The connector is being dropped: stop its worker, then drop its slot and
         publication at the source (a slot left behind holds the source's WAL forever)."""
-        from kyma.connectors.postgres.cdc import release, slot_name
-
         self.stop(record.connector_id)
-        slot = slot_name(record.connector_id)
         try:
-            release(self.registry.source_params(record), slot, publication=True)
-        except (KymaError, psycopg.Error) as e:
-            log.warning(
-                "connector %r: could not drop replication slot %s on the source (%s); it holds"
-                " WAL there until dropped: SELECT pg_drop_replication_slot('%s')",
-                record.name,
-                slot,
-                e,
-                slot,
-            )
+            with self.registry.opened(record) as connector:
+                connector.release_sync(record.connector_id, publication=True)
+        except KymaError as e:
+            log.warning("connector %r: %s", record.name, e)
 
     def reset(self, record: ConnectorRecord) -> None:
         """Before re-enabling a connector disabled for a lost slot or a changed key: drop
         what is left of the slot and forget every cursor, so that its tables re-snapshot."""
-        from kyma.connectors.postgres.cdc import release, slot_name
-
         self.stop(record.connector_id)
-        params = self.registry.source_params(record)
-        release(params, slot_name(record.connector_id), publication=False)
+        with self.registry.opened(record) as connector:
+            connector.release_sync(record.connector_id, publication=False)
         self.catalog.cdc_reset(record.connector_id)
         log.info("connector %r: CDC state reset; its tables re-snapshot", record.name)
 
@@ -137,7 +133,7 @@ class SyncRunner:
 
     def status(self, record: ConnectorRecord) -> dict[str, Any]:
         """The ``sync`` part of a connector's status: phase, tables, rows, lag."""
-        if _mode(record) == "federation":
+        if _mode(record) == Mode.FEDERATION:
             return {}
         state = self.catalog.cdc_state(record.connector_id)
         phases = {t.phase for t in state.tables}
@@ -197,24 +193,18 @@ class SyncRunner:
         if confirmed is None or record.disabled_reason:
             return None
         try:
-            connector = self.registry.connector(record.name)
-            sql = f"SELECT (pg_current_wal_lsn() - '{lsn_text(confirmed)}'::pg_lsn)::float8 AS lag"
-            answer = connector.fetch(sql, {}).table
+            return self.registry.connector(record.name).sync_lag_bytes(confirmed)
         except KymaError:
             return None
-        return max(0, int(answer.column("lag")[0].as_py()))
 
     def _start(self, record: ConnectorRecord) -> None:
-        from kyma.connectors.postgres.cdc import CdcWorker
-
         assert self.write_path is not None and self.query is not None
         with self._lock:
             existing = self._running.get(record.connector_id)
             if existing is not None and existing.thread.is_alive():
                 return
-            worker = CdcWorker(
+            worker = self.registry.connector(record.name).sync_worker(
                 record,
-                self.registry.connector(record.name),  # type: ignore[arg-type]
                 self.catalog,
                 self.write_path,
                 self.query,
@@ -235,8 +225,6 @@ class SyncRunner:
 def resolve_synced(catalog: Catalog, stmt: exp.Expression) -> exp.Expression:
     """Rename ``<connector>.<schema>.<table>[__changes]`` to the kyma table a sync connector
     keeps; refuse ``live(...)`` on a sync-only connector and unsynced tables of one."""
-    from kyma.connectors.postgres.cdc import kyma_table_name
-
     records: dict[str, ConnectorRecord | None] = {}
 
     def record(name: str) -> ConnectorRecord | None:
@@ -253,7 +241,7 @@ def resolve_synced(catalog: Catalog, stmt: exp.Expression) -> exp.Expression:
             inner = args[0] if len(args) == 1 else None
             if isinstance(inner, exp.Column) and inner.args.get("db"):
                 found = record(inner.args["db"].name)
-                if found is not None and _mode(found) == "sync":
+                if found is not None and _mode(found) == Mode.SYNC:
                     raise SqlError(
                         f"{table.this.sql('postgres')}: connector {found.name!r} has mode"
                         " 'sync', which reads the synced tables only (live() needs 'both')"
@@ -262,7 +250,7 @@ def resolve_synced(catalog: Catalog, stmt: exp.Expression) -> exp.Expression:
         if not table.args.get("catalog"):
             continue
         found = record(table.catalog)
-        if found is None or _mode(found) == "federation":
+        if found is None or _mode(found) == Mode.FEDERATION:
             continue
         base = table.name.removesuffix(CHANGES_SUFFIX)
         suffix = table.name[len(base) :]
@@ -272,7 +260,7 @@ def resolve_synced(catalog: Catalog, stmt: exp.Expression) -> exp.Expression:
             )
             renamed.set("alias", exp.TableAlias(this=exp.to_identifier(table.alias or table.name)))
             table.replace(renamed)
-        elif _mode(found) == "sync":
+        elif _mode(found) == Mode.SYNC:
             raise NotFoundError(
                 f"table {found.name}.{table.db}.{table.name} is not synced (connector"
                 f" {found.name!r} has mode 'sync' and syncs {_synced(found)})"

@@ -33,7 +33,12 @@ class NotInstalledError(TerminalError, ImportError):
     """An optional component's extra is not installed."""
 
     def __init__(self, component: str, extra: str) -> None:
-        super().__init__(f"{component} needs the {extra!r} extra: pip install 'kyma[{extra}]'")
+        super().__init__(component, extra)
+        self.component = component
+        self.extra = extra
+
+    def __str__(self) -> str:
+        return f"{self.component} needs the {self.extra!r} extra: pip install 'kyma[{self.extra}]'"
 
 
 class ConfigError(TerminalError, ValueError):

@@ -42,6 +42,8 @@ _SCALARS: dict[str, pa.DataType] = {
     "timestamp": TIMESTAMP,
     "dynamic": pa.binary(),
 }
+SCALARS: tuple[str, ...] = tuple(_SCALARS)
+"""kyma's scalar types, stated once: every per-type table elsewhere covers exactly these."""
 _VECTOR = re.compile(r"vector\((\d+)\)")
 _ARRAY = re.compile(r"array\((.+)\)")
 MAX_VECTOR_DIM = 65536
@@ -75,9 +77,9 @@ class KymaType:
         if depth and _VECTOR.fullmatch(norm):
             return cls("array(" * depth + cls.parse(norm).name + ")" * depth)
         raise SchemaError(
-            f"unknown type {text!r}: expected bool, int, long, real, string, timestamp, "
-            f"vector(N) with 1 <= N <= {MAX_VECTOR_DIM}, dynamic, or array(T) of any of them"
-            " but dynamic"
+            f"unknown type {text!r}: expected {', '.join(SCALARS[:-1])}, "
+            f"vector(N) with 1 <= N <= {MAX_VECTOR_DIM}, {SCALARS[-1]}, or array(T) of any of"
+            f" them but {SCALARS[-1]}"
         )
 
     @classmethod

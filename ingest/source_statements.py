@@ -15,17 +15,12 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 from sqlglot import exp
 
-from kyma.engine.errors import SqlError
 from kyma.engine.query import QueryResult
 from kyma.engine.query.dialect import KymaStatement, statement_options
-from kyma.ingest.kafka import is_client_setting
+from kyma.ingest.source_types import SOURCE_TYPES
 
 if TYPE_CHECKING:
     from kyma.ingest.sources import SourceRegistry
-
-_KAFKA_KEYS = {"bootstrap_servers", "topics", "group_id"}
-_BATCH_KEYS = {"max_rows", "max_latency_ms"}
-_TOP_KEYS = {"table", "schema_evolve", "metadata_columns", "delivery"}
 
 
 def run(registry: SourceRegistry, stmt: exp.Expression) -> QueryResult | None:
@@ -59,28 +54,5 @@ def run(registry: SourceRegistry, stmt: exp.Expression) -> QueryResult | None:
 def _body(stmt: KymaStatement) -> dict[str, Any]:
     body: dict[str, Any] = {"name": stmt.name, "type": stmt.type_name}
     options = statement_options(stmt)
-    if body["type"] == "filedrop":
-        return {**body, **options}  # the body's fields, as they are
-    kafka: dict[str, Any] = {}
-    batch: dict[str, Any] = {}
-    for key, value in options.items():
-        if key == "topics":
-            kafka[key] = [t.strip() for t in str(value).split(",") if t.strip()]
-        elif key in _KAFKA_KEYS:
-            kafka[key] = value
-        elif key in _BATCH_KEYS:
-            batch[key] = value
-        elif key in _TOP_KEYS:
-            body[key] = value
-        elif is_client_setting(key.replace("_", ".")):
-            kafka[key.replace("_", ".")] = value
-        else:
-            known = sorted(_KAFKA_KEYS | _BATCH_KEYS | _TOP_KEYS | {"topics"})
-            raise SqlError(
-                f"unknown source option {key!r}; expected one of {known}"
-                " or a client setting (security_*, sasl_*, ssl_*, session_timeout_ms, …)"
-            )
-    body["kafka"] = kafka
-    if batch:
-        body["batch"] = batch
-    return body
+    source = SOURCE_TYPES.get(body["type"])
+    return {**body, **options} if source is None else source.statement_body(body, options)

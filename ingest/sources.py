@@ -8,6 +8,7 @@ partitions, and the catalog's epochs keep a worker that lost one from writing it
 
 from __future__ import annotations
 
+import builtins
 import logging
 import threading
 from collections.abc import Callable
@@ -16,23 +17,31 @@ from typing import Any
 from sqlglot import exp
 
 from kyma.engine.catalog import Catalog, SourceRecord
-from kyma.engine.errors import ConfigError, KymaError, NotFoundError, NotInstalledError
+from kyma.engine.errors import ConfigError, KymaError, NotFoundError
 from kyma.engine.query import QueryResult
 from kyma.engine.storage import ObjectStore
-from kyma.ingest import filedrop, kafka, source_statements
+from kyma.ingest import filedrop, source_statements
+from kyma.ingest.source import Source, SourceWorker
+from kyma.ingest.source_types import SOURCE_TYPES
 from kyma.ingest.write_path import WritePath
 
 log = logging.getLogger("kyma.sources")
-TYPES = ("kafka", "filedrop")
+TYPES = tuple(SOURCE_TYPES)
 
 #: Opens the store a file-drop source watches: (path URL, S3 endpoint or None) -> store.
 StoreOpener = Callable[[str, str | None], ObjectStore]
 
-Worker = kafka.KafkaWorker | filedrop.FileDropWorker
+
+def source_type(kind: Any) -> Source:
+    """The source type named ``kind`` (ConfigError naming the ``type`` field otherwise)."""
+    found = SOURCE_TYPES.get(kind) if isinstance(kind, str) else None
+    if found is None:
+        raise ConfigError(f"type: expected one of {list(TYPES)}, got {kind!r}")
+    return found
 
 
 class _Running:
-    def __init__(self, worker: Worker) -> None:
+    def __init__(self, worker: SourceWorker) -> None:
         self.worker = worker
         self.stop = threading.Event()
         self.thread = threading.Thread(
@@ -66,22 +75,10 @@ class SourceRegistry:
 
     def create(self, body: Any) -> dict[str, Any]:
         """Store a definition (its table is created or widened) and start it if running."""
-        kind = body.get("type") if isinstance(body, dict) else None
-        if kind == "kafka":
-            spec: Any = kafka.parse_kafka_spec(body)
-            kafka.prepare_table(spec, self.catalog)
-        elif kind == "filedrop":
-            spec = filedrop.parse_filedrop_spec(body)
-            try:  # a bad path fails here, not later
-                self.open_store(spec.path, spec.s3_endpoint_url)
-            except ConfigError as e:
-                raise ConfigError(
-                    f"path: {e}; a file-drop source watches an existing folder"
-                ) from e
-            filedrop.prepare_table(spec, self.catalog)
-        else:
-            raise ConfigError(f"type: expected one of {list(TYPES)}, got {kind!r}")
-        record = self.catalog.create_source(spec.name, kind, spec.table, spec.to_json())
+        source = source_type(body.get("type") if isinstance(body, dict) else None)
+        spec = source.parse(body)
+        source.prepare(spec, self)
+        record = self.catalog.create_source(spec.name, source.type_name, spec.table, spec.to_json())
         if self._started:
             self._start(record)
         return self.describe(spec.name)
@@ -115,30 +112,9 @@ class SourceRegistry:
             "degraded_reason": degraded,
             "last_error": running.worker.last_error if running else self._errors.get(name),
         }
-        if record.type == "kafka":
-            worker = running.worker if running else None
-            spec = kafka.parse_kafka_spec(record.definition)
-            return {**answer, **kafka.source_status(spec, self.catalog, worker)}
-        files = self.catalog.source_files(name)
+        source = source_type(record.type)
         worker = running.worker if running else None
-        return {
-            **answer,
-            "last_scan": getattr(worker, "last_scan", None),
-            "files_ingested": sum(f.state == "ingested" for f in files),
-            "files_failed": sum(f.state == "failed" for f in files),
-            "files": [
-                {
-                    "key": f.key,
-                    "state": f.state,
-                    "size": f.size,
-                    "rows": f.rows,
-                    "snapshot_id": f.snapshot_id,
-                    "sha256": f.sha256,
-                    "error": f.error,
-                }
-                for f in files
-            ],
-        }
+        return {**answer, **source.status(source.parse(record.definition), self, worker)}
 
     def drop(self, name: str) -> None:
         self.catalog.drop_source(name)
@@ -148,7 +124,9 @@ class SourceRegistry:
             running.stop.set()
             running.thread.join(timeout=30)
 
-    def start(self, names: list[str] | None = None, types: tuple[str, ...] = TYPES) -> None:
+    def start(
+        self, names: builtins.list[str] | None = None, types: tuple[str, ...] = TYPES
+    ) -> None:
         """Run the named sources (every source of ``types`` when None) in background threads.
 
         An unknown name is a NotFoundError; a source that cannot start (its extra is not
@@ -191,16 +169,6 @@ class SourceRegistry:
         running.thread.start()
         log.info("source %r started", record.name)
 
-    def _worker(self, record: SourceRecord) -> Worker:
-        if record.type == "filedrop":
-            spec = filedrop.parse_filedrop_spec(record.definition)
-            store = self.open_store(spec.path, spec.s3_endpoint_url)
-            return filedrop.FileDropWorker(
-                spec, self.catalog, self.write_path, store, self.bulk_load
-            )
-        try:
-            import confluent_kafka  # noqa: F401
-        except ImportError as e:
-            raise NotInstalledError("Kafka sources", "kafka") from e
-        spec = kafka.parse_kafka_spec(record.definition)
-        return kafka.KafkaWorker(spec, self.catalog, self.write_path)
+    def _worker(self, record: SourceRecord) -> SourceWorker:
+        source = source_type(record.type)
+        return source.worker(source.parse(record.definition), self)

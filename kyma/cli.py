@@ -29,7 +29,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--version", action="version", version=f"kyma {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
-    settings_help = {"epilog": Settings.help_text(), "formatter_class": parser.formatter_class}
+    settings_help: dict[str, Any] = {
+        "epilog": Settings.help_text(),
+        "formatter_class": parser.formatter_class,
+    }
     commands.add_parser(
         "serve", help="run the server (embedded catalog and store by default)", **settings_help
     )
@@ -257,7 +260,7 @@ def _progress_line(p: dict) -> str:  # type: ignore[type-arg]
 
 def _spark_target(services: Any) -> Any:
     """Where CDC snapshots of large tables run: the settings' Spark, writing to kyma's store."""
-    from kyma.connectors.postgres.cdc import SparkTarget
+    from kyma.connectors.base import SparkTarget
 
     settings = services.settings
     return SparkTarget(

@@ -6,10 +6,12 @@ With no settings this is the embedded default: a Postgres catalog kyma owns unde
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
+from pathlib import Path
 
 from kyma.connectors.registry import ConnectorRegistry
 from kyma.connectors.secrets import SecretPolicy
@@ -20,10 +22,10 @@ from kyma.engine.format.choice import segment_format
 from kyma.engine.gc import collect_orphans
 from kyma.engine.query import QueryEngine, QueryLimits
 from kyma.engine.retention import apply_retention
-from kyma.engine.storage import ObjectStore, open_object_store
+from kyma.engine.storage import ObjectStore
 from kyma.ingest.sources import SourceRegistry, StoreOpener
 from kyma.ingest.write_path import WritePath
-from kyma.jobs import JobRegistry
+from kyma.jobs import JobRegistry, store_config
 from kyma.logs import log_query
 from kyma.metrics import Metrics
 from kyma.settings import Settings
@@ -67,6 +69,11 @@ class Services:
             "orphans_deleted": len(orphans),
         }
 
+    def close(self) -> None:
+        """Stop the sources' and connectors' threads and pools (not the catalog or store)."""
+        self.sources.close()
+        self.connectors.close()
+
     def compact(self, table: str) -> CompactionResult:
         return compact_table(
             self.catalog,
@@ -104,61 +111,60 @@ def open_services(
             statement_timeout_seconds=settings.catalog_statement_timeout_seconds,
         )
         try:
-            store = open_object_store(
-                settings.object_store or f"file://{settings.home.absolute() / 'objects'}",
-                cache_dir=settings.resolved_cache_dir.absolute(),
-                s3_endpoint_url=settings.s3_endpoint_url,
-                s3_region=settings.s3_region,
-                s3_access_key_id=settings.s3_access_key_id,
-                s3_secret_access_key=settings.s3_secret_access_key,
-            )
-            fmt = segment_format(settings.extent_format, settings.block_rows)
-            connectors = ConnectorRegistry(
-                catalog,
-                SecretPolicy(settings.resolved_secrets_dir.absolute(), settings.home.absolute()),
-            )
-            write_path = WritePath(
-                catalog,
-                store,
-                fmt,
-                idempotency_wait_seconds=settings.idempotency_wait_seconds,
-                max_keys_per_row=settings.max_keys_per_row,
-                max_nesting_depth=settings.max_nesting_depth,
-            )
-            jobs = JobRegistry(settings, store.url, write_path)
-            sources = SourceRegistry(
-                catalog,
-                write_path,
-                _drop_store_opener(settings),
-                jobs.load_file if jobs.spark_available() else None,
-            )
+            url = settings.object_store or f"file://{settings.home.absolute() / 'objects'}"
+            services = wire_services(settings, catalog, store_config(settings, url).connect())
             try:
-                yield Services(
-                    settings=settings,
-                    catalog=catalog,
-                    store=store,
-                    format=fmt,
-                    query=QueryEngine(
-                        catalog,
-                        store,
-                        fmt,
-                        connectors,
-                        statements=(sources.statement,),
-                        limits=query_limits(settings),
-                    ),
-                    write_path=write_path,
-                    connectors=connectors,
-                    sources=sources,
-                    jobs=jobs,
-                )
+                yield services
             finally:
-                sources.close()
-                connectors.close()
+                services.close()
         finally:
             catalog.close()
     finally:
         if embedded is not None and (owner or not embedded.adopted):
             embedded.stop()
+
+
+def wire_services(settings: Settings, catalog: Catalog, store: ObjectStore) -> Services:
+    """The parts of a running kyma on an open catalog and store, wired from ``settings``:
+    the one wiring of ``kyma serve``, the CLI commands and the tests' ``services`` fixture.
+    ``Services.close`` stops what it started."""
+    fmt = segment_format(settings.extent_format, settings.block_rows)
+    connectors = ConnectorRegistry(
+        catalog, SecretPolicy(settings.resolved_secrets_dir.absolute(), settings.home.absolute())
+    )
+    write_path = WritePath(
+        catalog,
+        store,
+        fmt,
+        idempotency_wait_seconds=settings.idempotency_wait_seconds,
+        max_keys_per_row=settings.max_keys_per_row,
+        max_nesting_depth=settings.max_nesting_depth,
+    )
+    jobs = JobRegistry(settings, store.url, write_path)
+    sources = SourceRegistry(
+        catalog,
+        write_path,
+        _drop_store_opener(settings),
+        jobs.load_file if jobs.spark_available() else None,
+    )
+    return Services(
+        settings=settings,
+        catalog=catalog,
+        store=store,
+        format=fmt,
+        query=QueryEngine(
+            catalog,
+            store,
+            fmt,
+            connectors,
+            statements=(sources.statement,),
+            limits=query_limits(settings),
+        ),
+        write_path=write_path,
+        connectors=connectors,
+        sources=sources,
+        jobs=jobs,
+    )
 
 
 def query_limits(settings: Settings) -> QueryLimits:
@@ -177,14 +183,12 @@ def _drop_store_opener(settings: Settings) -> StoreOpener:
     """Stores for file-drop paths, with kyma's S3 settings unless a source names an endpoint."""
 
     def open_drop_store(url: str, s3_endpoint_url: str | None) -> ObjectStore:
-        return open_object_store(
-            url,
-            cache_dir=settings.resolved_cache_dir.absolute() / "drops",
-            s3_endpoint_url=s3_endpoint_url or settings.s3_endpoint_url,
-            s3_region=settings.s3_region,
-            s3_access_key_id=settings.s3_access_key_id,
-            s3_secret_access_key=settings.s3_secret_access_key,
+        config = store_config(settings, url)
+        return dataclasses.replace(
+            config,
+            cache_dir=str(Path(config.cache_dir) / "drops"),
+            endpoint_url=s3_endpoint_url or config.endpoint_url,
             create=False,  # a drop folder is the user's: it must exist, nothing is made in it
-        )
+        ).connect()
 
     return open_drop_store

@@ -196,54 +196,22 @@ settings.register_profile("soak", max_examples=5_000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
-def drop_store_opener(cache_dir: Path):  # type: ignore[no-untyped-def]
-    """File-drop stores as kyma serve opens them; S3 credentials from the environment."""
-    from kyma.engine.storage import open_object_store
-
-    def open_drop_store(url: str, s3_endpoint_url: str | None):  # type: ignore[no-untyped-def]
-        return open_object_store(
-            url, cache_dir=cache_dir, s3_endpoint_url=s3_endpoint_url, create=False
-        )
-
-    return open_drop_store
-
-
 @pytest.fixture
 def services(catalog: Catalog, tmp_path: Path):
-    """The server's parts on a fresh catalog database and a local object store."""
-    from kyma.connectors.registry import ConnectorRegistry
-    from kyma.connectors.secrets import SecretPolicy
-    from kyma.engine.format.choice import segment_format
-    from kyma.engine.query import QueryEngine
-    from kyma.ingest.sources import SourceRegistry
-    from kyma.ingest.write_path import WritePath
-    from kyma.jobs import JobRegistry
-    from kyma.services import Services
+    """The server's parts, wired as ``kyma serve`` wires them, on a fresh catalog database
+    and a local object store."""
+    from kyma.services import wire_services
     from kyma.settings import Settings
 
-    settings = Settings(home=tmp_path / "home", catalog_url=catalog.url)
-    store = LocalStore(tmp_path / "objects")
-    fmt = segment_format(block_rows=1024)
-    connectors = ConnectorRegistry(
-        catalog, SecretPolicy(settings.resolved_secrets_dir, settings.home)
+    settings = Settings(
+        home=tmp_path / "home",
+        catalog_url=catalog.url,
+        block_rows=1024,
+        idempotency_wait_seconds=5,
     )
-    write_path = WritePath(catalog, store, fmt, idempotency_wait_seconds=5)
-    jobs = JobRegistry(settings, store.url, write_path)
-    opener = drop_store_opener(tmp_path / "drop-cache")
-    sources = SourceRegistry(catalog, write_path, opener, jobs.load_file)
-    yield Services(
-        settings=settings,
-        catalog=catalog,
-        store=store,
-        format=fmt,
-        query=QueryEngine(catalog, store, fmt, connectors, statements=(sources.statement,)),
-        write_path=write_path,
-        connectors=connectors,
-        sources=sources,
-        jobs=jobs,
-    )
-    sources.close()
-    connectors.close()
+    services = wire_services(settings, catalog, LocalStore(tmp_path / "objects"))
+    yield services
+    services.close()
 
 
 @pytest.fixture

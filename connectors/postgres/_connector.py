@@ -11,21 +11,28 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import quote, urlsplit, urlunsplit
 
 import adbc_driver_postgresql.dbapi as adbc
 import psycopg
 from sqlglot import exp
 
-from kyma.connectors.base import Connector, Fetched, SourceColumn, SourceTable
+from kyma.connectors.base import (
+    Connector,
+    Fetched,
+    SourceColumn,
+    SourceTable,
+    SparkTarget,
+    SyncWorker,
+)
 from kyma.connectors.postgres import _dialect
 from kyma.connectors.postgres._capabilities import POSTGRES
 from kyma.connectors.postgres._introspect import introspect
 from kyma.connectors.postgres._pool import ConnectionPool
 from kyma.connectors.postgres._types import fetch_expression, padded, to_kyma
 from kyma.connectors.secrets import redact
-from kyma.connectors.spec import ConnectorSpec
+from kyma.connectors.spec import ConnectorSpec, Tls
 from kyma.engine.errors import (
     KymaError,
     NotFoundError,
@@ -33,6 +40,12 @@ from kyma.engine.errors import (
     SourceUnreachableError,
     TlsFailedError,
 )
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from kyma.engine.catalog import Catalog, ConnectorRecord
+    from kyma.ingest.write_path import WritePath
 
 _SSLMODE = {"required": "require", "verify-full": "verify-full", "disabled": "disable"}
 _SESSION = " ".join(
@@ -75,13 +88,8 @@ class PostgresConnector(Connector):
         on_failure: Callable[[KymaError], None] = lambda _: None,
         on_success: Callable[[], None] = lambda: None,
     ) -> None:
-        """``on_failure`` hears of every error (already translated); ``on_success`` of
-        every introspection or query that worked."""
-        self.name = spec.name
-        self.spec = spec
+        super().__init__(spec, password, on_failure=on_failure, on_success=on_success)
         self._password = password
-        self._on_failure = on_failure
-        self._on_success = on_success
         self._tables: dict[tuple[str, str], SourceTable] = {}
         self._refreshed_at: float | None = None
         self._warnings: list[str] = []
@@ -109,7 +117,7 @@ class PostgresConnector(Connector):
     def tables(self, *, refresh: bool = False) -> list[SourceTable]:
         with self._lock:
             if refresh or self._refreshed_at is None:
-                with self._guard(), psycopg.connect(**self._libpq_params()) as conn:
+                with self.guard(), psycopg.connect(**self.libpq_params()) as conn:
                     conn.execute(_PIN_SEARCH_PATH)
                     found, warnings = introspect(
                         conn, self.spec.scope, numeric_mode=self.spec.connection.numeric_mode
@@ -152,7 +160,7 @@ class PostgresConnector(Connector):
 
     def fetch(self, sql: str, columns: Mapping[str, SourceColumn]) -> Fetched:
         vectors = {name: dim for name, c in columns.items() if (dim := c.column.type.vector_dim)}
-        with self._guard(sql), self.pool.connection() as conn, conn.cursor() as cur:
+        with self.guard(sql), self.pool.connection() as conn, conn.cursor() as cur:
             cur.execute(sql)
             raw = cur.fetch_arrow_table()
         self._on_success()
@@ -176,9 +184,60 @@ class PostgresConnector(Connector):
         database = urlsplit(self.spec.connection.url).path.lstrip("/")
         return f"postgres://***@***/{database}"
 
+    # ---------------------------------------------------------------- CDC (modes sync, both)
+
+    @classmethod
+    def resnapshots_after(cls, disabled_reason: str | None) -> bool:
+        from kyma.connectors.postgres.cdc import RESNAPSHOT_REASONS
+
+        return disabled_reason in RESNAPSHOT_REASONS
+
+    def prepare_sync(self, record: ConnectorRecord, catalog: Catalog) -> None:
+        from kyma.connectors.postgres.cdc import prepare
+
+        prepare(record, self, catalog)
+
+    def sync_worker(
+        self,
+        record: ConnectorRecord,
+        catalog: Catalog,
+        write_path: WritePath,
+        query: Callable[[str], pa.Table],
+        *,
+        on_disabled: Callable[[str, str], None],
+        spark: SparkTarget | None = None,
+    ) -> SyncWorker:
+        from kyma.connectors.postgres.cdc import CdcWorker
+
+        return CdcWorker(
+            record, self, catalog, write_path, query, on_disabled=on_disabled, spark=spark
+        )
+
+    def release_sync(self, connector_id: int, *, publication: bool) -> None:
+        """Drop the replication slot (and the publication of the same name)."""
+        from kyma.connectors.postgres.cdc import release, slot_name
+
+        slot = slot_name(connector_id)
+        try:
+            release(self.libpq_params(), slot, publication=publication)
+        except psycopg.Error as e:
+            raise SourceUnreachableError(
+                f"could not drop replication slot {slot} on the source"
+                f" ({self.redact(str(e))}); it holds WAL there until dropped:"
+                f" SELECT pg_drop_replication_slot('{slot}')"
+            ) from None
+
+    def sync_lag_bytes(self, confirmed: int) -> int | None:
+        from kyma.engine.catalog import lsn_text
+
+        sql = f"SELECT (pg_current_wal_lsn() - '{lsn_text(confirmed)}'::pg_lsn)::float8 AS lag"
+        answer = self.fetch(sql, {}).table
+        return max(0, int(answer.column("lag")[0].as_py()))
+
     # ---------------------------------------------------------------- connections
 
-    def _libpq_params(self) -> dict[str, Any]:
+    def libpq_params(self) -> dict[str, Any]:
+        """libpq keywords (with the secret) for a psycopg connection to the source."""
         conn = self.spec.connection
         params: dict[str, Any] = {
             "conninfo": conn.url,
@@ -189,7 +248,7 @@ class PostgresConnector(Connector):
         }
         if conn.ca_file:
             params["sslrootcert"] = conn.ca_file
-        if conn.tls == "disabled":
+        if conn.tls == Tls.DISABLED:
             # Without TLS a password (or its md5 hash) would cross the network readable by
             # anyone on the path, or be asked for by a server posing as the source: libpq
             # (16+, bundled with psycopg and ADBC) answers only SCRAM or no authentication.
@@ -198,9 +257,9 @@ class PostgresConnector(Connector):
             params["password"] = self._password
         return params
 
-    def _adbc_uri(self) -> str:
+    def adbc_uri(self) -> str:
         """The libpq URI for ADBC, which takes no separate keywords."""
-        params = self._libpq_params()
+        params = self.libpq_params()
         parts = urlsplit(params.pop("conninfo"))
         netloc = parts.netloc
         password = params.pop("password", None)
@@ -214,7 +273,7 @@ class PostgresConnector(Connector):
     def _adbc_connect(self) -> Any:
         # Autocommit: a pooled connection must not sit idle in a transaction, holding locks
         # and an old snapshot on the source.
-        conn = adbc.connect(self._adbc_uri(), autocommit=True)
+        conn = adbc.connect(self.adbc_uri(), autocommit=True)
         try:
             with conn.cursor() as cur:
                 cur.execute(_PIN_SEARCH_PATH)
@@ -224,10 +283,11 @@ class PostgresConnector(Connector):
             raise
         return conn
 
-    def _guard(self, sql: str | None = None) -> _Translate:
+    def guard(self, sql: str | None = None) -> _Translate:
+        """A context in which driver errors become kyma's (``sql``: the statement run)."""
         return _Translate(self, sql)
 
-    def _redact(self, text: str) -> str:
+    def redact(self, text: str) -> str:
         return redact(text, self._password, quote(self._password or "", safe="") or None)
 
 
@@ -241,12 +301,14 @@ class _Translate:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, kind: type | None, error: BaseException | None, _tb: object) -> bool:
+    def __exit__(
+        self, kind: type | None, error: BaseException | None, _tb: object
+    ) -> Literal[False]:
         if isinstance(error, KymaError):
             self.connector._on_failure(error)
         if error is None or isinstance(error, KymaError) or not isinstance(error, Exception):
             return False
-        message = self.connector._redact(" ".join(str(error).split()))
+        message = self.connector.redact(" ".join(str(error).split()))
         translated = _classify(self.connector.name, error, message, self.sql)
         self.connector._on_failure(translated)
         raise translated from None

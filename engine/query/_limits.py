@@ -144,7 +144,8 @@ class QueryGate:
         """``work()`` within the limits; ``cancel`` set while it runs abandons it at once
         (QueryCancelledError) and stops it at its next checkpoint, as a timeout does."""
         started = time.perf_counter()
-        outcome, stats, error, rows = "error", {}, None, None
+        stats: dict[str, Any] = {}
+        outcome, error, rows = "error", None, None
         try:
             result = self._run(work, cancel)
             outcome, stats = "ok", getattr(result, "stats", {})
@@ -227,10 +228,8 @@ def session_context(limits: QueryLimits | None) -> SessionContext:
     return SessionContext(SessionConfig(), runtime)
 
 
-def memory_error(limits: QueryLimits | None, message: str) -> LimitExceededError | None:
-    """DataFusion's "Resources exhausted" as a LimitExceededError naming the memory limit."""
-    if limits is None or "Resources exhausted" not in message:
-        return None
+def memory_error(limits: QueryLimits) -> LimitExceededError:
+    """The statement ran out of its memory pool: a LimitExceededError naming the limit."""
     return LimitExceededError(
         f"the statement needs more memory than KYMA_QUERY_MEMORY_BYTES ({limits.memory_bytes})"
         " allows; filter or aggregate more, or raise the limit",

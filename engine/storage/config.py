@@ -14,7 +14,9 @@ from kyma.engine.storage import ObjectStore, open_object_store
 
 @dataclass(frozen=True)
 class StoreConfig:
-    """An object store's URL and S3 settings: picklable, opened where it is used."""
+    """An object store's URL and S3 settings: picklable, opened where it is used. The one
+    place S3 settings travel: the server's store, file-drop paths and Spark tasks all open
+    theirs from one."""
 
     url: str
     cache_dir: str
@@ -22,18 +24,25 @@ class StoreConfig:
     region: str = "us-east-1"
     access_key_id: str | None = None
     secret_access_key: str | None = None
+    create: bool = True  # a missing local folder is made (False: it must exist, e.g. a drop)
 
     def open(self) -> ObjectStore:
+        """The store, one client per process (Spark tasks open it once per worker)."""
         return _opened(self)
+
+    def connect(self) -> ObjectStore:
+        """A client of the store of its own (a server's store, a file-drop path)."""
+        return open_object_store(
+            self.url,
+            cache_dir=Path(self.cache_dir),
+            s3_endpoint_url=self.endpoint_url,
+            s3_region=self.region,
+            s3_access_key_id=self.access_key_id,
+            s3_secret_access_key=self.secret_access_key,
+            create=self.create,
+        )
 
 
 @functools.cache
 def _opened(config: StoreConfig) -> ObjectStore:  # one client per process and store
-    return open_object_store(
-        config.url,
-        cache_dir=Path(config.cache_dir),
-        s3_endpoint_url=config.endpoint_url,
-        s3_region=config.region,
-        s3_access_key_id=config.access_key_id,
-        s3_secret_access_key=config.secret_access_key,
-    )
+    return config.connect()

@@ -15,7 +15,7 @@ import io
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 
 import pyarrow as pa
 import pyarrow.csv as pacsv
@@ -48,7 +48,7 @@ def read_batches(
 
 
 def _open(path: Path) -> IO[bytes]:
-    return gzip.open(path, "rb") if path.name.endswith(".gz") else path.open("rb")
+    return cast(IO[bytes], gzip.open(path, "rb") if path.name.endswith(".gz") else path.open("rb"))
 
 
 def _ndjson(

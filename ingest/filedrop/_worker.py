@@ -33,6 +33,7 @@ from kyma.engine.storage.local import LocalStore
 from kyma.ingest.filedrop._readers import read_batches
 from kyma.ingest.filedrop._spec import FileDropSpec
 from kyma.ingest.load import LoadIdentity, LoadRequest
+from kyma.ingest.source import SourceWorker
 from kyma.ingest.write_path import IngestAck, WritePath
 
 log = logging.getLogger("kyma.filedrop")
@@ -43,7 +44,7 @@ BulkLoad = Callable[[LoadRequest, LoadIdentity, Callable[[int], None]], IngestAc
 DOWNLOAD_BYTES = 16 << 20
 
 
-class FileDropWorker:
+class FileDropWorker(SourceWorker):
     """Scans ``spec``'s path into its table until ``stop`` is set."""
 
     def __init__(

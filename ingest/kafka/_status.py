@@ -15,7 +15,7 @@ log = logging.getLogger("kyma.kafka")
 def source_status(spec: KafkaSpec, catalog: Catalog, worker: KafkaWorker | None) -> dict[str, Any]:
     """Positions are the catalog's (exactly once) or the group's in Kafka (at least once)."""
     if spec.exactly_once:
-        partitions = [
+        partitions: list[dict[str, Any]] = [
             {"topic": p.stream, "partition": p.partition, "position": p.position, "epoch": p.epoch}
             for p in catalog.source_positions(spec.name)
         ]

@@ -29,6 +29,7 @@ from kyma.engine.errors import FencedWriterError, IngestError, NotFoundError, Re
 from kyma.engine.types import Column, KymaType
 from kyma.ingest.kafka._batch import Origins, build_body
 from kyma.ingest.kafka._spec import KafkaSpec
+from kyma.ingest.source import SourceWorker
 from kyma.ingest.write_path import WritePath
 
 log = logging.getLogger("kyma.kafka")
@@ -53,7 +54,7 @@ def dead_letter_table(spec: KafkaSpec) -> str:
     return f"{spec.table}_dead_letters"
 
 
-class KafkaWorker:
+class KafkaWorker(SourceWorker):
     """Consumes ``spec``'s topics into its table until ``stop`` is set."""
 
     def __init__(self, spec: KafkaSpec, catalog: Catalog, write_path: WritePath) -> None:

@@ -97,6 +97,7 @@ def _run_split(plan: TaskPlan, number: int, store: Any, fmt: Any, reporter: Any,
             for piece in table.to_batches() if table.num_rows else []:
                 conformed = conform(piece, plan.info, plan.ingest_time_ns)
                 writes += column_writes(plan.info, conformed, None)
+                assert writer is not None  # started above: the table has rows
                 writer.append(conformed)
             rows, size = rows + table.num_rows, done
             reporter.send(number, rows, size)

@@ -69,7 +69,9 @@ def create_http_app(receiver: OtlpReceiver, max_body_bytes: int) -> Flask:
 
     @app.errorhandler(HTTPException)
     def http_error(e: HTTPException) -> Response:  # 405, 413 from werkzeug, unknown paths
-        return _status_response(e.code or 500, grpc.StatusCode.INVALID_ARGUMENT, e.description)
+        return _status_response(
+            e.code or 500, grpc.StatusCode.INVALID_ARGUMENT, e.description or e.name
+        )
 
     return app
 

@@ -1,4 +1,4 @@
-"""Flight status codes for kyma's errors: chosen here, at the Flight edge, and nowhere else.
+"""kyma's errors as Flight statuses: the one table (kyma.engine.error_statuses) names the code.
 
 pyarrow turns the exception a handler raises into the gRPC status the client sees:
 ``ArrowInvalid`` → INVALID_ARGUMENT, ``ArrowKeyError`` → NOT_FOUND,
@@ -20,27 +20,26 @@ import pyarrow as pa
 import pyarrow.flight as flight
 
 from kyma.engine import errors as e
+from kyma.engine.error_statuses import status
 
 log = logging.getLogger("kyma.flight")
 
-# First match wins: more specific classes first (the order of kyma.server.errors.STATUS).
-STATUS: tuple[tuple[type[Exception], type[Exception]], ...] = (
-    (e.UnauthenticatedError, flight.FlightUnauthenticatedError),
-    (e.PermissionDeniedError, flight.FlightUnauthorizedError),
-    (e.NotFoundError, pa.ArrowKeyError),
-    (e.UnsupportedStatementError, pa.ArrowNotImplementedError),
-    (e.RetryableError, flight.FlightUnavailableError),
-    (e.ConnectorDisabledError, flight.FlightUnavailableError),
-    (e.TlsFailedError, flight.FlightUnavailableError),
-    (e.PushdownFailedError, flight.FlightInternalError),
-    (e.TerminalError, pa.ArrowInvalid),
-)
+# The pyarrow exception that carries each gRPC code the table names.
+_CARRIER: dict[str, type[Exception]] = {
+    "UNAUTHENTICATED": flight.FlightUnauthenticatedError,
+    "PERMISSION_DENIED": flight.FlightUnauthorizedError,
+    "NOT_FOUND": pa.ArrowKeyError,
+    "UNIMPLEMENTED": pa.ArrowNotImplementedError,
+    "UNAVAILABLE": flight.FlightUnavailableError,
+    "INVALID_ARGUMENT": pa.ArrowInvalid,
+    "INTERNAL": flight.FlightInternalError,
+}
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def to_flight_error(error: e.KymaError) -> Exception:
-    cls = next((f for k, f in STATUS if isinstance(error, k)), flight.FlightInternalError)
+    cls = _CARRIER[str(status(error, "flight"))]
     if cls is flight.FlightInternalError:
         log.error("Flight SQL request failed: %s", error, exc_info=error)
     return cls(str(error))

@@ -61,8 +61,8 @@ class _Headers(flight.ServerMiddleware):
 
 class _HeadersFactory(flight.ServerMiddlewareFactory):
     def start_call(self, info: flight.CallInfo, headers: dict[str, list[str]]) -> _Headers:
-        values = headers.get("authorization") or [None]
-        return _Headers(values[0])
+        values = headers.get("authorization")
+        return _Headers(values[0] if values else None)
 
 
 class KymaFlightServer(flight.FlightServerBase):

@@ -39,7 +39,7 @@ class PgServer(socketserver.ThreadingTCPServer):
     @property
     def url(self) -> str:
         host, port = self.server_address[:2]
-        return f"postgresql://{host}:{port}"
+        return f"postgresql://{host!s}:{port}"
 
     def stop(self) -> None:
         self.shutdown()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Any
 
 import datafusion
 import pyarrow as pa
@@ -107,7 +108,7 @@ def _columns(tables: list) -> pa.Table:  # type: ignore[type-arg]
             data_type, udt = (
                 ("ARRAY", "_" + _NAMES[element][1]) if element else _NAMES.get(oid, _NAMES[t.TEXT])
             )
-            values = (DATABASE, SCHEMA, info.name, field.name, position)
+            values: tuple[Any, ...] = (DATABASE, SCHEMA, info.name, field.name, position)
             values += ("YES" if nullable.get(field.name, True) else "NO", data_type, udt)
             for name, value in zip(_COLUMN_TYPES, values, strict=True):
                 rows[name].append(value)

@@ -6,6 +6,7 @@ Every server message is a type byte, an int32 length counting itself, and a body
 
 from __future__ import annotations
 
+import builtins
 import struct
 from collections.abc import Sequence
 from typing import BinaryIO
@@ -85,7 +86,7 @@ class Reader:
         self.pos += n
         return data
 
-    def byte(self) -> bytes:
+    def byte(self) -> builtins.bytes:
         return self.bytes(1)
 
 

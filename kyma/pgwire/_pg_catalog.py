@@ -7,6 +7,7 @@ no indexes, constraints or dependencies (kyma has none).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import datafusion
 import pyarrow as pa
@@ -108,7 +109,7 @@ def pg_attribute(tables: list[TableInfo]) -> pa.Table:
     for info in tables:
         nullable = {c.name: c.nullable for c in info.columns}
         for number, field in enumerate(info.schema, start=1):
-            values = (_oid(info), field.name, t.type_oid(field), number)
+            values: tuple[Any, ...] = (_oid(info), field.name, t.type_oid(field), number)
             values += (not nullable.get(field.name, True), False, -1)
             for name, value in zip(rows, values, strict=True):
                 rows[name].append(value)

@@ -1,4 +1,5 @@
-"""HTTP status codes for kyma's errors: chosen here, at the edge, and nowhere else."""
+"""kyma's errors as HTTP answers, with the status the one table (kyma.engine.error_statuses)
+gives each class."""
 
 from __future__ import annotations
 
@@ -8,39 +9,15 @@ from flask import Flask, jsonify
 from werkzeug.exceptions import HTTPException
 
 from kyma.engine import errors as e
+from kyma.engine.error_statuses import status as status_of
 
 log = logging.getLogger("kyma.server")
-
-# First match wins: more specific classes first.
-STATUS: tuple[tuple[type[Exception], int], ...] = (
-    (e.UnauthenticatedError, 401),
-    (e.PermissionDeniedError, 403),
-    (e.NotFoundError, 404),
-    (e.QueryTimeoutError, 408),
-    (e.LimitExceededError, 413),
-    (e.TooManyQueriesError, 429),
-    (e.IdempotencyKeyReusedError, 422),
-    (e.IdempotencyInFlightError, 409),
-    (e.AlreadyExistsError, 409),
-    (e.CommitConflictError, 409),
-    (e.StaleCommitError, 409),
-    (e.CatalogUnavailableError, 503),
-    (e.SourceUnreachableError, 502),
-    (e.TlsFailedError, 502),
-    (e.PoolExhaustedError, 503),
-    (e.ConnectorDisabledError, 503),
-    (e.ObjectStoreError, 503),
-    (e.IngestError, 400),
-    (e.SqlError, 400),
-    (e.SchemaError, 400),
-    (e.ConfigError, 400),
-)
 
 
 def register(app: Flask) -> None:
     @app.errorhandler(e.KymaError)
     def kyma_error(error: e.KymaError):  # type: ignore[no-untyped-def]
-        status = next((s for cls, s in STATUS if isinstance(error, cls)), 500)
+        status = int(status_of(error, "http"))
         if status >= 500:
             log.error("request failed: %s", error, exc_info=error)
         body = {"error": e.error_code(error), "message": str(error), "retryable": error.retryable}

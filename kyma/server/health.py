@@ -25,7 +25,7 @@ class _WriteProbe:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._checked = -PROBE_CACHE_SECONDS
+        self._checked: float = -PROBE_CACHE_SECONDS
         self._error: Exception | None = None
 
     def check(self, store: ObjectStore) -> None:

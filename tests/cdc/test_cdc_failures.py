@@ -89,3 +89,13 @@ def test_a_lost_source_connection_reopens_at_the_cursor(services, cdc_source) ->
     assert services.connectors.describe("pg")["disabled_reason"] is None
     changes = kyma(services, "SELECT count(*) AS n FROM pg.public.items__changes")
     assert changes.to_pylist() == [{"n": 23}]
+
+
+def test_a_terminal_error_disables_instead_of_retrying(services, cdc_source) -> None:
+    cdc_source.execute("CREATE TABLE clash (id int PRIMARY KEY, _kyma_op text)")
+    services.connectors.create(body(cdc_source, ["public.clash"]))
+    _run_workers(services)  # the same ConfigError every time: retrying cannot help
+    wait_until(lambda: services.connectors.describe("pg")["disabled_reason"] == "config_error")
+    described = services.connectors.describe("pg")
+    assert "'_kyma_op' clashes with a kyma system column" in described["last_error"]
+    assert services.connectors.status("pg")["sync"]["phase"] == "disabled"

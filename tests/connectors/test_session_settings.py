@@ -101,7 +101,7 @@ def test_every_session_pins_the_settings(services, src) -> None:
         " current_setting('IntervalStyle'), current_setting('TimeZone'),"
         " current_setting('search_path')"
     )
-    with psycopg.connect(**connector._libpq_params()) as conn:
+    with psycopg.connect(**connector.libpq_params()) as conn:
         (introspection,) = conn.execute(probe).fetchall()
     with connector.pool.connection() as conn, conn.cursor() as cur:
         cur.execute(probe)

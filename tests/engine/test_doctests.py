@@ -20,6 +20,8 @@ MODULES = [
     # every rewrite rule, those in RULES and those the planner applies
     *(f"{rewrite.__name__}.{module.name}" for module in pkgutil.iter_modules(rewrite.__path__)),
     "kyma.ingest.evolution",
+    "kyma.engine.error_statuses",
+    "kyma.connectors.sync",
 ]
 
 

@@ -3,6 +3,7 @@ pgoutput changes, into kyma tables that carry the system columns ``_kyma_pk``, `
 ``_kyma_lsn`` and ``_kyma_event_at``. Exactly once: each table's cursor commits with its
 extents; the slot moves only after."""
 
+from kyma.connectors.base import SyncDisabled
 from kyma.connectors.postgres.cdc._slot import release
 from kyma.connectors.postgres.cdc._spark_snapshot import SparkTarget
 from kyma.connectors.postgres.cdc._tables import (
@@ -11,8 +12,6 @@ from kyma.connectors.postgres.cdc._tables import (
     RESNAPSHOT_REASONS,
     SLOT_INVALIDATED,
     SLOT_MISSING,
-    SyncDisabled,
-    kyma_table_name,
     slot_name,
 )
 from kyma.connectors.postgres.cdc._worker import CdcWorker, prepare
@@ -26,7 +25,6 @@ __all__ = [
     "SparkTarget",
     "CdcWorker",
     "SyncDisabled",
-    "kyma_table_name",
     "prepare",
     "release",
     "slot_name",

@@ -139,7 +139,8 @@ class TableChanges:
     def key(self, values: Mapping[str, Any]) -> str:
         missing = [c for c in self.primary_key if c not in values]
         if missing:
-            from kyma.connectors.postgres.cdc._tables import PK_CHANGED, SyncDisabled
+            from kyma.connectors.base import SyncDisabled
+            from kyma.connectors.postgres.cdc._tables import PK_CHANGED
 
             raise SyncDisabled(PK_CHANGED, f"{self.kyma_table}: key column {missing[0]!r} is gone")
         return ":".join(str(values[c]) for c in self.primary_key)

@@ -14,7 +14,8 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from kyma.connectors.postgres.cdc._tables import SLOT_INVALIDATED, SLOT_MISSING, SyncDisabled
+from kyma.connectors.base import SyncDisabled
+from kyma.connectors.postgres.cdc._tables import SLOT_INVALIDATED, SLOT_MISSING
 from kyma.engine.catalog import lsn_int
 
 HEARTBEAT_PREFIX = "kyma_heartbeat"

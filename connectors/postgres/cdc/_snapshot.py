@@ -60,7 +60,7 @@ def read_table(
         table, connector.spec.connection.numeric_mode, connector.spec.scope.geometry_mode
     )
     vectors = {c.name: dim for c in table.source.columns if (dim := c.column.type.vector_dim)}
-    with connector._guard(sql), connector.pool.connection() as conn, conn.cursor() as cur:
+    with connector.guard(sql), connector.pool.connection() as conn, conn.cursor() as cur:
         cur.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
         cur.execute(f"SET TRANSACTION SNAPSHOT '{snapshot_name}'")
         cur.execute(sql)

@@ -23,6 +23,7 @@ import psycopg
 import pyarrow as pa
 from psycopg import sql
 
+from kyma.connectors.base import SparkTarget
 from kyma.connectors.postgres._connector import PostgresConnector
 from kyma.connectors.postgres._types import to_kyma
 from kyma.connectors.postgres.cdc._slot import ExportedSlot
@@ -38,7 +39,7 @@ from kyma.engine.catalog import (
     forget_cdc_chunks,
     record_cdc_chunk,
 )
-from kyma.engine.errors import RetryableError
+from kyma.engine.errors import KymaError, RetryableError
 from kyma.engine.format import ExtentWriteResult, SegmentFormat
 from kyma.engine.format.choice import segment_format
 from kyma.engine.storage.config import StoreConfig
@@ -47,17 +48,6 @@ from kyma.ingest.write_path import column_writes, conform, sum_writes
 log = logging.getLogger("kyma.cdc")
 OUTPUT_DDL = "chunk int, rows long"
 OUTPUT = pa.schema([("chunk", pa.int32()), ("rows", pa.int64())])
-
-
-@dataclass(frozen=True)
-class SparkTarget:
-    """Where snapshot tasks run (``master``: None for KYMA_SPARK_MASTER or ``local[*]``) and
-    where they write (kyma's object store, as a task opens it)."""
-
-    store: StoreConfig
-    block_rows: int = 8192
-    master: str | None = None
-    extent_format: str = "parquet"  # KYMA_EXTENT_FORMAT
 
 
 @dataclass(frozen=True)
@@ -114,7 +104,7 @@ def snapshot_on_spark(
     snapshot holding the table's cursor. Returns the rows."""
     from kyma.ingest.load import spark_session
 
-    with psycopg.connect(**connector._libpq_params(), autocommit=True) as conn:
+    with psycopg.connect(**connector.libpq_params(), autocommit=True) as conn:
         planned = plan_chunks(conn, table, chunk_bytes)
     chunks = catalog.cdc_plan_chunks(connector_id, table.qualified, planned)
     todo = tuple(c for c in chunks if not c.done)
@@ -131,7 +121,7 @@ def snapshot_on_spark(
         job = ChunkJob(
             connector_id=connector_id,
             source_table=table.qualified,
-            source_uri=connector._adbc_uri(),
+            source_uri=connector.adbc_uri(),
             catalog_url=catalog.url,
             select=select_sql(
                 table, connector.spec.connection.numeric_mode, connector.spec.scope.geometry_mode
@@ -149,7 +139,11 @@ def snapshot_on_spark(
         tasks = spark_session(target.master).range(len(todo), numPartitions=len(todo))
         try:
             tasks.mapInArrow(chunk_runner(job), OUTPUT_DDL).collect()
-        except Exception as e:  # a task failed: what it recorded stays, the rest resumes
+        except KymaError:  # raised here, not in a task: its class decides
+            raise
+        except (
+            Exception
+        ) as e:  # a task or executor failed: what it recorded stays, the rest resumes
             first = str(e).strip().splitlines()[0] if str(e).strip() else repr(e)
             raise RetryableError(f"snapshot of {table.qualified} on Spark failed: {first}") from e
     return commit_chunks(catalog, connector_id, epoch, table)

@@ -9,8 +9,8 @@ from psycopg import sql
 
 from kyma.connectors.base import SourceTable
 from kyma.connectors.postgres._types import PgType, kyma_type
-from kyma.engine.catalog import Catalog, check_identifier
-from kyma.engine.errors import AlreadyExistsError, ConfigError, TerminalError
+from kyma.engine.catalog import Catalog
+from kyma.engine.errors import AlreadyExistsError, ConfigError
 from kyma.engine.types import Column, KymaType
 
 NO_PRIMARY_KEY = "table has no primary key - cannot CDC sync"
@@ -43,18 +43,6 @@ WHERE t.oid = %(oid)s
 """
 
 
-class SyncDisabled(TerminalError):
-    """The connector must stop syncing: ``reason`` goes to ``disabled_reason``."""
-
-    def __init__(self, reason: str, detail: str = "") -> None:
-        super().__init__(f"{reason}: {detail}" if detail else reason)
-        self.reason = reason
-        self.detail = detail
-
-    def __reduce__(self):  # type: ignore[no-untyped-def]
-        return (SyncDisabled, (self.reason, self.detail))
-
-
 @dataclass(frozen=True)
 class SyncOptions:
     """How a connector's ``sync`` section says snapshots run."""
@@ -84,15 +72,6 @@ class SyncTable:
     @property
     def qualified(self) -> str:
         return f"{self.schema}.{self.name}"
-
-
-def kyma_table_name(connector: str, schema: str, table: str) -> str:
-    """Where a synced table lives in kyma.
-
-    >>> kyma_table_name("pg_prod", "public", "users")
-    'pg_prod__public__users'
-    """
-    return check_identifier("table", f"{connector}__{schema}__{table}")
 
 
 def slot_name(connector_id: int) -> str:

@@ -10,6 +10,7 @@ below a table's cursor are skipped, so nothing is lost and nothing lands twice.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -19,6 +20,7 @@ from typing import Any
 import psycopg
 import pyarrow as pa
 
+from kyma.connectors.base import SyncDisabled, SyncWorker
 from kyma.connectors.postgres._connector import PostgresConnector
 from kyma.connectors.postgres.cdc import _slot, _tables
 from kyma.connectors.postgres.cdc._changes import (
@@ -41,7 +43,6 @@ from kyma.connectors.postgres.cdc._tables import (
     NO_PRIMARY_KEY,
     PK_CHANGED,
     SLOT_MISSING,
-    SyncDisabled,
     SyncOptions,
     SyncTable,
 )
@@ -55,8 +56,15 @@ from kyma.connectors.postgres.cdc.pgoutput import (
     Truncate,
     Update,
 )
+from kyma.connectors.sync import kyma_table_name
 from kyma.engine.catalog import Catalog, ConnectorRecord, advance_cdc_table, lsn_text
-from kyma.engine.errors import FencedWriterError, KymaError, SourceUnreachableError
+from kyma.engine.errors import (
+    FencedWriterError,
+    RetryableError,
+    SourceUnreachableError,
+    TerminalError,
+    error_code,
+)
 from kyma.ingest.write_path import WritePath
 
 log = logging.getLogger("kyma.cdc")
@@ -90,7 +98,7 @@ def prepare(
             if known is not None and known.primary_key != key:
                 raise SyncDisabled(PK_CHANGED, f"{schema}.{name}: {known.primary_key} → {key}")
             source = connector.table(schema, name)
-            kyma_table = _tables.kyma_table_name(record.name, schema, name)
+            kyma_table = kyma_table_name(record.name, schema, name)
             tables.append(SyncTable(schema, name, kyma_table, key, source))
         _tables.ensure_publication(conn, _tables.slot_name(record.connector_id), tables)
     for table in tables:
@@ -107,7 +115,7 @@ def prepare(
     return tables
 
 
-class CdcWorker:
+class CdcWorker(SyncWorker):
     def __init__(
         self,
         record: ConnectorRecord,
@@ -150,8 +158,10 @@ class CdcWorker:
     # ---------------------------------------------------------------- loop
 
     def run(self, stop: threading.Event) -> None:
-        """Start and stream until ``stop``; retry what may pass, with backoff; stop for good
-        on a reason to disable the connector."""
+        """Start and stream until ``stop``. The error's class alone decides what follows: a
+        RetryableError (or a lost source connection) retries with backoff; a TerminalError
+        fails the same way again, so it disables the connector with the error as the reason
+        (an operator fixes the cause and enables it again); a FencedWriterError stops."""
         backoff = 0.5
         try:
             while not stop.is_set():
@@ -161,18 +171,17 @@ class CdcWorker:
                         if self.step() == 0:
                             stop.wait(self.poll_seconds)
                         backoff = 0.5
-                except SyncDisabled as e:
-                    self.state, self.last_error = "disabled", str(e)
-                    log.error("connector %r: CDC sync disabled: %s", self.record.name, e)
-                    self.on_disabled(e.reason, str(e))
-                    return
                 except FencedWriterError as e:  # another worker claimed the connector
                     self.state, self.last_error = "fenced", str(e)
                     log.warning("connector %r: CDC worker stops: %s", self.record.name, e)
                     return
-                except (KymaError, psycopg.OperationalError) as e:
-                    # Retryable, or a problem an operator fixes (e.g. Spark not installed for
-                    # a large snapshot): either way, try again with backoff and show why.
+                except TerminalError as e:  # SyncDisabled, or e.g. Spark not installed
+                    self.state, self.last_error = "disabled", str(e)
+                    log.error("connector %r: CDC sync disabled: %s", self.record.name, e)
+                    reason = e.reason if isinstance(e, SyncDisabled) else error_code(e)
+                    self.on_disabled(reason, str(e))
+                    return
+                except (RetryableError, psycopg.OperationalError) as e:
                     self.state, self.last_error = "retrying", f"{type(e).__name__}: {e}"
                     log.warning(
                         "connector %r: CDC sync retries in %.1fs: %s", self.record.name, backoff, e
@@ -281,7 +290,7 @@ class CdcWorker:
             for name, table_changes in by_table.items():
                 table = self.tables[name]
                 tc = changes.setdefault(name, TableChanges(table.kyma_table, table.primary_key))
-                tc.add(txn, table_changes, lambda t=table: self._live_keys(t.kyma_table))
+                tc.add(txn, table_changes, functools.partial(self._live_keys, table.kyma_table))
         for name, tc in changes.items():
             if not tc.rows:
                 continue
@@ -418,7 +427,7 @@ class CdcWorker:
                 raise SyncDisabled(SLOT_MISSING, self.slot) from e
 
     def _params(self) -> dict[str, Any]:
-        return {**self.connector._libpq_params(), "application_name": "kyma-cdc"}
+        return {**self.connector.libpq_params(), "application_name": "kyma-cdc"}
 
     def _source(self) -> psycopg.Connection:
         if self._conn is None or self._conn.closed:
@@ -427,7 +436,7 @@ class CdcWorker:
             except psycopg.OperationalError as e:
                 raise SourceUnreachableError(
                     f"connector {self.record.name!r}: source unreachable: "
-                    + self.connector._redact(str(e))
+                    + self.connector.redact(str(e))
                 ) from None
         return self._conn
 
@@ -454,10 +463,10 @@ def _warn(catalog: Catalog, connector_id: int, warnings: list[str]) -> None:
 
 def _connect(connector: PostgresConnector) -> psycopg.Connection:
     try:
-        return psycopg.connect(**connector._libpq_params(), autocommit=True)
+        return psycopg.connect(**connector.libpq_params(), autocommit=True)
     except psycopg.OperationalError as e:
         raise SourceUnreachableError(
-            f"connector {connector.name!r}: source unreachable: {connector._redact(str(e))}"
+            f"connector {connector.name!r}: source unreachable: {connector.redact(str(e))}"
         ) from None
 
 

@@ -79,7 +79,7 @@ class HttpClient(Client):
 
     def _connect(self) -> http.client.HTTPConnection:
         connection: http.client.HTTPConnection
-        host, port = self._parts.hostname, self._parts.port
+        host, port = self._parts.hostname or "", self._parts.port  # checked in __init__
         if self._tls is not None:
             connection = http.client.HTTPSConnection(
                 host, port, timeout=self._timeout, context=self._tls

@@ -1,0 +1,72 @@
+"""What each error class answers at each edge: one table, read by every protocol.
+
+An edge (the Flask error handlers, the Flight SQL server, the OTLP receiver, the Postgres
+protocol) looks up the first row whose class the error is an instance of *and* that names a
+status for that edge: more specific classes come first. gRPC codes are ``grpc.StatusCode``
+names; Flight turns its code into the pyarrow exception that carries it. Nothing here is
+imported from a protocol library: the engine stays free of them.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, NamedTuple
+
+from kyma.engine import errors as e
+
+
+class Status(NamedTuple):
+    http: int | None = None
+    flight: str | None = None  # gRPC code of the Flight SQL answer
+    otlp: str | None = None  # gRPC code of an OTLP export's answer
+    sqlstate: str | None = None  # Postgres protocol
+
+
+Edge = Literal["http", "flight", "otlp", "sqlstate"]
+
+# fmt: off
+STATUSES: tuple[tuple[type[BaseException], Status], ...] = (
+    (e.UnauthenticatedError, Status(401, "UNAUTHENTICATED", "UNAUTHENTICATED", "28P01")),
+    (e.PermissionDeniedError, Status(403, "PERMISSION_DENIED", "PERMISSION_DENIED", "42501")),
+    (e.NotFoundError, Status(404, "NOT_FOUND", sqlstate="42P01")),  # undefined_table
+    (e.QueryTimeoutError, Status(408, sqlstate="57014")),  # query_canceled
+    (e.QueryCancelledError, Status(sqlstate="57014")),
+    (e.LimitExceededError, Status(413, otlp="RESOURCE_EXHAUSTED", sqlstate="54000")),
+    (e.TooManyQueriesError, Status(429, sqlstate="53300")),  # too_many_connections
+    (e.UnsupportedStatementError, Status(flight="UNIMPLEMENTED", sqlstate="0A000")),
+    (e.TransactionAbortedError, Status(sqlstate="25P02")),  # in_failed_sql_transaction
+    (e.IdempotencyKeyReusedError, Status(422)),
+    (e.IdempotencyInFlightError, Status(409)),
+    (e.AlreadyExistsError, Status(409)),
+    (e.CommitConflictError, Status(409)),
+    (e.StaleCommitError, Status(409)),
+    (e.CatalogUnavailableError, Status(503, sqlstate="57P03")),  # cannot_connect_now
+    (e.SourceUnreachableError, Status(502, sqlstate="08001")),  # unable_to_establish_connection
+    (e.TlsFailedError, Status(502, "UNAVAILABLE")),
+    (e.PoolExhaustedError, Status(503)),
+    (e.ConnectorDisabledError, Status(503, "UNAVAILABLE")),
+    (e.ObjectStoreError, Status(503)),
+    (e.PushdownFailedError, Status(flight="INTERNAL")),
+    (e.IngestError, Status(400, otlp="INVALID_ARGUMENT")),
+    (e.SqlError, Status(400, sqlstate="42601")),  # syntax_error
+    (e.SchemaError, Status(400, sqlstate="42804")),  # datatype_mismatch
+    (e.ConfigError, Status(400, sqlstate="22023")),  # invalid_parameter_value
+    (e.RetryableError, Status(flight="UNAVAILABLE", otlp="UNAVAILABLE", sqlstate="58000")),
+    (e.TerminalError, Status(flight="INVALID_ARGUMENT")),
+    (e.KymaError, Status(otlp="FAILED_PRECONDITION")),  # e.g. a table of the wrong shape
+)
+# fmt: on
+
+INTERNAL = Status(500, "INTERNAL", "INTERNAL", "XX000")
+"""What any other error answers (the server logs it)."""
+
+
+def status(error: BaseException, edge: Edge) -> int | str:
+    """The status ``error`` answers at ``edge``.
+
+    >>> status(e.LimitExceededError("too big"), "http"), status(ValueError(), "sqlstate")
+    (413, 'XX000')
+    """
+    for kind, row in STATUSES:
+        if isinstance(error, kind) and (found := getattr(row, edge)) is not None:
+            return found  # type: ignore[no-any-return]
+    return getattr(INTERNAL, edge)  # type: ignore[no-any-return]
