@@ -17,7 +17,8 @@ import psycopg
 import pyarrow as pa
 from sqlglot import exp
 
-from kyma.engine.catalog import Catalog, CdcTable, ConnectorRecord, lsn_text
+from kyma.connectors.postgres.cdc.state import CHANGES_SUFFIX, CdcTable, lsn_text
+from kyma.connectors.store import ConnectorRecord, ConnectorStore
 from kyma.engine.errors import KymaError, NotFoundError, SqlError
 from kyma.engine.query.federation import is_live
 
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
     from kyma.ingest.write_path import WritePath
 
 log = logging.getLogger("kyma.cdc")
-CHANGES_SUFFIX = "__changes"
 
 
 def _mode(record: ConnectorRecord) -> str:
@@ -50,7 +50,8 @@ class _Running:
 class SyncRunner:
     def __init__(self, registry: ConnectorRegistry) -> None:
         self.registry = registry
-        self.catalog: Catalog = registry.catalog
+        self.records = registry.records
+        self.cdc = registry.cdc
         self.write_path: WritePath | None = None
         self.query: Callable[[str], pa.Table] | None = None
         self.spark: SparkTarget | None = None
@@ -68,7 +69,7 @@ class SyncRunner:
         """Run a worker for every sync/both connector (or the named ones); their names.
         With ``spark``, large tables' snapshots run on Spark."""
         self.write_path, self.query, self.spark = write_path, query, spark
-        records = [r for r in self.catalog.list_connectors() if _mode(r) != "federation"]
+        records = [r for r in self.records.list_all() if _mode(r) != "federation"]
         unknown = sorted(set(names or ()) - {r.name for r in records})
         if unknown:
             raise NotFoundError(f"no sync connector named {', '.join(map(repr, unknown))}")
@@ -85,12 +86,18 @@ class SyncRunner:
         from kyma.connectors.postgres.cdc import SyncDisabled, prepare
 
         try:
-            prepare(record, self.registry.connector(record.name), self.catalog)  # type: ignore[arg-type]
+            prepare(
+                record,
+                self.registry.connector(record.name),  # type: ignore[arg-type]
+                self.registry.catalog,
+                self.records,
+                self.cdc,
+            )
         except SyncDisabled as e:
             self._disable(record, e.reason, str(e))
             return
         if self.write_path is not None:
-            self._start(self.catalog.get_connector(str(record.connector_id)))
+            self._start(self.records.get(str(record.connector_id)))
 
     def forget(self, record: ConnectorRecord) -> None:
         """The connector is being dropped: stop its worker, then drop its slot and
@@ -119,7 +126,7 @@ class SyncRunner:
         self.stop(record.connector_id)
         params = self.registry.source_params(record)
         release(params, slot_name(record.connector_id), publication=False)
-        self.catalog.cdc_reset(record.connector_id)
+        self.cdc.reset(record.connector_id)
         log.info("connector %r: CDC state reset; its tables re-snapshot", record.name)
 
     def stop(self, connector_id: int) -> None:
@@ -139,7 +146,7 @@ class SyncRunner:
         """The ``sync`` part of a connector's status: phase, tables, rows, lag."""
         if _mode(record) == "federation":
             return {}
-        state = self.catalog.cdc_state(record.connector_id)
+        state = self.cdc.state(record.connector_id)
         phases = {t.phase for t in state.tables}
         phase = (
             "disabled"
@@ -185,7 +192,7 @@ class SyncRunner:
         """A Spark snapshot's progress: its chunks read so far (kept until it commits)."""
         if table.phase != "snapshot":
             return {}
-        chunks = self.catalog.cdc_chunks(connector_id, table.source_table)
+        chunks = self.cdc.chunks(connector_id, table.source_table)
         if not chunks:
             return {}
         done = [c for c in chunks if c.done]
@@ -215,7 +222,9 @@ class SyncRunner:
             worker = CdcWorker(
                 record,
                 self.registry.connector(record.name),  # type: ignore[arg-type]
-                self.catalog,
+                self.registry.catalog,
+                self.records,
+                self.cdc,
                 self.write_path,
                 self.query,
                 on_disabled=lambda reason, detail: self._disable(record, reason, detail),
@@ -227,12 +236,10 @@ class SyncRunner:
 
     def _disable(self, record: ConnectorRecord, reason: str, detail: str) -> None:
         log.error("connector %r disabled: %s", record.name, detail)
-        self.catalog.set_connector_state(
-            record.connector_id, disabled_reason=reason, last_error=detail
-        )
+        self.records.set_state(record.connector_id, disabled_reason=reason, last_error=detail)
 
 
-def resolve_synced(catalog: Catalog, stmt: exp.Expression) -> exp.Expression:
+def resolve_synced(connectors: ConnectorStore, stmt: exp.Expression) -> exp.Expression:
     """Rename ``<connector>.<schema>.<table>[__changes]`` to the kyma table a sync connector
     keeps; refuse ``live(...)`` on a sync-only connector and unsynced tables of one."""
     from kyma.connectors.postgres.cdc import kyma_table_name
@@ -242,7 +249,7 @@ def resolve_synced(catalog: Catalog, stmt: exp.Expression) -> exp.Expression:
     def record(name: str) -> ConnectorRecord | None:
         if name not in records:
             try:
-                records[name] = catalog.get_connector(name)
+                records[name] = connectors.get(name)
             except NotFoundError:
                 records[name] = None
         return records[name]

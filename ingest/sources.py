@@ -13,11 +13,12 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from kyma.engine.catalog import Catalog, SourceRecord
+from kyma.engine.catalog import Catalog
 from kyma.engine.errors import ConfigError, KymaError, NotFoundError, NotInstalledError
 from kyma.engine.query import QueryResult
 from kyma.engine.storage import ObjectStore
 from kyma.ingest import filedrop, kafka, source_statements
+from kyma.ingest.source_store import SourceRecord, SourceStore
 from kyma.ingest.write_path import WritePath
 
 log = logging.getLogger("kyma.sources")
@@ -49,11 +50,13 @@ class SourceRegistry:
     def __init__(
         self,
         catalog: Catalog,
+        store: SourceStore,
         write_path: WritePath,
         open_store: StoreOpener,
         bulk_load: filedrop.BulkLoad | None = None,
     ) -> None:
         self.catalog = catalog
+        self.store = store
         self.write_path = write_path
         self.open_store = open_store
         self.bulk_load = bulk_load  # Spark loads of large dropped files, when available
@@ -79,17 +82,17 @@ class SourceRegistry:
             filedrop.prepare_table(spec, self.catalog)
         else:
             raise ConfigError(f"type: expected one of {list(TYPES)}, got {kind!r}")
-        record = self.catalog.create_source(spec.name, kind, spec.table, spec.to_json())
+        record = self.store.create(spec.name, kind, spec.table, spec.to_json())
         if self._started:
             self._start(record)
         return self.describe(spec.name)
 
     def describe(self, name: str) -> dict[str, Any]:
-        record = self.catalog.get_source(name)
+        record = self.store.get(name)
         return {"id": record.source_id, **record.definition, "running": name in self._running}
 
     def list(self) -> list[dict[str, Any]]:
-        return [self.describe(r.name) for r in self.catalog.list_sources()]
+        return [self.describe(r.name) for r in self.store.list_all()]
 
     def status(self, name: str) -> dict[str, Any]:
         """How the source is doing: Kafka partitions with their lag, or files and their fate.
@@ -98,7 +101,7 @@ class SourceRegistry:
         ``running``; ``degraded`` while it runs but cannot work (broker unreachable, folder
         gone), the cause in ``degraded_reason``; ``failed`` (could not start) or ``idle``.
         """
-        record = self.catalog.get_source(name)
+        record = self.store.get(name)
         running = self._running.get(name)
         degraded = None
         if running is not None and running.thread.is_alive():
@@ -116,8 +119,8 @@ class SourceRegistry:
         if record.type == "kafka":
             worker = running.worker if running else None
             spec = kafka.parse_kafka_spec(record.definition)
-            return {**answer, **kafka.source_status(spec, self.catalog, worker)}
-        files = self.catalog.source_files(name)
+            return {**answer, **kafka.source_status(spec, self.store.positions, worker)}
+        files = self.store.files.files(name)
         worker = running.worker if running else None
         return {
             **answer,
@@ -139,7 +142,7 @@ class SourceRegistry:
         }
 
     def drop(self, name: str) -> None:
-        self.catalog.drop_source(name)
+        self.store.drop(name)
         with self._lock:
             running = self._running.pop(name, None)
         if running is not None:
@@ -152,7 +155,7 @@ class SourceRegistry:
         An unknown name is a NotFoundError; a source that cannot start (its extra is not
         installed) is logged and shows as failed in its status, and the others start.
         """
-        records = self.catalog.list_sources()
+        records = self.store.list_all()
         unknown = sorted(set(names or ()) - {r.name for r in records})
         if unknown:
             raise NotFoundError(f"no source named {', '.join(map(repr, unknown))}")
@@ -194,11 +197,11 @@ class SourceRegistry:
             spec = filedrop.parse_filedrop_spec(record.definition)
             store = self.open_store(spec.path, spec.s3_endpoint_url)
             return filedrop.FileDropWorker(
-                spec, self.catalog, self.write_path, store, self.bulk_load
+                spec, self.catalog, self.store.files, self.write_path, store, self.bulk_load
             )
         try:
             import confluent_kafka  # noqa: F401
         except ImportError as e:
             raise NotInstalledError("Kafka sources", "kafka") from e
         spec = kafka.parse_kafka_spec(record.definition)
-        return kafka.KafkaWorker(spec, self.catalog, self.write_path)
+        return kafka.KafkaWorker(spec, self.catalog, self.store.positions, self.write_path)

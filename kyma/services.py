@@ -27,6 +27,7 @@ from kyma.jobs import JobRegistry
 from kyma.logs import log_query
 from kyma.metrics import Metrics
 from kyma.settings import Settings
+from kyma.stores import Stores
 
 
 @dataclass
@@ -40,6 +41,7 @@ class Services:
     connectors: ConnectorRegistry
     sources: SourceRegistry
     jobs: JobRegistry
+    stores: Stores
     metrics: Metrics = field(default_factory=Metrics)
 
     def __post_init__(self) -> None:
@@ -57,7 +59,7 @@ class Services:
             if seconds is not None:
                 expired += apply_retention(self.catalog, table.name, seconds).extents_removed
         merged = sum(self.compact(t.name).extents_in for t in tables)
-        swept = self.catalog.sweep_ledger()
+        swept = self.stores.ledger.sweep()
         grace = timedelta(seconds=self.settings.gc_grace_seconds)
         orphans = collect_orphans(self.catalog, self.store, grace)
         return {
@@ -98,11 +100,12 @@ def open_services(
         catalog_url = embedded.start()
     try:
         # An ingest request may hold one connection for its idempotency lock and use another.
-        catalog = Catalog(
+        stores = Stores.open(
             catalog_url,
             pool_size=2 * settings.http_threads + 4,
             statement_timeout_seconds=settings.catalog_statement_timeout_seconds,
         )
+        catalog = stores.catalog
         try:
             store = open_object_store(
                 settings.object_store or f"file://{settings.home.absolute() / 'objects'}",
@@ -115,10 +118,13 @@ def open_services(
             fmt = segment_format(settings.extent_format, settings.block_rows)
             connectors = ConnectorRegistry(
                 catalog,
+                stores.connectors,
+                stores.cdc,
                 SecretPolicy(settings.resolved_secrets_dir.absolute(), settings.home.absolute()),
             )
             write_path = WritePath(
                 catalog,
+                stores.ledger,
                 store,
                 fmt,
                 idempotency_wait_seconds=settings.idempotency_wait_seconds,
@@ -128,6 +134,7 @@ def open_services(
             jobs = JobRegistry(settings, store.url, write_path)
             sources = SourceRegistry(
                 catalog,
+                stores.sources,
                 write_path,
                 _drop_store_opener(settings),
                 jobs.load_file if jobs.spark_available() else None,
@@ -150,12 +157,13 @@ def open_services(
                     connectors=connectors,
                     sources=sources,
                     jobs=jobs,
+                    stores=stores,
                 )
             finally:
                 sources.close()
                 connectors.close()
         finally:
-            catalog.close()
+            stores.close()
     finally:
         if embedded is not None and (owner or not embedded.adopted):
             embedded.stop()

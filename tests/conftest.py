@@ -33,10 +33,11 @@ from source_postgres import (
     wait_for_tls,
 )
 
-from kyma.engine.catalog import Catalog
+from kyma.engine.catalog import PostgresCatalog
 from kyma.engine.storage import ObjectStore
 from kyma.engine.storage.local import LocalStore
 from kyma.engine.storage.s3 import S3Store
+from kyma.stores import Stores
 
 
 def wait_for_port(port: int, timeout: float = 30.0) -> None:
@@ -99,10 +100,16 @@ def module_catalog_url(pg_server_url: str) -> Iterator[str]:
 
 
 @pytest.fixture
-def catalog(catalog_url: str) -> Iterator[Catalog]:
-    cat = Catalog(catalog_url)
-    yield cat
-    cat.close()
+def stores(catalog_url: str) -> Iterator[Stores]:
+    """The catalog database of a fresh database, with every store on it."""
+    opened = Stores.open(catalog_url)
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def catalog(stores: Stores) -> PostgresCatalog:
+    return stores.catalog
 
 
 @pytest.fixture(scope="session")
@@ -209,7 +216,7 @@ def drop_store_opener(cache_dir: Path):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
-def services(catalog: Catalog, tmp_path: Path):
+def services(stores: Stores, tmp_path: Path):
     """The server's parts on a fresh catalog database and a local object store."""
     from kyma.connectors.registry import ConnectorRegistry
     from kyma.connectors.secrets import SecretPolicy
@@ -221,16 +228,20 @@ def services(catalog: Catalog, tmp_path: Path):
     from kyma.services import Services
     from kyma.settings import Settings
 
+    catalog = stores.catalog
     settings = Settings(home=tmp_path / "home", catalog_url=catalog.url)
     store = LocalStore(tmp_path / "objects")
     fmt = segment_format(block_rows=1024)
     connectors = ConnectorRegistry(
-        catalog, SecretPolicy(settings.resolved_secrets_dir, settings.home)
+        catalog,
+        stores.connectors,
+        stores.cdc,
+        SecretPolicy(settings.resolved_secrets_dir, settings.home),
     )
-    write_path = WritePath(catalog, store, fmt, idempotency_wait_seconds=5)
+    write_path = WritePath(catalog, stores.ledger, store, fmt, idempotency_wait_seconds=5)
     jobs = JobRegistry(settings, store.url, write_path)
     opener = drop_store_opener(tmp_path / "drop-cache")
-    sources = SourceRegistry(catalog, write_path, opener, jobs.load_file)
+    sources = SourceRegistry(catalog, stores.sources, write_path, opener, jobs.load_file)
     yield Services(
         settings=settings,
         catalog=catalog,
@@ -241,6 +252,7 @@ def services(catalog: Catalog, tmp_path: Path):
         connectors=connectors,
         sources=sources,
         jobs=jobs,
+        stores=stores,
     )
     sources.close()
     connectors.close()

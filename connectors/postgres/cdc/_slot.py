@@ -15,7 +15,7 @@ import psycopg
 from psycopg import sql
 
 from kyma.connectors.postgres.cdc._tables import SLOT_INVALIDATED, SLOT_MISSING, SyncDisabled
-from kyma.engine.catalog import lsn_int
+from kyma.connectors.postgres.cdc.state import lsn_int
 
 HEARTBEAT_PREFIX = "kyma_heartbeat"
 
