@@ -2,7 +2,8 @@
 
 The product layout keeps ``engine/``, ``ingest/`` and ``connectors/`` at the top of the
 repository; they install as ``kyma.engine``, ``kyma.ingest`` and ``kyma.connectors``.
-The catalog migrations in ``sql/`` ship as package data of ``kyma.migrations``.
+The engine catalog's migrations in ``sql/`` ship as package data of ``kyma.migrations``;
+each store's, in an ``sql/`` folder of its package, as that package's data.
 """
 
 from setuptools import find_packages, setup
@@ -21,5 +22,6 @@ packages.append("kyma.migrations")
 setup(
     packages=packages,
     package_dir=package_dir,
-    package_data={"kyma.migrations": ["*.sql"]},
+    # Stores keep their migrations in an ``sql/`` folder beside their code.
+    package_data={"kyma.migrations": ["*.sql"], "": ["sql/*.sql"]},
 )

@@ -86,9 +86,11 @@ def make_worker(services: Services, name: str) -> CdcWorker:
     """The worker ``kyma serve`` runs for connector ``name`` (with the SparkTarget ``kyma
     serve`` passes to SyncRunner), so tables past ``sync.spark_min_bytes`` snapshot on Spark."""
     return CdcWorker(
-        services.catalog.get_connector(name),
+        services.stores.connectors.get(name),
         services.connectors.connector(name),  # type: ignore[arg-type]
         services.catalog,
+        services.stores.connectors,
+        services.stores.cdc,
         services.write_path,
         lambda q: services.query.execute(q).table,
         spark=SparkTarget(

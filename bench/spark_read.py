@@ -26,11 +26,12 @@ import pyarrow.parquet as pq
 from _otel_logs import START_NS, generate
 from query import median_seconds
 
-from kyma.engine.catalog import Catalog
+from kyma.engine.catalog import Catalog, PostgresCatalog
 from kyma.engine.format.choice import segment_format
 from kyma.engine.spark import register
 from kyma.engine.storage.local import LocalStore
 from kyma.engine.types import Column, KymaType
+from kyma.ingest.ledger import Ledger
 from kyma.ingest.write_path import WritePath
 from kyma.runtime.postgres import EmbeddedPostgres
 
@@ -66,7 +67,7 @@ def chunks(rows: int):  # type: ignore[no-untyped-def]
 
 def load(rows: int, work: Path, catalog: Catalog, store: LocalStore) -> None:
     catalog.create_table("logs", [Column(n, KymaType(t)) for n, t in COLUMNS.items()])
-    write_path = WritePath(catalog, store, segment_format())
+    write_path = WritePath(catalog, Ledger(catalog.db), store, segment_format())  # type: ignore[attr-defined]
     (work / "parquet").mkdir()
     for i, table in enumerate(chunks(rows)):
         write_path.ingest_batches("logs", table.to_batches(max_chunksize=CHUNK), source="bench")
@@ -114,7 +115,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="kyma-bench-spark-", dir="/tmp"))
     pg = EmbeddedPostgres(work / "catalog", log=lambda _: None)
     try:
-        catalog = Catalog(pg.start())
+        catalog = PostgresCatalog.connect(pg.start())
         store = LocalStore(work / "objects")
         started = time.perf_counter()
         load(args.rows, work, catalog, store)

@@ -24,7 +24,8 @@ from kyma.engine.storage.config import StoreConfig
 from kyma.engine.types import Column
 
 if TYPE_CHECKING:
-    from kyma.engine.catalog import Catalog, ConnectorRecord
+    from kyma.connectors.store import ConnectorRecord, ConnectorStore
+    from kyma.engine.catalog import Catalog
     from kyma.ingest.write_path import WritePath
 
 
@@ -184,15 +185,19 @@ class Connector(ABC):
         its tables again (its change log position is lost). Never, by default."""
         return False
 
-    def prepare_sync(self, record: ConnectorRecord, catalog: Catalog) -> None:
+    def prepare_sync(
+        self, record: ConnectorRecord, catalog: Catalog, records: ConnectorStore, cdc: Any
+    ) -> None:
         """Check the tables to sync (SyncDisabled if one cannot), create their kyma tables
-        and whatever the source needs to publish changes."""
+        and whatever the source needs to publish changes (``cdc``: the type's sync state)."""
         raise ConfigError(f"mode: connector type {self.spec.type!r} cannot sync")
 
     def sync_worker(
         self,
         record: ConnectorRecord,
         catalog: Catalog,
+        records: ConnectorStore,
+        cdc: Any,
         write_path: WritePath,
         query: Callable[[str], pa.Table],
         *,

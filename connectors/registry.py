@@ -20,6 +20,7 @@ from sqlglot import exp
 
 from kyma.connectors import statements
 from kyma.connectors.base import Connector
+from kyma.connectors.cdc_state import CHANGES_SUFFIX, CdcStore
 from kyma.connectors.pushdown import PushdownPlanner
 from kyma.connectors.secrets import SecretPolicy
 from kyma.connectors.spec import (
@@ -31,9 +32,10 @@ from kyma.connectors.spec import (
     merge_patch,
     parse_spec,
 )
+from kyma.connectors.store import ConnectorRecord, ConnectorStore
 from kyma.connectors.sync import SyncRunner, resolve_synced
 from kyma.connectors.types import connector_type
-from kyma.engine.catalog import Catalog, ConnectorRecord
+from kyma.engine.catalog import Catalog
 from kyma.engine.errors import (
     ConfigError,
     ConnectorDisabledError,
@@ -53,8 +55,12 @@ INSECURE_WARNING = (
 
 
 class ConnectorRegistry(Federation):
-    def __init__(self, catalog: Catalog, secrets: SecretPolicy) -> None:
+    def __init__(
+        self, catalog: Catalog, records: ConnectorStore, cdc: CdcStore, secrets: SecretPolicy
+    ) -> None:
         self.catalog = catalog
+        self.records = records
+        self.cdc = cdc
         self.secrets = secrets
         self.planner = PushdownPlanner(self.connector)
         self._live: dict[int, Connector] = {}
@@ -68,40 +74,40 @@ class ConnectorRegistry(Federation):
         """Store a definition, then start it: connect and introspect once. The answer says
         whether the source was reachable (``reachable``, and ``last_error`` if not)."""
         spec = self._checked(body)
-        record = self.catalog.create_connector(spec.name, spec.type, spec.to_json())
+        record = self.records.create(spec.name, spec.type, spec.to_json())
         log.info("connector %r created (%s, %s)", spec.name, spec.type, spec.mode)
         return self._start(record)
 
     def update(self, key: str, patch: Any) -> dict[str, Any]:
         """Edit a definition with a JSON merge patch, checked as on create, then start it
         again on a fresh pool (a syncing connector's worker restarts too)."""
-        record = self.catalog.get_connector(key)
+        record = self.records.get(key)
         spec = self._checked(merge_patch(record.definition, patch))
         check_change(parse_spec(record.definition), spec)
         if spec.mode != Mode.FEDERATION:
             self.sync.stop(record.connector_id)
-        record = self.catalog.update_connector(record.connector_id, spec.to_json())
+        record = self.records.update(record.connector_id, spec.to_json())
         self._close_live(record.connector_id)
         log.info("connector %r updated", spec.name)
         return self._start(record)
 
     def describe(self, key: str) -> dict[str, Any]:
-        return _public(self.catalog.get_connector(key), self._state)
+        return _public(self.records.get(key), self._state)
 
     def list(self) -> list[dict[str, Any]]:
-        return [_public(r, self._state) for r in self.catalog.list_connectors()]
+        return [_public(r, self._state) for r in self.records.list_all()]
 
     def drop(self, key: str) -> None:
         """Drop the definition; a sync connector's slot and publication go first."""
-        record = self.catalog.get_connector(key)
+        record = self.records.get(key)
         if record.definition.get("mode", Mode.FEDERATION) != Mode.FEDERATION:
             self.sync.forget(record)
-        record = self.catalog.drop_connector(key)
+        record = self.records.drop(key)
         self._close_live(record.connector_id)
         log.info("connector %r dropped", record.name)
 
     def status(self, key: str) -> dict[str, Any]:
-        record = self.catalog.get_connector(key)
+        record = self.records.get(key)
         with self._lock:
             live = self._live.get(record.connector_id)
         return {
@@ -117,19 +123,19 @@ class ConnectorRegistry(Federation):
     def enable(self, key: str) -> dict[str, Any]:
         """Clear ``disabled_reason`` and start again (e.g. after fixing the source's TLS). A
         sync connector disabled for a lost slot or a changed key re-snapshots its tables."""
-        record = self.catalog.get_connector(key)
+        record = self.records.get(key)
         try:
             check_new(parse_spec(record.definition))
         except ConfigError as e:  # a definition stored by an older kyma
             raise ConfigError(f"{e}; change it with PATCH /v1/connectors/{record.name}") from None
-        self.catalog.set_connector_state(record.connector_id, disabled_reason=None, last_error=None)
+        self.records.set_state(record.connector_id, disabled_reason=None, last_error=None)
         if connector_type(record.definition["type"]).resnapshots_after(record.disabled_reason):
             self.sync.reset(record)
-        return self._start(self.catalog.get_connector(key))
+        return self._start(self.records.get(key))
 
     def tables(self, key: str) -> builtins.list[dict[str, Any]]:
         """The catalog a connector shows: its schemas' tables in scope, with kyma types."""
-        connector = self.connector(self.catalog.get_connector(key).name)
+        connector = self.connector(self.records.get(key).name)
         return [
             {
                 "schema": table.schema,
@@ -144,7 +150,7 @@ class ConnectorRegistry(Federation):
 
     def refresh(self, key: str) -> dict[str, Any]:
         """Introspect the source again; returns the status."""
-        self.connector(self.catalog.get_connector(key).name).tables(refresh=True)
+        self.connector(self.records.get(key).name).tables(refresh=True)
         return self.status(key)
 
     @contextmanager
@@ -161,7 +167,7 @@ class ConnectorRegistry(Federation):
     def connector(self, name: str) -> Connector:
         """The live connector for a catalog name; NotFoundError or ConnectorDisabledError."""
         try:
-            record = self.catalog.get_connector(name)
+            record = self.records.get(name)
         except NotFoundError:
             raise NotFoundError(f"no connector named {name!r}") from None
         if record.disabled_reason:
@@ -203,7 +209,11 @@ class ConnectorRegistry(Federation):
         return QueryResult(answer, "DESCRIBE")
 
     def resolve_synced(self, stmt: exp.Expression) -> exp.Expression:
-        return resolve_synced(self.catalog, stmt)
+        return resolve_synced(self.records, stmt)
+
+    def change_log_of(self, name: str) -> str | None:
+        base = name.removesuffix(CHANGES_SUFFIX)
+        return None if base == name else base
 
     def close(self) -> None:
         self.sync.close()
@@ -225,7 +235,7 @@ class ConnectorRegistry(Federation):
         spec = parse_spec(record.definition)
         if spec.connection.tls == Tls.DISABLED:
             log.warning("connector %r: %s", spec.name, INSECURE_WARNING)
-            self.catalog.set_connector_state(
+            self.records.set_state(
                 record.connector_id, disabled_reason=None, last_error=INSECURE_WARNING
             )
         reachable = True
@@ -260,9 +270,7 @@ class ConnectorRegistry(Federation):
         if spec.connection.tls == Tls.DISABLED:
             last_error = f"{INSECURE_WARNING}; {last_error}"
         self._healthy[record.connector_id] = False
-        self.catalog.set_connector_state(
-            record.connector_id, disabled_reason=disabled, last_error=last_error
-        )
+        self.records.set_state(record.connector_id, disabled_reason=disabled, last_error=last_error)
         if disabled:
             log.error("connector %r disabled: %s", record.name, disabled)
             with self._lock:

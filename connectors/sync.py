@@ -17,8 +17,10 @@ import pyarrow as pa
 from sqlglot import exp
 
 from kyma.connectors.base import SparkTarget, SyncDisabled, SyncWorker
+from kyma.connectors.cdc_state import CHANGES_SUFFIX, CdcTable, lsn_text
 from kyma.connectors.spec import Mode
-from kyma.engine.catalog import Catalog, CdcTable, ConnectorRecord, check_identifier, lsn_text
+from kyma.connectors.store import ConnectorRecord, ConnectorStore
+from kyma.engine.catalog import check_identifier
 from kyma.engine.errors import KymaError, NotFoundError, SqlError
 from kyma.engine.query.federation import is_live
 
@@ -27,7 +29,6 @@ if TYPE_CHECKING:
     from kyma.ingest.write_path import WritePath
 
 log = logging.getLogger("kyma.cdc")
-CHANGES_SUFFIX = "__changes"
 
 
 def _mode(record: ConnectorRecord) -> Mode:
@@ -59,7 +60,8 @@ class _Running:
 class SyncRunner:
     def __init__(self, registry: ConnectorRegistry) -> None:
         self.registry = registry
-        self.catalog: Catalog = registry.catalog
+        self.records = registry.records
+        self.cdc = registry.cdc
         self.write_path: WritePath | None = None
         self.query: Callable[[str], pa.Table] | None = None
         self.spark: SparkTarget | None = None
@@ -77,7 +79,7 @@ class SyncRunner:
         """Run a worker for every sync/both connector (or the named ones); their names.
         With ``spark``, large tables' snapshots run on Spark."""
         self.write_path, self.query, self.spark = write_path, query, spark
-        records = [r for r in self.catalog.list_connectors() if _mode(r) != Mode.FEDERATION]
+        records = [r for r in self.records.list_all() if _mode(r) != Mode.FEDERATION]
         unknown = sorted(set(names or ()) - {r.name for r in records})
         if unknown:
             raise NotFoundError(f"no sync connector named {', '.join(map(repr, unknown))}")
@@ -92,12 +94,14 @@ class SyncRunner:
         """Check the tables (disabling the connector if one cannot sync), create their kyma
         tables and the publication; start the worker if this process runs workers."""
         try:
-            self.registry.connector(record.name).prepare_sync(record, self.catalog)
+            self.registry.connector(record.name).prepare_sync(
+                record, self.registry.catalog, self.records, self.cdc
+            )
         except SyncDisabled as e:
             self._disable(record, e.reason, str(e))
             return
         if self.write_path is not None:
-            self._start(self.catalog.get_connector(str(record.connector_id)))
+            self._start(self.records.get(str(record.connector_id)))
 
     def forget(self, record: ConnectorRecord) -> None:
         """The connector is being dropped: stop its worker, then drop its slot and
@@ -115,7 +119,7 @@ class SyncRunner:
         self.stop(record.connector_id)
         with self.registry.opened(record) as connector:
             connector.release_sync(record.connector_id, publication=False)
-        self.catalog.cdc_reset(record.connector_id)
+        self.cdc.reset(record.connector_id)
         log.info("connector %r: CDC state reset; its tables re-snapshot", record.name)
 
     def stop(self, connector_id: int) -> None:
@@ -135,7 +139,7 @@ class SyncRunner:
         """The ``sync`` part of a connector's status: phase, tables, rows, lag."""
         if _mode(record) == Mode.FEDERATION:
             return {}
-        state = self.catalog.cdc_state(record.connector_id)
+        state = self.cdc.state(record.connector_id)
         phases = {t.phase for t in state.tables}
         phase = (
             "disabled"
@@ -181,7 +185,7 @@ class SyncRunner:
         """A Spark snapshot's progress: its chunks read so far (kept until it commits)."""
         if table.phase != "snapshot":
             return {}
-        chunks = self.catalog.cdc_chunks(connector_id, table.source_table)
+        chunks = self.cdc.chunks(connector_id, table.source_table)
         if not chunks:
             return {}
         done = [c for c in chunks if c.done]
@@ -205,7 +209,9 @@ class SyncRunner:
                 return
             worker = self.registry.connector(record.name).sync_worker(
                 record,
-                self.catalog,
+                self.registry.catalog,
+                self.records,
+                self.cdc,
                 self.write_path,
                 self.query,
                 on_disabled=lambda reason, detail: self._disable(record, reason, detail),
@@ -217,12 +223,10 @@ class SyncRunner:
 
     def _disable(self, record: ConnectorRecord, reason: str, detail: str) -> None:
         log.error("connector %r disabled: %s", record.name, detail)
-        self.catalog.set_connector_state(
-            record.connector_id, disabled_reason=reason, last_error=detail
-        )
+        self.records.set_state(record.connector_id, disabled_reason=reason, last_error=detail)
 
 
-def resolve_synced(catalog: Catalog, stmt: exp.Expression) -> exp.Expression:
+def resolve_synced(connectors: ConnectorStore, stmt: exp.Expression) -> exp.Expression:
     """Rename ``<connector>.<schema>.<table>[__changes]`` to the kyma table a sync connector
     keeps; refuse ``live(...)`` on a sync-only connector and unsynced tables of one."""
     records: dict[str, ConnectorRecord | None] = {}
@@ -230,7 +234,7 @@ def resolve_synced(catalog: Catalog, stmt: exp.Expression) -> exp.Expression:
     def record(name: str) -> ConnectorRecord | None:
         if name not in records:
             try:
-                records[name] = catalog.get_connector(name)
+                records[name] = connectors.get(name)
             except NotFoundError:
                 records[name] = None
         return records[name]

@@ -16,12 +16,13 @@ from typing import Any
 
 from sqlglot import exp
 
-from kyma.engine.catalog import Catalog, SourceRecord
+from kyma.engine.catalog import Catalog
 from kyma.engine.errors import ConfigError, KymaError, NotFoundError
 from kyma.engine.query import QueryResult
 from kyma.engine.storage import ObjectStore
 from kyma.ingest import filedrop, source_statements
 from kyma.ingest.source import Source, SourceWorker
+from kyma.ingest.source_store import SourceRecord, SourceStore
 from kyma.ingest.source_types import SOURCE_TYPES
 from kyma.ingest.write_path import WritePath
 
@@ -60,11 +61,13 @@ class SourceRegistry:
     def __init__(
         self,
         catalog: Catalog,
+        store: SourceStore,
         write_path: WritePath,
         open_store: StoreOpener,
         bulk_load: filedrop.BulkLoad | None = None,
     ) -> None:
         self.catalog = catalog
+        self.store = store
         self.write_path = write_path
         self.open_store = open_store
         self.bulk_load = bulk_load  # Spark loads of large dropped files, when available
@@ -78,17 +81,17 @@ class SourceRegistry:
         source = source_type(body.get("type") if isinstance(body, dict) else None)
         spec = source.parse(body)
         source.prepare(spec, self)
-        record = self.catalog.create_source(spec.name, source.type_name, spec.table, spec.to_json())
+        record = self.store.create(spec.name, source.type_name, spec.table, spec.to_json())
         if self._started:
             self._start(record)
         return self.describe(spec.name)
 
     def describe(self, name: str) -> dict[str, Any]:
-        record = self.catalog.get_source(name)
+        record = self.store.get(name)
         return {"id": record.source_id, **record.definition, "running": name in self._running}
 
     def list(self) -> list[dict[str, Any]]:
-        return [self.describe(r.name) for r in self.catalog.list_sources()]
+        return [self.describe(r.name) for r in self.store.list_all()]
 
     def status(self, name: str) -> dict[str, Any]:
         """How the source is doing: Kafka partitions with their lag, or files and their fate.
@@ -97,7 +100,7 @@ class SourceRegistry:
         ``running``; ``degraded`` while it runs but cannot work (broker unreachable, folder
         gone), the cause in ``degraded_reason``; ``failed`` (could not start) or ``idle``.
         """
-        record = self.catalog.get_source(name)
+        record = self.store.get(name)
         running = self._running.get(name)
         degraded = None
         if running is not None and running.thread.is_alive():
@@ -117,7 +120,7 @@ class SourceRegistry:
         return {**answer, **source.status(source.parse(record.definition), self, worker)}
 
     def drop(self, name: str) -> None:
-        self.catalog.drop_source(name)
+        self.store.drop(name)
         with self._lock:
             running = self._running.pop(name, None)
         if running is not None:
@@ -132,7 +135,7 @@ class SourceRegistry:
         An unknown name is a NotFoundError; a source that cannot start (its extra is not
         installed) is logged and shows as failed in its status, and the others start.
         """
-        records = self.catalog.list_sources()
+        records = self.store.list_all()
         unknown = sorted(set(names or ()) - {r.name for r in records})
         if unknown:
             raise NotFoundError(f"no source named {', '.join(map(repr, unknown))}")

@@ -23,7 +23,6 @@ from kyma.engine.catalog import (
     Payload,
     TableInfo,
     column_stats_record,
-    ledger_record,
     schema_evolution,
 )
 from kyma.engine.crashpoints import crash_point
@@ -42,6 +41,8 @@ from kyma.engine.storage import ObjectStore
 from kyma.engine.types import Column, KymaType
 from kyma.ingest.coerce import Coerced, check_shape, coerce_ndjson
 from kyma.ingest.evolution import EvolutionPlan, plan_evolution
+from kyma.ingest.ledger import Ledger
+from kyma.ingest.ledger import record as ledger_record
 from kyma.ingest.typed import coerce_typed
 
 log = logging.getLogger("kyma.ingest")
@@ -76,6 +77,7 @@ class WritePath:
     def __init__(
         self,
         catalog: Catalog,
+        ledger: Ledger,
         store: ObjectStore,
         fmt: SegmentFormat,
         *,
@@ -86,6 +88,7 @@ class WritePath:
         """A row with more than ``max_keys_per_row`` keys, or nested deeper than
         ``max_nesting_depth``, is refused before coercion (0: no limit)."""
         self.catalog = catalog
+        self.ledger = ledger
         self.store = store
         self.format = fmt
         self.idempotency_wait_seconds = idempotency_wait_seconds
@@ -115,7 +118,7 @@ class WritePath:
                 table, body, None, body_hash, schema_evolve, source, columns, payload
             )
         check_idempotency_key(idempotency_key)
-        with self.catalog.idempotency_lock(idempotency_key, self.idempotency_wait_seconds):
+        with self.ledger.lock(idempotency_key, self.idempotency_wait_seconds):
             replayed = self._replayed(idempotency_key, body_hash, table)
             if replayed is not None:
                 return replayed
@@ -148,7 +151,7 @@ class WritePath:
                 table, batches, None, content_hash, source, payload, replace
             )
         check_idempotency_key(idempotency_key)
-        with self.catalog.idempotency_lock(idempotency_key, self.idempotency_wait_seconds):
+        with self.ledger.lock(idempotency_key, self.idempotency_wait_seconds):
             replayed = self._replayed(idempotency_key, content_hash, table)
             if replayed is not None:
                 return replayed
@@ -158,7 +161,7 @@ class WritePath:
 
     def _replayed(self, key: str, body_hash: str, table: str) -> IngestAck | None:
         """The first acknowledgement of ``key``, or None if it was never applied."""
-        entry = self.catalog.ledger_lookup(key)
+        entry = self.ledger.lookup(key)
         if entry is None:
             return None
         if entry.body_hash != body_hash or entry.table_name != table:
@@ -214,7 +217,7 @@ class WritePath:
         replayed key commits nothing: the extents are deleted and the first ack returned.
         """
         check_idempotency_key(idempotency_key)
-        with self.catalog.idempotency_lock(idempotency_key, self.idempotency_wait_seconds):
+        with self.ledger.lock(idempotency_key, self.idempotency_wait_seconds):
             replayed = self._replayed(idempotency_key, content_hash, table)
             if replayed is not None:
                 self.discard(written)

@@ -19,10 +19,10 @@ import socket
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from kyma.engine.catalog import Catalog, TokenRecord
 from kyma.engine.errors import ConfigError, PermissionDeniedError, UnauthenticatedError
 from kyma.engine.query import ADMIN, Access
 from kyma.settings import Settings
+from kyma.tokens import TokenRecord, TokenStore
 
 SCOPES = ("read", "ingest", "admin")
 AUTH_MODES = ("off", "required")
@@ -117,10 +117,10 @@ ANYONE = Principal(None, frozenset({ADMIN}))
 class Authenticator:
     """Bearer tokens to principals, against the catalog on every call (a revoke is immediate)."""
 
-    def __init__(self, catalog: Catalog, mode: str) -> None:
+    def __init__(self, tokens: TokenStore, mode: str) -> None:
         if mode not in AUTH_MODES:
             raise ConfigError(f"KYMA_AUTH: expected one of {AUTH_MODES}, got {mode!r}")
-        self.catalog = catalog
+        self.tokens = tokens
         self.required = mode == "required"
 
     def principal(self, authorization: str | None) -> Principal:
@@ -132,7 +132,7 @@ class Authenticator:
         kind, _, token = authorization.strip().partition(" ")
         if kind.lower() != "bearer" or not token.strip():
             raise UnauthenticatedError("malformed Authorization header: expected Bearer <token>")
-        record = self.catalog.token_by_hash(token_hash(token.strip()))
+        record = self.tokens.by_hash(token_hash(token.strip()))
         if record is None:
             raise UnauthenticatedError("unknown token")
         if record.revoked_at is not None:
@@ -146,7 +146,7 @@ def _principal(record: TokenRecord) -> Principal:
 
 
 def create_token(
-    catalog: Catalog, scopes: list[str], tables: list[str] | None, name: str | None = None
+    tokens: TokenStore, scopes: list[str], tables: list[str] | None, name: str | None = None
 ) -> tuple[str, TokenRecord]:
     """A new token and its record; the token itself is not kept anywhere."""
     unknown = sorted(set(scopes) - set(SCOPES))
@@ -155,21 +155,21 @@ def create_token(
     if tables and ADMIN in scopes:
         raise ConfigError("--table limits read and ingest tokens; an admin token has every table")
     token = new_token()
-    record = catalog.create_token(
+    record = tokens.create(
         token_hash(token), sorted(set(scopes)), sorted(set(tables)) if tables else None, name
     )
     return token, record
 
 
-def first_token(catalog: Catalog) -> str | None:
+def first_token(tokens: TokenStore) -> str | None:
     """An admin token named ``first`` when the catalog has never had a token, else None.
 
     With auth required, a fresh deployment (a container) has no other way in; the caller
     prints it once. A catalog that has had tokens (even only revoked ones) gets none.
     """
-    if catalog.list_tokens():
+    if tokens.list_all():
         return None
-    return create_token(catalog, [ADMIN], None, "first")[0]
+    return create_token(tokens, [ADMIN], None, "first")[0]
 
 
 def check_listen(settings: Settings) -> None:

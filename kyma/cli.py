@@ -173,17 +173,17 @@ def token(settings: Settings, args: argparse.Namespace) -> int:
 
     log = _to_stderr
     with open_services(settings, log) as services:
-        catalog = services.catalog
+        tokens = services.stores.tokens
         if args.action == "create":
-            secret, record = create_token(catalog, args.scope, args.tables, args.name)
+            secret, record = create_token(tokens, args.scope, args.tables, args.name)
             grants = f" on {', '.join(record.tables)}" if record.tables else ""
             log(f"token {record.token_id}: {', '.join(record.scopes)}{grants} (shown only now)")
             print(secret)
         elif args.action == "revoke":
-            print(f"token {catalog.revoke_token(args.id).token_id} revoked")
+            print(f"token {tokens.revoke(args.id).token_id} revoked")
         else:
             print(f"{'id':>4}  {'scopes':<18} {'tables':<24} {'created':<20} {'revoked':<20} name")
-            for r in catalog.list_tokens():
+            for r in tokens.list_all():
                 print(
                     f"{r.token_id:>4}  {','.join(r.scopes):<18} {','.join(r.tables or ['*']):<24}"
                     f" {r.created_at:%Y-%m-%d %H:%M:%S}  "
@@ -367,7 +367,7 @@ def serve(settings: Settings) -> int:
         scheme = "https" if tls_files else "http"
         print(f"  HTTP API      {scheme}://{settings.http_host}:{http.port}", flush=True)
         print(f"  auth          {settings.auth}", flush=True)
-        if settings.auth == "required" and (secret := first_token(services.catalog)):
+        if settings.auth == "required" and (secret := first_token(services.stores.tokens)):
             print(
                 f"  first token   {secret} (admin, named 'first'; printed only now: keep it,"
                 " make others with `kyma token create`, revoke this one when done)",
@@ -377,7 +377,7 @@ def serve(settings: Settings) -> int:
         print(f"  Postgres      {pg_server.url if pg_server else 'off'}", flush=True)
         for line in otlp_lines:
             print(f"  {line}", flush=True)
-        print(f"  catalog       {_redact(services.catalog.url)}", flush=True)
+        print(f"  catalog       {_redact(services.stores.db.url)}", flush=True)
         print(f"  object store  {services.store.url}", flush=True)
         print(f"kyma: shutting down ({signals.wait()})", flush=True)
     return 0
@@ -394,7 +394,7 @@ def _start_otlp(services):  # type: ignore[no-untyped-def]
     from kyma.ingest.otlp import OtlpOptions, start_otlp_receiver
 
     settings = services.settings
-    authenticator = Authenticator(services.catalog, settings.auth)
+    authenticator = Authenticator(services.stores.tokens, settings.auth)
 
     def authorize(authorization: str | None, table: str) -> None:
         authenticator.principal(authorization).require("ingest", [table])

@@ -29,6 +29,7 @@ from kyma.jobs import JobRegistry, store_config
 from kyma.logs import log_query
 from kyma.metrics import Metrics
 from kyma.settings import Settings
+from kyma.stores import Stores
 
 
 @dataclass
@@ -42,6 +43,7 @@ class Services:
     connectors: ConnectorRegistry
     sources: SourceRegistry
     jobs: JobRegistry
+    stores: Stores
     metrics: Metrics = field(default_factory=Metrics)
 
     def __post_init__(self) -> None:
@@ -59,7 +61,7 @@ class Services:
             if seconds is not None:
                 expired += apply_retention(self.catalog, table.name, seconds).extents_removed
         merged = sum(self.compact(t.name).extents_in for t in tables)
-        swept = self.catalog.sweep_ledger()
+        swept = self.stores.ledger.sweep()
         grace = timedelta(seconds=self.settings.gc_grace_seconds)
         orphans = collect_orphans(self.catalog, self.store, grace)
         return {
@@ -105,35 +107,40 @@ def open_services(
         catalog_url = embedded.start()
     try:
         # An ingest request may hold one connection for its idempotency lock and use another.
-        catalog = Catalog(
+        stores = Stores.open(
             catalog_url,
             pool_size=2 * settings.http_threads + 4,
             statement_timeout_seconds=settings.catalog_statement_timeout_seconds,
         )
         try:
             url = settings.object_store or f"file://{settings.home.absolute() / 'objects'}"
-            services = wire_services(settings, catalog, store_config(settings, url).connect())
+            services = wire_services(settings, stores, store_config(settings, url).connect())
             try:
                 yield services
             finally:
                 services.close()
         finally:
-            catalog.close()
+            stores.close()
     finally:
         if embedded is not None and (owner or not embedded.adopted):
             embedded.stop()
 
 
-def wire_services(settings: Settings, catalog: Catalog, store: ObjectStore) -> Services:
-    """The parts of a running kyma on an open catalog and store, wired from ``settings``:
-    the one wiring of ``kyma serve``, the CLI commands and the tests' ``services`` fixture.
-    ``Services.close`` stops what it started."""
+def wire_services(settings: Settings, stores: Stores, store: ObjectStore) -> Services:
+    """The parts of a running kyma on an open catalog database and store, wired from
+    ``settings``: the one wiring of ``kyma serve``, the CLI commands and the tests'
+    ``services`` fixture. ``Services.close`` stops what it started."""
+    catalog = stores.catalog
     fmt = segment_format(settings.extent_format, settings.block_rows)
     connectors = ConnectorRegistry(
-        catalog, SecretPolicy(settings.resolved_secrets_dir.absolute(), settings.home.absolute())
+        catalog,
+        stores.connectors,
+        stores.cdc,
+        SecretPolicy(settings.resolved_secrets_dir.absolute(), settings.home.absolute()),
     )
     write_path = WritePath(
         catalog,
+        stores.ledger,
         store,
         fmt,
         idempotency_wait_seconds=settings.idempotency_wait_seconds,
@@ -143,6 +150,7 @@ def wire_services(settings: Settings, catalog: Catalog, store: ObjectStore) -> S
     jobs = JobRegistry(settings, store.url, write_path)
     sources = SourceRegistry(
         catalog,
+        stores.sources,
         write_path,
         _drop_store_opener(settings),
         jobs.load_file if jobs.spark_available() else None,
@@ -164,6 +172,7 @@ def wire_services(settings: Settings, catalog: Catalog, store: ObjectStore) -> S
         connectors=connectors,
         sources=sources,
         jobs=jobs,
+        stores=stores,
     )
 
 

@@ -33,10 +33,11 @@ from source_postgres import (
     wait_for_tls,
 )
 
-from kyma.engine.catalog import Catalog
+from kyma.engine.catalog import PostgresCatalog
 from kyma.engine.storage import ObjectStore
 from kyma.engine.storage.local import LocalStore
 from kyma.engine.storage.s3 import S3Store
+from kyma.stores import Stores
 
 
 def wait_for_port(port: int, timeout: float = 30.0) -> None:
@@ -99,10 +100,16 @@ def module_catalog_url(pg_server_url: str) -> Iterator[str]:
 
 
 @pytest.fixture
-def catalog(catalog_url: str) -> Iterator[Catalog]:
-    cat = Catalog(catalog_url)
-    yield cat
-    cat.close()
+def stores(catalog_url: str) -> Iterator[Stores]:
+    """The catalog database of a fresh database, with every store on it."""
+    opened = Stores.open(catalog_url)
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def catalog(stores: Stores) -> PostgresCatalog:
+    return stores.catalog
 
 
 @pytest.fixture(scope="session")
@@ -197,7 +204,7 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 @pytest.fixture
-def services(catalog: Catalog, tmp_path: Path):
+def services(stores: Stores, tmp_path: Path):
     """The server's parts, wired as ``kyma serve`` wires them, on a fresh catalog database
     and a local object store."""
     from kyma.services import wire_services
@@ -205,11 +212,11 @@ def services(catalog: Catalog, tmp_path: Path):
 
     settings = Settings(
         home=tmp_path / "home",
-        catalog_url=catalog.url,
+        catalog_url=stores.catalog.url,
         block_rows=1024,
         idempotency_wait_seconds=5,
     )
-    services = wire_services(settings, catalog, LocalStore(tmp_path / "objects"))
+    services = wire_services(settings, stores, LocalStore(tmp_path / "objects"))
     yield services
     services.close()
 

@@ -44,7 +44,8 @@ from kyma.engine.errors import (
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from kyma.engine.catalog import Catalog, ConnectorRecord
+    from kyma.connectors.store import ConnectorRecord, ConnectorStore
+    from kyma.engine.catalog import Catalog
     from kyma.ingest.write_path import WritePath
 
 _SSLMODE = {"required": "require", "verify-full": "verify-full", "disabled": "disable"}
@@ -192,15 +193,19 @@ class PostgresConnector(Connector):
 
         return disabled_reason in RESNAPSHOT_REASONS
 
-    def prepare_sync(self, record: ConnectorRecord, catalog: Catalog) -> None:
+    def prepare_sync(
+        self, record: ConnectorRecord, catalog: Catalog, records: ConnectorStore, cdc: Any
+    ) -> None:
         from kyma.connectors.postgres.cdc import prepare
 
-        prepare(record, self, catalog)
+        prepare(record, self, catalog, records, cdc)
 
     def sync_worker(
         self,
         record: ConnectorRecord,
         catalog: Catalog,
+        records: ConnectorStore,
+        cdc: Any,
         write_path: WritePath,
         query: Callable[[str], pa.Table],
         *,
@@ -210,7 +215,15 @@ class PostgresConnector(Connector):
         from kyma.connectors.postgres.cdc import CdcWorker
 
         return CdcWorker(
-            record, self, catalog, write_path, query, on_disabled=on_disabled, spark=spark
+            record,
+            self,
+            catalog,
+            records,
+            cdc,
+            write_path,
+            query,
+            on_disabled=on_disabled,
+            spark=spark,
         )
 
     def release_sync(self, connector_id: int, *, publication: bool) -> None:
@@ -228,7 +241,7 @@ class PostgresConnector(Connector):
             ) from None
 
     def sync_lag_bytes(self, confirmed: int) -> int | None:
-        from kyma.engine.catalog import lsn_text
+        from kyma.connectors.cdc_state import lsn_text
 
         sql = f"SELECT (pg_current_wal_lsn() - '{lsn_text(confirmed)}'::pg_lsn)::float8 AS lag"
         answer = self.fetch(sql, {}).table

@@ -10,7 +10,7 @@ from typing import Any
 
 import psycopg
 
-from kyma.engine.catalog._commit import Payload
+from kyma.engine.catalog.base import Payload, Transaction
 
 
 @dataclass(frozen=True)
@@ -26,8 +26,8 @@ class ColumnWrite:
 def record(table: str, writes: Sequence[ColumnWrite]) -> Payload:
     """A payload adding ``writes`` to the statistics of ``table``'s columns."""
 
-    def run(cur: psycopg.Cursor, snapshot_id: int) -> None:
-        cur.executemany(
+    def run(tx: Transaction, snapshot_id: int) -> None:
+        tx.executemany(
             "INSERT INTO kyma.column_stats AS s (table_id, name, rows, nulls, types_seen,"
             " first_snapshot_id, last_snapshot_id)"
             " SELECT table_id, %(name)s, %(rows)s, %(nulls)s, %(types)s, %(seen)s, %(seen)s"

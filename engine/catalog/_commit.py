@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,11 +20,9 @@ from psycopg.types.json import Jsonb
 
 from kyma.engine.catalog._model import CommitResult
 from kyma.engine.catalog._prune import IN_SNAPSHOT
+from kyma.engine.catalog.base import Payload
 from kyma.engine.errors import CommitConflictError, NotFoundError, StaleCommitError
 from kyma.engine.format import ExtentWriteResult
-
-Payload = Callable[[psycopg.Cursor, int], None]
-"""Runs inside the commit transaction with the new snapshot id; raise to abort."""
 
 MAX_ATTEMPTS = 200
 

@@ -18,7 +18,7 @@ from kyma.engine.errors import SchemaError
 OPTIONS: dict[str, tuple[str, ...]] = {
     "schema_evolution": ("string", "typed"),
     # A change log kept by CDC sync (system columns _kyma_pk, _kyma_op, _kyma_lsn): queried
-    # by name it answers the current state; ``<name>__changes`` reads every change.
+    # by name it answers the current state; its change log (``<name>__changes``) every change.
     "cdc": ("postgres",),
 }
 DURATION_OPTIONS = ("retention",)  # values like '30 days'

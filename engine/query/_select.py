@@ -185,12 +185,12 @@ class SelectPlanner:
 
     def _table_info(self, name: str) -> tuple[TableInfo, bool]:
         """A kyma table, and whether reading it by ``name`` means a CDC table's current state
-        (``<table>__changes`` reads the change log itself)."""
+        (a name the federation maps to the table's change log reads the log itself)."""
         try:
             info = self.catalog.get_table(name)
         except NotFoundError:
-            base = name.removesuffix(current_state.CHANGES_SUFFIX)
-            if base == name:
+            base = None if self.federation is None else self.federation.change_log_of(name)
+            if base is None:
                 raise
             info = self.catalog.get_table(base)
             if not current_state.is_cdc(info.options):

@@ -70,6 +70,10 @@ class Federation(ABC):
         kyma tables; ``live(...)`` references stay at the source. None by default."""
         return stmt
 
+    def change_log_of(self, name: str) -> str | None:
+        """The synced kyma table whose change log the name ``name`` reads, or None."""
+        return None
+
 
 def references_sources(stmt: exp.Expression) -> bool:
     """Whether a statement names a catalog-qualified table or calls ``live(...)``."""

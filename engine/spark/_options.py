@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from kyma.engine.catalog import Catalog
+from kyma.engine.catalog import Catalog, PostgresCatalog
 from kyma.engine.errors import ConfigError
 from kyma.engine.storage import ObjectStore
 from kyma.engine.storage.config import StoreConfig
@@ -69,7 +69,7 @@ class KymaOptions:
     @contextmanager
     def catalog(self) -> Iterator[Catalog]:
         """A one-connection catalog for planning, closed afterwards."""
-        catalog = Catalog(self.catalog_url, pool_size=1)
+        catalog = PostgresCatalog.connect(self.catalog_url, pool_size=1)
         try:
             yield catalog
         finally:

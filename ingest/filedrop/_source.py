@@ -28,12 +28,14 @@ class FileDropSource(Source):
 
     def worker(self, spec: FileDropSpec, sources: SourceRegistry) -> SourceWorker:
         store = sources.open_store(spec.path, spec.s3_endpoint_url)
-        return FileDropWorker(spec, sources.catalog, sources.write_path, store, sources.bulk_load)
+        return FileDropWorker(
+            spec, sources.catalog, sources.store.files, sources.write_path, store, sources.bulk_load
+        )
 
     def status(
         self, spec: FileDropSpec, sources: SourceRegistry, worker: SourceWorker | None
     ) -> dict[str, Any]:
-        files = sources.catalog.source_files(spec.name)
+        files = sources.store.files.files(spec.name)
         return {
             "last_scan": getattr(worker, "last_scan", None),
             "files_ingested": sum(f.state == "ingested" for f in files),

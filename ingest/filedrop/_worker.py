@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from kyma.engine.catalog import Catalog, SourceFile, file_ingested
+from kyma.engine.catalog import Catalog
 from kyma.engine.errors import (
     NotFoundError,
     RetryableError,
@@ -32,6 +32,8 @@ from kyma.engine.storage import ObjectInfo, ObjectStore
 from kyma.engine.storage.local import LocalStore
 from kyma.ingest.filedrop._readers import read_batches
 from kyma.ingest.filedrop._spec import FileDropSpec
+from kyma.ingest.filedrop.files import FileStore, SourceFile
+from kyma.ingest.filedrop.files import ingested as file_ingested
 from kyma.ingest.load import LoadIdentity, LoadRequest
 from kyma.ingest.source import SourceWorker
 from kyma.ingest.write_path import IngestAck, WritePath
@@ -51,12 +53,14 @@ class FileDropWorker(SourceWorker):
         self,
         spec: FileDropSpec,
         catalog: Catalog,
+        files: FileStore,
         write_path: WritePath,
         store: ObjectStore,
         bulk_load: BulkLoad | None = None,
     ) -> None:
         self.spec = spec
         self.catalog = catalog
+        self.files = files
         self.write_path = write_path
         self.store = store
         self.bulk_load = bulk_load
@@ -81,7 +85,7 @@ class FileDropWorker(SourceWorker):
 
     def scan(self, stop: threading.Event | None = None) -> int:
         """Ingest every file that is due; how many were ingested."""
-        done = {f.key: f for f in self.catalog.source_files(self.spec.name)}
+        done = {f.key: f for f in self.files.files(self.spec.name)}
         seen: dict[str, tuple[int, object]] = {}
         ingested = 0
         for obj in sorted(self.store.list(), key=lambda o: o.key):
@@ -163,7 +167,7 @@ class FileDropWorker(SourceWorker):
             snapshot_id=fields.get("snapshot_id"),  # type: ignore[arg-type]
             error=fields.get("error"),  # type: ignore[arg-type]
         )
-        self.catalog.record_source_file(self.spec.name, file)
+        self.files.record(self.spec.name, file)
 
 
 def prepare_table(spec: FileDropSpec, catalog: Catalog) -> None:

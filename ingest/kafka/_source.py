@@ -60,9 +60,9 @@ class KafkaSource(Source):
             import confluent_kafka  # noqa: F401
         except ImportError as e:
             raise NotInstalledError("Kafka sources", "kafka") from e
-        return KafkaWorker(spec, sources.catalog, sources.write_path)
+        return KafkaWorker(spec, sources.catalog, sources.store.positions, sources.write_path)
 
     def status(
         self, spec: KafkaSpec, sources: SourceRegistry, worker: SourceWorker | None
     ) -> dict[str, Any]:
-        return source_status(spec, sources.catalog, worker)  # type: ignore[arg-type]
+        return source_status(spec, sources.store.positions, worker)  # type: ignore[arg-type]

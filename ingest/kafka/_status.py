@@ -5,19 +5,21 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from kyma.engine.catalog import Catalog
 from kyma.ingest.kafka._spec import KafkaSpec
 from kyma.ingest.kafka._worker import KafkaWorker
+from kyma.ingest.kafka.positions import PositionStore
 
 log = logging.getLogger("kyma.kafka")
 
 
-def source_status(spec: KafkaSpec, catalog: Catalog, worker: KafkaWorker | None) -> dict[str, Any]:
+def source_status(
+    spec: KafkaSpec, positions: PositionStore, worker: KafkaWorker | None
+) -> dict[str, Any]:
     """Positions are the catalog's (exactly once) or the group's in Kafka (at least once)."""
     if spec.exactly_once:
         partitions: list[dict[str, Any]] = [
             {"topic": p.stream, "partition": p.partition, "position": p.position, "epoch": p.epoch}
-            for p in catalog.source_positions(spec.name)
+            for p in positions.positions(spec.name)
         ]
     else:
         partitions = _group_offsets(spec)

@@ -23,13 +23,15 @@ from typing import Any
 
 import pyarrow as pa
 
-from kyma.engine.catalog import Catalog, Payload, advance_positions
+from kyma.engine.catalog import Catalog, Payload
 from kyma.engine.crashpoints import crash_point
 from kyma.engine.errors import FencedWriterError, IngestError, NotFoundError, RetryableError
 from kyma.engine.types import Column, KymaType
 from kyma.ingest.kafka._batch import Origins, build_body
 from kyma.ingest.kafka._spec import KafkaSpec
 from kyma.ingest.source import SourceWorker
+from kyma.ingest.kafka.positions import PositionStore
+from kyma.ingest.kafka.positions import advance as advance_positions
 from kyma.ingest.write_path import WritePath
 
 log = logging.getLogger("kyma.kafka")
@@ -57,9 +59,12 @@ def dead_letter_table(spec: KafkaSpec) -> str:
 class KafkaWorker(SourceWorker):
     """Consumes ``spec``'s topics into its table until ``stop`` is set."""
 
-    def __init__(self, spec: KafkaSpec, catalog: Catalog, write_path: WritePath) -> None:
+    def __init__(
+        self, spec: KafkaSpec, catalog: Catalog, positions: PositionStore, write_path: WritePath
+    ) -> None:
         self.spec = spec
         self.catalog = catalog
+        self.positions = positions
         self.write_path = write_path
         self.epochs: dict[tuple[str, int], int] = {}
         self.last_error: str | None = None
@@ -127,7 +132,7 @@ class KafkaWorker(SourceWorker):
             by_topic.setdefault(tp.topic, []).append(tp.partition)
         with self._lock:
             for topic, numbers in by_topic.items():
-                claims = self.catalog.claim_partitions(self.spec.name, topic, numbers)
+                claims = self.positions.claim(self.spec.name, topic, numbers)
                 for tp in partitions:
                     if tp.topic == topic:
                         claim = claims[tp.partition]

@@ -88,7 +88,7 @@ def run_load(
         identity = LoadIdentity(key, digest, "load")
     key, digest = identity.key, identity.content_hash
     catalog = write_path.catalog
-    earlier = catalog.ledger_lookup(key)
+    earlier = write_path.ledger.lookup(key)
     if earlier is not None:  # loaded before: nothing to do
         progress.phase = "done"
         on_progress(progress)

@@ -77,7 +77,7 @@ class KymaFlightServer(flight.FlightServerBase):
         )
         self.services = services
         self.host = host
-        self.authenticator = Authenticator(services.catalog, services.settings.auth)
+        self.authenticator = Authenticator(services.stores.tokens, services.settings.auth)
         self.results = ResultCache()
         self.prepared = PreparedStatements()
 

@@ -30,7 +30,7 @@ class PgServer(socketserver.ThreadingTCPServer):
         from kyma.pgwire._connection import CancelKeys, Handler
 
         self.services = services
-        self.authenticator = Authenticator(services.catalog, services.settings.auth)
+        self.authenticator = Authenticator(services.stores.tokens, services.settings.auth)
         self.tls = tls
         self.cancels = CancelKeys()
         super().__init__((host, port), Handler)

@@ -27,7 +27,7 @@ def create_app(services: Services) -> Flask:
     app.json.sort_keys = False  # type: ignore[attr-defined]
     errors.register(app)
     observability.register(app)  # before auth: a refused request has its request id too
-    auth.register(app, Authenticator(services.catalog, services.settings.auth))
+    auth.register(app, Authenticator(services.stores.tokens, services.settings.auth))
     app.register_blueprint(health.blueprint)
     app.register_blueprint(observability.blueprint)
     app.register_blueprint(query.blueprint)

@@ -80,6 +80,6 @@ def delete(key: str):  # type: ignore[no-untyped-def]
 def _connector_name(key: str) -> str | None:
     """The name of connector ``key`` (a name or an id), None when there is none."""
     try:
-        return _registry().catalog.get_connector(key).name
+        return _registry().records.get(key).name
     except NotFoundError:
         return None

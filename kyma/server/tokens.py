@@ -7,8 +7,8 @@ from typing import Any
 from flask import Blueprint, current_app, jsonify, request
 
 from kyma.auth import create_token
-from kyma.engine.catalog import TokenRecord
 from kyma.engine.errors import ConfigError
+from kyma.tokens import TokenRecord
 
 blueprint = Blueprint("tokens", __name__)
 
@@ -22,20 +22,20 @@ def create():  # type: ignore[no-untyped-def]
     tables = body.get("tables")
     if tables is not None and not isinstance(tables, list):
         raise ConfigError("tables: expected a list of table names")
-    catalog = current_app.extensions["kyma"].catalog
-    token, record = create_token(catalog, body["scopes"], tables, body.get("name"))
+    tokens = current_app.extensions["kyma"].stores.tokens
+    token, record = create_token(tokens, body["scopes"], tables, body.get("name"))
     return jsonify({**describe(record), "token": token}), 201
 
 
 @blueprint.get("/v1/tokens")
 def list_all():  # type: ignore[no-untyped-def]
-    catalog = current_app.extensions["kyma"].catalog
-    return jsonify({"tokens": [describe(r) for r in catalog.list_tokens()]})
+    tokens = current_app.extensions["kyma"].stores.tokens
+    return jsonify({"tokens": [describe(r) for r in tokens.list_all()]})
 
 
 @blueprint.delete("/v1/tokens/<int:token_id>")
 def revoke(token_id: int):  # type: ignore[no-untyped-def]
-    return jsonify(describe(current_app.extensions["kyma"].catalog.revoke_token(token_id)))
+    return jsonify(describe(current_app.extensions["kyma"].stores.tokens.revoke(token_id)))
 
 
 def describe(record: TokenRecord) -> dict[str, Any]:

@@ -53,11 +53,13 @@ def make_worker(services, name: str = "pg", **kwargs):  # type: ignore[no-untype
     """A CDC worker for connector ``name``, driven step by step by the test."""
     from kyma.connectors.postgres.cdc import CdcWorker
 
-    record = services.catalog.get_connector(name)
+    record = services.stores.connectors.get(name)
     return CdcWorker(
         record,
         services.connectors.connector(name),
         services.catalog,
+        services.stores.connectors,
+        services.stores.cdc,
         services.write_path,
         lambda q: services.query.execute(q).table,
         **kwargs,

@@ -75,12 +75,12 @@ def test_a_large_table_snapshots_on_spark_exactly(services, cdc_source, worker, 
     extents = services.catalog.live_extents("pg__public__big")
     first = min(e.added_snapshot_id for e in extents)  # the snapshot's one commit
     assert len([e for e in extents if e.added_snapshot_id == first]) >= 10  # one per chunk
-    assert services.catalog.cdc_chunks(connector_id, "public.big") == []  # records retired
+    assert services.stores.cdc.chunks(connector_id, "public.big") == []  # records retired
     assert services.connectors.status("pg")["sync"]["rows_snapshotted"] > 19_000
 
 
 def _chunks_done(services, connector_id: int) -> tuple[int, int]:  # type: ignore[no-untyped-def]
-    chunks = services.catalog.cdc_chunks(connector_id, "public.big")
+    chunks = services.stores.cdc.chunks(connector_id, "public.big")
     return sum(c.done for c in chunks), len(chunks)
 
 

@@ -133,8 +133,8 @@ def test_alter_connector_in_sql(client, source_db) -> None:
 def test_enable_of_a_stored_insecure_definition_names_the_fix(client, services, source_db) -> None:
     """A definition an older kyma stored (tls disabled, no override) is not silently kept."""
     legacy = definition(source_db.url, "legacy", tls="disabled")
-    record = services.catalog.create_connector("legacy", "postgres", legacy)
-    services.catalog.set_connector_state(
+    record = services.stores.connectors.create("legacy", "postgres", legacy)
+    services.stores.connectors.set_state(
         record.connector_id, disabled_reason="tls_disabled: …", last_error=None
     )
     answer = client.post("/v1/connectors/legacy/enable")

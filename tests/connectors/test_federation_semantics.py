@@ -25,11 +25,11 @@ from source_postgres import SourceDatabase, SourcePostgres
 
 from kyma.connectors.registry import ConnectorRegistry
 from kyma.connectors.secrets import SecretPolicy
-from kyma.engine.catalog import Catalog
 from kyma.engine.errors import UnsupportedStatementError
 from kyma.engine.format.choice import segment_format
 from kyma.engine.query import QueryEngine
 from kyma.engine.storage.local import LocalStore
+from kyma.stores import Stores
 
 HERE = Path(__file__).parent
 QUERIES = [
@@ -73,9 +73,11 @@ def engines(pg_server_url, dss, source_db, tmp_path_factory) -> Iterator[dict[st
             with psycopg.connect(pg_server_url, autocommit=True) as admin:
                 admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
                 admin.execute(f'CREATE DATABASE "{name}"')
-            catalog = Catalog(f"{pg_server_url.rpartition('/')[0]}/{name}")
+            stores = Stores.open(f"{pg_server_url.rpartition('/')[0]}/{name}")
             home = tmp_path_factory.mktemp(f"home_{database}")
-            registry = ConnectorRegistry(catalog, SecretPolicy(home / "secrets", home))
+            registry = ConnectorRegistry(
+                stores.catalog, stores.connectors, stores.cdc, SecretPolicy(home / "secrets", home)
+            )
             registry.create(
                 {
                     "name": "src",
@@ -84,12 +86,12 @@ def engines(pg_server_url, dss, source_db, tmp_path_factory) -> Iterator[dict[st
                 }
             )
             store = LocalStore(tmp_path_factory.mktemp(database))
-            engines[database] = QueryEngine(catalog, store, segment_format(), registry)
-            opened.append((registry, catalog))
+            engines[database] = QueryEngine(stores.catalog, store, segment_format(), registry)
+            opened.append((registry, stores))
         yield engines
-    for registry, catalog in opened:
+    for registry, stores in opened:
         registry.close()
-        catalog.close()
+        stores.close()
 
 
 def in_postgres(url: str, password: str, query: str) -> list[tuple]:

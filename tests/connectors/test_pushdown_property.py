@@ -21,11 +21,11 @@ from source_postgres import SourceDatabase, run_in_postgres
 
 from kyma.connectors.registry import ConnectorRegistry
 from kyma.connectors.secrets import SecretPolicy
-from kyma.engine.catalog import Catalog
 from kyma.engine.errors import UnsupportedStatementError
 from kyma.engine.format.choice import segment_format
 from kyma.engine.query import QueryEngine
 from kyma.engine.storage.local import LocalStore
+from kyma.stores import Stores
 
 EXAMPLES = max(500, settings.default.max_examples)  # the seed's gate: 500 per CI run
 SECRET_ENV = "KYMA_SECRET_TEST_PROPERTY_SOURCE"
@@ -38,9 +38,12 @@ def engine(pg_server_url, source_db, tmp_path_factory) -> Iterator[QueryEngine]:
     with psycopg.connect(pg_server_url, autocommit=True) as admin:
         admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         admin.execute(f'CREATE DATABASE "{name}"')
-    catalog = Catalog(f"{pg_server_url.rpartition('/')[0]}/{name}")
+    stores = Stores.open(f"{pg_server_url.rpartition('/')[0]}/{name}")
+    catalog = stores.catalog
     home = tmp_path_factory.mktemp("home")
-    registry = ConnectorRegistry(catalog, SecretPolicy(home / "secrets", home))
+    registry = ConnectorRegistry(
+        catalog, stores.connectors, stores.cdc, SecretPolicy(home / "secrets", home)
+    )
     with pytest.MonkeyPatch.context() as env:
         env.setenv(SECRET_ENV, source_db.password)
         registry.create(
@@ -55,16 +58,18 @@ def engine(pg_server_url, source_db, tmp_path_factory) -> Iterator[QueryEngine]:
         _local_copy_of_ids(engine, store)
         yield engine
     registry.close()
-    catalog.close()
+    stores.close()
 
 
 def _local_copy_of_ids(engine: QueryEngine, store: LocalStore) -> None:
     """A kyma table ``ids(kid)`` with every id of ``public.items``: joining it changes nothing."""
+    from kyma.ingest.ledger import Ledger
     from kyma.ingest.write_path import WritePath
 
     engine.execute("CREATE TABLE ids (kid long)")
     lines = b"".join(b'{"kid": %d}\n' % i for i in range(1, 301))
-    WritePath(engine.catalog, store, segment_format()).ingest_ndjson("ids", lines)
+    ledger = Ledger(engine.catalog.db)  # type: ignore[attr-defined]
+    WritePath(engine.catalog, ledger, store, segment_format()).ingest_ndjson("ids", lines)
 
 
 def _as_kyma(value: object) -> object:

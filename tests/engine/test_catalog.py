@@ -11,7 +11,7 @@ import psycopg
 import pyarrow as pa
 import pytest
 
-from kyma.engine.catalog import Catalog
+from kyma.engine.catalog import Catalog, PostgresCatalog
 from kyma.engine.errors import (
     AlreadyExistsError,
     NotFoundError,
@@ -40,27 +40,6 @@ def extent(n: int = 1, rows: int = 10) -> ExtentWriteResult:
         present_paths=["props/a"],
         column_stats={"s": {"distinct": ["a"], "tokens": ["a"]}},
     )
-
-
-def test_migrations_apply_once(catalog_url: str) -> None:
-    first = Catalog(catalog_url)
-    second = Catalog(catalog_url)
-    assert first.migrations_applied == [
-        "001_catalog.sql",
-        "002_connectors.sql",
-        "003_source_positions.sql",
-        "004_sources.sql",
-        "005_source_files.sql",
-        "006_column_evolution.sql",
-        "007_api_tokens.sql",
-        "008_cdc_state.sql",
-        "009_cdc_snapshot_chunks.sql",
-        "010_extent_format.sql",
-        "011_manifest_scale.sql",
-    ]
-    assert second.migrations_applied == []
-    first.close()
-    second.close()
 
 
 def test_create_describe_widen_drop(catalog: Catalog) -> None:
@@ -157,7 +136,7 @@ def test_payload_commits_with_the_snapshot_or_not_at_all(catalog: Catalog) -> No
 
 
 def _writer_process(url: str, commits: int, start: object, results: object) -> None:
-    catalog = Catalog(url, pool_size=1)
+    catalog = PostgresCatalog.connect(url, pool_size=1)
     start.wait(timeout=120)  # type: ignore[attr-defined]  # all writers race from here
     retries = 0
     for _ in range(commits):
@@ -186,20 +165,6 @@ def test_concurrent_writers_lose_nothing(catalog: Catalog) -> None:
     assert len(chain) == writers * commits
     assert [s.parent_id for s in chain[1:]] == [s.snapshot_id for s in chain[:-1]]
     assert sum(retries) > 0, "8 writers never collided: the CAS path was not exercised"
-
-
-def test_ledger_sweeper_deletes_entries_past_25_hours(catalog: Catalog) -> None:
-    with psycopg.connect(catalog.url, autocommit=True) as conn:
-        for key, age in (("old", "26 hours"), ("edge", "24 hours"), ("new", "1 minute")):
-            conn.execute(
-                "INSERT INTO kyma.ingest_ledger (key, table_name, ack, created_at)"
-                " VALUES (%s, 't', '{}', now() - %s::interval)",
-                (key, age),
-            )
-    assert catalog.sweep_ledger() == 1
-    with psycopg.connect(catalog.url) as conn:
-        keys = {k for (k,) in conn.execute("SELECT key FROM kyma.ingest_ledger")}
-    assert keys == {"edge", "new"}
 
 
 def _write(store: LocalStore, prefix: str) -> ExtentWriteResult:

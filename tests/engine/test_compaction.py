@@ -111,7 +111,9 @@ def test_tlm_and_parquet_extents_answer_together_and_compaction_rewrites_tlm(ser
     from kyma.ingest.write_path import WritePath
 
     services.query.execute("CREATE TABLE t (n long, host string)")
-    old = WritePath(services.catalog, services.store, segment_format("tlm", 1024))
+    old = WritePath(
+        services.catalog, services.stores.ledger, services.store, segment_format("tlm", 1024)
+    )
     for start in (0, 1000):  # written before the upgrade
         body = "\n".join(
             json.dumps({"n": n, "host": f"h{n % 5}", "_timestamp": 1_700_000_000_000_000_000 + n})
@@ -144,7 +146,9 @@ def test_a_big_tlm_extent_alone_is_rewritten(services) -> None:
     from kyma.ingest.write_path import WritePath
 
     services.query.execute("CREATE TABLE t (n long, host string)")
-    old = WritePath(services.catalog, services.store, segment_format("tlm", 1024))
+    old = WritePath(
+        services.catalog, services.stores.ledger, services.store, segment_format("tlm", 1024)
+    )
     body = "\n".join(json.dumps({"n": n, "host": "h"}) for n in range(3000))
     old.ingest_ndjson("t", body.encode())
     assert plan_groups(services.catalog.live_extents("t"), 2_000) == []  # big enough

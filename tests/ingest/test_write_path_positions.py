@@ -5,8 +5,8 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from kyma.engine.catalog import advance_positions
 from kyma.engine.errors import FencedWriterError, IngestError, SchemaError
+from kyma.ingest.kafka.positions import advance as advance_positions
 
 BODY = b'{"n": 1}\n{"n": 2}\n{"n": 3}\n'
 
@@ -21,7 +21,7 @@ def clicks(services):  # type: ignore[no-untyped-def]
 
 
 def test_columns_and_positions_land_with_the_rows(clicks) -> None:
-    claim = clicks.catalog.claim_partitions("src", "clicks", [2])[2]
+    claim = clicks.stores.sources.positions.claim("src", "clicks", [2])[2]
     ack = clicks.write_path.ingest_ndjson(
         "clicks",
         BODY,
@@ -42,12 +42,12 @@ def test_columns_and_positions_land_with_the_rows(clicks) -> None:
         (2, "clicks", 2, 11),
         (3, "clicks", 2, 12),
     ]
-    assert [p.position for p in clicks.catalog.source_positions("src")] == [13]
+    assert [p.position for p in clicks.stores.sources.positions.positions("src")] == [13]
 
 
 def test_a_fenced_payload_commits_nothing(clicks, tmp_path) -> None:
-    stale = clicks.catalog.claim_partitions("src", "clicks", [0])[0]
-    clicks.catalog.claim_partitions("src", "clicks", [0])
+    stale = clicks.stores.sources.positions.claim("src", "clicks", [0])[0]
+    clicks.stores.sources.positions.claim("src", "clicks", [0])
     with pytest.raises(FencedWriterError):
         clicks.write_path.ingest_ndjson(
             "clicks", BODY, payload=advance_positions("src", "clicks", {0: (stale.epoch, 3)})

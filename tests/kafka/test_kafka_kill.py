@@ -113,7 +113,7 @@ def test_kill_9_mid_stream_loses_nothing_and_duplicates_nothing(
     )
     assert (rows, numbers, origins) == (MESSAGES, MESSAGES, MESSAGES)
     assert (low, high) == (0, MESSAGES - 1)
-    positions = services.catalog.source_positions("numbers_src")
+    positions = services.stores.sources.positions.positions("numbers_src")
     assert sum(p.position for p in positions) == MESSAGES  # offsets 0.. on each partition
     assert all(p.epoch > 1 for p in positions), "every partition changed owners"
 

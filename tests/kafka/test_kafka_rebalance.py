@@ -97,6 +97,8 @@ def test_two_workers_split_the_partitions_and_hand_them_over(
         " count(DISTINCT (_kafka_partition, _kafka_offset)) AS origins FROM numbers"
     )
     assert answer.table.to_pylist() == [{"rows": 1200, "numbers": 1200, "origins": 1200}]
-    epochs = {p.partition: p.epoch for p in services.catalog.source_positions("numbers_src")}
+    epochs = {
+        p.partition: p.epoch for p in services.stores.sources.positions.positions("numbers_src")
+    }
     assert set(epochs) == everything
     assert all(epoch >= 3 for epoch in epochs.values()), epochs  # alone, shared, alone again

@@ -116,7 +116,9 @@ def test_a_zombie_worker_cannot_commit(services, kafka_broker) -> None:
     kafka_broker.create_topic(name, partitions=1)
     spec = parse_kafka_spec(source_body(kafka_broker, name))
     services.query.execute("CREATE TABLE clicks (n long)")
-    zombie = KafkaWorker(spec, services.catalog, services.write_path)
+    zombie = KafkaWorker(
+        spec, services.catalog, services.stores.sources.positions, services.write_path
+    )
     stop = threading.Event()
     thread = threading.Thread(target=zombie.run, args=(stop,))
     thread.start()
@@ -126,7 +128,7 @@ def test_a_zombie_worker_cannot_commit(services, kafka_broker) -> None:
         while zombie.committed_batches == 0 and time.monotonic() < deadline:
             time.sleep(0.1)
         assert zombie.committed_batches == 1
-        services.catalog.claim_partitions(spec.name, name, [0])  # a rebalance moved it
+        services.stores.sources.positions.claim(spec.name, name, [0])  # a rebalance moved it
         kafka_broker.produce(name, numbered(3, 3))
         deadline = time.monotonic() + WAIT
         while zombie.last_error is None and time.monotonic() < deadline:
@@ -137,7 +139,7 @@ def test_a_zombie_worker_cannot_commit(services, kafka_broker) -> None:
     assert "was superseded" in (zombie.last_error or "")
     count = services.query.execute("SELECT count(*) AS n FROM clicks").table.to_pylist()
     assert count == [{"n": 3}]
-    assert [p.position for p in services.catalog.source_positions(spec.name)] == [3]
+    assert [p.position for p in services.stores.sources.positions.positions(spec.name)] == [3]
 
 
 def test_fencing_is_in_the_commit_itself(services, kafka_broker) -> None:
@@ -146,10 +148,12 @@ def test_fencing_is_in_the_commit_itself(services, kafka_broker) -> None:
     spec = parse_kafka_spec(source_body(kafka_broker, name))
     services.query.execute("CREATE TABLE clicks (n long)")
     prepare_table(spec, services.catalog)
-    worker = KafkaWorker(spec, services.catalog, services.write_path)
-    claim = services.catalog.claim_partitions(spec.name, name, [0])[0]
+    worker = KafkaWorker(
+        spec, services.catalog, services.stores.sources.positions, services.write_path
+    )
+    claim = services.stores.sources.positions.claim(spec.name, name, [0])[0]
     worker.epochs[(name, 0)] = claim.epoch
-    services.catalog.claim_partitions(spec.name, name, [0])
+    services.stores.sources.positions.claim(spec.name, name, [0])
 
     class Message:  # the three accessors the batch reads, as confluent_kafka's Message has
         def __init__(self, offset: int) -> None:

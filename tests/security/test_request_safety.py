@@ -163,14 +163,14 @@ def test_catalog_work_of_an_abandoned_query_is_cancelled(
 ) -> None:
     """Stage 1 waits on a locked manifest; at the query timeout its catalog statement is
     cancelled, not left running."""
-    from kyma.engine.catalog import Catalog
+    from kyma.engine.catalog import PostgresCatalog
     from kyma.engine.errors import QueryTimeoutError
     from kyma.engine.format.predicate import InSet
     from kyma.engine.query._limits import QueryGate, QueryLimits, cancelled_with_statement
 
     assert query(serve, "CREATE TABLE locked (k long)")[0] == 200
     _ingest(serve, "locked", [{"k": 1}])
-    catalog = Catalog(module_catalog_url, pool_size=2)
+    catalog = PostgresCatalog.connect(module_catalog_url, pool_size=2)
     gate = QueryGate(QueryLimits(timeout_seconds=1))
     predicate = InSet("k", frozenset(range(20_000)))
     try:

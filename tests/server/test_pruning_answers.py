@@ -64,7 +64,7 @@ def small_blocks(services):
     fmt = segment_format(block_rows=3)
     services.format = fmt
     services.query = QueryEngine(services.catalog, services.store, fmt)
-    services.write_path = WritePath(services.catalog, services.store, fmt)
+    services.write_path = WritePath(services.catalog, services.stores.ledger, services.store, fmt)
     return create_app(services).test_client()
 
 

@@ -16,7 +16,7 @@ from psycopg import sql
 
 from kyma.connectors.base import SyncDisabled
 from kyma.connectors.postgres.cdc._tables import SLOT_INVALIDATED, SLOT_MISSING
-from kyma.engine.catalog import lsn_int
+from kyma.connectors.cdc_state import lsn_int
 
 HEARTBEAT_PREFIX = "kyma_heartbeat"
 

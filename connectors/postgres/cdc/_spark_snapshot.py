@@ -29,16 +29,11 @@ from kyma.connectors.postgres._types import to_kyma
 from kyma.connectors.postgres.cdc._slot import ExportedSlot
 from kyma.connectors.postgres.cdc._snapshot import select_sql, snapshot_rows
 from kyma.connectors.postgres.cdc._tables import SyncTable
-from kyma.engine.catalog import (
-    Catalog,
-    Chunk,
-    ColumnWrite,
-    TableInfo,
-    advance_cdc_table,
-    column_stats_record,
-    forget_cdc_chunks,
-    record_cdc_chunk,
-)
+from kyma.connectors.cdc_state import CdcStore, Chunk
+from kyma.connectors.cdc_state import advance_table as advance_cdc_table
+from kyma.connectors.cdc_state import forget_chunks as forget_cdc_chunks
+from kyma.connectors.cdc_state import record_chunk as record_cdc_chunk
+from kyma.engine.catalog import Catalog, ColumnWrite, TableInfo, Transaction, column_stats_record
 from kyma.engine.errors import KymaError, RetryableError
 from kyma.engine.format import ExtentWriteResult, SegmentFormat
 from kyma.engine.format.choice import segment_format
@@ -92,6 +87,7 @@ def snapshot_on_spark(
     target: SparkTarget,
     connector: PostgresConnector,
     catalog: Catalog,
+    cdc: CdcStore,
     connector_id: int,
     epoch: int,
     table: SyncTable,
@@ -106,7 +102,7 @@ def snapshot_on_spark(
 
     with psycopg.connect(**connector.libpq_params(), autocommit=True) as conn:
         planned = plan_chunks(conn, table, chunk_bytes)
-    chunks = catalog.cdc_plan_chunks(connector_id, table.qualified, planned)
+    chunks = cdc.plan_chunks(connector_id, table.qualified, planned)
     todo = tuple(c for c in chunks if not c.done)
     if len(todo) < len(chunks):
         log.info(
@@ -122,7 +118,7 @@ def snapshot_on_spark(
             connector_id=connector_id,
             source_table=table.qualified,
             source_uri=connector.adbc_uri(),
-            catalog_url=catalog.url,
+            catalog_url=cdc.db.url,
             select=select_sql(
                 table, connector.spec.connection.numeric_mode, connector.spec.scope.geometry_mode
             ),
@@ -146,13 +142,15 @@ def snapshot_on_spark(
         ) as e:  # a task or executor failed: what it recorded stays, the rest resumes
             first = str(e).strip().splitlines()[0] if str(e).strip() else repr(e)
             raise RetryableError(f"snapshot of {table.qualified} on Spark failed: {first}") from e
-    return commit_chunks(catalog, connector_id, epoch, table)
+    return commit_chunks(catalog, cdc, connector_id, epoch, table)
 
 
-def commit_chunks(catalog: Catalog, connector_id: int, epoch: int, table: SyncTable) -> int:
+def commit_chunks(
+    catalog: Catalog, cdc: CdcStore, connector_id: int, epoch: int, table: SyncTable
+) -> int:
     """One kyma snapshot of every chunk's extents (replacing what the table held), the
     cursor at the oldest chunk's LSN, and the chunk records gone, in one transaction."""
-    chunks = catalog.cdc_chunks(connector_id, table.qualified)
+    chunks = cdc.chunks(connector_id, table.qualified)
     unread = [c.number for c in chunks if not c.done]
     if not chunks or unread:
         raise RetryableError(f"snapshot of {table.qualified}: chunks {unread} are not read yet")
@@ -170,7 +168,7 @@ def commit_chunks(catalog: Catalog, connector_id: int, epoch: int, table: SyncTa
         column_stats_record(table.kyma_table, writes),
     ]
 
-    def payload(cur: psycopg.Cursor, snapshot_id: int) -> None:
+    def payload(cur: Transaction, snapshot_id: int) -> None:
         for step in steps:
             step(cur, snapshot_id)
 

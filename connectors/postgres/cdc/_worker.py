@@ -56,10 +56,13 @@ from kyma.connectors.postgres.cdc.pgoutput import (
     Truncate,
     Update,
 )
+from kyma.connectors.cdc_state import CHANGES_SUFFIX, CdcStore, advance_table, lsn_text
+from kyma.connectors.store import ConnectorRecord, ConnectorStore
 from kyma.connectors.sync import kyma_table_name
-from kyma.engine.catalog import Catalog, ConnectorRecord, advance_cdc_table, lsn_text
+from kyma.engine.catalog import Catalog
 from kyma.engine.errors import (
     FencedWriterError,
+    KymaError,
     RetryableError,
     SourceUnreachableError,
     TerminalError,
@@ -82,12 +85,16 @@ written) this often, so an idle source or quiet tables hold no WAL back."""
 
 
 def prepare(
-    record: ConnectorRecord, connector: PostgresConnector, catalog: Catalog
+    record: ConnectorRecord,
+    connector: PostgresConnector,
+    catalog: Catalog,
+    records: ConnectorStore,
+    cdc: CdcStore,
 ) -> list[SyncTable]:
     """Check every table to sync (it must have a primary key, the one kyma recorded), create
     its kyma table and the publication, and register them in the CDC state."""
     wanted = _tables.sync_tables(record.definition.get("sync", {}))
-    state = catalog.cdc_state(record.connector_id)
+    state = cdc.state(record.connector_id)
     tables = []
     with _connect(connector) as conn:
         for schema, name in wanted:
@@ -106,8 +113,8 @@ def prepare(
     synced = tuple(f"{t.qualified}." for t in tables)
     warnings = [w for w in connector.warnings if w.startswith(synced)]
     if warnings:  # the sync goes on; the columns read as dynamic
-        _warn(catalog, record.connector_id, warnings)
-    catalog.cdc_prepare(
+        _warn(records, record.connector_id, warnings)
+    cdc.prepare(
         record.connector_id,
         _tables.slot_name(record.connector_id),
         [(t.qualified, t.kyma_table, t.primary_key) for t in tables],
@@ -121,6 +128,8 @@ class CdcWorker(SyncWorker):
         record: ConnectorRecord,
         connector: PostgresConnector,
         catalog: Catalog,
+        records: ConnectorStore,
+        cdc: CdcStore,
         write_path: WritePath,
         query: Query,
         *,
@@ -135,6 +144,8 @@ class CdcWorker(SyncWorker):
         self.id = record.connector_id
         self.connector = connector
         self.catalog = catalog
+        self.records = records
+        self.cdc = cdc
         self.write_path = write_path
         self.query = query
         self.on_disabled = on_disabled
@@ -194,17 +205,17 @@ class CdcWorker(SyncWorker):
 
     def start(self) -> None:
         """Prepare, claim the connector, and snapshot every table not yet streaming."""
-        tables = prepare(self.record, self.connector, self.catalog)
+        tables = prepare(self.record, self.connector, self.catalog, self.records, self.cdc)
         self.tables = {t.qualified: t for t in tables}
         self._relations.clear()
-        self.epoch = self.catalog.cdc_claim(self.id)
-        state = self.catalog.cdc_state(self.id)
+        self.epoch = self.cdc.claim(self.id)
+        state = self.cdc.state(self.id)
         pending = [t for t in tables if (s := state.table(t.qualified)) and s.phase == "snapshot"]
         if not _slot.exists(self._source(), self.slot):
             if state.confirmed_lsn is not None or len(pending) < len(tables):
                 raise SyncDisabled(SLOT_MISSING, self.slot)
             exported = create_slot(self._params(), self.slot, temporary=False)
-            self.catalog.cdc_set_slot(self.id, self.epoch, exported.consistent_lsn)
+            self.cdc.set_slot(self.id, self.epoch, exported.consistent_lsn)
         else:
             position = _slot.where(self._source(), self.slot)
             if not pending:
@@ -213,7 +224,7 @@ class CdcWorker(SyncWorker):
             # The slot outlived a snapshot that never committed (or a table was added):
             # a temporary slot exports a newer snapshot; the cursor skips what it holds.
             if state.confirmed_lsn is None:
-                self.catalog.cdc_set_slot(self.id, self.epoch, position.confirmed)
+                self.cdc.set_slot(self.id, self.epoch, position.confirmed)
             exported = create_slot(self._params(), f"{self.slot}_snapshot", temporary=True)
         self.state = "snapshot"
         try:
@@ -239,6 +250,7 @@ class CdcWorker(SyncWorker):
                 self.spark,
                 self.connector,
                 self.catalog,
+                self.cdc,
                 self.id,
                 self.epoch,
                 table,
@@ -258,7 +270,7 @@ class CdcWorker(SyncWorker):
 
     def step(self) -> int:
         """One peek at the slot, committed; the number of source transactions applied."""
-        state = self.catalog.cdc_state(self.id)
+        state = self.cdc.state(self.id)
         confirmed = state.confirmed_lsn or 0
         floors = {t.source_table: max(t.cursor_lsn or 0, confirmed) for t in state.tables}
         conn = self._source()
@@ -295,12 +307,12 @@ class CdcWorker(SyncWorker):
             if not tc.rows:
                 continue
             batch = tc.batch(self._convert, self._lookup, self.numeric_mode)
-            payload = advance_cdc_table(self.id, name, self.epoch, last, changes=tc.changes)
+            payload = advance_table(self.id, name, self.epoch, last, changes=tc.changes)
             self.write_path.ingest_batches(
                 self.tables[name].kyma_table, batch.to_batches(), source="cdc", payload=payload
             )
         target = max(last, position.wal_end) if complete else last
-        self.catalog.cdc_confirm(self.id, self.epoch, target)
+        self.cdc.confirm(self.id, self.epoch, target)
         self._advance_slot(conn, position, target)
         if complete:
             self.caught_up_at = time.time()
@@ -314,7 +326,7 @@ class CdcWorker(SyncWorker):
             return
         self._idle_confirmed_at = now
         if position.wal_end > position.confirmed:
-            self.catalog.cdc_confirm(self.id, self.epoch, position.wal_end)
+            self.cdc.confirm(self.id, self.epoch, position.wal_end)
             self._advance_slot(conn, position, position.wal_end)
         _slot.heartbeat(conn)
 
@@ -377,7 +389,7 @@ class CdcWorker(SyncWorker):
         warnings = _tables.widen(self.catalog, table.kyma_table, columns, self.numeric_mode)
         if warnings:  # a new column of a type kyma does not map: it reads as dynamic
             log.warning("connector %r: %s", self.record.name, "; ".join(warnings))
-            _warn(self.catalog, self.id, [f"{table.qualified}.{w}" for w in warnings])
+            _warn(self.records, self.id, [f"{table.qualified}.{w}" for w in warnings])
 
     def _type(self, conn: psycopg.Connection, oid: int, typmod: int) -> Any:
         if (oid, typmod) not in self._types:
@@ -406,14 +418,14 @@ class CdcWorker(SyncWorker):
             chunk = ", ".join(_literal(k) for k in keys[start : start + 1000])
             answer = self.query(
                 f'SELECT "_kyma_pk", "_kyma_lsn", "_kyma_op"{selected}'
-                f' FROM "{kyma_table}__changes" WHERE "_kyma_pk" IN ({chunk})'
+                f' FROM "{kyma_table}{CHANGES_SUFFIX}" WHERE "_kyma_pk" IN ({chunk})'
             )
             found.update(_latest(answer.to_pylist()))
         return found
 
     def _live_keys(self, kyma_table: str) -> set[str]:
         answer = self.query(
-            f'SELECT "_kyma_pk", "_kyma_lsn", "_kyma_op" FROM "{kyma_table}__changes"'
+            f'SELECT "_kyma_pk", "_kyma_lsn", "_kyma_op" FROM "{kyma_table}{CHANGES_SUFFIX}"'
         )
         return set(_latest(answer.to_pylist()))
 
@@ -452,13 +464,13 @@ class CdcWorker(SyncWorker):
                 self._conn = None
 
 
-def _warn(catalog: Catalog, connector_id: int, warnings: list[str]) -> None:
+def _warn(records: ConnectorStore, connector_id: int, warnings: list[str]) -> None:
     """Add ``warnings`` to the connector's ``last_error`` (the sync goes on)."""
-    current = catalog.get_connector(str(connector_id)).last_error or ""
+    current = records.get(str(connector_id)).last_error or ""
     new = [w for w in warnings if w not in current]
     if new:
         text = "; ".join([current, *new] if current else new)
-        catalog.set_connector_state(connector_id, disabled_reason=None, last_error=text)
+        records.set_state(connector_id, disabled_reason=None, last_error=text)
 
 
 def _connect(connector: PostgresConnector) -> psycopg.Connection:

@@ -1,7 +1,8 @@
 """A CDC-synced table read by name answers the source's current rows: the latest version of
 each ``_kyma_pk`` by ``_kyma_lsn``, tombstones (``_kyma_op = 'delete'``) removed, the
-source's columns only. ``<table>__changes`` reads the change log itself, system columns and
-all. The planner applies ``view`` to each reference once the table is resolved.
+source's columns only. The change log itself (system columns and all) is read by the name
+the federation maps to it (``Federation.change_log_of``: the connectors' ``<table>__changes``).
+The planner applies ``view`` to each reference once the table is resolved.
 
 >>> from kyma.engine.types import Column, KymaType
 >>> cols = [Column("id", KymaType("int")), Column("_kyma_pk", KymaType("string"))]
@@ -18,7 +19,6 @@ from sqlglot import exp
 
 from kyma.engine.types import Column
 
-CHANGES_SUFFIX = "__changes"
 OPTION = "cdc"
 HIDDEN = ("_timestamp", "props", "_kyma_pk", "_kyma_op", "_kyma_lsn", "_kyma_event_at")
 

@@ -1,4 +1,4 @@
-"""Connector definitions and their persistent state, in the catalog.
+"""Connector definitions and their persistent state, in the catalog database.
 
 The catalog stores a definition as an opaque JSON document; what it means belongs to
 the connector. Secrets are never stored: definitions carry references to them.
@@ -13,7 +13,10 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
+from kyma.engine.catalog import Migrations, Store, check_identifier
 from kyma.engine.errors import AlreadyExistsError, NotFoundError
+
+MIGRATIONS = Migrations("kyma.connectors")
 
 _COLUMNS = "connector_id, name, type, definition, created_at, disabled_reason, last_error"
 
@@ -92,3 +95,37 @@ def set_state(
         " WHERE connector_id = %s",
         (disabled_reason, last_error, connector_id),
     )
+
+
+class ConnectorStore(Store):
+    """Connector records (``kyma.connectors``) on the shared catalog database."""
+
+    migrations = (MIGRATIONS,)
+
+    def create(self, name: str, type_: str, definition: dict[str, Any]) -> ConnectorRecord:
+        check_identifier("connector", name)
+        with self.db.connection() as conn:
+            return create(conn, name, type_, definition)
+
+    def get(self, key: str) -> ConnectorRecord:
+        """A connector by name, or by id when ``key`` is all digits; NotFoundError if none."""
+        with self.db.connection() as conn:
+            return get(conn, key)
+
+    def list_all(self) -> list[ConnectorRecord]:
+        with self.db.connection() as conn:
+            return list_all(conn)
+
+    def update(self, connector_id: int, definition: dict[str, Any]) -> ConnectorRecord:
+        with self.db.connection() as conn:
+            return update(conn, connector_id, definition)
+
+    def drop(self, key: str) -> ConnectorRecord:
+        with self.db.connection() as conn:
+            return drop(conn, key)
+
+    def set_state(
+        self, connector_id: int, *, disabled_reason: str | None, last_error: str | None
+    ) -> None:
+        with self.db.connection() as conn:
+            set_state(conn, connector_id, disabled_reason=disabled_reason, last_error=last_error)

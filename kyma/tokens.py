@@ -1,4 +1,5 @@
-"""API tokens in the catalog: their SHA-256, scopes and table grants, never the token."""
+"""API tokens in the catalog database: their SHA-256, scopes and table grants, never the
+token."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ from datetime import datetime
 
 import psycopg
 
+from kyma.engine.catalog import Migrations, Store
 from kyma.engine.errors import NotFoundError
+
+MIGRATIONS = Migrations("kyma")
 
 _COLUMNS = "token_id, name, scopes, tables, created_at, revoked_at"
 
@@ -59,3 +63,27 @@ def revoke(conn: psycopg.Connection, token_id: int) -> TokenRecord:
     if row is None:
         raise NotFoundError(f"no token with id {token_id}")
     return TokenRecord(*row)
+
+
+class TokenStore(Store):
+    """API tokens (``kyma.api_tokens``) on the shared catalog database."""
+
+    migrations = (MIGRATIONS,)
+
+    def create(
+        self, sha256: bytes, scopes: list[str], tables: list[str] | None, name: str | None
+    ) -> TokenRecord:
+        with self.db.connection() as conn:
+            return create(conn, sha256, scopes, tables, name)
+
+    def by_hash(self, sha256: bytes) -> TokenRecord | None:
+        with self.db.connection() as conn:
+            return by_hash(conn, sha256)
+
+    def list_all(self) -> list[TokenRecord]:
+        with self.db.connection() as conn:
+            return list_all(conn)
+
+    def revoke(self, token_id: int) -> TokenRecord:
+        with self.db.connection() as conn:
+            return revoke(conn, token_id)

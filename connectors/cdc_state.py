@@ -15,8 +15,12 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
-from kyma.engine.catalog._commit import Payload
+from kyma.connectors.store import MIGRATIONS
+from kyma.engine.catalog import CatalogDatabase, Migrations, Payload, Store, Transaction
 from kyma.engine.errors import FencedWriterError
+
+CHANGES_SUFFIX = "__changes"
+"""``<table>__changes`` reads a CDC table's change log; ``<table>`` its current state."""
 
 
 @dataclass(frozen=True)
@@ -117,7 +121,7 @@ def claim(conn: psycopg.Connection, connector_id: int) -> int:
     return int(row[0])
 
 
-def _check_epoch(cur: psycopg.Cursor, connector_id: int, epoch: int) -> None:
+def _check_epoch(cur: Transaction, connector_id: int, epoch: int) -> None:
     row = cur.execute(
         "SELECT epoch FROM kyma.connector_cdc WHERE connector_id = %s FOR SHARE",
         (connector_id,),
@@ -141,7 +145,7 @@ def advance_table(
     """A commit payload: the table's cursor moves to ``cursor_lsn`` and its phase becomes
     ``streaming``. FencedWriterError (aborting the commit) for an old epoch or a move back."""
 
-    def payload(cur: psycopg.Cursor, _snapshot_id: int) -> None:
+    def payload(cur: Transaction, _snapshot_id: int) -> None:
         _check_epoch(cur, connector_id, epoch)
         row = cur.execute(
             "UPDATE kyma.connector_cdc_tables SET cursor_lsn = %s::pg_lsn, phase = 'streaming',"
@@ -290,7 +294,7 @@ def record_chunk(
 def forget_chunks(connector_id: int, source_table: str) -> Payload:
     """A commit payload: the table's chunk records go with the commit that holds them."""
 
-    def payload(cur: psycopg.Cursor, _snapshot_id: int) -> None:
+    def payload(cur: Transaction, _snapshot_id: int) -> None:
         cur.execute(
             "DELETE FROM kyma.connector_cdc_chunks WHERE connector_id = %s AND source_table = %s",
             (connector_id, source_table),
@@ -306,3 +310,50 @@ def chunk_objects(conn: psycopg.Connection) -> set[str]:
         " jsonb_array_elements(coalesce(extents, '[]'::jsonb)) AS e"
     ).fetchall()
     return {p for (p,) in rows}
+
+
+class CdcStore(Store):
+    """CDC sync state (slots, epochs, table cursors, snapshot chunks) on the catalog
+    database. Chunk extents not yet committed count as referenced for orphan GC."""
+
+    migrations = (MIGRATIONS,)  # the connector rows and the sync state: one folder
+
+    def __init__(self, db: CatalogDatabase) -> None:
+        super().__init__(db)
+        db.references.append(chunk_objects)
+
+    def state(self, connector_id: int) -> CdcState:
+        with self.db.connection() as conn:
+            return read(conn, connector_id)
+
+    def prepare(
+        self, connector_id: int, slot_name: str, tables: Sequence[tuple[str, str, Sequence[str]]]
+    ) -> None:
+        with self.db.connection() as conn:
+            prepare(conn, connector_id, slot_name, tables)
+
+    def claim(self, connector_id: int) -> int:
+        with self.db.connection() as conn:
+            return claim(conn, connector_id)
+
+    def set_slot(self, connector_id: int, epoch: int, consistent_lsn: int | None) -> None:
+        with self.db.connection() as conn:
+            set_slot(conn, connector_id, epoch, consistent_lsn)
+
+    def confirm(self, connector_id: int, epoch: int, lsn: int) -> None:
+        with self.db.connection() as conn:
+            confirm(conn, connector_id, epoch, lsn)
+
+    def reset(self, connector_id: int) -> None:
+        with self.db.connection() as conn:
+            reset(conn, connector_id)
+
+    def chunks(self, connector_id: int, source_table: str) -> list[Chunk]:
+        with self.db.connection() as conn:
+            return chunks(conn, connector_id, source_table)
+
+    def plan_chunks(
+        self, connector_id: int, source_table: str, planned: Sequence[Chunk]
+    ) -> list[Chunk]:
+        with self.db.connection() as conn:
+            return plan_chunks(conn, connector_id, source_table, planned)

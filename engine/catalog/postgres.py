@@ -1,4 +1,4 @@
-"""The catalog: tables, columns, snapshots and the extent manifest, in Postgres."""
+"""The Postgres catalog: tables, columns, snapshots and the extent manifest."""
 
 from __future__ import annotations
 
@@ -6,29 +6,16 @@ import logging
 import re
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
-from datetime import datetime, timedelta
+from contextlib import contextmanager
+from datetime import datetime
 from typing import Any
 
 import psycopg
-import psycopg_pool
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
-from kyma.engine.catalog import (
-    _cdc,
-    _column_stats,
-    _commit,
-    _connectors,
-    _files,
-    _ledger,
-    _positions,
-    _retention,
-    _sources,
-    _tokens,
-)
-from kyma.engine.catalog._connectors import ConnectorRecord
-from kyma.engine.catalog._migrate import migrate
+from kyma.engine.catalog import _column_stats, _commit, _retention
+from kyma.engine.catalog._database import ENGINE_MIGRATIONS, CatalogDatabase
 from kyma.engine.catalog._model import (
     CommitResult,
     ExtentRef,
@@ -38,9 +25,9 @@ from kyma.engine.catalog._model import (
 )
 from kyma.engine.catalog._options import check_options
 from kyma.engine.catalog._prune import IN_SNAPSHOT, extent_condition
+from kyma.engine.catalog.base import Catalog, Payload, Watch
 from kyma.engine.errors import (
     AlreadyExistsError,
-    CatalogUnavailableError,
     NotFoundError,
     QueryTimeoutError,
     SchemaError,
@@ -50,12 +37,9 @@ from kyma.engine.format.predicate import BlockPredicate
 from kyma.engine.types import DEFAULT_COLUMN_NAMES, DEFAULT_COLUMNS, Column, KymaType
 
 log = logging.getLogger("kyma.catalog")
-# Given a cancel function, a context that yields the seconds left (None: no deadline).
-Watch = Callable[[Callable[[], None]], AbstractContextManager[float | None]]
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}(\.[A-Za-z_][A-Za-z0-9_]{0,127})*")
 MAX_COLUMN_NAME = 255
-LEDGER_RETENTION = timedelta(hours=25)
 _ENTRY_COLUMNS = (
     "extent_id::text, object_path, byte_size, row_count, block_count, min_ts, max_ts,"
     " column_stats, present_paths, added_snapshot_id, format"
@@ -86,50 +70,34 @@ def check_column_name(name: str) -> str:
     return name
 
 
-class Catalog:
-    """A connection pool on the catalog database, with kyma's catalog operations."""
+class PostgresCatalog(Catalog):
+    """kyma's catalog operations over the shared catalog database."""
 
-    def __init__(
-        self, url: str, *, pool_size: int = 10, statement_timeout_seconds: float = 0
-    ) -> None:
-        """``statement_timeout_seconds`` (0: none) bounds every catalog statement, so no
-        statement can run on in the catalog database after its caller gave up."""
-        self.url = url
+    def __init__(self, db: CatalogDatabase, *, owns_db: bool = False) -> None:
+        """``owns_db``: ``close`` closes ``db`` too (see ``connect``)."""
+        self.db = db
+        self.url = db.url
         self.commit_listeners: list[Callable[[_commit.CommitEvent], None]] = []
-        self.statement_timeout_seconds = statement_timeout_seconds
-        self._pool = psycopg_pool.ConnectionPool(
+        self._owns_db = owns_db
+        db.require(ENGINE_MIGRATIONS)
+        self._conn = db.connection
+
+    @classmethod
+    def connect(
+        cls, url: str, *, pool_size: int = 10, statement_timeout_seconds: float = 0
+    ) -> PostgresCatalog:
+        """A catalog on its own database pool (closed with it), for the engine alone."""
+        db = CatalogDatabase(
             url,
-            min_size=1,
-            max_size=pool_size,
-            open=False,
-            kwargs={"autocommit": True},
-            configure=self._configure,
+            (ENGINE_MIGRATIONS,),
+            pool_size=pool_size,
+            statement_timeout_seconds=statement_timeout_seconds,
         )
-        try:
-            self._pool.open(wait=True, timeout=30)
-        except psycopg_pool.PoolTimeout as e:
-            raise CatalogUnavailableError(f"catalog unreachable: {e}") from None
-        with self._conn() as conn:
-            self.migrations_applied = migrate(conn)
+        return cls(db, owns_db=True)
 
     def close(self) -> None:
-        self._pool.close()
-
-    def _configure(self, conn: psycopg.Connection) -> None:
-        if self.statement_timeout_seconds:
-            ms = max(1, int(self.statement_timeout_seconds * 1000))
-            conn.execute("SELECT set_config('statement_timeout', %s, false)", (f"{ms}ms",))
-
-    @contextmanager
-    def _conn(self, timeout: float = 30) -> Iterator[psycopg.Connection]:
-        """A pooled connection; driver connection failures become CatalogUnavailableError."""
-        try:
-            with self._pool.connection(timeout=timeout) as conn:
-                yield conn
-        except (psycopg.OperationalError, psycopg_pool.PoolTimeout) as e:
-            if isinstance(e, psycopg.errors.QueryCanceled):
-                raise
-            raise CatalogUnavailableError(f"catalog unavailable: {e}") from e
+        if self._owns_db:
+            self.db.close()
 
     def ping(self, timeout: float = 30) -> None:
         with self._conn(timeout) as conn:
@@ -172,10 +140,6 @@ class Catalog:
                 [(row[0], c.name, i, c.type.name, c.nullable) for i, c in enumerate(all_columns)],
             )
             return self._table(conn, name)
-
-    def add_column(self, table: str, column: Column, *, if_not_exists: bool = False) -> TableInfo:
-        """Widen a table by one nullable column (schema only widens)."""
-        return self.add_columns(table, [column], if_not_exists=if_not_exists)
 
     def add_columns(
         self,
@@ -274,142 +238,6 @@ class Catalog:
         origins = {n: origin for n, *_, origin in rows if origin is not None}
         return TableInfo(row[0], row[1], columns, row[2], row[3], row[4], origins)
 
-    # ------------------------------------------------------------ connectors
-
-    def create_connector(
-        self, name: str, type_: str, definition: dict[str, Any]
-    ) -> ConnectorRecord:
-        check_identifier("connector", name)
-        with self._conn() as conn:
-            return _connectors.create(conn, name, type_, definition)
-
-    def get_connector(self, key: str) -> ConnectorRecord:
-        """A connector by name, or by id when ``key`` is all digits; NotFoundError if none."""
-        with self._conn() as conn:
-            return _connectors.get(conn, key)
-
-    def list_connectors(self) -> list[ConnectorRecord]:
-        with self._conn() as conn:
-            return _connectors.list_all(conn)
-
-    def update_connector(self, connector_id: int, definition: dict[str, Any]) -> ConnectorRecord:
-        with self._conn() as conn:
-            return _connectors.update(conn, connector_id, definition)
-
-    def drop_connector(self, key: str) -> ConnectorRecord:
-        with self._conn() as conn:
-            return _connectors.drop(conn, key)
-
-    def set_connector_state(
-        self, connector_id: int, *, disabled_reason: str | None, last_error: str | None
-    ) -> None:
-        with self._conn() as conn:
-            _connectors.set_state(
-                conn, connector_id, disabled_reason=disabled_reason, last_error=last_error
-            )
-
-    # ------------------------------------------------------------ CDC sync state
-
-    def cdc_state(self, connector_id: int) -> _cdc.CdcState:
-        with self._conn() as conn:
-            return _cdc.read(conn, connector_id)
-
-    def cdc_prepare(
-        self, connector_id: int, slot_name: str, tables: Sequence[tuple[str, str, Sequence[str]]]
-    ) -> None:
-        with self._conn() as conn:
-            _cdc.prepare(conn, connector_id, slot_name, tables)
-
-    def cdc_claim(self, connector_id: int) -> int:
-        with self._conn() as conn:
-            return _cdc.claim(conn, connector_id)
-
-    def cdc_set_slot(self, connector_id: int, epoch: int, consistent_lsn: int | None) -> None:
-        with self._conn() as conn:
-            _cdc.set_slot(conn, connector_id, epoch, consistent_lsn)
-
-    def cdc_confirm(self, connector_id: int, epoch: int, lsn: int) -> None:
-        with self._conn() as conn:
-            _cdc.confirm(conn, connector_id, epoch, lsn)
-
-    def cdc_reset(self, connector_id: int) -> None:
-        with self._conn() as conn:
-            _cdc.reset(conn, connector_id)
-
-    def cdc_chunks(self, connector_id: int, source_table: str) -> list[_cdc.Chunk]:
-        with self._conn() as conn:
-            return _cdc.chunks(conn, connector_id, source_table)
-
-    def cdc_plan_chunks(
-        self, connector_id: int, source_table: str, planned: Sequence[_cdc.Chunk]
-    ) -> list[_cdc.Chunk]:
-        with self._conn() as conn:
-            return _cdc.plan_chunks(conn, connector_id, source_table, planned)
-
-    # ------------------------------------------------------------ ingest sources
-
-    def create_source(
-        self, name: str, type_: str, table: str, definition: dict[str, Any]
-    ) -> _sources.SourceRecord:
-        check_identifier("source", name)
-        with self._conn() as conn:
-            return _sources.create(conn, name, type_, table, definition)
-
-    def get_source(self, name: str) -> _sources.SourceRecord:
-        with self._conn() as conn:
-            return _sources.get(conn, name)
-
-    def list_sources(self) -> list[_sources.SourceRecord]:
-        with self._conn() as conn:
-            return _sources.list_all(conn)
-
-    def drop_source(self, name: str) -> None:
-        with self._conn() as conn:
-            _sources.drop(conn, name)
-
-    # ------------------------------------------------------------ API tokens
-
-    def create_token(
-        self, sha256: bytes, scopes: list[str], tables: list[str] | None, name: str | None
-    ) -> _tokens.TokenRecord:
-        with self._conn() as conn:
-            return _tokens.create(conn, sha256, scopes, tables, name)
-
-    def token_by_hash(self, sha256: bytes) -> _tokens.TokenRecord | None:
-        with self._conn() as conn:
-            return _tokens.by_hash(conn, sha256)
-
-    def list_tokens(self) -> list[_tokens.TokenRecord]:
-        with self._conn() as conn:
-            return _tokens.list_all(conn)
-
-    def revoke_token(self, token_id: int) -> _tokens.TokenRecord:
-        with self._conn() as conn:
-            return _tokens.revoke(conn, token_id)
-
-    # ------------------------------------------------------------ source positions
-
-    def claim_partitions(
-        self, source: str, stream: str, partitions: list[int], start: int = 0
-    ) -> dict[int, _positions.Claim]:
-        """Take ownership of partitions: new epochs, and the positions to read from."""
-        with self._conn() as conn:
-            return _positions.claim(conn, source, stream, partitions, start)
-
-    def source_positions(self, source: str) -> list[_positions.SourcePosition]:
-        with self._conn() as conn:
-            return _positions.positions(conn, source)
-
-    # ------------------------------------------------------------ file-drop files
-
-    def source_files(self, source: str) -> list[_files.SourceFile]:
-        with self._conn() as conn:
-            return _files.files(conn, source)
-
-    def record_source_file(self, source: str, file: _files.SourceFile) -> None:
-        with self._conn() as conn:
-            _files.record(conn, source, file)
-
     # ------------------------------------------------------------ snapshots and extents
 
     def commit(
@@ -419,7 +247,7 @@ class Catalog:
         removed: Sequence[str] = (),
         *,
         summary: dict[str, Any] | None = None,
-        payload: _commit.Payload | None = None,
+        payload: Payload | None = None,
     ) -> CommitResult:
         """Publish ``added`` (and retire ``removed`` extent ids) as one new snapshot."""
         info = self.get_table(table)
@@ -529,28 +357,10 @@ class Catalog:
             return _retention.expire(conn, info.table_id, cutoff)
 
     def referenced_objects(self) -> set[str]:
-        """Object paths any manifest row (of any retained snapshot) or any CDC snapshot chunk
-        not yet committed points at."""
+        """Object paths any manifest row (of any retained snapshot) points at, and those the
+        stores on the catalog database keep alive (CDC snapshot chunks not yet committed)."""
         with self._conn() as conn:
-            manifest = {p for (p,) in conn.execute("SELECT object_path FROM kyma.manifest")}
-            return manifest | _cdc.chunk_objects(conn)
-
-    # ------------------------------------------------------------ ingest ledger
-
-    @contextmanager
-    def idempotency_lock(self, key: str, wait_seconds: float = 30.0) -> Iterator[None]:
-        """Hold ``key``'s lock for a request; a second holder waits, then gets 409-style."""
-        with self._conn() as conn, _ledger.key_lock(conn, key, wait_seconds):
-            yield
-
-    def ledger_lookup(self, key: str) -> _ledger.LedgerEntry | None:
-        with self._conn() as conn:
-            return _ledger.lookup(conn, key)
-
-    def sweep_ledger(self, older_than: timedelta = LEDGER_RETENTION) -> int:
-        """Delete idempotency records older than ``older_than``; return how many."""
-        with self._conn() as conn:
-            cur = conn.execute(
-                "DELETE FROM kyma.ingest_ledger WHERE created_at < now() - %s", (older_than,)
-            )
-        return cur.rowcount
+            found = {p for (p,) in conn.execute("SELECT object_path FROM kyma.manifest")}
+            for references in self.db.references:
+                found |= references(conn)
+            return found

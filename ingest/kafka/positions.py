@@ -13,8 +13,10 @@ from dataclasses import dataclass
 
 import psycopg
 
-from kyma.engine.catalog._commit import Payload
+from kyma.engine.catalog import Migrations, Payload, Store, Transaction
 from kyma.engine.errors import FencedWriterError
+
+MIGRATIONS = Migrations("kyma.ingest.kafka")
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,7 @@ def advance(source: str, stream: str, moves: Mapping[int, tuple[int, int]]) -> P
     ``epoch`` or its stored position is already past ``position``.
     """
 
-    def payload(cur: psycopg.Cursor, _snapshot_id: int) -> None:
+    def payload(cur: Transaction, _snapshot_id: int) -> None:
         for partition, (epoch, position) in sorted(moves.items()):
             row = cur.execute(
                 "SELECT epoch, position FROM kyma.source_positions"
@@ -96,3 +98,24 @@ def positions(conn: psycopg.Connection, source: str) -> list[SourcePosition]:
         (source,),
     ).fetchall()
     return [SourcePosition(*row) for row in rows]
+
+
+class PositionStore(Store):
+    """Partition positions and writer epochs (``kyma.source_positions``)."""
+
+    migrations = (MIGRATIONS,)
+
+    def claim(
+        self, source: str, stream: str, partitions: list[int], start: int = 0
+    ) -> dict[int, Claim]:
+        """Take ownership of partitions: new epochs, and the positions to read from."""
+        with self.db.connection() as conn:
+            return claim(conn, source, stream, partitions, start)
+
+    def positions(self, source: str) -> list[SourcePosition]:
+        with self.db.connection() as conn:
+            return positions(conn, source)
+
+    def forget(self, conn: psycopg.Connection, source: str) -> None:
+        """Drop ``source``'s positions, in the caller's transaction."""
+        conn.execute("DELETE FROM kyma.source_positions WHERE source = %s", (source,))

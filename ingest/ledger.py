@@ -2,6 +2,7 @@
 
 A request holding a key takes a session advisory lock on it first, so two requests with
 one key never ingest twice: the second waits for the first, then replays its answer.
+``kyma.ingest_ledger`` is created by the engine catalog's first migration (``sql/001``).
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
-from kyma.engine.catalog._commit import Payload
+from kyma.engine.catalog import ENGINE_MIGRATIONS, Payload, Store, Transaction
 from kyma.engine.errors import IdempotencyInFlightError
 
 LEDGER_TTL = timedelta(hours=24)
+LEDGER_RETENTION = timedelta(hours=25)
 _LOCK_SPACE = 0x6C656467  # "ledg": keeps these advisory locks apart from others
 
 
@@ -69,7 +71,7 @@ def record(
 ) -> Payload:
     """A commit payload that records ``key`` (replacing an expired entry of the same key)."""
 
-    def payload(cur: psycopg.Cursor, snapshot_id: int) -> None:
+    def payload(cur: Transaction, snapshot_id: int) -> None:
         cur.execute(
             "INSERT INTO kyma.ingest_ledger AS l (key, table_name, body_hash, ack)"
             " VALUES (%s, %s, %s, %s) ON CONFLICT (key) DO UPDATE"
@@ -81,3 +83,27 @@ def record(
             raise IdempotencyInFlightError(f"idempotency key {key!r} was recorded meanwhile")
 
     return payload
+
+
+class Ledger(Store):
+    """The idempotency keys on the shared catalog database."""
+
+    migrations = (ENGINE_MIGRATIONS,)  # kyma.ingest_ledger is in sql/001
+
+    @contextmanager
+    def lock(self, key: str, wait_seconds: float = 30.0) -> Iterator[None]:
+        """Hold ``key``'s lock for a request; a second holder waits, then gets 409-style."""
+        with self.db.connection() as conn, key_lock(conn, key, wait_seconds):
+            yield
+
+    def lookup(self, key: str) -> LedgerEntry | None:
+        with self.db.connection() as conn:
+            return lookup(conn, key)
+
+    def sweep(self, older_than: timedelta = LEDGER_RETENTION) -> int:
+        """Delete idempotency records older than ``older_than``; return how many."""
+        with self.db.connection() as conn:
+            cur = conn.execute(
+                "DELETE FROM kyma.ingest_ledger WHERE created_at < now() - %s", (older_than,)
+            )
+        return cur.rowcount

@@ -8,7 +8,9 @@ from datetime import datetime
 
 import psycopg
 
-from kyma.engine.catalog._commit import Payload
+from kyma.engine.catalog import Migrations, Payload, Store, Transaction
+
+MIGRATIONS = Migrations("kyma.ingest.filedrop")
 
 _COLUMNS = "object_key, size, modified, sha256, state, rows, snapshot_id, error, updated_at"
 _UPSERT = (
@@ -43,7 +45,7 @@ def ingested(
     ``rows`` is asked at commit time: the file was still being read when this was built.
     """
 
-    def payload(cur: psycopg.Cursor, snapshot_id: int) -> None:
+    def payload(cur: Transaction, snapshot_id: int) -> None:
         cur.execute(
             _UPSERT, (source, key, size, modified, sha256, "ingested", rows(), snapshot_id, None)
         )
@@ -75,3 +77,21 @@ def files(conn: psycopg.Connection, source: str) -> list[SourceFile]:
         (source,),
     ).fetchall()
     return [SourceFile(*row) for row in rows]
+
+
+class FileStore(Store):
+    """What file-drop sources did with each object (``kyma.source_files``)."""
+
+    migrations = (MIGRATIONS,)
+
+    def files(self, source: str) -> list[SourceFile]:
+        with self.db.connection() as conn:
+            return files(conn, source)
+
+    def record(self, source: str, file: SourceFile) -> None:
+        with self.db.connection() as conn:
+            record(conn, source, file)
+
+    def forget(self, conn: psycopg.Connection, source: str) -> None:
+        """Drop ``source``'s file records, in the caller's transaction."""
+        conn.execute("DELETE FROM kyma.source_files WHERE source = %s", (source,))

@@ -1,0 +1,139 @@
+"""The Catalog seam: tables, columns, snapshots, the extent manifest, pruning and commits.
+
+``PostgresCatalog`` (``postgres.py``) implements it. State other layers keep in the catalog
+database (connector records, CDC cursors, source positions, tokens, ...) lives in stores
+owned by those layers, over the shared ``CatalogDatabase``; a commit carries their writes
+as payloads that run in its transaction through the small ``Transaction`` protocol.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from datetime import datetime
+from typing import Any, Protocol
+
+from kyma.engine.catalog._model import (
+    CommitResult,
+    ExtentRef,
+    ManifestEntry,
+    SnapshotInfo,
+    TableInfo,
+)
+from kyma.engine.format import ExtentWriteResult
+from kyma.engine.format.predicate import BlockPredicate
+from kyma.engine.types import Column
+
+# Given a cancel function, a context that yields the seconds left (None: no deadline).
+Watch = Callable[[Callable[[], None]], AbstractContextManager[float | None]]
+
+
+class Rows(Protocol):
+    """What a statement run in a transaction gives back."""
+
+    @property
+    def rowcount(self) -> int: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+
+class Transaction(Protocol):
+    """The open commit transaction, as payloads see it (a driver cursor has this shape)."""
+
+    def execute(self, query: Any, params: Any = None, /) -> Rows: ...
+
+    def executemany(self, query: Any, params_seq: Any, /) -> None: ...
+
+
+Payload = Callable[[Transaction, int], None]
+"""Runs inside the commit transaction with the new snapshot id; raise to abort."""
+
+
+class Catalog(ABC):
+    """Tables and their columns, snapshots, the extent manifest, and the CAS commit."""
+
+    commit_listeners: list[Callable[[Any], None]]
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    @abstractmethod
+    def ping(self, timeout: float = 30) -> None: ...
+
+    # ------------------------------------------------------------ tables and columns
+
+    @abstractmethod
+    def create_table(
+        self,
+        name: str,
+        columns: Sequence[Column],
+        *,
+        if_not_exists: bool = False,
+        options: dict[str, Any] | None = None,
+    ) -> TableInfo: ...
+
+    def add_column(self, table: str, column: Column, *, if_not_exists: bool = False) -> TableInfo:
+        """Widen a table by one nullable column (schema only widens)."""
+        return self.add_columns(table, [column], if_not_exists=if_not_exists)
+
+    @abstractmethod
+    def add_columns(
+        self,
+        table: str,
+        columns: Sequence[Column],
+        *,
+        if_not_exists: bool = False,
+        origins: dict[str, dict[str, Any]] | None = None,
+    ) -> TableInfo: ...
+
+    @abstractmethod
+    def set_table_options(self, table: str, options: dict[str, Any]) -> TableInfo: ...
+
+    @abstractmethod
+    def column_stats(self, table: str) -> dict[str, dict[str, Any]]: ...
+
+    @abstractmethod
+    def drop_table(self, name: str, *, if_exists: bool = False) -> bool: ...
+
+    @abstractmethod
+    def get_table(self, name: str) -> TableInfo: ...
+
+    @abstractmethod
+    def list_tables(self) -> list[TableInfo]: ...
+
+    # ------------------------------------------------------------ snapshots and extents
+
+    @abstractmethod
+    def commit(
+        self,
+        table: str,
+        added: Sequence[ExtentWriteResult],
+        removed: Sequence[str] = (),
+        *,
+        summary: dict[str, Any] | None = None,
+        payload: Payload | None = None,
+    ) -> CommitResult: ...
+
+    @abstractmethod
+    def live_extents(self, table: str, snapshot_id: int | None = None) -> list[ManifestEntry]: ...
+
+    @abstractmethod
+    def prune_extents(
+        self,
+        table: str,
+        snapshot_id: int | None,
+        predicate: BlockPredicate | None,
+        watch: Watch | None = None,
+    ) -> tuple[int, list[ExtentRef]]: ...
+
+    @abstractmethod
+    def snapshots(self, table: str) -> list[SnapshotInfo]: ...
+
+    @abstractmethod
+    def expire_snapshots(self, table: str, cutoff: datetime) -> tuple[int, int]: ...
+
+    @abstractmethod
+    def referenced_objects(self) -> set[str]: ...
