@@ -16,7 +16,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from kyma.connectors.store import MIGRATIONS
-from kyma.engine.catalog import CatalogDatabase, Migrations, Payload, Store, Transaction
+from kyma.engine.catalog import CatalogDatabase, Payload, Store, Transaction
 from kyma.engine.errors import FencedWriterError
 
 CHANGES_SUFFIX = "__changes"

@@ -106,5 +106,8 @@ def _dynamic_key(call: exp.Anonymous) -> str | None:
     path = call.expressions[1] if len(call.expressions) == 2 else None
     if not (isinstance(path, exp.Literal) and path.is_string):
         return None
-    keys = json.loads(path.this)
-    return str(keys[-1]) if keys else None
+    try:
+        keys = json.loads(path.this)
+    except ValueError:  # not a path: the function itself says so when it runs
+        return None
+    return str(keys[-1]) if isinstance(keys, list) and keys else None

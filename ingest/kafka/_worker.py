@@ -29,9 +29,9 @@ from kyma.engine.errors import FencedWriterError, IngestError, NotFoundError, Re
 from kyma.engine.types import Column, KymaType
 from kyma.ingest.kafka._batch import Origins, build_body
 from kyma.ingest.kafka._spec import KafkaSpec
-from kyma.ingest.source import SourceWorker
 from kyma.ingest.kafka.positions import PositionStore
 from kyma.ingest.kafka.positions import advance as advance_positions
+from kyma.ingest.source import SourceWorker
 from kyma.ingest.write_path import WritePath
 
 log = logging.getLogger("kyma.kafka")

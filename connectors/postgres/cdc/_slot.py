@@ -15,8 +15,8 @@ import psycopg
 from psycopg import sql
 
 from kyma.connectors.base import SyncDisabled
-from kyma.connectors.postgres.cdc._tables import SLOT_INVALIDATED, SLOT_MISSING
 from kyma.connectors.cdc_state import lsn_int
+from kyma.connectors.postgres.cdc._tables import SLOT_INVALIDATED, SLOT_MISSING
 
 HEARTBEAT_PREFIX = "kyma_heartbeat"
 

@@ -15,12 +15,12 @@ import psycopg
 import pyarrow as pa
 from sqlglot import exp
 
+from kyma.connectors.cdc_state import advance_table as advance_cdc_table
 from kyma.connectors.postgres._connector import PostgresConnector
 from kyma.connectors.postgres._types import fetch_expression, to_kyma
 from kyma.connectors.postgres.cdc._changes import lsn_key
 from kyma.connectors.postgres.cdc._slot import ExportedSlot
 from kyma.connectors.postgres.cdc._tables import SyncTable
-from kyma.connectors.cdc_state import advance_table as advance_cdc_table
 from kyma.ingest.write_path import WritePath
 
 

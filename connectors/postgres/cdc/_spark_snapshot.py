@@ -24,15 +24,15 @@ import pyarrow as pa
 from psycopg import sql
 
 from kyma.connectors.base import SparkTarget
+from kyma.connectors.cdc_state import CdcStore, Chunk
+from kyma.connectors.cdc_state import advance_table as advance_cdc_table
+from kyma.connectors.cdc_state import forget_chunks as forget_cdc_chunks
+from kyma.connectors.cdc_state import record_chunk as record_cdc_chunk
 from kyma.connectors.postgres._connector import PostgresConnector
 from kyma.connectors.postgres._types import to_kyma
 from kyma.connectors.postgres.cdc._slot import ExportedSlot
 from kyma.connectors.postgres.cdc._snapshot import select_sql, snapshot_rows
 from kyma.connectors.postgres.cdc._tables import SyncTable
-from kyma.connectors.cdc_state import CdcStore, Chunk
-from kyma.connectors.cdc_state import advance_table as advance_cdc_table
-from kyma.connectors.cdc_state import forget_chunks as forget_cdc_chunks
-from kyma.connectors.cdc_state import record_chunk as record_cdc_chunk
 from kyma.engine.catalog import Catalog, ColumnWrite, TableInfo, Transaction, column_stats_record
 from kyma.engine.errors import KymaError, RetryableError
 from kyma.engine.format import ExtentWriteResult, SegmentFormat

@@ -21,6 +21,7 @@ import psycopg
 import pyarrow as pa
 
 from kyma.connectors.base import SyncDisabled, SyncWorker
+from kyma.connectors.cdc_state import CHANGES_SUFFIX, CdcStore, advance_table, lsn_text
 from kyma.connectors.postgres._connector import PostgresConnector
 from kyma.connectors.postgres.cdc import _slot, _tables
 from kyma.connectors.postgres.cdc._changes import (
@@ -56,13 +57,11 @@ from kyma.connectors.postgres.cdc.pgoutput import (
     Truncate,
     Update,
 )
-from kyma.connectors.cdc_state import CHANGES_SUFFIX, CdcStore, advance_table, lsn_text
 from kyma.connectors.store import ConnectorRecord, ConnectorStore
 from kyma.connectors.sync import kyma_table_name
 from kyma.engine.catalog import Catalog
 from kyma.engine.errors import (
     FencedWriterError,
-    KymaError,
     RetryableError,
     SourceUnreachableError,
     TerminalError,
