@@ -123,6 +123,79 @@ def test_function_results_are_bounded_by_the_memory_limit(
     assert query(serve, "SELECT length(repeat('x', 1000)) AS n")[2]["rows"] == [[1000]]
 
 
+RSS_BOUND = 1024 << 20  # the server's resident memory after the memory cases, in bytes
+
+
+@pytest.mark.parametrize(
+    ("sql", "built"),
+    [  # sizes only known while running: kyma_size_guard refuses the batch before it is built
+        ("SELECT length(repeat('x', n)) AS n FROM (VALUES (2000000000)) t(n)", "repeat"),
+        ("SELECT length(repeat('x', 1000000000 * 2)) AS n", "repeat"),
+        ("SELECT length(lpad('x', n)) AS n FROM (VALUES (2000000000)) t(n)", "lpad"),
+        ("SELECT length(rpad(s, n)) AS n FROM (VALUES ('x', 500000000)) t(s, n)", "rpad"),
+        (
+            "SELECT cardinality(array_repeat(1, n)) AS n FROM (VALUES (500000000)) t(n)",
+            "array_repeat",
+        ),
+        # each value is small; a batch of them is not (result materialization)
+        (
+            "SELECT sum(length(repeat(CAST(value AS TEXT), 100000))) AS n"
+            " FROM generate_series(1, 1000000)",
+            "repeat",
+        ),
+    ],
+)
+def test_function_results_from_values_are_bounded_while_running(
+    serve: Serve, sql: str, built: str
+) -> None:
+    body = _refused(serve, sql, 413, "query_memory_bytes")
+    assert body["message"].startswith(built + " would build about"), body
+    assert "in one batch of rows" in body["message"], body
+    assert f"KYMA_QUERY_MEMORY_BYTES ({MEMORY_LIMIT})" in body["message"]
+    assert _memory(serve, "VmRSS") < RSS_BOUND
+
+
+def test_aggregates_over_large_series_are_bounded(serve: Serve) -> None:
+    """Accumulators count against the pool; series past it are refused before running."""
+    body = _refused(
+        serve,
+        "SELECT length(string_agg(repeat('x', 1000), ',')) AS n FROM generate_series(1, 1000000)",
+        413,
+        "query_memory_bytes",
+    )
+    assert "needs more memory than KYMA_QUERY_MEMORY_BYTES" in body["message"], body
+    for sql in (
+        "SELECT cardinality(array_agg(value)) AS n FROM generate_series(1, 50000000)",
+        "SELECT length(string_agg(CAST(value AS TEXT), ',')) AS n"
+        " FROM generate_series(1, 50000000)",
+    ):
+        body = _refused(serve, sql, 413, "query_memory_bytes")
+        assert body["message"].startswith("GENERATE_SERIES(1, 50000000) would build"), body
+    status, _, body = query(
+        serve, "SELECT cardinality(array_agg(value)) AS n FROM generate_series(1, 100000)"
+    )
+    assert (status, body["rows"]) == (200, [[100000]]), body
+    assert _memory(serve, "VmRSS") < RSS_BOUND
+
+
+def test_three_huge_function_results_at_once(serve: Serve) -> None:
+    """The issue's case: three at once got the server OOM-killed."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    statements = [
+        "SELECT length(repeat('x', 2000000000)) AS n",
+        "SELECT length(repeat('x', n)) AS n FROM (VALUES (2000000000)) t(n)",
+        "SELECT count(*) AS n FROM unnest(range(1, 100000000))",
+    ]
+    with ThreadPoolExecutor(3) as pool:
+        answers = list(pool.map(lambda sql: query(serve, sql), statements * 2))
+    assert [(status, body["limit"]) for status, _, body in answers] == [
+        (413, "query_memory_bytes")
+    ] * 6, answers
+    _alive(serve)
+    assert _memory(serve, "VmRSS") < RSS_BOUND
+
+
 # ------------------------------------------------------------ 3: stage-1 pruning is bounded
 
 
