@@ -29,15 +29,30 @@ COPIES = 4
 _ELEMENT = 8  # bytes of one int64 or float64
 
 
+_ARITHMETIC: dict[type, Callable[[float, float], float]] = {
+    exp.Add: lambda a, b: a + b,
+    exp.Sub: lambda a, b: a - b,
+    exp.Mul: lambda a, b: a * b,
+    exp.Div: lambda a, b: a / b if b else float("nan"),
+}
+
+
 def _number(node: exp.Expression) -> float | None:
-    negative = isinstance(node, exp.Neg)
-    inner = node.this if negative else node
-    if isinstance(inner, exp.Literal) and not inner.is_string:
+    """The value of a numeric literal, or of arithmetic, parentheses and casts over them."""
+    if isinstance(node, exp.Literal) and not node.is_string:
         try:
-            value = float(inner.this)
+            return float(node.this)
         except ValueError:
             return None
-        return -value if negative else value
+    if isinstance(node, exp.Neg | exp.Paren | exp.Cast):
+        inner = _number(node.this)
+        return -inner if inner is not None and isinstance(node, exp.Neg) else inner
+    operation = _ARITHMETIC.get(type(node))
+    if operation is not None:
+        left, right = _number(node.this), _number(node.expression)
+        if left is not None and right is not None:
+            value = operation(left, right)
+            return value if value == value else None  # NaN: a division by zero
     return None
 
 

@@ -23,6 +23,7 @@ import pyarrow as pa
 from datafusion import RuntimeEnvBuilder, SessionConfig, SessionContext
 
 from kyma.engine.errors import (
+    EngineFailedError,
     LimitExceededError,
     QueryCancelledError,
     QueryTimeoutError,
@@ -119,6 +120,23 @@ def cancelled_with_statement(cancel: Callable[[], None]) -> Iterator[float | Non
         yield max(0.001, token.deadline - time.monotonic())
 
 
+def contained(work: Callable[[], T]) -> T:
+    """``work()``, with a panic inside DataFusion as EngineFailedError. pyo3 raises Rust panics
+    as ``PanicException``, a BaseException: left alone, it passes every ``except Exception``
+    and ends the thread serving the request (or the whole REPL) instead of one statement."""
+    try:
+        return work()
+    except BaseException as e:
+        if type(e).__name__ != "PanicException":  # KeyboardInterrupt, SystemExit...
+            raise
+        first = (str(e).strip().splitlines() or [""])[0]
+        log.error("DataFusion panicked on a statement: %s", first, exc_info=e)
+        raise EngineFailedError(
+            f"the query engine failed on this statement (DataFusion panicked: {first});"
+            " the statement was stopped, the server goes on"
+        ) from None
+
+
 def _timeout(seconds: float) -> QueryTimeoutError:
     return QueryTimeoutError(
         f"the statement ran past KYMA_QUERY_TIMEOUT_SECONDS ({seconds:g} s) and was cancelled",
@@ -179,7 +197,7 @@ class QueryGate:
         timeout = limits.timeout_seconds if limits is not None else 0
         if not timeout and cancel is None:
             try:
-                return work()
+                return contained(work)
             finally:
                 self._release()
         token = _Token(timeout)
@@ -189,7 +207,7 @@ class QueryGate:
         def run() -> None:
             _current.set(token)
             try:
-                box["result"] = work()
+                box["result"] = contained(work)
             except BaseException as e:  # handed to the waiting caller
                 box["error"] = e
             finally:
