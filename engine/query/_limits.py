@@ -41,8 +41,8 @@ class QueryLimits:
     """Per statement; 0 means no limit. ``memory_bytes`` bounds DataFusion's operators
     (sorts, aggregates, joins) of one statement, and the estimated results of functions
     with literal sizes (``repeat``, ``range``…); nothing spills to disk.
-    ``max_statement_bytes`` and ``max_expression_depth`` bound the SQL text before it
-    parses (see ``_guard``)."""
+    ``max_statement_bytes``, ``max_expression_depth`` and ``max_in_list_values`` bound the
+    SQL text before it parses (see ``_guard``)."""
 
     timeout_seconds: float = 300
     memory_bytes: int = 2 << 30
@@ -51,6 +51,7 @@ class QueryLimits:
     max_result_bytes: int = 256 << 20
     max_statement_bytes: int = 1 << 20
     max_expression_depth: int = 1000
+    max_in_list_values: int = 10_000
 
 
 @dataclass

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 
 from sqlglot import exp
 from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
-from sqlglot.tokens import Tokenizer
+from sqlglot.tokens import Token, Tokenizer
 
 from kyma.engine.catalog import Catalog
 from kyma.engine.errors import NotFoundError, SqlError, UnsupportedStatementError
@@ -23,7 +23,7 @@ from kyma.engine.query._access import (
     readable,
 )
 from kyma.engine.query._estimate import check_functions
-from kyma.engine.query._guard import check_statement, too_deep
+from kyma.engine.query._guard import check_in_lists, check_statement, too_deep
 from kyma.engine.query._limits import QueryGate, QueryLimits
 from kyma.engine.query._parse import parse_statement, table_name
 from kyma.engine.query._result import QueryResult
@@ -73,7 +73,9 @@ class QueryEngine:
         raises to refuse it; SHOW TABLES lists the tables it lets the caller read. ``cancel``,
         set while the statement runs, cancels it (QueryCancelledError).
         """
-        check_statement(sql, self.limits.max_statement_bytes, self.limits.max_expression_depth)
+        limits = self.limits
+        check_statement(sql, limits.max_statement_bytes, limits.max_expression_depth)
+        check_in_lists(sql, limits.max_in_list_values)
         try:
             if authorize is not None:
                 authorize(self.access(sql))
@@ -92,10 +94,12 @@ class QueryEngine:
         pushdown: bool,
         visible: Callable[[str], bool] | None,
     ) -> QueryResult:
-        for statement in self.statements:
-            handled = statement(sql)
-            if handled is not None:
-                return handled
+        first = (_first_words(sql) or [""])[0]
+        if first not in QUERY_WORDS and first != "EXPLAIN":  # kyma's own statements
+            for statement in self.statements:
+                handled = statement(sql)
+                if handled is not None:
+                    return handled
         sql, explain = _strip_explain(sql)
         stmt = parse_statement(_time_travel.apply(sql))
         if isinstance(stmt, exp.Query):
@@ -155,18 +159,35 @@ class QueryEngine:
         return Access(ADMIN)
 
 
+_PREFIX = 256  # characters tokenized to find a statement's first words
+
+
+def _leading_tokens(sql: str, count: int) -> list[Token]:
+    """The first ``count`` tokens of ``sql``, from a prefix when it holds them: tokenizing
+    a statement with a 100 000-value IN list takes seconds. TokenError if it does not
+    tokenize."""
+    if len(sql) > _PREFIX:
+        try:
+            tokens = Tokenizer().tokenize(sql[:_PREFIX])
+        except Exception:  # cut inside a string or comment: tokenize it all
+            tokens = []
+        if len(tokens) > count:  # only the prefix's last token may be cut short
+            return tokens[:count]
+    return Tokenizer().tokenize(sql)[:count]
+
+
 def _first_words(sql: str) -> list[str]:
     """The first two words of ``sql``, upper-cased (fewer when it has fewer)."""
     try:
-        tokens = Tokenizer().tokenize(sql)
+        tokens = _leading_tokens(sql, 2)
     except Exception:  # sqlglot's TokenError; running the statement reports it
         return []
-    return [t.text.upper() for t in tokens[:2]]
+    return [t.text.upper() for t in tokens]
 
 
 def _strip_explain(sql: str) -> tuple[str, bool]:
     try:
-        tokens = Tokenizer().tokenize(sql)
+        tokens = _leading_tokens(sql, 1)
     except Exception as e:  # sqlglot's TokenError
         raise SqlError(f"syntax error: {e}") from None
     if tokens and tokens[0].text.upper() == "EXPLAIN":
