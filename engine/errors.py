@@ -201,6 +201,11 @@ class QueryCancelledError(TerminalError):
     """The client cancelled the statement while it ran (a Postgres CancelRequest)."""
 
 
+class EngineFailedError(TerminalError):
+    """The query engine failed inside while running one statement (a DataFusion panic,
+    raised as pyo3's ``PanicException``); that statement fails, the server goes on."""
+
+
 class TooManyQueriesError(RetryableError):
     """Every query slot is taken; ``retry_after`` (seconds) says when to try again."""
 

@@ -2,6 +2,10 @@
 
 On its own thread the server needs no signal to stop: ``stop()`` closes the listening socket,
 lets running requests finish and ends the loop, whichever thread the process is in.
+
+Health probes (``probes``: ``GET /healthz``…) run on a worker thread of their own: waitress
+queues requests while all its threads are busy, and wide ingest bodies on every thread kept
+``/healthz`` waiting for minutes (issue 25).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from typing import Any
 
 from waitress import wasyncore
 from waitress.server import create_server
+from waitress.task import ThreadedTaskDispatcher
 
 from kyma.engine.errors import ConfigError
 from kyma.ingest.tls import serve_tls, server_context
@@ -33,6 +38,7 @@ class HttpListener:
         threads: int,
         tls: tuple[Any, Any] | None = None,
         name: str = "http",
+        probes: frozenset[str] = frozenset(),
     ) -> None:
         try:  # bound here: waitress leaks its sockets when binding fails
             listening = socket.create_server((host, port))
@@ -42,6 +48,7 @@ class HttpListener:
                 f" set {setting} to a free port (0: any free port)"
             ) from e
         self._server: Any = create_server(app, sockets=[listening], threads=threads)
+        self._probes = _probes_apart(self._server, probes) if probes else None
         if tls is not None:
             serve_tls(self._server, server_context(*tls))
         self.port: int = self._server.effective_port
@@ -53,8 +60,28 @@ class HttpListener:
         server = self._server
         _on_loop(server, lambda: wasyncore.dispatcher.close(server))
         server.task_dispatcher.shutdown(cancel_pending=False, timeout=STOP_GRACE_SECONDS)
+        if self._probes is not None:
+            self._probes.shutdown(cancel_pending=True, timeout=1)
         _on_loop(server, lambda: wasyncore.close_all(server._map))
         self._thread.join(STOP_GRACE_SECONDS)
+
+
+def _probes_apart(server: Any, paths: frozenset[str]) -> ThreadedTaskDispatcher:
+    """Route a channel whose next request is ``GET``/``HEAD`` of one of ``paths`` to a
+    dispatcher of one thread of its own; every other request to waitress's workers."""
+    probes = ThreadedTaskDispatcher()
+    probes.set_thread_count(1)
+    workers = server.add_task
+
+    def add_task(channel: Any) -> None:
+        request = channel.requests[0] if getattr(channel, "requests", None) else None
+        if request is not None and request.command in ("GET", "HEAD") and request.path in paths:
+            probes.add_task(channel)
+        else:
+            workers(channel)
+
+    server.add_task = add_task  # the channels call server.add_task(self)
+    return probes
 
 
 def _on_loop(server: Any, work: Any) -> None:

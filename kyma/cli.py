@@ -320,6 +320,7 @@ def serve(settings: Settings) -> int:
             setting="KYMA_HTTP_PORT",
             threads=settings.http_threads,
             tls=tls_files,
+            probes=frozenset({"/healthz", "/readyz"}),
         )
         stack.callback(http.stop)
         try:

@@ -185,6 +185,7 @@ def query_limits(settings: Settings) -> QueryLimits:
         max_result_bytes=settings.max_result_bytes,
         max_statement_bytes=settings.max_statement_bytes,
         max_expression_depth=settings.max_expression_depth,
+        max_in_list_values=settings.max_in_list_values,
     )
 
 

@@ -119,6 +119,9 @@ class Settings:
         "KYMA_MAX_EXPRESSION_DEPTH",
         "deepest expression: nested groups plus chained operators (0: no limit)",
     )
+    max_in_list_values: int = _setting(
+        10_000, "KYMA_MAX_IN_LIST_VALUES", "most values in one IN (...) list (0: no limit)"
+    )
     log_format: str = _setting("text", "KYMA_LOG_FORMAT", "text, or json: one object a line")
     spark_master: str | None = _setting(
         None,

@@ -4,8 +4,17 @@ Statements are dispatched by kind; the answer is an Arrow table plus a status li
 """
 
 from kyma.engine.query._access import ADMIN, READ, Access
-from kyma.engine.query._limits import QueryEvent, QueryLimits
+from kyma.engine.query._limits import QueryEvent, QueryLimits, contained
 from kyma.engine.query._result import QueryResult
 from kyma.engine.query._session import QueryEngine
 
-__all__ = ["ADMIN", "READ", "Access", "QueryEngine", "QueryEvent", "QueryLimits", "QueryResult"]
+__all__ = [
+    "ADMIN",
+    "READ",
+    "Access",
+    "QueryEngine",
+    "QueryEvent",
+    "QueryLimits",
+    "QueryResult",
+    "contained",
+]

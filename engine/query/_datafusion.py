@@ -11,7 +11,7 @@ import re
 import pyarrow as pa
 from datafusion import SessionContext
 
-from kyma.engine.errors import KymaError, NotFoundError, SqlError
+from kyma.engine.errors import KymaError, LimitExceededError, NotFoundError, SqlError
 from kyma.engine.query._limits import QueryLimits, collect, memory_error
 
 _MEMORY = "Resources exhausted"  # the statement outgrew its memory pool
@@ -25,9 +25,10 @@ _NOT_FOUND = (
 # ``PyErr { type: <class 'kyma.engine.errors.SqlError'>, value: SqlError("…"), traceback: … }``.
 _KYMA_CAUSE = (
     re.compile(
-        r"<class 'kyma\.engine\.errors\.\w+'>, value: \w+\((?P<q>[\"'])(?P<message>.*?)(?P=q)\)"
+        r"<class 'kyma\.engine\.errors\.(?P<kind>\w+)'>, value: \w+\((?P<q>[\"'])"
+        r"(?P<message>.*?)(?P=q)\)"
     ),
-    re.compile(r"kyma\.engine\.errors\.\w+: (?P<message>.*)"),
+    re.compile(r"kyma\.engine\.errors\.(?P<kind>\w+): (?P<message>.*)"),
 )
 
 
@@ -55,5 +56,7 @@ def translate(error: Exception, limits: QueryLimits | None = None) -> KymaError:
             return NotFoundError(message.splitlines()[0])
     for pattern in _KYMA_CAUSE:  # a kyma error raised in a UDF: its message, no traceback
         if cause := pattern.search(message):
+            if cause.group("kind") == "LimitExceededError":  # kyma_size_guard's
+                return LimitExceededError(cause.group("message"), "query_memory_bytes")
             return SqlError(cause.group("message"))
     return SqlError(message.splitlines()[0] if message else type(error).__name__)

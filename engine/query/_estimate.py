@@ -1,4 +1,9 @@
-"""Result sizes of functions whose arguments are literals, checked before planning.
+"""Result sizes of functions that build as much as an argument says, bounded twice.
+
+Before planning, from literal arguments: ``check_functions``. While running, from the
+actual values: ``rewrite/size_guards`` wraps each size argument in ``kyma_size_guard``
+(registered by ``register_guard``), which refuses a batch of rows whose results would pass
+the per-function budget before the function allocates them.
 
 DataFusion's memory pool bounds its operators (sorts, joins, aggregates), not what a scalar
 or table function builds: ``repeat('x', 2000000000)`` or ``range(1, 100000000)`` would
@@ -12,6 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from datafusion import SessionContext, udf
 from sqlglot import exp
 
 from kyma.engine.errors import LimitExceededError
@@ -20,15 +29,30 @@ COPIES = 4
 _ELEMENT = 8  # bytes of one int64 or float64
 
 
+_ARITHMETIC: dict[type, Callable[[float, float], float]] = {
+    exp.Add: lambda a, b: a + b,
+    exp.Sub: lambda a, b: a - b,
+    exp.Mul: lambda a, b: a * b,
+    exp.Div: lambda a, b: a / b if b else float("nan"),
+}
+
+
 def _number(node: exp.Expression) -> float | None:
-    negative = isinstance(node, exp.Neg)
-    inner = node.this if negative else node
-    if isinstance(inner, exp.Literal) and not inner.is_string:
+    """The value of a numeric literal, or of arithmetic, parentheses and casts over them."""
+    if isinstance(node, exp.Literal) and not node.is_string:
         try:
-            value = float(inner.this)
+            return float(node.this)
         except ValueError:
             return None
-        return -value if negative else value
+    if isinstance(node, exp.Neg | exp.Paren | exp.Cast):
+        inner = _number(node.this)
+        return -inner if inner is not None and isinstance(node, exp.Neg) else inner
+    operation = _ARITHMETIC.get(type(node))
+    if operation is not None:
+        left, right = _number(node.this), _number(node.expression)
+        if left is not None and right is not None:
+            value = operation(left, right)
+            return value if value == value else None  # NaN: a division by zero
     return None
 
 
@@ -106,9 +130,36 @@ def check_functions(stmt: exp.Expression, memory_bytes: int) -> None:
             continue
         size = size_of(node)
         if size * COPIES > memory_bytes:
-            raise LimitExceededError(
-                f"{node.sql('postgres')[:80]} would build about {int(size)} bytes;"
-                f" KYMA_QUERY_MEMORY_BYTES ({memory_bytes}) allows {memory_bytes // COPIES}"
-                " per function result; make it smaller, or raise the limit",
-                "query_memory_bytes",
-            )
+            raise too_large(node.sql("postgres")[:80], size, memory_bytes)
+
+
+def too_large(what: str, size: float, memory_bytes: int, where: str = "") -> LimitExceededError:
+    """The error of a function result past its share of ``memory_bytes``."""
+    return LimitExceededError(
+        f"{what} would build about {int(size)} bytes{where};"
+        f" KYMA_QUERY_MEMORY_BYTES ({memory_bytes}) allows {memory_bytes // COPIES}"
+        " per function result; make it smaller, or raise the limit",
+        "query_memory_bytes",
+    )
+
+
+GUARD = "kyma_size_guard"  # wrapped around size arguments by rewrite/size_guards
+
+
+def register_guard(ctx: SessionContext, memory_bytes: int) -> None:
+    """``kyma_size_guard(count, unit_bytes, name)``: ``count`` unchanged, unless the batch's
+    ``count × unit_bytes`` summed over its rows passes ``memory_bytes / COPIES`` (0: never)."""
+    budget = memory_bytes // COPIES
+
+    def guard(count: pa.Array, unit: pa.Array, name: pa.Array) -> pa.Array:
+        counts = pc.fill_null(count, 0).to_numpy(zero_copy_only=False).astype(np.float64)
+        units = pc.fill_null(unit, 0).to_numpy(zero_copy_only=False).astype(np.float64)
+        size = float((np.maximum(counts, 0) * np.maximum(units, 0)).sum())
+        if budget and size > budget:
+            raise too_large(name[0].as_py(), size, memory_bytes, " in one batch of rows")
+        return count
+
+    # Immutable: DataFusion folds it on constants and shares it between equal expressions.
+    ctx.register_udf(
+        udf(guard, [pa.int64(), pa.int64(), pa.string()], pa.int64(), "immutable", name=GUARD)
+    )

@@ -52,6 +52,44 @@ def check_statement(sql: str, max_bytes: int, max_depth: int) -> None:
         )
 
 
+# What an IN list's values are counted over: quoted text and comments (skipped whole),
+# ``IN (`` and the parentheses and commas between them.
+_LIST_TOKENS = re.compile(
+    r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|--[^\n]*|/\*.*?\*/|\bIN\s*\(|[(),]",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def check_in_lists(sql: str, max_values: int) -> None:
+    """StatementLimitError if an ``IN (...)`` list holds more than ``max_values`` values.
+
+    Tens of thousands of values take sqlglot seconds per pass (tokenizing, parsing,
+    copying, writing back) and DataFusion as long again: refused first, from one regex
+    pass, and only when the statement has that many commas at all. 0 turns it off.
+    """
+    if not max_values or sql.count(",") < max_values:
+        return
+    counts: list[int | None] = []  # per open parenthesis: values so far, None if not IN's
+    for match in _LIST_TOKENS.finditer(sql):
+        text = match.group()
+        if text == ",":
+            if counts and counts[-1] is not None:
+                counts[-1] += 1
+        elif text == ")":
+            values = counts.pop() if counts else None
+            if values is not None and values + 1 > max_values:
+                raise StatementLimitError(
+                    f"an IN list of {values + 1} values exceeds the limit {max_values}"
+                    " (KYMA_MAX_IN_LIST_VALUES); put the values in a table and join it,"
+                    " or split the statement",
+                    "max_in_list_values",
+                )
+        elif text == "(":
+            counts.append(None)
+        elif text[0] not in "'\"-/":  # IN (
+            counts.append(0)
+
+
 def _upper_bound(sql: str, limit: int) -> int:
     """At least the depth estimate: every opener and operator, counting quoted text too."""
     count = 0

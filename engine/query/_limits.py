@@ -23,6 +23,7 @@ import pyarrow as pa
 from datafusion import RuntimeEnvBuilder, SessionConfig, SessionContext
 
 from kyma.engine.errors import (
+    EngineFailedError,
     LimitExceededError,
     QueryCancelledError,
     QueryTimeoutError,
@@ -40,8 +41,8 @@ class QueryLimits:
     """Per statement; 0 means no limit. ``memory_bytes`` bounds DataFusion's operators
     (sorts, aggregates, joins) of one statement, and the estimated results of functions
     with literal sizes (``repeat``, ``range``…); nothing spills to disk.
-    ``max_statement_bytes`` and ``max_expression_depth`` bound the SQL text before it
-    parses (see ``_guard``)."""
+    ``max_statement_bytes``, ``max_expression_depth`` and ``max_in_list_values`` bound the
+    SQL text before it parses (see ``_guard``)."""
 
     timeout_seconds: float = 300
     memory_bytes: int = 2 << 30
@@ -50,6 +51,7 @@ class QueryLimits:
     max_result_bytes: int = 256 << 20
     max_statement_bytes: int = 1 << 20
     max_expression_depth: int = 1000
+    max_in_list_values: int = 10_000
 
 
 @dataclass
@@ -119,6 +121,23 @@ def cancelled_with_statement(cancel: Callable[[], None]) -> Iterator[float | Non
         yield max(0.001, token.deadline - time.monotonic())
 
 
+def contained(work: Callable[[], T]) -> T:
+    """``work()``, with a panic inside DataFusion as EngineFailedError. pyo3 raises Rust panics
+    as ``PanicException``, a BaseException: left alone, it passes every ``except Exception``
+    and ends the thread serving the request (or the whole REPL) instead of one statement."""
+    try:
+        return work()
+    except BaseException as e:
+        if type(e).__name__ != "PanicException":  # KeyboardInterrupt, SystemExit...
+            raise
+        first = (str(e).strip().splitlines() or [""])[0]
+        log.error("DataFusion panicked on a statement: %s", first, exc_info=e)
+        raise EngineFailedError(
+            f"the query engine failed on this statement (DataFusion panicked: {first});"
+            " the statement was stopped, the server goes on"
+        ) from None
+
+
 def _timeout(seconds: float) -> QueryTimeoutError:
     return QueryTimeoutError(
         f"the statement ran past KYMA_QUERY_TIMEOUT_SECONDS ({seconds:g} s) and was cancelled",
@@ -180,7 +199,7 @@ class QueryGate:
         timeout = limits.timeout_seconds if limits is not None else 0
         if not timeout and cancel is None:
             try:
-                return work()
+                return contained(work)
             finally:
                 self._release()
         token = _Token(timeout)
@@ -190,7 +209,7 @@ class QueryGate:
         def run() -> None:
             _current.set(token)
             try:
-                box["result"] = work()
+                box["result"] = contained(work)
             except BaseException as e:  # handed to the waiting caller
                 box["error"] = e
             finally:

@@ -21,6 +21,7 @@ from kyma.engine.format import SegmentFormat
 from kyma.engine.format.predicate import BlockPredicate, Or
 from kyma.engine.query import pg_numeric, udfs
 from kyma.engine.query._datafusion import run_datafusion
+from kyma.engine.query._estimate import register_guard
 from kyma.engine.query._limits import (
     QueryLimits,
     cancelled_with_statement,
@@ -32,7 +33,7 @@ from kyma.engine.query._output_names import output_names, renamed
 from kyma.engine.query._result import QueryResult
 from kyma.engine.query._scan import ScanStats, TableScan, scan_blocks
 from kyma.engine.query.federation import FederatedScan, Federation, references_sources
-from kyma.engine.query.rewrite import current_state, evolved, postgres_semantics
+from kyma.engine.query.rewrite import current_state, evolved, postgres_semantics, size_guards
 from kyma.engine.query.rewrite.time_travel import split_versioned
 from kyma.engine.storage import ObjectStore
 
@@ -112,6 +113,9 @@ class SelectPlanner:
         self._analyze(stmt, sources, fetched, pruning=pruning)
         schemas = {**self._session_schemas(sources), **fetched}
         stmt = postgres_semantics.rule(stmt, schemas, federated=bool(fetched))
+        if self.limits is not None and self.limits.memory_bytes:
+            register_guard(ctx, self.limits.memory_bytes)
+            stmt = size_guards.rule(stmt)
         stats: dict[str, ScanStats] = {}
         for name, source in sources.items():
             stats[name] = self._register(ctx, name, source)
@@ -119,7 +123,8 @@ class SelectPlanner:
         for table_stats in stats.values():
             total.add(table_stats)
         # Quote every identifier: DataFusion reserves words Postgres does not (e.g. TOP).
-        sql = stmt.sql(dialect="postgres", identify=True)
+        # Function names in lower case: DataFusion finds table functions by exact name.
+        sql = stmt.sql(dialect="postgres", identify=True, normalize_functions="lower")
         table = run_datafusion(ctx, sql, explain=explain, limits=self.limits)
         summary = {
             **asdict(total),

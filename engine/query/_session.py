@@ -22,7 +22,7 @@ from kyma.engine.query._access import (
     readable,
 )
 from kyma.engine.query._estimate import check_functions
-from kyma.engine.query._guard import check_statement, too_deep
+from kyma.engine.query._guard import check_in_lists, check_statement, too_deep
 from kyma.engine.query._limits import QueryGate, QueryLimits
 from kyma.engine.query._parse import parse, table_name
 from kyma.engine.query._result import QueryResult
@@ -74,7 +74,9 @@ class QueryEngine:
         raises to refuse it; SHOW TABLES lists the tables it lets the caller read. ``cancel``,
         set while the statement runs, cancels it (QueryCancelledError).
         """
-        check_statement(sql, self.limits.max_statement_bytes, self.limits.max_expression_depth)
+        limits = self.limits
+        check_statement(sql, limits.max_statement_bytes, limits.max_expression_depth)
+        check_in_lists(sql, limits.max_in_list_values)
         try:
             stmt: exp.Expression | SqlError
             try:

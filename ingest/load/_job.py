@@ -110,6 +110,8 @@ def run_load(
         block_rows=block_rows,
         ingest_time_ns=time.time_ns(),
         extent_format=extent_format,
+        max_keys_per_row=write_path.max_keys_per_row,
+        max_nesting_depth=write_path.max_nesting_depth,
     )
     progress.enter("reading")
     results = _run(spark, plan, progress, on_progress)

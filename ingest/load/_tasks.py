@@ -11,6 +11,7 @@ import contextlib
 import gzip
 import json
 import pickle
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -20,10 +21,10 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from kyma.engine.catalog import TableInfo
-from kyma.engine.errors import IngestError
+from kyma.engine.errors import IngestError, LimitExceededError
 from kyma.engine.format.choice import segment_format
 from kyma.engine.storage.config import StoreConfig
-from kyma.ingest.coerce import coerce_ndjson
+from kyma.ingest.coerce import check_shape, coerce_ndjson
 from kyma.ingest.load._inputs import InputFile
 from kyma.ingest.load._origin import Origin
 from kyma.ingest.load._progress import SplitReporter
@@ -60,6 +61,8 @@ class TaskPlan:
     ingest_time_ns: int
     extent_format: str = "parquet"  # KYMA_EXTENT_FORMAT
     progress_to: tuple[str, int] | None = None  # the driver's ProgressChannel
+    max_keys_per_row: int = 10_000  # the REST path's row shape limits (0: none)
+    max_nesting_depth: int = 100
 
 
 def split_runner(plan: TaskPlan, progress: Any) -> Callable[[Iterator[pa.RecordBatch]], Iterator]:
@@ -178,6 +181,7 @@ def _ndjson(plan: TaskPlan, file: InputFile, split: Split) -> Iterator[Piece]:
             yield pa.table({}), set(), size * done // len(body)
             continue
         try:
+            _check_shape(plan, piece)
             coerced = coerce_ndjson(
                 piece,
                 plan.info.columns,
@@ -192,6 +196,18 @@ def _ndjson(plan: TaskPlan, file: InputFile, split: Split) -> Iterator[Piece]:
             size * done // len(body),
         )
     yield pa.table({}), set(), size
+
+
+_LINE = re.compile(r"line (\d+) ")
+
+
+def _check_shape(plan: TaskPlan, piece: bytes) -> None:
+    """The REST path's row shape limits; a row past them is bad input of its line."""
+    try:
+        check_shape(piece, plan.max_keys_per_row, plan.max_nesting_depth)
+    except LimitExceededError as e:  # keys per row: "line N has K keys, over ..."
+        found = _LINE.match(str(e))
+        raise IngestError(str(e), int(found.group(1)) if found else None) from None
 
 
 def _all_text(path: Any) -> dict[str, pa.DataType]:

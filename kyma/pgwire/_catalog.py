@@ -16,8 +16,8 @@ import pyarrow as pa
 
 from kyma.auth import Principal
 from kyma.engine.catalog import Catalog
-from kyma.engine.errors import SqlError
-from kyma.engine.query import QueryResult
+from kyma.engine.errors import EngineFailedError, SqlError
+from kyma.engine.query import QueryResult, contained
 from kyma.pgwire import _pg_catalog
 from kyma.pgwire import _types as t
 
@@ -76,7 +76,9 @@ def answer(sql: str, catalog: Catalog, caller: Principal) -> QueryResult | None:
     local = _OPERATOR.sub(lambda m: m.group(1), local)
     local = _PG_PREFIX.sub("", _COLLATE.sub("", local))
     try:
-        table = context.sql(local).to_arrow_table()
+        table = contained(lambda: context.sql(local).to_arrow_table())
+    except EngineFailedError:
+        raise
     except Exception as e:  # DataFusion's errors carry the reason in their text
         raise SqlError(f"catalog query failed: {e}") from e
     return QueryResult(table, "OK")

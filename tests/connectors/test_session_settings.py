@@ -5,12 +5,14 @@ Kyma's answers stay Postgres's (with the standard settings), and a literal stays
 from __future__ import annotations
 
 import secrets
+import time
 from collections.abc import Iterator
 
 import psycopg
 import pytest
 from http_helpers import sql
 from psycopg import sql as pgsql
+from serve_helpers import Serve, request
 from source_postgres import run_in_postgres
 
 SECRET_ENV = "KYMA_SECRET_TEST_LOOSE"
@@ -108,3 +110,31 @@ def test_every_session_pins_the_settings(services, src) -> None:
         (query,) = cur.fetchall()
     assert introspection[:4] == query[:4] == ("on", "ISO, YMD", "postgres", "UTC")
     assert query[4] == "pg_catalog, evil, pg_catalog, public"
+
+
+def test_a_real_serve_keeps_literals_literal_on_the_loose_role(
+    tmp_path, source_db, loose_role
+) -> None:
+    """Issue 25 item 6 replayed against ``kyma serve``: the right answers, and the server
+    still answers /healthz within a second."""
+    serve = Serve(tmp_path / "home", **{SECRET_ENV: loose_role})
+    try:
+        connection = {
+            "url": source_db.url.replace("//app@", "//loose@"),
+            "secret_ref": f"$env:{SECRET_ENV}",
+        }
+        status, created = serve.post(
+            "/v1/connectors", {"name": "src", "type": "postgres", "connection": connection}
+        )
+        assert status == 201 and created["state"] == "ready", created
+        injected = "SELECT count(*) FROM src.public.items WHERE name = 'x\\'' OR 1=1 --'"
+        assert serve.sql(injected)["rows"] == [[0]]
+        query = "SELECT id FROM public.items WHERE name = 'back\\slash' ORDER BY id"
+        expected = run_in_postgres(source_db.url, query, password=source_db.password)
+        answer = serve.sql(query.replace("public.items", "src.public.items"))
+        assert expected and [tuple(r) for r in answer["rows"]] == expected
+        started = time.monotonic()
+        assert request(f"{serve.url}/healthz", timeout=1)[0] == 200
+        assert time.monotonic() - started < 1
+    finally:
+        assert serve.stop() == 0

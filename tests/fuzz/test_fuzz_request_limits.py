@@ -1,6 +1,8 @@
 """The limits checked before parsing: the expression depth estimate never undercounts the
-tree sqlglot builds, and the row shape check refuses exactly the rows past its limits
-(brackets and colons inside strings do not count)."""
+tree sqlglot builds, the IN list count equals the lists sqlglot parses (quoted text and
+comments do not count), literal function sizes are refused exactly past the memory share,
+and the row shape check refuses exactly the rows past its limits (brackets and colons
+inside strings do not count)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kyma.engine.errors import IngestError, LimitExceededError, StatementLimitError
-from kyma.engine.query._guard import check_statement, expression_depth
+from kyma.engine.query._estimate import COPIES, check_functions
+from kyma.engine.query._guard import check_in_lists, check_statement, expression_depth
 from kyma.ingest.coerce import check_shape
 
 _LEAVES = st.sampled_from(["1", "a", "'x(+'", "f(b)", "NULL"])
@@ -99,3 +102,56 @@ def test_shape_check_refuses_exactly_the_rows_past_the_limits(
             check_shape(body, max_keys, max_depth)
     else:
         check_shape(body, max_keys, max_depth)
+
+
+_IN_VALUES = st.sampled_from(["1", "'a,b'", "'it''s (x'", "NULL", '"c,d"', "f(1, 2)", "(3)"])
+_FILLER = st.sampled_from(["", " -- IN (1,2,3\n", " /* IN (4,5) */ ", " AND 'IN (6,7)' = s"])
+
+
+@st.composite
+def _in_statements(draw: st.DrawFn) -> tuple[str, list[int]]:
+    """A statement with IN lists (and text that looks like them) and their lengths."""
+    lists = draw(st.lists(st.lists(_IN_VALUES, min_size=1, max_size=12), min_size=1, max_size=3))
+    parts = [f"k IN ({', '.join(values)}){draw(_FILLER)}" for values in lists]
+    return "SELECT 1 FROM t WHERE " + " OR ".join(parts), [len(v) for v in lists]
+
+
+@settings(max_examples=200, deadline=None)
+@given(_in_statements(), st.integers(1, 12))
+def test_in_list_check_counts_the_values_sqlglot_parses(
+    case: tuple[str, list[int]], limit: int
+) -> None:
+    sql, lengths = case
+    parsed = sqlglot.parse_one(sql, read="postgres")
+    assert sorted(len(n.expressions) for n in parsed.find_all(sqlglot.exp.In)) == sorted(lengths)
+    first = next((n for n in lengths if n > limit), None)  # the check stops at the first
+    if first is not None:
+        with pytest.raises(StatementLimitError, match=f"IN list of {first} values"):
+            check_in_lists(sql, limit)
+    else:
+        check_in_lists(sql, limit)
+
+
+_SIZES = st.integers(0, 3_000_000_000)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(1, 8), _SIZES, st.integers(1, 4), st.sampled_from(["repeat", "lpad", "range"]))
+def test_literal_sizes_are_refused_exactly_past_the_memory_share(
+    width: int, size: int, factor: int, name: str
+) -> None:
+    """Sizes written as products are folded; a result over memory / COPIES is refused."""
+    count = f"{size} * {factor}" if size % factor == 0 else f"({size} + 0)"
+    value = size * factor if size % factor == 0 else size
+    call = {
+        "repeat": (f"repeat('{'x' * width}', {count})", width * value),
+        "lpad": (f"lpad('x', {count})", 4 * value),
+        "range": (f"range(0, {count})", 8 * value),
+    }[name]
+    statement = sqlglot.parse_one(f"SELECT {call[0]}", read="postgres")
+    memory = 256 << 20
+    if call[1] * COPIES > memory:
+        with pytest.raises(LimitExceededError, match=f"would build about {call[1]} bytes"):
+            check_functions(statement, memory)
+    else:
+        check_functions(statement, memory)

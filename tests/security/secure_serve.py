@@ -7,6 +7,7 @@ import re
 import shutil
 import ssl
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -31,6 +32,13 @@ class Secure:
 
     def call(self, path: str, token: str | None = None, **kw):  # type: ignore[no-untyped-def]
         return call(f"{self.serve.url}{path}", token=token, context=self.context, **kw)
+
+    def assert_healthy(self) -> None:
+        """The server is up and answers /healthz within a second."""
+        assert self.serve.proc.poll() is None, "".join(self.serve.output[-40:])
+        started = time.monotonic()
+        assert self.call("/healthz")[0] == 200
+        assert time.monotonic() - started < 1
 
     def sql(self, text: str, token: str | None):  # type: ignore[no-untyped-def]
         return self.call("/v1/query", token, body={"sql": text})

@@ -3,18 +3,10 @@ outside the allow-listed places are 400s, and a hostile server gets no password.
 
 from __future__ import annotations
 
-import time
-
 from fake_postgres import FakePostgres
 from secure_serve import Secure
 
 SECRET = "serve-Sentinel-91c4"
-
-
-def _healthy_within_a_second(secure: Secure) -> None:
-    started = time.monotonic()
-    assert secure.call("/healthz")[0] == 200
-    assert time.monotonic() - started < 1
 
 
 def test_refs_to_host_files_and_variables_are_400(secure: Secure) -> None:
@@ -28,7 +20,7 @@ def test_refs_to_host_files_and_variables_are_400(secure: Secure) -> None:
         status, answer, _ = secure.call("/v1/connectors", admin, body=body)
         assert status == 400 and answer["error"] == "config_error", (ref, answer)
         assert answer["message"].startswith(f"connection.secret_ref: {ref!r}")
-        _healthy_within_a_second(secure)
+        secure.assert_healthy()
     status, answer, _ = secure.call("/v1/connectors/probe", admin)
     assert status == 404, answer
 
@@ -52,4 +44,4 @@ def test_a_hostile_server_gets_no_password(secure: Secure) -> None:
         finally:
             assert secure.call("/v1/connectors/hostile", admin, method="DELETE")[0] == 204
     assert fake.startups >= 1 and SECRET.encode() not in fake.received
-    _healthy_within_a_second(secure)
+    secure.assert_healthy()

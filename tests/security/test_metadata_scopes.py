@@ -64,6 +64,13 @@ def meta(source_pg: SourcePostgres) -> Iterator[Secure]:
         yield secure
 
 
+@pytest.fixture(autouse=True)
+def healthy_after(meta: Secure) -> Iterator[None]:
+    """After every case, the server answers /healthz within a second."""
+    yield
+    meta.assert_healthy()
+
+
 def _names(answer: dict) -> list[str]:
     return [t["name"] for t in answer["tables"]]
 

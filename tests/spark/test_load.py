@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -114,6 +115,34 @@ def test_a_bad_line_fails_the_load_naming_it_and_commits_nothing(spark, services
     services.query.execute("CREATE TABLE bulk (n long)")
     with pytest.raises(IngestError, match=r"bad.ndjson: line 7, field 'n': expected long"):
         services.jobs.load(LoadRequest("bulk", str(tmp_path / "bad.ndjson")))
+    assert services.catalog.get_table("bulk").current_snapshot_id is None
+
+
+@pytest.mark.parametrize(
+    ("bad", "said"),
+    [
+        (
+            json.dumps({f"K-{i}": i for i in range(10_001)}),
+            "line 2001 has 10001 keys, over max_keys_per_row=10000",
+        ),
+        (
+            '{"n": 1, "deep": ' + "[" * 101 + "]" * 101 + "}",
+            "line 2001: JSON nested deeper than max_nesting_depth=100",
+        ),
+    ],
+    ids=["keys", "depth"],
+)
+def test_rows_past_the_shape_limits_fail_the_load_as_over_rest(
+    spark, services, tmp_path, small_splits, bad, said
+) -> None:
+    """The REST path's keys-per-row and nesting limits hold for loads too (issue 25)."""
+    lines = [json.dumps({"n": n, "pad": "x" * 40}) for n in range(3_000)]
+    lines[2_000] = bad  # past the first split
+    path = tmp_path / "shape.ndjson"
+    path.write_text("\n".join(lines) + "\n")
+    services.query.execute("CREATE TABLE bulk (n long)")
+    with pytest.raises(IngestError, match=f"shape.ndjson: {re.escape(said)}$"):
+        services.jobs.load(LoadRequest("bulk", str(path)))
     assert services.catalog.get_table("bulk").current_snapshot_id is None
 
 
