@@ -33,7 +33,7 @@ DRAIN_SECONDS = 90.0
 ROUNDS = ("kafka.catalog_committed:2", None, "write.extents_written:2", None, None)
 # Direct assignment resumes in 0.1-0.5 s here (claim, fetch, a 100 ms batch, a commit); the
 # rest is margin for a loaded 2-core machine. Through the consumer group a restarted worker
-# waited for the join: on tansu half the session timeout, 23 s with librdkafka's default.
+# waited for the join: on tansu half the session timeout (23 s or more at the default 45 s).
 RESUME_SECONDS = 5.0
 
 
