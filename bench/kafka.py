@@ -1,14 +1,20 @@
-"""Benchmark: sustained Kafka ingest, exactly-once, vs a bare consumer that only polls.
+"""Benchmark: sustained Kafka ingest, exactly-once, vs a bare consumer that only polls;
+then how soon the source reads again after kill -9 of ``kyma serve``.
 
-    python bench/kafka.py [--messages 1000000] [--max-rows 50000]
+    python bench/kafka.py [--messages 1000000] [--max-rows 50000] [--restarts 5]
+                          [--assignment direct|group]
 
 A tansu broker on loopback (the one the tests use, in memory) holds ``--messages``
 log-shaped JSON messages on a 3-partition topic, produced before anything is timed.
 The peer is a confluent-kafka consumer assigned all three partitions that polls every
 message and does nothing with it. kyma is a real ``kyma serve`` (embedded Postgres catalog,
 local store) given a source by POST /v1/sources: the clock runs from the POST until the
-catalog's positions cover every message, so it includes the group join, coercion, extent
+catalog's positions cover every message, so it includes taking the partitions, coercion, extent
 writes with fsync, and a catalog commit (rows and offsets in one transaction) per batch.
+
+Resume: ``--restarts`` times, kill -9 the server, produce 10 000 messages, start it again
+on the same home (its Postgres, left running, is adopted): the seconds from the new server
+being ready to the first new rows being visible to a query. Median and max are printed.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -24,7 +31,7 @@ from _harness import Server
 from confluent_kafka import Consumer, TopicPartition
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from kafka_broker import GROUP_TIMINGS, KafkaBroker  # noqa: E402  (test infrastructure)
+from kafka_broker import KafkaBroker  # noqa: E402  (test infrastructure)
 
 PARTITIONS = 3
 TOPIC = "events"
@@ -45,12 +52,12 @@ def message(i: int) -> bytes:
     ).encode()
 
 
-def produce(broker: KafkaBroker, messages: int) -> float:
-    start = time.perf_counter()
-    for first in range(0, messages, CHUNK):
-        values = [message(i) for i in range(first, min(first + CHUNK, messages))]
+def produce(broker: KafkaBroker, messages: int, start: int = 0) -> float:
+    began = time.perf_counter()
+    for first in range(start, start + messages, CHUNK):
+        values = [message(i) for i in range(first, min(first + CHUNK, start + messages))]
         broker.produce(TOPIC, values, spread=PARTITIONS, timeout=300)
-    return time.perf_counter() - start
+    return time.perf_counter() - began
 
 
 def bare_poll(broker: KafkaBroker, messages: int) -> float:
@@ -68,7 +75,9 @@ def bare_poll(broker: KafkaBroker, messages: int) -> float:
     return elapsed
 
 
-def kyma_source(server: Server, broker: KafkaBroker, messages: int, max_rows: int) -> float:
+def kyma_source(
+    server: Server, broker: KafkaBroker, messages: int, max_rows: int, assignment: str
+) -> float:
     """Seconds from creating the source until its catalog positions cover every message."""
     server.sql(
         "CREATE TABLE events (ts timestamp, service string, level string, user string,"
@@ -78,11 +87,11 @@ def kyma_source(server: Server, broker: KafkaBroker, messages: int, max_rows: in
         "name": "events_src",
         "type": "kafka",
         "table": "events",
+        "assignment": assignment,
         "kafka": {
             "bootstrap_servers": broker.bootstrap,
             "topics": [TOPIC],
-            "group_id": "bench-kyma",
-            **{k: str(v) for k, v in GROUP_TIMINGS.items()},
+            "group_id": "bench-kyma",  # librdkafka's session timeout, as a user's
         },
         "batch": {"max_rows": max_rows, "max_latency_ms": 1000},
     }
@@ -103,10 +112,35 @@ def kyma_source(server: Server, broker: KafkaBroker, messages: int, max_rows: in
     return elapsed
 
 
+def rows_of(server: Server) -> int:
+    return server.sql("SELECT count(*) AS n FROM events")["rows"][0][0]
+
+
+def resume_after_kill(server: Server, broker: KafkaBroker, messages: int) -> tuple[Server, float]:
+    """kill -9 ``server``, produce more, start it again: (the new server, seconds from its
+    being ready until the first new rows show)."""
+    before = rows_of(server)
+    server.proc.kill()
+    server.proc.wait(timeout=60)
+    produce(broker, messages, start=before)
+    home = server.home
+    server = Server(KYMA_HOME=str(home))
+    server.home = home
+    ready = time.perf_counter()
+    deadline = time.monotonic() + 300
+    while rows_of(server) == before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    seconds = time.perf_counter() - ready
+    assert rows_of(server) > before, "nothing new after 300 s"
+    return server, seconds
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--messages", type=int, default=1_000_000)
     parser.add_argument("--max-rows", type=int, default=50_000)
+    parser.add_argument("--restarts", type=int, default=5)
+    parser.add_argument("--assignment", choices=("direct", "group"), default="direct")
     args = parser.parse_args()
     print(f"messages={args.messages:,}; {platform.node()} {platform.machine()}")
     with KafkaBroker() as broker:
@@ -116,14 +150,24 @@ def main() -> None:
         print(f"produced {args.messages:,} messages of ~{size} B in {seconds:.1f}s")
         peer = bare_poll(broker, args.messages)
         server = Server()
+        resumes = []
         try:
-            ours = kyma_source(server, broker, args.messages, args.max_rows)
+            ours = kyma_source(server, broker, args.messages, args.max_rows, args.assignment)
+            for _ in range(args.restarts):
+                server, seconds = resume_after_kill(server, broker, 10_000)
+                resumes.append(seconds)
         finally:
             server.stop()
     rate_peer, rate_ours = args.messages / peer, args.messages / ours
     print(f"| bare confluent-kafka poll | {rate_peer:,.0f} rows/s | {peer:.1f} s |")
     print(f"| kyma source, exactly once | {rate_ours:,.0f} rows/s | {ours:.1f} s |")
     print(f"kyma ÷ bare poll: {rate_ours / rate_peer:.2f}x")
+    if resumes:
+        each = ", ".join(f"{s:.2f}" for s in resumes)
+        print(
+            f"resume after kill -9 ({args.assignment}): median {statistics.median(resumes):.2f} s,"
+            f" max {max(resumes):.2f} s  ({each})"
+        )
 
 
 if __name__ == "__main__":

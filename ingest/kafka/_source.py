@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 _KAFKA_KEYS = {"bootstrap_servers", "topics", "group_id"}
 _BATCH_KEYS = {"max_rows", "max_latency_ms"}
-_TOP_KEYS = {"table", "schema_evolve", "metadata_columns", "delivery"}
+_TOP_KEYS = {"table", "schema_evolve", "metadata_columns", "delivery", "assignment"}
 
 
 class KafkaSource(Source):

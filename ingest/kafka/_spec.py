@@ -11,6 +11,8 @@ from kyma.ingest.source_spec import no_unknown, source_header
 
 EXACTLY_ONCE = "exactly_once"
 AT_LEAST_ONCE = "at_least_once"
+DIRECT = "direct"  # the worker takes every partition: a restart reads again at once
+GROUP = "group"  # the consumer group splits the partitions between workers
 # librdkafka settings a source may pass through (security, timeouts), never group/offset ones:
 # kyma owns where reading starts.
 _PASSTHROUGH = re.compile(
@@ -30,11 +32,16 @@ class KafkaSpec:
     schema_evolve: bool = False
     metadata_columns: bool = True
     delivery: str = EXACTLY_ONCE
+    assignment: str = DIRECT
     client: dict[str, str] = field(default_factory=dict)
 
     @property
     def exactly_once(self) -> bool:
         return self.delivery == EXACTLY_ONCE
+
+    @property
+    def direct(self) -> bool:
+        return self.assignment == DIRECT
 
     def to_json(self) -> dict[str, Any]:
         """The definition as stored and shown (the body's shape, defaults filled in)."""
@@ -53,6 +60,7 @@ class KafkaSpec:
             "schema_evolve": plain["schema_evolve"],
             "metadata_columns": plain["metadata_columns"],
             "delivery": self.delivery,
+            "assignment": self.assignment,
         }
 
 
@@ -72,6 +80,7 @@ def parse_kafka_spec(body: Any) -> KafkaSpec:
         "schema_evolve",
         "metadata_columns",
         "delivery",
+        "assignment",
     }
     name, table = source_header(body, "kafka", known)
     kafka = body.get("kafka")
@@ -102,6 +111,9 @@ def parse_kafka_spec(body: Any) -> KafkaSpec:
         raise ConfigError(
             f"delivery: expected {EXACTLY_ONCE!r} or {AT_LEAST_ONCE!r}, got {delivery!r}"
         )
+    assignment = body.get("assignment", DIRECT)
+    if assignment not in (DIRECT, GROUP):
+        raise ConfigError(f"assignment: expected {DIRECT!r} or {GROUP!r}, got {assignment!r}")
     return KafkaSpec(
         name=name,
         table=table,
@@ -113,6 +125,7 @@ def parse_kafka_spec(body: Any) -> KafkaSpec:
         schema_evolve=_bool(body, "schema_evolve", False),
         metadata_columns=_bool(body, "metadata_columns", True),
         delivery=delivery,
+        assignment=assignment,
         client={k: str(v) for k, v in client.items()},
     )
 

@@ -6,6 +6,10 @@ commits its rows and the partitions' new positions in one catalog transaction; a
 that lost a partition meanwhile is fenced and its batch rolls back. Offsets are committed
 back to Kafka afterwards, for lag tooling only.
 
+The worker takes every partition itself (``assignment: direct``, see ``_assign``), so a
+restart reads again at once; ``assignment: group`` subscribes instead and lets the consumer
+group split the partitions between workers.
+
 With ``delivery: at_least_once`` the catalog keeps no positions: reading starts at the
 group's offsets in Kafka, committed after each batch, so a crash between the two commits
 reads that batch again. It is there for operators who move offsets with Kafka's own tools,
@@ -27,6 +31,7 @@ from kyma.engine.catalog import Catalog, Payload
 from kyma.engine.crashpoints import crash_point
 from kyma.engine.errors import FencedWriterError, IngestError, NotFoundError, RetryableError
 from kyma.engine.types import Column, KymaType
+from kyma.ingest.kafka._assign import DirectAssignment
 from kyma.ingest.kafka._batch import Origins, build_body
 from kyma.ingest.kafka._spec import KafkaSpec
 from kyma.ingest.kafka.positions import PositionStore
@@ -88,21 +93,27 @@ class KafkaWorker(SourceWorker):
                 "error_cb": self._client_error,
             }
         )
-        consumer.subscribe(
-            list(self.spec.topics), on_assign=self._assigned, on_revoke=self._revoked
-        )
+        direct = None
+        if self.spec.direct:
+            direct = DirectAssignment(self.spec.topics)
+        else:
+            consumer.subscribe(
+                list(self.spec.topics), on_assign=self._assigned, on_revoke=self._revoked
+            )
         try:
             while not stop.is_set():
+                if direct is not None:
+                    self._take_new(consumer, direct)
                 batch = self._collect(consumer, stop)
                 if batch:
-                    self._commit_batch(consumer, batch, stop)
+                    self._commit_batch(consumer, batch, stop, direct)
         finally:
             consumer.close()
 
     def _client_error(self, error: Any) -> None:
         """librdkafka's client-wide errors. Every broker down, a name that does not resolve,
         failed authentication or TLS, or a fatal error degrade the source until a partition
-        is assigned or a message arrives; one dropped connection (an idle one) does not."""
+        is assigned or looked up, or a message arrives; one dropped connection does not."""
         from confluent_kafka import KafkaError
 
         degrading = {
@@ -124,6 +135,58 @@ class KafkaWorker(SourceWorker):
             self._claim(partitions)
         consumer.assign(partitions)
         log.info("source %r: assigned %s", self.spec.name, _names(partitions))
+
+    def _take_new(self, consumer: Any, direct: DirectAssignment) -> None:
+        """Claim and read the partitions of the topics not taken yet (direct assignment)."""
+        from confluent_kafka import OFFSET_STORED, KafkaException
+
+        try:
+            fresh = direct.new_partitions(consumer)
+            if fresh is None:
+                return
+            self.degraded = None  # the broker answered
+            for topic in direct.missing:
+                self.last_error = f"Kafka {self.spec.bootstrap_servers}: no topic {topic!r} (yet)"
+            if not fresh:
+                return
+            if self.spec.exactly_once:
+                self._claim(fresh)
+            else:  # the group's committed offsets, else auto.offset.reset
+                for tp in fresh:
+                    tp.offset = OFFSET_STORED
+            consumer.incremental_assign(fresh)
+        except KafkaException as e:  # the broker did not answer: error_cb says why
+            self.last_error = f"Kafka {self.spec.bootstrap_servers}: {e.args[0].str()}"
+            return
+        except RetryableError as e:  # the catalog: the lookup comes round again
+            self.last_error = str(e)
+            log.warning("source %r: partitions not claimed: %s", self.spec.name, e)
+            return
+        direct.took(fresh)
+        log.info("source %r: assigned %s", self.spec.name, _names(fresh))
+
+    def _let_go(self, consumer: Any, direct: DirectAssignment) -> None:
+        """After a fenced batch: give up the partitions a newer worker claimed; the others
+        are taken again at once, from the catalog's positions (the batch was dropped)."""
+        from confluent_kafka import TopicPartition
+
+        try:
+            rows = self.positions.positions(self.spec.name)
+        except RetryableError:
+            rows = None  # then take them all again: a newer owner is fenced in turn, once
+        now = {(p.stream, p.partition): p.epoch for p in rows or ()}
+        with self._lock:
+            mine, self.epochs = self.epochs, {}
+        lost = [k for k, epoch in mine.items() if rows is not None and now.get(k) != epoch]
+        if mine:
+            consumer.incremental_unassign([TopicPartition(*key) for key in mine])
+        direct.release(lost, again=[k for k in mine if k not in lost])
+        if lost:
+            log.warning(
+                "source %r: %s taken over by a newer worker; not reading them any more",
+                self.spec.name,
+                ", ".join(f"{t}[{p}]" for t, p in lost),
+            )
 
     def _claim(self, partitions: list[Any]) -> None:
         """Take the partitions over in the catalog and start them at its positions."""
@@ -164,12 +227,20 @@ class KafkaWorker(SourceWorker):
                     self.degraded = None
                 else:
                     log.warning("source %r: %s", self.spec.name, message.error())
-            if self._pending and deadline is None:
+            if not self._pending:
+                break  # nothing yet: the caller looks after the partitions, then polls again
+            if deadline is None:
                 deadline = time.monotonic() + self.spec.max_latency_ms / 1000
         batch, self._pending = self._pending, []
         return batch
 
-    def _commit_batch(self, consumer: Any, batch: list[Any], stop: threading.Event) -> None:
+    def _commit_batch(
+        self,
+        consumer: Any,
+        batch: list[Any],
+        stop: threading.Event,
+        direct: DirectAssignment | None = None,
+    ) -> None:
         origins = Origins.of(batch)
         positions = origins.next_positions()  # every message counts, dead letters included
         while not stop.is_set():
@@ -178,6 +249,8 @@ class KafkaWorker(SourceWorker):
             except FencedWriterError as e:  # the partitions moved on: drop, never write twice
                 self.last_error = str(e)
                 log.warning("source %r: batch dropped: %s", self.spec.name, e)
+                if direct is not None:
+                    self._let_go(consumer, direct)
                 return
             except RetryableError as e:
                 self.last_error = str(e)

@@ -79,6 +79,25 @@ def test_a_source_ingests_every_message_once_with_its_origin(
     assert client.get("/v1/sources/clicks_src/status").status_code == 404
 
 
+def test_a_topic_created_later_is_read_too(client, services, kafka_broker, topic) -> None:
+    """Direct assignment looks the topics' partitions up again every few seconds."""
+    later = f"later-{uuid.uuid4().hex[:8]}"
+    sql(client, "CREATE TABLE clicks (n long)")
+    services.sources.start()
+    body = source_body(kafka_broker, topic)
+    body["kafka"]["topics"] = [topic, later]
+    assert client.post("/v1/sources", json=body).status_code == 201
+    kafka_broker.produce(topic, numbered(30), spread=3)
+    assert wait_for_rows(client, "clicks", 30) == [30, 30]
+    status = client.get("/v1/sources/clicks_src/status").get_json()
+    assert f"no topic {later!r} (yet)" in status["last_error"]
+    kafka_broker.create_topic(later, partitions=2)
+    kafka_broker.produce(later, numbered(30, 30), spread=2)
+    assert wait_for_rows(client, "clicks", 60) == [60, 60]
+    rows = sql(client, "SELECT _kafka_topic, count(*) FROM clicks GROUP BY 1 ORDER BY 1")
+    assert sorted(map(tuple, rows["rows"])) == sorted([(topic, 30), (later, 30)])
+
+
 def test_a_bad_message_goes_to_the_dead_letter_table(client, services, kafka_broker) -> None:
     name = f"dlq-{uuid.uuid4().hex[:8]}"
     kafka_broker.create_topic(name, partitions=1)

@@ -33,6 +33,7 @@ def test_defaults_are_filled_in() -> None:
     spec = parse_kafka_spec(GOOD)
     assert (spec.max_rows, spec.max_latency_ms) == (50_000, 1_000)
     assert spec.exactly_once and spec.metadata_columns and not spec.schema_evolve
+    assert spec.direct and spec.assignment == "direct"
     assert parse_kafka_spec(spec.to_json()) == spec
 
 
@@ -47,6 +48,7 @@ def test_defaults_are_filled_in() -> None:
         (with_changes(batch={"max_rows": 0}), "batch.max_rows: expected an integer from 1"),
         (with_changes(batch={"rows": 5}), "batch.rows: unknown field"),
         (with_changes(delivery="maybe"), "delivery: expected 'exactly_once' or 'at_least_once'"),
+        (with_changes(assignment="sticky"), "assignment: expected 'direct' or 'group'"),
         (with_changes(schema_evolve="yes"), "schema_evolve: expected true or false"),
         (with_changes(colour="red"), "colour: unknown field"),
     ],
@@ -68,7 +70,7 @@ def test_sql_spells_client_settings_with_underscores(client) -> None:
         client,
         "CREATE SOURCE s TYPE kafka WITH (table = 't', bootstrap_servers = '127.0.0.1:9',"
         " topics = 'a, b', group_id = 'g', security_protocol = 'SASL_SSL',"
-        " sasl_mechanism = 'PLAIN', delivery = 'at_least_once')",
+        " sasl_mechanism = 'PLAIN', delivery = 'at_least_once', assignment = 'group')",
     )
     source = client.get("/v1/sources/s").get_json()
     assert source["kafka"] == {
@@ -78,7 +80,7 @@ def test_sql_spells_client_settings_with_underscores(client) -> None:
         "security.protocol": "SASL_SSL",
         "sasl.mechanism": "PLAIN",
     }
-    assert source["delivery"] == "at_least_once"
+    assert (source["delivery"], source["assignment"]) == ("at_least_once", "group")
 
 
 def test_kafka_consume_refuses_an_unknown_source(catalog_url, tmp_path) -> None:
