@@ -24,6 +24,9 @@ DATABASE, SCHEMA = "kyma", "public"
 _STRING = re.compile(r"'(?:[^']|'')*'")
 _VIEW = re.compile(r'"?information_schema"?\s*\.\s*"?(\w+)"?', re.I)
 _PG_RELATION = re.compile(r"\b(" + "|".join(_pg_catalog.RELATIONS) + r")\b", re.I)
+_EMPTY_RELATION = re.compile(r"\b(" + "|".join(_pg_catalog.EMPTY) + r")\b", re.I)
+_REG_CAST = re.compile(r"::\s*(?:regclass|regtype|regnamespace|regproc|regrole)\b", re.I)
+_GET_EXPR = re.compile(r"\bpg_get_expr\s*\(([^,()]+),([^,()]+),\s*(?:true|false)\s*\)", re.I)
 _PG_PREFIX = re.compile(r'"?pg_catalog"?\s*\.\s*', re.I)
 _COLLATE = re.compile(r'\s+COLLATE\s+(?:"?pg_catalog"?\s*\.\s*)?"?default"?', re.I)
 _OPERATOR = re.compile(r"OPERATOR\s*\(\s*pg_catalog\s*\.\s*([^\s)]+)\s*\)", re.I)
@@ -53,9 +56,12 @@ def answer(sql: str, catalog: Catalog, caller: Principal) -> QueryResult | None:
     code = _STRING.sub("''", sql)  # a name inside a string literal is no reference
     views = {m.group(1).lower() for m in _VIEW.finditer(code)}
     relations = {m.group(1).lower() for m in _PG_RELATION.finditer(code)}
-    if not views and not relations:
+    empty = _EMPTY_RELATION.search(code)
+    if not views and not relations and not empty:
         return None
     caller.require("read")
+    if empty:  # no indexes, constraints, policies… in kyma: no rows
+        return QueryResult(pa.table({"?column?": pa.array([], pa.string())}), "OK")
     unknown = sorted(views - set(_BUILDERS))
     if unknown:
         raise SqlError(
@@ -74,6 +80,7 @@ def answer(sql: str, catalog: Catalog, caller: Principal) -> QueryResult | None:
     local = _VIEW.sub(lambda m: f"information_schema_{m.group(1).lower()}", sql)
     local = _OPERATOR.sub(lambda m: m.group(1), local)
     local = _PG_PREFIX.sub("", _COLLATE.sub("", local))
+    local = _GET_EXPR.sub(r"pg_get_expr(\1,\2)", _REG_CAST.sub("", local))
     try:
         table = context.sql(local).to_arrow_table()
     except Exception as e:  # DataFusion's errors carry the reason in their text

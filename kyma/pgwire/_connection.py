@@ -21,29 +21,33 @@ import pyarrow as pa
 from kyma.auth import Authenticator, Principal
 from kyma.engine.errors import KymaError, SqlError, UnauthenticatedError, UnsupportedStatementError
 from kyma.engine.query import QueryResult
-from kyma.pgwire import _catalog, _copy, _errors
+from kyma.pgwire import _asyncpg, _catalog, _copy, _errors
 from kyma.pgwire import _messages as m
+from kyma.pgwire._binary import binary_column
+from kyma.pgwire._param_types import column_types, infer, referenced_tables
 from kyma.pgwire._params import literal
 from kyma.pgwire._session import REPORTED, Session
 from kyma.pgwire._sql_text import bind, parameter_count, split_statements
-from kyma.pgwire._types import SIZES, TEXT, text_column, type_oid
+from kyma.pgwire._types import SIZES, text_column, type_oid
 
 if TYPE_CHECKING:
     from kyma.services import Services
 
 log = logging.getLogger("kyma.pgwire")
 _ROW_QUERIES = ("select", "with", "values", "show", "table", "explain", "describe")
+SLICE_ROWS = 16_384  # rows encoded and sent at a time
 
 
 @dataclass
 class Statement:
     sql: str
-    param_oids: list[int]
+    param_oids: list[int]  # as Parse declared them (0: unspecified), then as Describe told
 
 
 @dataclass
 class Portal:
     sql: str
+    formats: list[int]  # as Bind gave them: none (all text), one for all, or one a column
     result: QueryResult | None = None
     sent: int = 0  # rows an Execute with a row limit already sent
 
@@ -236,7 +240,7 @@ class Connection:
             return answer
         principal = self.principal
         assert principal is not None
-        answer = _catalog.answer(sql, self.services.catalog, principal)
+        answer = _asyncpg.answer(sql) or _catalog.answer(sql, self.services.catalog, principal)
         if answer is not None:
             return answer
         self.cancel = threading.Event()  # a CancelRequest now cancels this statement only
@@ -247,23 +251,30 @@ class Connection:
         )
 
     def send_result(
-        self, result: QueryResult, describe: bool, first: int = 0, limit: int = 0
+        self,
+        result: QueryResult,
+        describe: bool,
+        first: int = 0,
+        limit: int = 0,
+        formats: list[int] | None = None,
     ) -> bool:
         """DataRows (and the RowDescription if ``describe``) and CommandComplete; False when
-        ``limit`` rows were sent and more remain (PortalSuspended)."""
+        ``limit`` rows were sent and more remain (PortalSuspended). ``formats``: a format
+        code a column (1: binary), None for text. Rows are encoded and sent a slice at a time."""
         table = result.table
         if describe:
-            self.send(self.describe(result))
+            self.send(self.describe(result, formats))
         if table.num_columns == 0:
             self.send(m.command_complete(result.status if result.status.isupper() else "OK"))
             return True
         end = table.num_rows if not limit else min(table.num_rows, first + limit)
-        part = table.slice(first, end - first)
-        rows = [m.data_rows(_text_columns(part))] if part.num_rows else []
+        for start in range(first, end, SLICE_ROWS):
+            part = table.slice(start, min(SLICE_ROWS, end - start))
+            self.send(m.data_rows(_encoded(part, formats)))
         if end < table.num_rows:
-            self.send(*rows, m.message(b"s"))
+            self.send(m.message(b"s"))
             return False
-        self.send(*rows, m.command_complete(f"SELECT {table.num_rows}"))
+        self.send(m.command_complete(f"SELECT {table.num_rows}"))
         return True
 
     def send_copy(self, copy: _copy.Copy, result: QueryResult) -> None:
@@ -276,13 +287,13 @@ class Connection:
         self.send(start, *data, m.message(b"c"), m.command_complete(f"COPY {table.num_rows}"))
 
     @staticmethod
-    def describe(result: QueryResult) -> bytes:
+    def describe(result: QueryResult, formats: list[int] | None = None) -> bytes:
         if result.table.num_columns == 0:
             return m.NO_DATA
         columns = []
-        for f in result.table.schema:
+        for i, f in enumerate(result.table.schema):
             oid = type_oid(f)
-            columns.append((f.name, oid, SIZES.get(oid, -1)))
+            columns.append((f.name, oid, SIZES.get(oid, -1), formats[i] if formats else 0))
         return m.row_description(columns)
 
     # -- the extended protocol -------------------------------------------------------------
@@ -306,9 +317,9 @@ class Connection:
             length = r.int32()
             values.append(None if length < 0 else r.bytes(length))
         results = [r.int16() for _ in range(r.int16())]
-        if any(results):
+        if any(code not in (0, 1) for code in results):
             raise UnsupportedStatementError(
-                "binary result format is not supported yet: ask for text results"
+                f"result format codes {results}: expected 0 (text) or 1 (binary)"
             )
         if len(values) != len(statement.param_oids):
             raise SqlError(
@@ -318,7 +329,7 @@ class Connection:
         for i, value in enumerate(values):
             binary = bool(formats[i] if len(formats) > 1 else (formats[0] if formats else 0))
             literals.append(literal(value, statement.param_oids[i], binary, i + 1))
-        self.portals[portal] = Portal(bind(statement.sql, literals))
+        self.portals[portal] = Portal(bind(statement.sql, literals), results)
         self.send(m.BIND_COMPLETE)
 
     def _statement(self, name: str) -> Statement:
@@ -335,13 +346,26 @@ class Connection:
         kind, name = r.byte(), r.cstring()
         if kind == b"S":
             statement = self._statement(name)
-            oids = [oid or TEXT for oid in statement.param_oids]
-            self.send(m.parameter_description(oids), self._probe(statement))
+            statement.param_oids = self._parameter_types(statement)
+            self.send(m.parameter_description(statement.param_oids), self._probe(statement))
             return
         portal = self._portal(name)
         if portal.result is None:
             portal.result = self.run(portal.sql)
-        self.send(self.describe(portal.result))
+        self.send(self.describe(portal.result, _formats(portal)))
+
+    def _parameter_types(self, statement: Statement) -> list[int]:
+        if all(statement.param_oids):
+            return statement.param_oids
+        names = referenced_tables(statement.sql)
+        principal = self.principal
+        assert principal is not None
+        schemas = [
+            info.schema
+            for info in self.services.catalog.list_tables()
+            if info.name.lower() in names and principal.may_touch(info.name)
+        ]
+        return infer(statement.sql, statement.param_oids, column_types(schemas))
 
     def _probe(self, statement: Statement) -> bytes:
         """The RowDescription of a query, from running it with NULL parameters."""
@@ -360,7 +384,11 @@ class Connection:
             portal.result = self.run(portal.sql)
             self.send(*self.reported())
         done = self.send_result(
-            portal.result, describe=False, first=portal.sent, limit=max(limit, 0)
+            portal.result,
+            describe=False,
+            first=portal.sent,
+            limit=max(limit, 0),
+            formats=_formats(portal),
         )
         portal.sent = portal.sent + limit if not done else portal.result.table.num_rows
 
@@ -374,6 +402,29 @@ class Connection:
 
 def _text_columns(table: pa.Table) -> list[pa.Array]:
     return [text_column(f, table.column(i)) for i, f in enumerate(table.schema)]
+
+
+def _encoded(table: pa.Table, formats: list[int] | None) -> list[pa.Array]:
+    if not formats or not any(formats):
+        return _text_columns(table)
+    return [
+        binary_column(f, table.column(i)) if formats[i] else text_column(f, table.column(i))
+        for i, f in enumerate(table.schema)
+    ]
+
+
+def _formats(portal: Portal) -> list[int] | None:
+    """A format code a result column, from Bind's list (none: text; one: every column)."""
+    codes = portal.formats
+    assert portal.result is not None
+    width = portal.result.table.num_columns
+    if not codes or width == 0:
+        return None
+    if len(codes) == 1:
+        return codes * width
+    if len(codes) != width:
+        raise SqlError(f"Bind gave {len(codes)} result format codes for {width} columns")
+    return codes
 
 
 def _text_rows(table: pa.Table) -> Iterator[tuple[bytes | None, ...]]:

@@ -3,6 +3,7 @@ Also the cancel request, on a serve without result limits (a long query must str
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import re
 import shutil
@@ -14,6 +15,7 @@ from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 
+import asyncpg
 import psycopg
 import pytest
 from serve_helpers import Serve, free_port
@@ -83,3 +85,21 @@ def test_a_cancel_request_stops_the_running_query(trusted: tuple[Serve, str]) ->
             time.sleep(0.2)
         assert _running(serve) == 0
         assert conn.execute("SELECT count(*) FROM ten").fetchone() == (10,)
+
+    async def asyncpg_cancels() -> int:  # a timeout makes asyncpg send the cancel request
+        port = int(dsn.split("port=")[1].split()[0])
+        conn = await asyncpg.connect(host="127.0.0.1", port=port, user="anyone", timeout=10)
+        try:
+            with pytest.raises(TimeoutError):
+                await conn.fetch(f"SELECT t0.n FROM {joined} WHERE ({mixed}) % 1000 = 0", timeout=1)
+            return await conn.fetchval("SELECT count(*) FROM ten")
+        finally:
+            await conn.close()
+
+    started = time.monotonic()
+    assert asyncio.run(asyncpg_cancels()) == 10
+    assert time.monotonic() - started < 15
+    deadline = time.monotonic() + 15
+    while _running(serve) > 0 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _running(serve) == 0
