@@ -26,6 +26,11 @@ _VIEW = re.compile(r'"?information_schema"?\s*\.\s*"?(\w+)"?', re.I)
 _PG_RELATION = re.compile(r"\b(" + "|".join(_pg_catalog.RELATIONS) + r")\b", re.I)
 _EMPTY_RELATION = re.compile(r"\b(" + "|".join(_pg_catalog.EMPTY) + r")\b", re.I)
 _REG_CAST = re.compile(r"::\s*(?:regclass|regtype|regnamespace|regproc|regrole)\b", re.I)
+# psql's \\d reads a column's default and collation in correlated scalar subqueries that
+# DataFusion cannot plan; kyma has neither, so each such subquery is NULL
+_SCALAR = re.compile(
+    r"\(\s*SELECT\s+[^()]*?(?:\([^()]*\)[^()]*?)*FROM\s+(?:pg_attrdef|pg_collation)\b", re.I
+)
 _GET_EXPR = re.compile(r"\bpg_get_expr\s*\(([^,()]+),([^,()]+),\s*(?:true|false)\s*\)", re.I)
 _PG_PREFIX = re.compile(r'"?pg_catalog"?\s*\.\s*', re.I)
 _COLLATE = re.compile(r'\s+COLLATE\s+(?:"?pg_catalog"?\s*\.\s*)?"?default"?', re.I)
@@ -81,11 +86,28 @@ def answer(sql: str, catalog: Catalog, caller: Principal) -> QueryResult | None:
     local = _OPERATOR.sub(lambda m: m.group(1), local)
     local = _PG_PREFIX.sub("", _COLLATE.sub("", local))
     local = _GET_EXPR.sub(r"pg_get_expr(\1,\2)", _REG_CAST.sub("", local))
+    local = _without_subqueries(local)
     try:
         table = context.sql(local).to_arrow_table()
     except Exception as e:  # DataFusion's errors carry the reason in their text
         raise SqlError(f"catalog query failed: {e}") from e
     return QueryResult(table, "OK")
+
+
+def _without_subqueries(sql: str) -> str:
+    """``sql`` with each parenthesised subquery over pg_attrdef or pg_collation as NULL.
+
+    >>> _without_subqueries("SELECT a, (SELECT f(d.x, 1) FROM pg_attrdef d WHERE (y)) AS z")
+    'SELECT a, NULL AS z'
+    """
+    while match := _SCALAR.search(sql):
+        depth, end = 0, match.start()
+        for end in range(match.start(), len(sql)):
+            depth += {"(": 1, ")": -1}.get(sql[end], 0)
+            if depth == 0:
+                break
+        sql = sql[: match.start()] + "NULL" + sql[end + 1 :]
+    return sql
 
 
 def _tables(tables: list) -> pa.Table:  # type: ignore[type-arg]
