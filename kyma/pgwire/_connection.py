@@ -26,7 +26,7 @@ from kyma.pgwire import _messages as m
 from kyma.pgwire._binary import binary_column
 from kyma.pgwire._param_types import column_types, infer, referenced_tables
 from kyma.pgwire._params import literal
-from kyma.pgwire._session import REPORTED, Session
+from kyma.pgwire._session import REPORTED, Session, translate
 from kyma.pgwire._sql_text import bind, parameter_count, split_statements
 from kyma.pgwire._types import SIZES, text_column, type_oid
 
@@ -235,6 +235,7 @@ class Connection:
         self.send(m.ready_for_query(self.session_().status))
 
     def run(self, sql: str) -> QueryResult:
+        sql = translate(sql)
         answer = self.session_().answer(sql)
         if answer is not None:
             return answer

@@ -85,6 +85,22 @@ _UNNAMED = re.sub(r"\?P<\w+>", "?:", _CONFIG_CALL)
 _CONFIG_SELECT = re.compile(rf"select\s+{_UNNAMED}(?:\s*,\s*{_UNNAMED})*", re.I)
 _CONFIG_ITEM = re.compile(_CONFIG_CALL, re.I)
 
+_SHOW_COLUMNS = re.compile(
+    r"\s*show\s+(?:full\s+)?columns\s+(?:from|in)\s+(?P<table>[\w.\"]+)\s*;?\s*", re.I
+)
+
+
+def translate(sql: str) -> str:
+    """Statements clients send that kyma spells differently: ``SHOW COLUMNS FROM t`` is
+    ``DESCRIBE t``.
+
+    >>> translate("show columns from events;"), translate("SELECT 1")
+    ('DESCRIBE events', 'SELECT 1')
+    """
+    if match := _SHOW_COLUMNS.fullmatch(sql):
+        return f"DESCRIBE {match.group('table')}"
+    return sql
+
 
 class Session:
     """One connection's settings and transaction state."""

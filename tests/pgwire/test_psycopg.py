@@ -212,3 +212,23 @@ def test_pg_catalog_describes_columns(pg: PgServe) -> None:
             ("emb", "real[]"),
         ]
         assert conn.execute("SELECT 'pg_class' AS word").fetchone() == ("pg_class",)
+
+
+def test_json_operators_and_show_columns(pg: PgServe) -> None:
+    with pg.connect(autocommit=True) as conn:
+        methods = conn.execute(
+            "SELECT n, attrs -> 'http' ->> 'method' AS m FROM events ORDER BY n"
+        ).fetchall()
+        assert methods == [(1, "GET"), (2, None), (3, None)]
+        found = conn.execute(
+            "SELECT n FROM events WHERE attrs->'http'->>'method' = %s", ("GET",)
+        ).fetchall()
+        assert found == [(1,)]
+        columns = conn.execute("SHOW COLUMNS FROM events").fetchall()
+        assert [(name, kind) for name, kind, *_ in columns][2:] == [
+            ("n", "long"),
+            ("msg", "string"),
+            ("ts", "timestamp"),
+            ("attrs", "dynamic"),
+            ("emb", "vector(3)"),
+        ]

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from kyma.engine.query.rewrite import dynamic_paths, kyma_types, like_escape
+from kyma.engine.query.rewrite import dynamic_paths, json_operators, kyma_types, like_escape
 
-RULES = (dynamic_paths.rule, kyma_types.rule, like_escape.rule)
+RULES = (json_operators.rule, dynamic_paths.rule, kyma_types.rule, like_escape.rule)
 
 
 def rewrite(expression: exp.Expression) -> exp.Expression:
