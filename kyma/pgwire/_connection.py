@@ -19,7 +19,13 @@ from typing import TYPE_CHECKING, BinaryIO
 import pyarrow as pa
 
 from kyma.auth import Authenticator, Principal
-from kyma.engine.errors import KymaError, SqlError, UnauthenticatedError, UnsupportedStatementError
+from kyma.engine.errors import (
+    ConfigError,
+    KymaError,
+    SqlError,
+    UnauthenticatedError,
+    UnsupportedStatementError,
+)
 from kyma.engine.query import QueryResult
 from kyma.pgwire import _asyncpg, _catalog, _copy, _errors
 from kyma.pgwire import _messages as m
@@ -75,6 +81,23 @@ class CancelKeys:
             connection.cancel.set()
 
 
+class Slots:
+    """At most ``limit`` open connections (0: no limit); a cancel request takes no slot."""
+
+    def __init__(self, limit: int) -> None:
+        if limit < 0:
+            raise ConfigError(f"KYMA_PG_MAX_CONNECTIONS: expected 0 (no limit) or more: {limit}")
+        self.limit = limit
+        self._free = threading.BoundedSemaphore(limit) if limit > 0 else None
+
+    def take(self) -> bool:
+        return self._free is None or self._free.acquire(blocking=False)
+
+    def give_back(self) -> None:
+        if self._free is not None:
+            self._free.release()
+
+
 class Connection:
     def __init__(
         self,
@@ -83,10 +106,12 @@ class Connection:
         authenticator: Authenticator,
         tls: ssl.SSLContext | None,
         cancels: CancelKeys,
+        slots: Slots,
     ) -> None:
         self.sock = sock
         self.services, self.authenticator, self.tls = services, authenticator, tls
-        self.cancels = cancels
+        self.cancels, self.slots = cancels, slots
+        self.holds_slot = False
         self.key: tuple[int, int] | None = None
         self.cancel = threading.Event()
         self.rfile: BinaryIO = sock.makefile("rb")  # type: ignore[attr-defined]
@@ -115,6 +140,8 @@ class Connection:
         finally:
             if self.key is not None:
                 self.cancels.remove(self.key)
+            if self.holds_slot:
+                self.slots.give_back()
 
     def start(self) -> bool:
         code, body = m.read_startup(self.rfile)
@@ -130,6 +157,17 @@ class Connection:
             reader = m.Reader(body)
             self.cancels.cancel((reader.int32(), reader.int32()))
             return False  # Postgres answers a CancelRequest by closing the connection
+        self.holds_slot = self.slots.take()
+        if not self.holds_slot:
+            self.send(
+                m.error_response(
+                    "53300",
+                    f"too many Postgres protocol connections: {self.slots.limit} are open"
+                    " (KYMA_PG_MAX_CONNECTIONS)",
+                    "FATAL",
+                )
+            )
+            return False
         if code != m.PROTOCOL_V3:
             self.send(
                 m.error_response(
@@ -443,6 +481,7 @@ class Handler(socketserver.BaseRequestHandler):
             server.authenticator,  # type: ignore[attr-defined]
             server.tls,  # type: ignore[attr-defined]
             server.cancels,  # type: ignore[attr-defined]
+            server.slots,  # type: ignore[attr-defined]
         )
         try:
             connection.serve()

@@ -25,7 +25,13 @@ from serve_helpers import Serve, free_port
 def trusted() -> Iterator[tuple[Serve, str]]:
     home = Path(tempfile.mkdtemp(prefix="kyma-pgwire-trust-", dir="/tmp"))
     port = free_port()
-    serve = Serve(home, KYMA_PG_PORT=str(port), KYMA_MAX_RESULT_ROWS="0", KYMA_MAX_RESULT_BYTES="0")
+    serve = Serve(
+        home,
+        KYMA_PG_PORT=str(port),
+        KYMA_MAX_RESULT_ROWS="0",
+        KYMA_MAX_RESULT_BYTES="0",
+        KYMA_PG_MAX_CONNECTIONS="2",
+    )
     try:
         assert f"Postgres      postgresql://127.0.0.1:{port}" in "".join(serve.output)
         yield serve, f"host=127.0.0.1 port={port} user=anyone dbname=kyma connect_timeout=10"
@@ -103,3 +109,24 @@ def test_a_cancel_request_stops_the_running_query(trusted: tuple[Serve, str]) ->
     while _running(serve) > 0 and time.monotonic() < deadline:
         time.sleep(0.2)
     assert _running(serve) == 0
+
+
+def test_connections_past_the_limit_are_refused(trusted: tuple[Serve, str]) -> None:
+    _, dsn = trusted
+    with psycopg.connect(dsn) as first, psycopg.connect(dsn) as second:
+        with pytest.raises(psycopg.OperationalError) as refused:
+            psycopg.connect(dsn)
+        assert "too many Postgres protocol connections: 2 are open" in str(refused.value)
+        assert "KYMA_PG_MAX_CONNECTIONS" in str(refused.value)
+        assert first.execute("SELECT 1").fetchone() == (1,)
+        second.close()
+        deadline = time.monotonic() + 10  # the server frees the slot when it sees the close
+        while True:
+            try:
+                third = psycopg.connect(dsn)
+                break
+            except psycopg.OperationalError:
+                assert time.monotonic() < deadline, "the closed connection's slot came back"
+                time.sleep(0.1)
+        with third:
+            assert third.execute("SELECT 2").fetchone() == (2,)
