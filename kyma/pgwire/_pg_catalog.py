@@ -157,6 +157,7 @@ def pg_type(_tables: list[TableInfo]) -> pa.Table:
             "typtype": ["b"] * len(oids),
             "typcollation": pa.array([0] * len(oids), pa.int64()),
             "typelem": pa.array([_ELEMENT.get(o, 0) for o in oids], pa.int64()),
+            "typarray": pa.array([t.ARRAY_OF.get(o, 0) for o in oids], pa.int64()),
         }
     )
 
