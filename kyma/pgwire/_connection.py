@@ -6,8 +6,10 @@ Statements run through ``services.query.execute`` with the caller's ``authorize`
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import secrets
+import socket
 import socketserver
 import ssl
 import struct
@@ -42,6 +44,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("kyma.pgwire")
 _ROW_QUERIES = ("select", "with", "values", "show", "table", "explain", "describe")
 SLICE_ROWS = 16_384  # rows encoded and sent at a time
+FLUSH_BYTES = 1 << 20
 
 
 @dataclass
@@ -112,6 +115,8 @@ class Connection:
         self.services, self.authenticator, self.tls = services, authenticator, tls
         self.cancels, self.slots = cancels, slots
         self.holds_slot = False
+        self.pending: list[bytes] = []
+        self.pending_bytes = 0
         self.key: tuple[int, int] | None = None
         self.cancel = threading.Event()
         self.rfile: BinaryIO = sock.makefile("rb")  # type: ignore[attr-defined]
@@ -123,7 +128,25 @@ class Connection:
     # -- output ------------------------------------------------------------------------
 
     def send(self, *messages: bytes) -> None:
-        self.sock.sendall(b"".join(messages))  # type: ignore[attr-defined]
+        """Queue messages; they go out together at ReadyForQuery, a Flush message, a read
+        during start-up, or past 1 MiB: a reply is one write, not a TCP segment a message."""
+        self.pending.extend(messages)
+        self.pending_bytes += sum(len(message) for message in messages)
+        if self.pending_bytes >= FLUSH_BYTES:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.pending:
+            data, self.pending, self.pending_bytes = b"".join(self.pending), [], 0
+            self.sock.sendall(data)  # type: ignore[attr-defined]
+
+    def read_message(self) -> tuple[bytes, bytes]:
+        self.flush()
+        return m.read_message(self.rfile)
+
+    def read_startup(self) -> tuple[int, bytes]:
+        self.flush()
+        return m.read_startup(self.rfile)
 
     def send_error(self, error: Exception, severity: str = "ERROR") -> None:
         log.debug("Postgres protocol statement failed: %s", error, exc_info=error)
@@ -138,21 +161,24 @@ class Connection:
         except (EOFError, ConnectionError, ssl.SSLError, m.ProtocolViolation) as e:
             log.debug("Postgres connection ended: %s", e)
         finally:
+            with contextlib.suppress(OSError):
+                self.flush()  # a FATAL error, say
             if self.key is not None:
                 self.cancels.remove(self.key)
             if self.holds_slot:
                 self.slots.give_back()
 
     def start(self) -> bool:
-        code, body = m.read_startup(self.rfile)
+        code, body = self.read_startup()
         while code in (m.SSL_REQUEST, m.GSSENC_REQUEST):
             if code == m.SSL_REQUEST and self.tls is not None:
                 self.send(b"S")
+                self.flush()
                 self.sock = self.tls.wrap_socket(self.sock, server_side=True)  # type: ignore[arg-type]
                 self.rfile = self.sock.makefile("rb")  # type: ignore[attr-defined]
             else:
                 self.send(b"N")
-            code, body = m.read_startup(self.rfile)
+            code, body = self.read_startup()
         if code == m.CANCEL_REQUEST:
             reader = m.Reader(body)
             self.cancels.cancel((reader.int32(), reader.int32()))
@@ -197,6 +223,7 @@ class Connection:
         out += [m.parameter_status(n, self.session.settings[n]) for n in REPORTED]
         out += [m.backend_key_data(pid, secret), m.ready_for_query()]
         self.send(*out)
+        self.flush()
         return True
 
     def authenticate(self) -> Principal:
@@ -204,7 +231,7 @@ class Connection:
         if not self.authenticator.required:
             return self.authenticator.principal(None)
         self.send(m.authentication(3))
-        kind, body = m.read_message(self.rfile)
+        kind, body = self.read_message()
         if kind != b"p":
             raise UnauthenticatedError("expected a password message: the password is a kyma token")
         token = body.rstrip(b"\x00").decode(errors="replace").strip()
@@ -222,13 +249,18 @@ class Connection:
                 return
             if kind == b"Q":
                 self.simple_query(m.Reader(body).cstring())
+                self.flush()
                 skipping = False
                 continue
             if kind == b"S":
                 skipping = False
                 self.send(*self.reported(), m.ready_for_query(self.session_().status))
+                self.flush()
                 continue
-            if kind == b"H" or skipping:
+            if kind == b"H":
+                self.flush()
+                continue
+            if skipping:
                 continue
             handler = self.EXTENDED.get(kind)
             try:
@@ -483,9 +515,11 @@ class Handler(socketserver.BaseRequestHandler):
             server.cancels,  # type: ignore[attr-defined]
             server.slots,  # type: ignore[attr-defined]
         )
+        self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         try:
             connection.serve()
         except KymaError as e:
             connection.send_error(e, "FATAL")
+            connection.flush()
         except Exception:
             log.exception("unexpected error on a Postgres protocol connection")
