@@ -49,7 +49,7 @@ def binary_column(field: pa.Field, column: pa.ChunkedArray | pa.Array) -> pa.Arr
         days = array.cast(pa.date32()).cast(pa.int32())
         return _packed(array, pc.subtract(days, POSTGRES_EPOCH_DAYS), ">i4")
     if oid == t.TIME:
-        return _packed(array, array.cast(pa.time64("us")).cast(pa.int64()), ">i8")
+        return _packed(array, array.cast(pa.time64("us"), safe=False).cast(pa.int64()), ">i8")
     if oid == t.BYTEA:
         return array.cast(pa.large_binary())
     if oid in _ELEMENT and not pa.types.is_struct(dtype):
