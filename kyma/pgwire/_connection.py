@@ -304,7 +304,9 @@ class Connection:
                 self.send_result(result, describe=True)
         self.send(m.ready_for_query(self.session_().status))
 
-    def run(self, sql: str) -> QueryResult:
+    def run(self, sql: str, probe: bool = False) -> QueryResult:
+        """``probe``: only the result's columns are wanted (a query the engine runs reads
+        no rows)."""
         sql = translate(sql)
         answer = self.session_().answer(sql)
         if answer is not None:
@@ -314,6 +316,9 @@ class Connection:
         answer = _asyncpg.answer(sql) or _catalog.answer(sql, self.services.catalog, principal)
         if answer is not None:
             return answer
+        words = sql.split(None, 1)
+        if probe and words and words[0].lower() in ("select", "with", "values", "table"):
+            sql = f"SELECT * FROM ({sql.strip().rstrip(';')}\n) AS kyma_probe LIMIT 0"
         self.cancel = threading.Event()  # a CancelRequest now cancels this statement only
         return self.services.query.execute(
             sql,
@@ -439,12 +444,12 @@ class Connection:
         return infer(statement.sql, statement.param_oids, column_types(schemas))
 
     def _probe(self, statement: Statement) -> bytes:
-        """The RowDescription of a query, from running it with NULL parameters."""
+        """The RowDescription of a query, from planning it with NULL parameters."""
         words = statement.sql.split(None, 1)
         if not words or words[0].lower() not in _ROW_QUERIES:
             return m.NO_DATA
         probe = bind(statement.sql, ["NULL"] * len(statement.param_oids))
-        return self.describe(self.run(probe))
+        return self.describe(self.run(probe, probe=True))
 
     def execute(self, r: m.Reader) -> None:
         name, limit = r.cstring(), r.int32()

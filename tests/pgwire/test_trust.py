@@ -102,6 +102,18 @@ def test_a_cancel_request_stops_the_running_query(trusted: tuple[Serve, str]) ->
         finally:
             await conn.close()
 
+    async def asyncpg_describes_without_running() -> list[int]:
+        port = int(dsn.split("port=")[1].split()[0])
+        conn = await asyncpg.connect(host="127.0.0.1", port=port, user="anyone", timeout=10)
+        try:  # Describe plans with LIMIT NULL: running that would take minutes
+            rows = await conn.fetch(
+                f"SELECT t0.n FROM {joined} WHERE t0.n = 3 LIMIT $1", 2, timeout=20
+            )
+            return [r["n"] for r in rows]
+        finally:
+            await conn.close()
+
+    assert asyncio.run(asyncpg_describes_without_running()) == [3, 3]
     started = time.monotonic()
     assert asyncio.run(asyncpg_cancels()) == 10
     assert time.monotonic() - started < 15
