@@ -40,4 +40,7 @@ if [ ! -x .venv/bin/python ]; then
     }
 fi
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]'
+# node-postgres: tests/pgwire drives kyma with a Postgres client in another language too.
+command -v npm >/dev/null 2>&1 || apt_install nodejs npm
+npm ci --prefix tests/pgwire/node --silent --no-audit --no-fund
 echo "setup: ready (.venv/bin/kyma)"
