@@ -25,6 +25,17 @@ _STRING = re.compile(r"'(?:[^']|'')*'")
 _VIEW = re.compile(r'"?information_schema"?\s*\.\s*"?(\w+)"?', re.I)
 _PG_RELATION = re.compile(r"\b(" + "|".join(_pg_catalog.RELATIONS) + r")\b", re.I)
 _EMPTY_RELATION = re.compile(r"\b(" + "|".join(_pg_catalog.EMPTY) + r")\b", re.I)
+_REG_LITERAL = re.compile(r"'(?:pg_catalog\.)?(\w+)'\s*::\s*regclass\b", re.I)
+_CATALOG_OIDS = {"pg_class": 1259, "pg_attribute": 1249, "pg_type": 1247, "pg_namespace": 2615}
+# JDBC ranks types by their schema's place in the search path with a join over
+# generate_series; every kyma type is in pg_catalog, so the join and its rank go
+_SEARCH_PATH_JOIN = re.compile(
+    r"LEFT\s+JOIN\s+\(\s*select\s+ns\.oid\s+as\s+nspoid.*?\)\s+as\s+sp\s+"
+    r"ON\s+sp\.nspoid\s*=\s*typnamespace",
+    re.I | re.S,
+)
+_SEARCH_PATH_RANK = re.compile(r"ORDER\s+BY\s+sp\.r\s*,", re.I)
+_ARRAY_UPPER = re.compile(r"\barray_upper\s*\(", re.I)  # lower bounds are 1 here
 _REG_CAST = re.compile(r"::\s*(?:regclass|regtype|regnamespace|regproc|regrole)\b", re.I)
 # psql's \\d reads a column's default and collation in correlated scalar subqueries that
 # DataFusion cannot plan; kyma has neither, so each such subquery is NULL
@@ -85,6 +96,9 @@ def answer(sql: str, catalog: Catalog, caller: Principal) -> QueryResult | None:
     local = _VIEW.sub(lambda m: f"information_schema_{m.group(1).lower()}", sql)
     local = _OPERATOR.sub(lambda m: m.group(1), local)
     local = _PG_PREFIX.sub("", _COLLATE.sub("", local))
+    local = _SEARCH_PATH_RANK.sub("ORDER BY", _SEARCH_PATH_JOIN.sub("", local))
+    local = _ARRAY_UPPER.sub("array_length(", local)
+    local = _REG_LITERAL.sub(lambda m: str(_CATALOG_OIDS.get(m.group(1).lower(), 0)), local)
     local = _GET_EXPR.sub(r"pg_get_expr(\1,\2)", _REG_CAST.sub("", local))
     local = _without_subqueries(local)
     try:

@@ -132,16 +132,18 @@ def pg_attribute(tables: list[TableInfo]) -> pa.Table:
         "attcollation": [],
         "attidentity": [],
         "attgenerated": [],
+        "attlen": [],
     }
     for info in tables:
         nullable = {c.name: c.nullable for c in info.columns}
         for number, field in enumerate(info.schema, start=1):
             values = (_oid(info), field.name, t.type_oid(field), number)
             values += (not nullable.get(field.name, True), False, -1, False, 0, "", "")
+            values += (t.SIZES.get(t.type_oid(field), -1),)
             for name, value in zip(rows, values, strict=True):
                 rows[name].append(value)
     types = [pa.int64(), pa.string(), pa.int64(), pa.int16(), pa.bool_(), pa.bool_(), pa.int32()]
-    types += [pa.bool_(), pa.int64(), pa.string(), pa.string()]
+    types += [pa.bool_(), pa.int64(), pa.string(), pa.string(), pa.int16()]
     schema = pa.schema(list(zip(rows, types, strict=True)))
     return pa.table(rows, schema=schema)
 
@@ -158,6 +160,13 @@ def pg_type(_tables: list[TableInfo]) -> pa.Table:
             "typcollation": pa.array([0] * len(oids), pa.int64()),
             "typelem": pa.array([_ELEMENT.get(o, 0) for o in oids], pa.int64()),
             "typarray": pa.array([t.ARRAY_OF.get(o, 0) for o in oids], pa.int64()),
+            "typnotnull": pa.array([False] * len(oids), pa.bool_()),
+            "typbasetype": pa.array([0] * len(oids), pa.int64()),
+            "typtypmod": pa.array([-1] * len(oids), pa.int32()),
+            "typrelid": pa.array([0] * len(oids), pa.int64()),
+            "typdelim": [","] * len(oids),
+            "typcategory": ["A" if o in _ELEMENT else "U" for o in oids],
+            "typinput": ["array_in" if o in _ELEMENT else TYPE_NAMES[o] + "in" for o in oids],
         }
     )
 
@@ -210,6 +219,19 @@ def pg_attrdef(_tables: list[TableInfo]) -> pa.Table:
     return schema.empty_table()
 
 
+def pg_description(_tables: list[TableInfo]) -> pa.Table:
+    """No comments on anything; an empty relation, as schema browsers LEFT JOIN it."""
+    schema = pa.schema(
+        [
+            ("objoid", pa.int64()),
+            ("classoid", pa.int64()),
+            ("objsubid", pa.int32()),
+            ("description", pa.string()),
+        ]
+    )
+    return schema.empty_table()
+
+
 def pg_collation(_tables: list[TableInfo]) -> pa.Table:
     return pa.table({"oid": pa.array([100], pa.int64()), "collname": ["default"]})
 
@@ -228,6 +250,7 @@ RELATIONS: dict[str, Callable[[list[TableInfo]], pa.Table]] = {
     "pg_settings": pg_settings,
     "pg_attrdef": pg_attrdef,
     "pg_collation": pg_collation,
+    "pg_description": pg_description,
 }
 EMPTY = (
     "pg_index",
@@ -244,7 +267,6 @@ EMPTY = (
     "pg_foreign_table",
     "pg_event_trigger",
     "pg_depend",
-    "pg_description",
     "pg_sequence",
 )
 
@@ -268,7 +290,11 @@ def register_functions(context: datafusion.SessionContext) -> None:
     def encoding(codes: pa.Array) -> pa.Array:
         return pa.array(["UTF8"] * len(codes), pa.string())
 
+    def schemas(flags: pa.Array) -> pa.Array:
+        return pa.array([["pg_catalog", "public"]] * len(flags), pa.list_(pa.string()))
+
     for fn, inputs, output, name in (
+        (schemas, [pa.bool_()], pa.list_(pa.string()), "current_schemas"),
         (userbyid, [pa.int64()], pa.string(), "pg_get_userbyid"),
         (visible, [pa.int64()], pa.bool_(), "pg_table_is_visible"),
         (format_type, [pa.int64(), pa.int64()], pa.string(), "format_type"),
