@@ -207,29 +207,15 @@ def pg_settings(_tables: list[TableInfo]) -> pa.Table:
     )
 
 
-def pg_attrdef(_tables: list[TableInfo]) -> pa.Table:
-    schema = pa.schema(
-        [
-            ("oid", pa.int64()),
-            ("adrelid", pa.int64()),
-            ("adnum", pa.int16()),
-            ("adbin", pa.string()),
-        ]
-    )
-    return schema.empty_table()
+def _empty(**columns: pa.DataType) -> Callable[[list[TableInfo]], pa.Table]:
+    """A relation kyma keeps empty but clients join (LEFT JOIN, scalar subqueries)."""
+    return lambda _tables: pa.schema(list(columns.items())).empty_table()
 
 
-def pg_description(_tables: list[TableInfo]) -> pa.Table:
-    """No comments on anything; an empty relation, as schema browsers LEFT JOIN it."""
-    schema = pa.schema(
-        [
-            ("objoid", pa.int64()),
-            ("classoid", pa.int64()),
-            ("objsubid", pa.int32()),
-            ("description", pa.string()),
-        ]
-    )
-    return schema.empty_table()
+pg_attrdef = _empty(oid=pa.int64(), adrelid=pa.int64(), adnum=pa.int16(), adbin=pa.string())
+pg_description = _empty(
+    objoid=pa.int64(), classoid=pa.int64(), objsubid=pa.int32(), description=pa.string()
+)
 
 
 def pg_collation(_tables: list[TableInfo]) -> pa.Table:
