@@ -33,6 +33,7 @@ bench:
 	$(PYTHON) bench/federation_dss.py
 	$(PYTHON) bench/cdc.py
 	$(PYTHON) bench/flight.py
+	$(PYTHON) bench/pgwire.py
 	$(PYTHON) bench/kafka.py
 	$(PYTHON) bench/otlp.py
 	$(PYTHON) bench/filedrop.py

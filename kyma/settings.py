@@ -56,6 +56,9 @@ class Settings:
     pg_port: int = _setting(
         5433, "KYMA_PG_PORT", "port of the Postgres wire protocol listener (0: off)"
     )
+    pg_max_connections: int = _setting(
+        64, "KYMA_PG_MAX_CONNECTIONS", "open Postgres protocol connections at most (0: no limit)"
+    )
     otlp_grpc_port: int = _setting(
         4317, "KYMA_OTLP_GRPC_PORT", "port of the OTLP/gRPC receiver (0: any free port)"
     )

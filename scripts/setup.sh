@@ -26,6 +26,9 @@ fi
 command -v java >/dev/null 2>&1 || apt_install default-jre-headless
 command -v make >/dev/null 2>&1 || apt_install make
 command -v runuser >/dev/null 2>&1 || apt_install util-linux
+# tests/pgwire: the Postgres JDBC driver, and a JDK to run the test's one-file Java program.
+[ -f /usr/share/java/postgresql.jar ] || apt_install libpostgresql-jdbc-java
+command -v javac >/dev/null 2>&1 || apt_install default-jdk-headless
 
 python=${PYTHON:-python3}
 "$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' || {
@@ -40,4 +43,7 @@ if [ ! -x .venv/bin/python ]; then
     }
 fi
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]'
+# node-postgres: tests/pgwire drives kyma with a Postgres client in another language too.
+command -v npm >/dev/null 2>&1 || apt_install nodejs npm
+npm ci --prefix tests/pgwire/node --silent --no-audit --no-fund
 echo "setup: ready (.venv/bin/kyma)"

@@ -27,9 +27,10 @@ class PgServer(socketserver.ThreadingTCPServer):
     def __init__(
         self, services: Services, host: str, port: int, tls: ssl.SSLContext | None
     ) -> None:
-        from kyma.pgwire._connection import CancelKeys, Handler
+        from kyma.pgwire._connection import CancelKeys, Handler, Slots
 
         self.services = services
+        self.slots = Slots(services.settings.pg_max_connections)
         self.authenticator = Authenticator(services.stores.tokens, services.settings.auth)
         self.tls = tls
         self.cancels = CancelKeys()

@@ -25,6 +25,25 @@ DATABASE, SCHEMA = "kyma", "public"
 _STRING = re.compile(r"'(?:[^']|'')*'")
 _VIEW = re.compile(r'"?information_schema"?\s*\.\s*"?(\w+)"?', re.I)
 _PG_RELATION = re.compile(r"\b(" + "|".join(_pg_catalog.RELATIONS) + r")\b", re.I)
+_EMPTY_RELATION = re.compile(r"\b(" + "|".join(_pg_catalog.EMPTY) + r")\b", re.I)
+_REG_LITERAL = re.compile(r"'(?:pg_catalog\.)?(\w+)'\s*::\s*regclass\b", re.I)
+_CATALOG_OIDS = {"pg_class": 1259, "pg_attribute": 1249, "pg_type": 1247, "pg_namespace": 2615}
+# JDBC ranks types by their schema's place in the search path with a join over
+# generate_series; every kyma type is in pg_catalog, so the join and its rank go
+_SEARCH_PATH_JOIN = re.compile(
+    r"LEFT\s+JOIN\s+\(\s*select\s+ns\.oid\s+as\s+nspoid.*?\)\s+as\s+sp\s+"
+    r"ON\s+sp\.nspoid\s*=\s*typnamespace",
+    re.I | re.S,
+)
+_SEARCH_PATH_RANK = re.compile(r"ORDER\s+BY\s+sp\.r\s*,", re.I)
+_ARRAY_UPPER = re.compile(r"\barray_upper\s*\(", re.I)  # lower bounds are 1 here
+_REG_CAST = re.compile(r"::\s*(?:regclass|regtype|regnamespace|regproc|regrole)\b", re.I)
+# psql's \\d reads a column's default and collation in correlated scalar subqueries that
+# DataFusion cannot plan; kyma has neither, so each such subquery is NULL
+_SCALAR = re.compile(
+    r"\(\s*SELECT\s+[^()]*?(?:\([^()]*\)[^()]*?)*FROM\s+(?:pg_attrdef|pg_collation)\b", re.I
+)
+_GET_EXPR = re.compile(r"\bpg_get_expr\s*\(([^,()]+),([^,()]+),\s*(?:true|false)\s*\)", re.I)
 _PG_PREFIX = re.compile(r'"?pg_catalog"?\s*\.\s*', re.I)
 _COLLATE = re.compile(r'\s+COLLATE\s+(?:"?pg_catalog"?\s*\.\s*)?"?default"?', re.I)
 _OPERATOR = re.compile(r"OPERATOR\s*\(\s*pg_catalog\s*\.\s*([^\s)]+)\s*\)", re.I)
@@ -54,9 +73,12 @@ def answer(sql: str, catalog: Catalog, caller: Principal) -> QueryResult | None:
     code = _STRING.sub("''", sql)  # a name inside a string literal is no reference
     views = {m.group(1).lower() for m in _VIEW.finditer(code)}
     relations = {m.group(1).lower() for m in _PG_RELATION.finditer(code)}
-    if not views and not relations:
+    empty = _EMPTY_RELATION.search(code)
+    if not views and not relations and not empty:
         return None
     caller.require("read")
+    if empty:  # no indexes, constraints, policies… in kyma: no rows
+        return QueryResult(pa.table({"?column?": pa.array([], pa.string())}), "OK")
     unknown = sorted(views - set(_BUILDERS))
     if unknown:
         raise SqlError(
@@ -75,6 +97,11 @@ def answer(sql: str, catalog: Catalog, caller: Principal) -> QueryResult | None:
     local = _VIEW.sub(lambda m: f"information_schema_{m.group(1).lower()}", sql)
     local = _OPERATOR.sub(lambda m: m.group(1), local)
     local = _PG_PREFIX.sub("", _COLLATE.sub("", local))
+    local = _SEARCH_PATH_RANK.sub("ORDER BY", _SEARCH_PATH_JOIN.sub("", local))
+    local = _ARRAY_UPPER.sub("array_length(", local)
+    local = _REG_LITERAL.sub(lambda m: str(_CATALOG_OIDS.get(m.group(1).lower(), 0)), local)
+    local = _GET_EXPR.sub(r"pg_get_expr(\1,\2)", _REG_CAST.sub("", local))
+    local = _without_subqueries(local)
     try:
         table = contained(lambda: context.sql(local).to_arrow_table())
     except EngineFailedError:
@@ -82,6 +109,22 @@ def answer(sql: str, catalog: Catalog, caller: Principal) -> QueryResult | None:
     except Exception as e:  # DataFusion's errors carry the reason in their text
         raise SqlError(f"catalog query failed: {e}") from e
     return QueryResult(table, "OK")
+
+
+def _without_subqueries(sql: str) -> str:
+    """``sql`` with each parenthesised subquery over pg_attrdef or pg_collation as NULL.
+
+    >>> _without_subqueries("SELECT a, (SELECT f(d.x, 1) FROM pg_attrdef d WHERE (y)) AS z")
+    'SELECT a, NULL AS z'
+    """
+    while match := _SCALAR.search(sql):
+        depth, end = 0, match.start()
+        for end in range(match.start(), len(sql)):
+            depth += {"(": 1, ")": -1}.get(sql[end], 0)
+            if depth == 0:
+                break
+        sql = sql[: match.start()] + "NULL" + sql[end + 1 :]
+    return sql
 
 
 def _tables(tables: list) -> pa.Table:  # type: ignore[type-arg]

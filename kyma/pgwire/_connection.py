@@ -6,8 +6,10 @@ Statements run through ``services.query.execute`` with the caller's ``authorize`
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import secrets
+import socket
 import socketserver
 import ssl
 import struct
@@ -19,31 +21,42 @@ from typing import TYPE_CHECKING, BinaryIO
 import pyarrow as pa
 
 from kyma.auth import Authenticator, Principal
-from kyma.engine.errors import KymaError, SqlError, UnauthenticatedError, UnsupportedStatementError
+from kyma.engine.errors import (
+    ConfigError,
+    KymaError,
+    SqlError,
+    UnauthenticatedError,
+    UnsupportedStatementError,
+)
 from kyma.engine.query import QueryResult
-from kyma.pgwire import _catalog, _copy, _errors
+from kyma.pgwire import _asyncpg, _catalog, _copy, _errors
 from kyma.pgwire import _messages as m
+from kyma.pgwire._binary import binary_column
+from kyma.pgwire._param_types import column_types, infer, referenced_tables
 from kyma.pgwire._params import literal
-from kyma.pgwire._session import REPORTED, Session
+from kyma.pgwire._session import REPORTED, Session, translate
 from kyma.pgwire._sql_text import bind, parameter_count, split_statements
-from kyma.pgwire._types import SIZES, TEXT, text_column, type_oid
+from kyma.pgwire._types import SIZES, text_column, type_oid
 
 if TYPE_CHECKING:
     from kyma.services import Services
 
 log = logging.getLogger("kyma.pgwire")
 _ROW_QUERIES = ("select", "with", "values", "show", "table", "explain", "describe")
+SLICE_ROWS = 16_384  # rows encoded and sent at a time
+FLUSH_BYTES = 1 << 20
 
 
 @dataclass
 class Statement:
     sql: str
-    param_oids: list[int]
+    param_oids: list[int]  # as Parse declared them (0: unspecified), then as Describe told
 
 
 @dataclass
 class Portal:
     sql: str
+    formats: list[int]  # as Bind gave them: none (all text), one for all, or one a column
     result: QueryResult | None = None
     sent: int = 0  # rows an Execute with a row limit already sent
 
@@ -71,6 +84,23 @@ class CancelKeys:
             connection.cancel.set()
 
 
+class Slots:
+    """At most ``limit`` open connections (0: no limit); a cancel request takes no slot."""
+
+    def __init__(self, limit: int) -> None:
+        if limit < 0:
+            raise ConfigError(f"KYMA_PG_MAX_CONNECTIONS: expected 0 (no limit) or more: {limit}")
+        self.limit = limit
+        self._free = threading.BoundedSemaphore(limit) if limit > 0 else None
+
+    def take(self) -> bool:
+        return self._free is None or self._free.acquire(blocking=False)
+
+    def give_back(self) -> None:
+        if self._free is not None:
+            self._free.release()
+
+
 class Connection:
     def __init__(
         self,
@@ -79,10 +109,14 @@ class Connection:
         authenticator: Authenticator,
         tls: ssl.SSLContext | None,
         cancels: CancelKeys,
+        slots: Slots,
     ) -> None:
         self.sock = sock
         self.services, self.authenticator, self.tls = services, authenticator, tls
-        self.cancels = cancels
+        self.cancels, self.slots = cancels, slots
+        self.holds_slot = False
+        self.pending: list[bytes] = []
+        self.pending_bytes = 0
         self.key: tuple[int, int] | None = None
         self.cancel = threading.Event()
         self.rfile: BinaryIO = sock.makefile("rb")  # type: ignore[attr-defined]
@@ -94,7 +128,25 @@ class Connection:
     # -- output ------------------------------------------------------------------------
 
     def send(self, *messages: bytes) -> None:
-        self.sock.sendall(b"".join(messages))  # type: ignore[attr-defined]
+        """Queue messages; they go out together at ReadyForQuery, a Flush message, a read
+        during start-up, or past 1 MiB: a reply is one write, not a TCP segment a message."""
+        self.pending.extend(messages)
+        self.pending_bytes += sum(len(message) for message in messages)
+        if self.pending_bytes >= FLUSH_BYTES:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.pending:
+            data, self.pending, self.pending_bytes = b"".join(self.pending), [], 0
+            self.sock.sendall(data)  # type: ignore[attr-defined]
+
+    def read_message(self) -> tuple[bytes, bytes]:
+        self.flush()
+        return m.read_message(self.rfile)
+
+    def read_startup(self) -> tuple[int, bytes]:
+        self.flush()
+        return m.read_startup(self.rfile)
 
     def send_error(self, error: Exception, severity: str = "ERROR") -> None:
         log.debug("Postgres protocol statement failed: %s", error, exc_info=error)
@@ -109,23 +161,39 @@ class Connection:
         except (EOFError, ConnectionError, ssl.SSLError, m.ProtocolViolation) as e:
             log.debug("Postgres connection ended: %s", e)
         finally:
+            with contextlib.suppress(OSError):
+                self.flush()  # a FATAL error, say
             if self.key is not None:
                 self.cancels.remove(self.key)
+            if self.holds_slot:
+                self.slots.give_back()
 
     def start(self) -> bool:
-        code, body = m.read_startup(self.rfile)
+        code, body = self.read_startup()
         while code in (m.SSL_REQUEST, m.GSSENC_REQUEST):
             if code == m.SSL_REQUEST and self.tls is not None:
                 self.send(b"S")
+                self.flush()
                 self.sock = self.tls.wrap_socket(self.sock, server_side=True)  # type: ignore[arg-type]
                 self.rfile = self.sock.makefile("rb")  # type: ignore[attr-defined]
             else:
                 self.send(b"N")
-            code, body = m.read_startup(self.rfile)
+            code, body = self.read_startup()
         if code == m.CANCEL_REQUEST:
             reader = m.Reader(body)
             self.cancels.cancel((reader.int32(), reader.int32()))
             return False  # Postgres answers a CancelRequest by closing the connection
+        self.holds_slot = self.slots.take()
+        if not self.holds_slot:
+            self.send(
+                m.error_response(
+                    "53300",
+                    f"too many Postgres protocol connections: {self.slots.limit} are open"
+                    " (KYMA_PG_MAX_CONNECTIONS)",
+                    "FATAL",
+                )
+            )
+            return False
         if code != m.PROTOCOL_V3:
             self.send(
                 m.error_response(
@@ -155,6 +223,7 @@ class Connection:
         out += [m.parameter_status(n, self.session.settings[n]) for n in REPORTED]
         out += [m.backend_key_data(pid, secret), m.ready_for_query()]
         self.send(*out)
+        self.flush()
         return True
 
     def authenticate(self) -> Principal:
@@ -162,7 +231,7 @@ class Connection:
         if not self.authenticator.required:
             return self.authenticator.principal(None)
         self.send(m.authentication(3))
-        kind, body = m.read_message(self.rfile)
+        kind, body = self.read_message()
         if kind != b"p":
             raise UnauthenticatedError("expected a password message: the password is a kyma token")
         token = body.rstrip(b"\x00").decode(errors="replace").strip()
@@ -180,13 +249,18 @@ class Connection:
                 return
             if kind == b"Q":
                 self.simple_query(m.Reader(body).cstring())
+                self.flush()
                 skipping = False
                 continue
             if kind == b"S":
                 skipping = False
                 self.send(*self.reported(), m.ready_for_query(self.session_().status))
+                self.flush()
                 continue
-            if kind == b"H" or skipping:
+            if kind == b"H":
+                self.flush()
+                continue
+            if skipping:
                 continue
             handler = self.EXTENDED.get(kind)
             try:
@@ -230,15 +304,21 @@ class Connection:
                 self.send_result(result, describe=True)
         self.send(m.ready_for_query(self.session_().status))
 
-    def run(self, sql: str) -> QueryResult:
+    def run(self, sql: str, probe: bool = False) -> QueryResult:
+        """``probe``: only the result's columns are wanted (a query the engine runs reads
+        no rows)."""
+        sql = translate(sql)
         answer = self.session_().answer(sql)
         if answer is not None:
             return answer
         principal = self.principal
         assert principal is not None
-        answer = _catalog.answer(sql, self.services.catalog, principal)
+        answer = _asyncpg.answer(sql) or _catalog.answer(sql, self.services.catalog, principal)
         if answer is not None:
             return answer
+        words = sql.split(None, 1)
+        if probe and words and words[0].lower() in ("select", "with", "values", "table"):
+            sql = f"SELECT * FROM ({sql.strip().rstrip(';')}\n) AS kyma_probe LIMIT 0"
         self.cancel = threading.Event()  # a CancelRequest now cancels this statement only
         return self.services.query.execute(
             sql,
@@ -247,23 +327,30 @@ class Connection:
         )
 
     def send_result(
-        self, result: QueryResult, describe: bool, first: int = 0, limit: int = 0
+        self,
+        result: QueryResult,
+        describe: bool,
+        first: int = 0,
+        limit: int = 0,
+        formats: list[int] | None = None,
     ) -> bool:
         """DataRows (and the RowDescription if ``describe``) and CommandComplete; False when
-        ``limit`` rows were sent and more remain (PortalSuspended)."""
+        ``limit`` rows were sent and more remain (PortalSuspended). ``formats``: a format
+        code a column (1: binary), None for text. Rows are encoded and sent a slice at a time."""
         table = result.table
         if describe:
-            self.send(self.describe(result))
+            self.send(self.describe(result, formats))
         if table.num_columns == 0:
             self.send(m.command_complete(result.status if result.status.isupper() else "OK"))
             return True
         end = table.num_rows if not limit else min(table.num_rows, first + limit)
-        part = table.slice(first, end - first)
-        rows = [m.data_rows(_text_columns(part))] if part.num_rows else []
+        for start in range(first, end, SLICE_ROWS):
+            part = table.slice(start, min(SLICE_ROWS, end - start))
+            self.send(m.data_rows(_encoded(part, formats)))
         if end < table.num_rows:
-            self.send(*rows, m.message(b"s"))
+            self.send(m.message(b"s"))
             return False
-        self.send(*rows, m.command_complete(f"SELECT {table.num_rows}"))
+        self.send(m.command_complete(f"SELECT {table.num_rows}"))
         return True
 
     def send_copy(self, copy: _copy.Copy, result: QueryResult) -> None:
@@ -276,13 +363,13 @@ class Connection:
         self.send(start, *data, m.message(b"c"), m.command_complete(f"COPY {table.num_rows}"))
 
     @staticmethod
-    def describe(result: QueryResult) -> bytes:
+    def describe(result: QueryResult, formats: list[int] | None = None) -> bytes:
         if result.table.num_columns == 0:
             return m.NO_DATA
         columns = []
-        for f in result.table.schema:
+        for i, f in enumerate(result.table.schema):
             oid = type_oid(f)
-            columns.append((f.name, oid, SIZES.get(oid, -1)))
+            columns.append((f.name, oid, SIZES.get(oid, -1), formats[i] if formats else 0))
         return m.row_description(columns)
 
     # -- the extended protocol -------------------------------------------------------------
@@ -306,9 +393,9 @@ class Connection:
             length = r.int32()
             values.append(None if length < 0 else r.bytes(length))
         results = [r.int16() for _ in range(r.int16())]
-        if any(results):
+        if any(code not in (0, 1) for code in results):
             raise UnsupportedStatementError(
-                "binary result format is not supported yet: ask for text results"
+                f"result format codes {results}: expected 0 (text) or 1 (binary)"
             )
         if len(values) != len(statement.param_oids):
             raise SqlError(
@@ -318,7 +405,7 @@ class Connection:
         for i, value in enumerate(values):
             binary = bool(formats[i] if len(formats) > 1 else (formats[0] if formats else 0))
             literals.append(literal(value, statement.param_oids[i], binary, i + 1))
-        self.portals[portal] = Portal(bind(statement.sql, literals))
+        self.portals[portal] = Portal(bind(statement.sql, literals), results)
         self.send(m.BIND_COMPLETE)
 
     def _statement(self, name: str) -> Statement:
@@ -335,21 +422,34 @@ class Connection:
         kind, name = r.byte(), r.cstring()
         if kind == b"S":
             statement = self._statement(name)
-            oids = [oid or TEXT for oid in statement.param_oids]
-            self.send(m.parameter_description(oids), self._probe(statement))
+            statement.param_oids = self._parameter_types(statement)
+            self.send(m.parameter_description(statement.param_oids), self._probe(statement))
             return
         portal = self._portal(name)
         if portal.result is None:
             portal.result = self.run(portal.sql)
-        self.send(self.describe(portal.result))
+        self.send(self.describe(portal.result, _formats(portal)))
+
+    def _parameter_types(self, statement: Statement) -> list[int]:
+        if all(statement.param_oids):
+            return statement.param_oids
+        names = referenced_tables(statement.sql)
+        principal = self.principal
+        assert principal is not None
+        schemas = [
+            info.schema
+            for info in self.services.catalog.list_tables()
+            if info.name.lower() in names and principal.may_touch(info.name)
+        ]
+        return infer(statement.sql, statement.param_oids, column_types(schemas))
 
     def _probe(self, statement: Statement) -> bytes:
-        """The RowDescription of a query, from running it with NULL parameters."""
+        """The RowDescription of a query, from planning it with NULL parameters."""
         words = statement.sql.split(None, 1)
         if not words or words[0].lower() not in _ROW_QUERIES:
             return m.NO_DATA
         probe = bind(statement.sql, ["NULL"] * len(statement.param_oids))
-        return self.describe(self.run(probe))
+        return self.describe(self.run(probe, probe=True))
 
     def execute(self, r: m.Reader) -> None:
         name, limit = r.cstring(), r.int32()
@@ -360,7 +460,11 @@ class Connection:
             portal.result = self.run(portal.sql)
             self.send(*self.reported())
         done = self.send_result(
-            portal.result, describe=False, first=portal.sent, limit=max(limit, 0)
+            portal.result,
+            describe=False,
+            first=portal.sent,
+            limit=max(limit, 0),
+            formats=_formats(portal),
         )
         portal.sent = portal.sent + limit if not done else portal.result.table.num_rows
 
@@ -374,6 +478,29 @@ class Connection:
 
 def _text_columns(table: pa.Table) -> list[pa.Array]:
     return [text_column(f, table.column(i)) for i, f in enumerate(table.schema)]
+
+
+def _encoded(table: pa.Table, formats: list[int] | None) -> list[pa.Array]:
+    if not formats or not any(formats):
+        return _text_columns(table)
+    return [
+        binary_column(f, table.column(i)) if formats[i] else text_column(f, table.column(i))
+        for i, f in enumerate(table.schema)
+    ]
+
+
+def _formats(portal: Portal) -> list[int] | None:
+    """A format code a result column, from Bind's list (none: text; one: every column)."""
+    codes = portal.formats
+    assert portal.result is not None
+    width = portal.result.table.num_columns
+    if not codes or width == 0:
+        return None
+    if len(codes) == 1:
+        return codes * width
+    if len(codes) != width:
+        raise SqlError(f"Bind gave {len(codes)} result format codes for {width} columns")
+    return codes
 
 
 def _text_rows(table: pa.Table) -> Iterator[tuple[bytes | None, ...]]:
@@ -391,10 +518,13 @@ class Handler(socketserver.BaseRequestHandler):
             server.authenticator,  # type: ignore[attr-defined]
             server.tls,  # type: ignore[attr-defined]
             server.cancels,  # type: ignore[attr-defined]
+            server.slots,  # type: ignore[attr-defined]
         )
+        self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         try:
             connection.serve()
         except KymaError as e:
             connection.send_error(e, "FATAL")
+            connection.flush()
         except Exception:
             log.exception("unexpected error on a Postgres protocol connection")

@@ -125,11 +125,11 @@ def error_response(sqlstate: str, text: str, severity: str = "ERROR") -> bytes:
     return message(b"E", fields + b"\x00")
 
 
-def row_description(columns: Sequence[tuple[str, int, int]]) -> bytes:
-    """``columns``: (name, type OID, type size); every column in text format."""
+def row_description(columns: Sequence[tuple[str, int, int, int]]) -> bytes:
+    """``columns``: (name, type OID, type size, format code: 0 text, 1 binary)."""
     body = struct.pack("!h", len(columns))
-    for name, oid, size in columns:
-        body += cstring(name) + struct.pack("!ihihih", 0, 0, oid, size, -1, 0)
+    for name, oid, size, code in columns:
+        body += cstring(name) + struct.pack("!ihihih", 0, 0, oid, size, -1, code)
     return message(b"T", body)
 
 

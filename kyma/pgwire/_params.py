@@ -3,7 +3,10 @@ literals, so a bound statement runs through the same query path as any other."""
 
 from __future__ import annotations
 
+import datetime as dt
+import math
 import struct
+import uuid
 from decimal import Decimal, InvalidOperation
 
 from kyma.engine.errors import SqlError
@@ -46,17 +49,79 @@ def literal(value: bytes | None, oid: int, binary: bool, position: int) -> str:
 
 
 def _binary(value: bytes, oid: int, position: int) -> str:
-    if oid in _BINARY:
-        try:
+    try:
+        if oid in _BINARY:
             (number,) = struct.unpack(_BINARY[oid], value)
-        except struct.error:
-            raise SqlError(f"parameter ${position}: {len(value)} bytes for type {oid}") from None
-        return repr(number)
+            if isinstance(number, float) and not math.isfinite(number):
+                return f"CAST({quote(str(number))} AS DOUBLE)"
+            return repr(number)
+        if oid in _DECODERS:
+            return _DECODERS[oid](value)
+    except (struct.error, ValueError, IndexError):
+        raise SqlError(f"parameter ${position}: {len(value)} bytes for type {oid}") from None
     if oid == t.BOOL:
         return "TRUE" if value == b"\x01" else "FALSE"
-    if oid in _TEXTUAL or oid in (t.JSON, t.JSONB):
+    if oid == t.JSONB:  # a version byte, then the JSON text
+        return quote(value[1:].decode())
+    if oid in _TEXTUAL or oid == t.JSON:
         return quote(value.decode())
     raise SqlError(
         f"parameter ${position}: binary format of type OID {oid} is not supported;"
         " send it in text format"
     )
+
+
+def _array(value: bytes) -> str:
+    """array_recv of a one-dimensional array: ``ARRAY[...]`` of the element literals."""
+    ndim, _flags, element = struct.unpack_from("!iii", value)
+    if ndim == 0:
+        return "ARRAY[]"
+    if ndim != 1:
+        raise ValueError("multi-dimensional array")
+    (count,) = struct.unpack_from("!i", value, 12)
+    pos, items = 20, []
+    for _ in range(count):
+        (length,) = struct.unpack_from("!i", value, pos)
+        pos += 4
+        cell = None if length < 0 else value[pos : pos + length]
+        pos += max(length, 0)
+        items.append(literal(cell, 23 if element == 26 else element, True, 0))
+    return "ARRAY[" + ", ".join(items) + "]"
+
+
+def _timestamp(value: bytes) -> str:
+    (micros,) = struct.unpack("!q", value)
+    at = dt.datetime(2000, 1, 1, tzinfo=dt.UTC) + dt.timedelta(microseconds=micros)
+    return quote(at.isoformat())
+
+
+def _date(value: bytes) -> str:
+    (days,) = struct.unpack("!i", value)
+    return quote((dt.date(2000, 1, 1) + dt.timedelta(days=days)).isoformat())
+
+
+def _numeric(value: bytes) -> str:
+    """numeric_recv: digit count, weight, sign, scale, base-10000 digits.
+
+    >>> _numeric(bytes.fromhex("000200000000000200011388"))
+    '1.50'
+    """
+    count, weight, sign, scale = struct.unpack_from("!hhHh", value)
+    if sign in (0xC000, 0xD000, 0xF000):
+        name = {0xC000: "NaN", 0xD000: "Infinity", 0xF000: "-Infinity"}[sign]
+        return f"CAST({quote(name)} AS DOUBLE)"
+    digits = struct.unpack_from(f"!{count}h", value, 8)
+    number = sum(Decimal(d) * Decimal(10000) ** (weight - i) for i, d in enumerate(digits))
+    number = number.quantize(Decimal(1).scaleb(-scale)) if scale else number
+    return ("-" if sign == 0x4000 else "") + format(number, "f")
+
+
+_DECODERS = {
+    t.TIMESTAMP: _timestamp,
+    t.TIMESTAMPTZ: _timestamp,
+    t.DATE: _date,
+    t.NUMERIC: _numeric,
+    2950: lambda v: quote(str(uuid.UUID(bytes=v))),  # uuid
+    26: lambda v: str(struct.unpack("!I", v)[0]),  # oid
+    **{array: _array for array in (1028, *t.ARRAY_OF.values())},
+}

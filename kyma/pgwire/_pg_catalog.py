@@ -1,7 +1,10 @@
-"""A small ``pg_catalog``: pg_namespace, pg_class, pg_attribute, pg_type, pg_database and
-pg_am over kyma's tables, plus the functions psql's ``\\dt`` and schema browsers call
-(pg_get_userbyid, pg_table_is_visible, format_type). Enough for listing tables and columns;
-no indexes, constraints or dependencies (kyma has none).
+"""A small ``pg_catalog``: pg_namespace, pg_class, pg_attribute, pg_type, pg_database,
+pg_settings, pg_am, pg_attrdef and pg_collation over kyma's tables, plus the functions psql's
+``\\d``, ``\\dt``, ``\\l`` and schema browsers call (pg_get_userbyid, pg_table_is_visible,
+format_type, pg_get_expr, pg_encoding_to_char). Enough for listing tables and columns.
+
+kyma has no indexes, constraints, policies, triggers, inheritance or publications: a
+statement over one of the ``EMPTY`` relations answers no rows.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ TYPE_NAMES = {
     t.JSONB: "jsonb",
 }
 TYPE_NAMES.update({array: "_" + TYPE_NAMES[element] for element, array in t.ARRAY_OF.items()})
+_ELEMENT = {array: element for element, array in t.ARRAY_OF.items()}
 # format_type's rendering, where it differs from typname
 FORMATTED = {
     "bool": "boolean",
@@ -80,6 +84,13 @@ def pg_namespace(_tables: list[TableInfo]) -> pa.Table:
 
 def pg_class(tables: list[TableInfo]) -> pa.Table:
     count = len(tables)
+
+    def zeros(dtype: pa.DataType) -> pa.Array:
+        return pa.array([0] * count, dtype)
+
+    def no(_: object = None) -> pa.Array:
+        return pa.array([False] * count, pa.bool_())
+
     return pa.table(
         {
             "oid": pa.array([_oid(i) for i in tables], pa.int64()),
@@ -92,6 +103,19 @@ def pg_class(tables: list[TableInfo]) -> pa.Table:
             "relhasindex": pa.array([False] * count, pa.bool_()),
             "relispartition": pa.array([False] * count, pa.bool_()),
             "reltuples": pa.array([-1.0] * count, pa.float32()),
+            "relchecks": zeros(pa.int16()),
+            "relhasrules": no(),
+            "relhastriggers": no(),
+            "relrowsecurity": no(),
+            "relforcerowsecurity": no(),
+            "reltablespace": zeros(pa.int64()),
+            "reloftype": zeros(pa.int64()),
+            "reltoastrelid": zeros(pa.int64()),
+            "relreplident": pa.array(["d"] * count, pa.string()),
+            "relnatts": pa.array([len(i.schema) for i in tables], pa.int16()),
+            "relacl": pa.nulls(count, pa.list_(pa.string())),
+            "reloptions": pa.nulls(count, pa.list_(pa.string())),
+            "relpartbound": pa.nulls(count, pa.string()),
         }
     )
 
@@ -105,15 +129,22 @@ def pg_attribute(tables: list[TableInfo]) -> pa.Table:
         "attnotnull": [],
         "attisdropped": [],
         "atttypmod": [],
+        "atthasdef": [],
+        "attcollation": [],
+        "attidentity": [],
+        "attgenerated": [],
+        "attlen": [],
     }
     for info in tables:
         nullable = {c.name: c.nullable for c in info.columns}
         for number, field in enumerate(info.schema, start=1):
             values: tuple[Any, ...] = (_oid(info), field.name, t.type_oid(field), number)
-            values += (not nullable.get(field.name, True), False, -1)
+            values += (not nullable.get(field.name, True), False, -1, False, 0, "", "")
+            values += (t.SIZES.get(t.type_oid(field), -1),)
             for name, value in zip(rows, values, strict=True):
                 rows[name].append(value)
     types = [pa.int64(), pa.string(), pa.int64(), pa.int16(), pa.bool_(), pa.bool_(), pa.int32()]
+    types += [pa.bool_(), pa.int64(), pa.string(), pa.string(), pa.int16()]
     schema = pa.schema(list(zip(rows, types, strict=True)))
     return pa.table(rows, schema=schema)
 
@@ -127,6 +158,16 @@ def pg_type(_tables: list[TableInfo]) -> pa.Table:
             "typnamespace": pa.array([CATALOG_OID] * len(oids), pa.int64()),
             "typlen": pa.array([t.SIZES.get(o, -1) for o in oids], pa.int16()),
             "typtype": ["b"] * len(oids),
+            "typcollation": pa.array([0] * len(oids), pa.int64()),
+            "typelem": pa.array([_ELEMENT.get(o, 0) for o in oids], pa.int64()),
+            "typarray": pa.array([t.ARRAY_OF.get(o, 0) for o in oids], pa.int64()),
+            "typnotnull": pa.array([False] * len(oids), pa.bool_()),
+            "typbasetype": pa.array([0] * len(oids), pa.int64()),
+            "typtypmod": pa.array([-1] * len(oids), pa.int32()),
+            "typrelid": pa.array([0] * len(oids), pa.int64()),
+            "typdelim": [","] * len(oids),
+            "typcategory": ["A" if o in _ELEMENT else "U" for o in oids],
+            "typinput": ["array_in" if o in _ELEMENT else TYPE_NAMES[o] + "in" for o in oids],
         }
     )
 
@@ -137,8 +178,49 @@ def pg_database(_tables: list[TableInfo]) -> pa.Table:
             "oid": pa.array([16384], pa.int64()),
             "datname": ["kyma"],
             "datdba": pa.array([10], pa.int64()),
+            "encoding": pa.array([6], pa.int32()),  # UTF8
+            "datcollate": ["C.UTF-8"],
+            "datctype": ["C.UTF-8"],
+            "daticulocale": pa.nulls(1, pa.string()),
+            "datlocprovider": ["c"],
+            "datistemplate": [False],
+            "datallowconn": [True],
+            "datacl": pa.nulls(1, pa.list_(pa.string())),
         }
     )
+
+
+def pg_settings(_tables: list[TableInfo]) -> pa.Table:
+    from kyma.pgwire._session import DEFAULTS
+
+    names = sorted(DEFAULTS)
+    return pa.table(
+        {
+            "name": names,
+            "setting": [DEFAULTS[n] for n in names],
+            "unit": pa.nulls(len(names), pa.string()),
+            "category": ["kyma"] * len(names),
+            "short_desc": [""] * len(names),
+            "context": ["user"] * len(names),
+            "vartype": ["string"] * len(names),
+            "source": ["default"] * len(names),
+        }
+    )
+
+
+def _empty(**columns: pa.DataType) -> Callable[[list[TableInfo]], pa.Table]:
+    """A relation kyma keeps empty but clients join (LEFT JOIN, scalar subqueries)."""
+    return lambda _tables: pa.schema(list(columns.items())).empty_table()
+
+
+pg_attrdef = _empty(oid=pa.int64(), adrelid=pa.int64(), adnum=pa.int16(), adbin=pa.string())
+pg_description = _empty(
+    objoid=pa.int64(), classoid=pa.int64(), objsubid=pa.int32(), description=pa.string()
+)
+
+
+def pg_collation(_tables: list[TableInfo]) -> pa.Table:
+    return pa.table({"oid": pa.array([100], pa.int64()), "collname": ["default"]})
 
 
 def pg_am(_tables: list[TableInfo]) -> pa.Table:
@@ -152,7 +234,28 @@ RELATIONS: dict[str, Callable[[list[TableInfo]], pa.Table]] = {
     "pg_type": pg_type,
     "pg_database": pg_database,
     "pg_am": pg_am,
+    "pg_settings": pg_settings,
+    "pg_attrdef": pg_attrdef,
+    "pg_collation": pg_collation,
+    "pg_description": pg_description,
 }
+EMPTY = (
+    "pg_index",
+    "pg_constraint",
+    "pg_inherits",
+    "pg_policy",
+    "pg_trigger",
+    "pg_rewrite",
+    "pg_statistic_ext",
+    "pg_publication",
+    "pg_publication_rel",
+    "pg_publication_namespace",
+    "pg_partitioned_table",
+    "pg_foreign_table",
+    "pg_event_trigger",
+    "pg_depend",
+    "pg_sequence",
+)
 
 
 def register_functions(context: datafusion.SessionContext) -> None:
@@ -168,12 +271,21 @@ def register_functions(context: datafusion.SessionContext) -> None:
         names = [TYPE_NAMES.get(o) for o in pc.cast(oids, pa.int64()).to_pylist()]
         return pa.array([_formatted(n) if n else None for n in names], pa.string())
 
-    for fn, inputs, output in (
-        (userbyid, [pa.int64()], pa.string()),
-        (visible, [pa.int64()], pa.bool_()),
-        (format_type, [pa.int64(), pa.int64()], pa.string()),
+    def no_expression(oids: pa.Array, *_: pa.Array) -> pa.Array:
+        return pa.nulls(len(oids), pa.string())
+
+    def encoding(codes: pa.Array) -> pa.Array:
+        return pa.array(["UTF8"] * len(codes), pa.string())
+
+    def schemas(flags: pa.Array) -> pa.Array:
+        return pa.array([["pg_catalog", "public"]] * len(flags), pa.list_(pa.string()))
+
+    for fn, inputs, output, name in (
+        (schemas, [pa.bool_()], pa.list_(pa.string()), "current_schemas"),
+        (userbyid, [pa.int64()], pa.string(), "pg_get_userbyid"),
+        (visible, [pa.int64()], pa.bool_(), "pg_table_is_visible"),
+        (format_type, [pa.int64(), pa.int64()], pa.string(), "format_type"),
+        (no_expression, [pa.string(), pa.int64()], pa.string(), "pg_get_expr"),
+        (encoding, [pa.int64()], pa.string(), "pg_encoding_to_char"),
     ):
-        name = {"userbyid": "pg_get_userbyid", "visible": "pg_table_is_visible"}.get(
-            fn.__name__, fn.__name__
-        )
         context.register_udf(datafusion.udf(fn, inputs, output, "stable", name))

@@ -76,6 +76,30 @@ _FUNCTION = re.compile(
     r"|session_user|current_role|pg_backend_pid)\s*(?:\(\s*\))?(?:\s+as\s+(?P<alias>\w+))?",
     re.I,
 )
+_CONFIG_CALL = (
+    r"(?:current_setting\s*\(\s*'(?P<get>[\w.]+)'\s*\)"
+    r"|set_config\s*\(\s*'(?P<set>[\w.]+)'\s*,\s*'(?P<value>[^']*)'\s*,\s*\w+\s*\))"
+    r"(?:\s+as\s+(?P<alias>\w+))?"
+)
+_UNNAMED = re.sub(r"\?P<\w+>", "?:", _CONFIG_CALL)
+_CONFIG_SELECT = re.compile(rf"select\s+{_UNNAMED}(?:\s*,\s*{_UNNAMED})*", re.I)
+_CONFIG_ITEM = re.compile(_CONFIG_CALL, re.I)
+
+_SHOW_COLUMNS = re.compile(
+    r"\s*show\s+(?:full\s+)?columns\s+(?:from|in)\s+(?P<table>[\w.\"]+)\s*;?\s*", re.I
+)
+
+
+def translate(sql: str) -> str:
+    """Statements clients send that kyma spells differently: ``SHOW COLUMNS FROM t`` is
+    ``DESCRIBE t``.
+
+    >>> translate("show columns from events;"), translate("SELECT 1")
+    ('DESCRIBE events', 'SELECT 1')
+    """
+    if match := _SHOW_COLUMNS.fullmatch(sql):
+        return f"DESCRIBE {match.group('table')}"
+    return sql
 
 
 class Session:
@@ -121,7 +145,26 @@ class Session:
                 return _one(name, self.settings[_CANONICAL[name]])
         if first == "select" and (match := _FUNCTION.fullmatch(text)):
             return self._function(match.group("fn").lower(), match.group("alias"))
+        if first == "select" and _CONFIG_SELECT.fullmatch(text):
+            return self._config(text)
         return None
+
+    def _config(self, text: str) -> QueryResult:
+        """``SELECT current_setting('name'), set_config('name', 'value', is_local)``."""
+        columns: dict[str, pa.Array] = {}
+        for item in _CONFIG_ITEM.finditer(text):
+            if item.group("set"):
+                name = item.group("set")
+                self._assign(_CANONICAL.get(name.lower(), name), item.group("value"))
+                label = "set_config"
+            else:
+                name, label = item.group("get"), "current_setting"
+            canonical = _CANONICAL.get(name.lower(), name)
+            if canonical not in self.settings:
+                raise SqlError(f"unrecognized configuration parameter {name!r}")
+            value = self.settings[canonical]
+            columns[item.group("alias") or label] = pa.array([value], pa.string())
+        return QueryResult(pa.table(columns), "OK")
 
     def _transaction(self, tag: str, text: str) -> QueryResult:
         if tag == "BEGIN":

@@ -103,8 +103,9 @@ def text_column(field: pa.Field, column: pa.ChunkedArray) -> pa.Array:
         return pc.if_else(column, b"t", b"f").cast(pa.large_binary()).combine_chunks()
     if pa.types.is_float64(dtype):
         text = column.cast(pa.large_string())
-        for arrow, postgres in (("nan", "NaN"), ("inf", "Infinity"), ("-inf", "-Infinity")):
-            text = pc.if_else(pc.equal(text, arrow), postgres, text)
+        if not pc.all(pc.is_finite(column)).as_py():  # NaN, ±inf: Postgres' spelling
+            for arrow, postgres in (("nan", "NaN"), ("inf", "Infinity"), ("-inf", "-Infinity")):
+                text = pc.if_else(pc.equal(text, arrow), postgres, text)
         return text.cast(pa.large_binary()).combine_chunks()
     if pa.types.is_timestamp(dtype):
         micros = column.cast(pa.timestamp("us", dtype.tz), safe=False)

@@ -69,3 +69,39 @@ def test_psql_lists_tables_the_token_may_read(pg: PgServe) -> None:
     hidden = psql(pg, "\\dt", pg.tokens["read_other"])
     assert hidden.returncode == 0, hidden.stderr
     assert "events" not in hidden.stdout + hidden.stderr
+
+
+def test_psql_describes_a_table(pg: PgServe) -> None:
+    done = psql(pg, "\\d events", pg.tokens["admin"])
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    for row in (
+        "n|bigint|||",
+        "msg|text|||",
+        "ts|timestamp with time zone|||",
+        "attrs|jsonb|||",
+        "emb|real[]|||",
+    ):
+        assert row in lines, done.stdout
+    missing = psql(pg, "\\d no_such_table", pg.tokens["admin"])
+    assert 'Did not find any relation named "no_such_table"' in missing.stderr
+
+
+def test_psql_lists_relations_and_databases(pg: PgServe) -> None:
+    relations = psql(pg, "\\d", pg.tokens["admin"])
+    assert relations.returncode == 0, relations.stderr
+    assert "public|events|table|kyma" in relations.stdout.splitlines()
+    databases = psql(pg, "\\l", pg.tokens["admin"])
+    assert databases.returncode == 0, databases.stderr
+    assert databases.stdout.splitlines()[0].startswith("kyma|kyma|UTF8|C.UTF-8|C.UTF-8|")
+
+
+def test_psql_reads_server_functions_and_settings(pg: PgServe) -> None:
+    sql = (
+        "SELECT version(); SELECT current_schema();"
+        " SELECT setting FROM pg_catalog.pg_settings WHERE name = 'TimeZone'"
+    )
+    done = psql(pg, sql, pg.tokens["admin"])
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("PostgreSQL 15.0 (kyma ") and lines[1:] == ["public", "UTC"]

@@ -4,6 +4,7 @@ errors that leave the connection usable, session statements, auth by token."""
 from __future__ import annotations
 
 import datetime as dt
+from decimal import Decimal
 
 import psycopg
 import pytest
@@ -149,11 +150,34 @@ def test_prepared_statements_and_row_limited_fetches(pg: PgServe) -> None:
         assert conn.execute("SELECT n FROM events WHERE n > %(m)s", {"m": 1}).rowcount == 2
 
 
-def test_binary_results_are_refused_clearly(pg: PgServe) -> None:
+def test_binary_results_and_binary_parameters(pg: PgServe) -> None:
     with pg.connect(autocommit=True) as conn:
-        with pytest.raises(psycopg.errors.FeatureNotSupported, match="binary result format"):
-            conn.execute("SELECT n FROM events", binary=True)
-        assert conn.execute("SELECT count(*) FROM events").fetchone() == (3,)
+        text = conn.execute("SELECT n, msg, ts, attrs, emb FROM events ORDER BY n").fetchall()
+        with conn.cursor(binary=True) as cur:
+            cur.execute("SELECT n, msg, ts, attrs, emb FROM events ORDER BY n")
+            assert cur.pgresult.fformat(0) == 1  # the server really sent binary
+            rows = cur.fetchall()
+            assert [r[:4] for r in rows] == [r[:4] for r in text]
+            assert rows[1][4] == pytest.approx([0.1, 0.0, 3.0])  # real: float4 precision
+            since = dt.datetime(2024, 5, 1, 12, 0, 1, tzinfo=UTC)
+            cur.execute("SELECT n FROM events WHERE n > %b AND ts >= %b ORDER BY n", (1, since))
+            assert cur.fetchall() == [(2,), (3,)]
+        cur = conn.execute(
+            "SELECT CAST(-12.50 AS DECIMAL(10, 2)) AS d, DATE '2024-01-31' AS day,"
+            " INTERVAL '1 day 2 hours' AS i, true AS b, 1.5 AS f, ARRAY['a b', NULL] AS texts",
+            binary=True,
+        )
+        assert cur.fetchone() == (
+            Decimal("-12.50"),
+            dt.date(2024, 1, 31),
+            dt.timedelta(days=1, hours=2),
+            True,
+            1.5,
+            ["a b", None],
+        )
+        assert conn.execute("SELECT %b::numeric AS d", (Decimal("0.0001"),)).fetchone() == (
+            Decimal("0.0001"),
+        )
 
 
 def test_copy_to_stdout_in_text_format(pg: PgServe) -> None:
@@ -188,3 +212,23 @@ def test_pg_catalog_describes_columns(pg: PgServe) -> None:
             ("emb", "real[]"),
         ]
         assert conn.execute("SELECT 'pg_class' AS word").fetchone() == ("pg_class",)
+
+
+def test_json_operators_and_show_columns(pg: PgServe) -> None:
+    with pg.connect(autocommit=True) as conn:
+        methods = conn.execute(
+            "SELECT n, attrs -> 'http' ->> 'method' AS m FROM events ORDER BY n"
+        ).fetchall()
+        assert methods == [(1, "GET"), (2, None), (3, None)]
+        found = conn.execute(
+            "SELECT n FROM events WHERE attrs->'http'->>'method' = %s", ("GET",)
+        ).fetchall()
+        assert found == [(1,)]
+        columns = conn.execute("SHOW COLUMNS FROM events").fetchall()
+        assert [(name, kind) for name, kind, *_ in columns][2:] == [
+            ("n", "long"),
+            ("msg", "string"),
+            ("ts", "timestamp"),
+            ("attrs", "dynamic"),
+            ("emb", "vector(3)"),
+        ]

@@ -3,6 +3,7 @@ Also the cancel request, on a serve without result limits (a long query must str
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import re
 import shutil
@@ -14,6 +15,7 @@ from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 
+import asyncpg
 import psycopg
 import pytest
 from serve_helpers import Serve, free_port
@@ -23,7 +25,13 @@ from serve_helpers import Serve, free_port
 def trusted() -> Iterator[tuple[Serve, str]]:
     home = Path(tempfile.mkdtemp(prefix="kyma-pgwire-trust-", dir="/tmp"))
     port = free_port()
-    serve = Serve(home, KYMA_PG_PORT=str(port), KYMA_MAX_RESULT_ROWS="0", KYMA_MAX_RESULT_BYTES="0")
+    serve = Serve(
+        home,
+        KYMA_PG_PORT=str(port),
+        KYMA_MAX_RESULT_ROWS="0",
+        KYMA_MAX_RESULT_BYTES="0",
+        KYMA_PG_MAX_CONNECTIONS="2",
+    )
     try:
         assert f"Postgres      postgresql://127.0.0.1:{port}" in "".join(serve.output)
         yield serve, f"host=127.0.0.1 port={port} user=anyone dbname=kyma connect_timeout=10"
@@ -83,3 +91,54 @@ def test_a_cancel_request_stops_the_running_query(trusted: tuple[Serve, str]) ->
             time.sleep(0.2)
         assert _running(serve) == 0
         assert conn.execute("SELECT count(*) FROM ten").fetchone() == (10,)
+
+    async def asyncpg_cancels() -> int:  # a timeout makes asyncpg send the cancel request
+        port = int(dsn.split("port=")[1].split()[0])
+        conn = await asyncpg.connect(host="127.0.0.1", port=port, user="anyone", timeout=10)
+        try:
+            with pytest.raises(TimeoutError):
+                await conn.fetch(f"SELECT t0.n FROM {joined} WHERE ({mixed}) % 1000 = 0", timeout=1)
+            return await conn.fetchval("SELECT count(*) FROM ten")
+        finally:
+            await conn.close()
+
+    async def asyncpg_describes_without_running() -> list[int]:
+        port = int(dsn.split("port=")[1].split()[0])
+        conn = await asyncpg.connect(host="127.0.0.1", port=port, user="anyone", timeout=10)
+        try:  # Describe plans with LIMIT NULL: running that would take minutes
+            rows = await conn.fetch(
+                f"SELECT t0.n FROM {joined} WHERE t0.n = 3 LIMIT $1", 2, timeout=20
+            )
+            return [r["n"] for r in rows]
+        finally:
+            await conn.close()
+
+    assert asyncio.run(asyncpg_describes_without_running()) == [3, 3]
+    started = time.monotonic()
+    assert asyncio.run(asyncpg_cancels()) == 10
+    assert time.monotonic() - started < 15
+    deadline = time.monotonic() + 15
+    while _running(serve) > 0 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _running(serve) == 0
+
+
+def test_connections_past_the_limit_are_refused(trusted: tuple[Serve, str]) -> None:
+    _, dsn = trusted
+    with psycopg.connect(dsn) as first, psycopg.connect(dsn) as second:
+        with pytest.raises(psycopg.OperationalError) as refused:
+            psycopg.connect(dsn)
+        assert "too many Postgres protocol connections: 2 are open" in str(refused.value)
+        assert "KYMA_PG_MAX_CONNECTIONS" in str(refused.value)
+        assert first.execute("SELECT 1").fetchone() == (1,)
+        second.close()
+        deadline = time.monotonic() + 10  # the server frees the slot when it sees the close
+        while True:
+            try:
+                third = psycopg.connect(dsn)
+                break
+            except psycopg.OperationalError:
+                assert time.monotonic() < deadline, "the closed connection's slot came back"
+                time.sleep(0.1)
+        with third:
+            assert third.execute("SELECT 2").fetchone() == (2,)

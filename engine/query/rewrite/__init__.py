@@ -9,9 +9,21 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from kyma.engine.query.rewrite import dynamic_paths, kyma_types, like_escape, time_travel
+from kyma.engine.query.rewrite import (
+    dynamic_paths,
+    json_operators,
+    kyma_types,
+    like_escape,
+    time_travel,
+)
 
-RULES = (time_travel.rule, dynamic_paths.rule, kyma_types.rule, like_escape.rule)
+RULES = (
+    time_travel.rule,
+    json_operators.rule,
+    dynamic_paths.rule,
+    kyma_types.rule,
+    like_escape.rule,
+)
 
 
 def rewrite(expression: exp.Expression) -> exp.Expression:

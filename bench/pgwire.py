@@ -1,0 +1,159 @@
+"""Benchmark: the Postgres wire protocol — a large result vs Flight SQL and HTTP Arrow, and
+the point-query round trip vs a local Postgres.
+
+    python bench/pgwire.py [--rows 1000000] [--repeat 3] [--points 1000]
+
+A real ``kyma serve``; 2 500 rows go in through POST /v1/ingest and ``bench/flight.py``'s
+cross join makes the result: ``--rows`` rows of (long, string, double). Every path runs the
+same query and materialises it client-side: psycopg 3 in text and in binary format (Python
+rows), Flight SQL through ADBC and HTTP Arrow IPC (Arrow tables). Median of ``--repeat``.
+
+Point queries: ``SELECT name FROM nums WHERE d = $1`` with a random key, ``--points`` times
+on one psycopg connection (prepared after the first: Bind/Execute only), to kyma and to a
+local Postgres (the system's binaries, stock settings, the same 2 500 rows, a primary key).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import random
+import shutil
+import socket
+import tempfile
+import time
+from pathlib import Path
+
+import adbc_driver_flightsql.dbapi
+import psycopg
+import pyarrow as pa
+from _harness import Server, percentile
+from flight import ARROW_STREAM, SIDE, median_seconds, query
+
+from kyma.runtime.postgres import EmbeddedPostgres
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def round_trips(dsn: str, count: int) -> list[float]:
+    """Milliseconds of each point query, after a warm-up."""
+    keys = random.Random(7).choices(range(SIDE), k=count)
+    times = []
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        for key in keys[:20]:
+            conn.execute("SELECT name FROM nums WHERE d = %s", (key,), prepare=True).fetchall()
+        for key in keys:
+            start = time.perf_counter()
+            rows = conn.execute(
+                "SELECT name FROM nums WHERE d = %s", (key,), prepare=True
+            ).fetchall()
+            times.append((time.perf_counter() - start) * 1000)
+            assert rows == [(f"name-{key:05d}",)], rows
+    return times
+
+
+def http_round_trips(server: Server, count: int) -> list[float]:
+    """The same point queries through POST /v1/query, for reference."""
+    conn, times = server.connection(), []
+    for key in random.Random(7).choices(range(SIDE), k=count):
+        start = time.perf_counter()
+        rows = server.sql(f"SELECT name FROM nums WHERE d = {key}", conn)["rows"]
+        times.append((time.perf_counter() - start) * 1000)
+        assert rows == [[f"name-{key:05d}"]] or rows == [{"name": f"name-{key:05d}"}], rows
+    return times
+
+
+def local_postgres(work: Path) -> tuple[EmbeddedPostgres, str]:
+    pg = EmbeddedPostgres(work / "pg", log=lambda _: None)
+    url = pg.start()
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE nums (d bigint PRIMARY KEY, name text)")
+        with conn.cursor().copy("COPY nums FROM STDIN") as copy:
+            for i in range(SIDE):
+                copy.write_row((i, f"name-{i:05d}"))
+        conn.execute("ANALYZE nums")
+    return pg, url
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--points", type=int, default=1000)
+    args = parser.parse_args()
+    sql = query(args.rows)
+    print(f"rows={args.rows:,}; points={args.points}; {platform.node()} {platform.machine()}")
+    port = free_port()
+    server = Server(KYMA_PG_PORT=str(port), KYMA_MAX_RESULT_ROWS="0", KYMA_MAX_RESULT_BYTES="0")
+    work = Path(tempfile.mkdtemp(prefix="kyma-bench-pg-", dir="/tmp"))
+    postgres = None
+    try:
+        server.sql("CREATE TABLE nums (d long, name string)")
+        body = "\n".join(json.dumps({"d": i, "name": f"name-{i:05d}"}) for i in range(SIDE))
+        assert server.ingest("nums", [body.encode()]) == SIDE
+        dsn = f"host=127.0.0.1 port={port} user=kyma dbname=kyma"
+        pg = psycopg.connect(dsn, autocommit=True)
+        flight = adbc_driver_flightsql.dbapi.connect(server.flight_url, autocommit=True)
+        conn = server.connection()
+
+        def via_psycopg(binary: bool) -> int:
+            with pg.cursor(binary=binary) as cur:
+                cur.execute(sql)
+                return len(cur.fetchall())
+
+        def via_flight() -> int:
+            with flight.cursor() as cur:
+                cur.execute(sql)
+                return cur.fetch_arrow_table().num_rows
+
+        def via_ipc() -> int:
+            conn.request(
+                "POST",
+                "/v1/query",
+                json.dumps({"sql": sql}),
+                {"Content-Type": "application/json", "Accept": ARROW_STREAM},
+            )
+            answer = conn.getresponse()
+            data = answer.read()
+            assert answer.status == 200, data[:500]
+            return pa.ipc.open_stream(data).read_all().num_rows
+
+        via_flight()  # warm up: the extents' pages, DataFusion's first plan
+        results = {
+            "Flight SQL (ADBC)": median_seconds(via_flight, args.repeat),
+            "HTTP Arrow IPC": median_seconds(via_ipc, args.repeat),
+            "pgwire psycopg text": median_seconds(lambda: via_psycopg(False), args.repeat),
+            "pgwire psycopg binary": median_seconds(lambda: via_psycopg(True), args.repeat),
+        }
+        flight.close()
+        pg.close()
+        base = results["Flight SQL (ADBC)"][0]
+        print(f"{'path':<24}{'seconds':>9}{'Mrows/s':>9}{'vs Flight':>11}")
+        for name, (seconds, rows) in results.items():
+            assert rows == args.rows, (name, rows)
+            print(f"{name:<24}{seconds:>9.2f}{rows / seconds / 1e6:>9.2f}{seconds / base:>10.2f}x")
+
+        postgres, url = local_postgres(work)
+        print(f"\npoint query round trip, ms ({args.points} queries, one connection)")
+        print(f"{'server':<24}{'p50':>9}{'p99':>9}")
+        for name, target in (("kyma (pgwire)", dsn), ("Postgres 15", url)):
+            times = round_trips(target, args.points)
+            print(f"{name:<24}{percentile(times, 50):>9.2f}{percentile(times, 99):>9.2f}")
+        times = http_round_trips(server, args.points)
+        name = "kyma (HTTP /v1/query)"
+        print(f"{name:<24}{percentile(times, 50):>9.2f}{percentile(times, 99):>9.2f}")
+    finally:
+        server.stop()
+        if postgres is not None:
+            postgres.stop()
+        shutil.rmtree(server.home.parent, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
