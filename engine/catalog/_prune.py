@@ -50,6 +50,30 @@ def _set_may_hold_any(column: str, kind: str, values: frozenset[object]) -> sql.
     ).format(s=stats, v=sql.Literal(wanted))
 
 
+def _path_may_exist(column: str, path: tuple[str, ...]) -> sql.Composable:
+    return sql.SQL("(present_paths @> ARRAY[{p}] OR {c} = ANY(present_paths))").format(
+        p=sql.Literal(dynamic_path(column, path)), c=sql.Literal(column)
+    )
+
+
+def _path_range(name: str, start: int | None, end: int | None) -> sql.Composable:
+    """A shredded long-only path's answers (``min``/``max`` in its column stats) meet the
+    range; unknown stats keep the extent."""
+    lo = sql.SQL("column_stats -> {} -> 'min'").format(sql.Literal(name))
+    hi = sql.SQL("column_stats -> {} -> 'max'").format(sql.Literal(name))
+    parts = []
+    if start is not None:
+        parts.append(sql.SQL("({hi})::numeric >= {v}").format(hi=hi, v=sql.Literal(start)))
+    if end is not None:
+        parts.append(sql.SQL("({lo})::numeric < {v}").format(lo=lo, v=sql.Literal(end)))
+    if not parts:
+        return TRUE
+    return sql.SQL(
+        "(jsonb_typeof({lo}) IS DISTINCT FROM 'number' OR jsonb_typeof({hi}) IS DISTINCT FROM"
+        " 'number' OR ({cond}))"
+    ).format(lo=lo, hi=hi, cond=sql.SQL(" AND ").join(parts))
+
+
 def extent_condition(predicate: BlockPredicate | None) -> sql.Composable:
     """A condition over ``kyma.manifest`` columns that every possibly-matching extent meets."""
     match predicate:
@@ -72,10 +96,15 @@ def extent_condition(predicate: BlockPredicate | None) -> sql.Composable:
             return _set_may_hold_any(column, "distinct", values)
         case StringHas(column, token):
             return _set_may_hold(column, "tokens", token)
-        case DynamicPathExists(column, path) | DynamicPathEquals(column, path, _):
-            return sql.SQL("(present_paths @> ARRAY[{p}] OR {c} = ANY(present_paths))").format(
-                p=sql.Literal(dynamic_path(column, path)), c=sql.Literal(column)
-            )
+        case DynamicPathExists(column, path):
+            return _path_may_exist(column, path)
+        case DynamicPathEquals(column, path, value):
+            if not isinstance(value, str):
+                return _path_may_exist(column, path)
+            held = _set_may_hold(dynamic_path(column, path), "distinct", value)
+            return sql.SQL("({} AND {})").format(_path_may_exist(column, path), held)
+        case TimeRange(column, start, end) if "/" in column:
+            return _path_range(column, start, end)
         case And(children):
             parts = [extent_condition(c) for c in children]
             return sql.SQL("({})").format(sql.SQL(" AND ").join(parts))
