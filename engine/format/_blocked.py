@@ -32,8 +32,9 @@ from kyma.engine.storage import ObjectStore
 class BlockedWriter(ExtentWriter):
     format_name: str
     """The format's name, also the suffix of its objects (``tables/7/<uuid>.parquet``)."""
-    shreds = False
-    """Whether the format stores dynamic paths as typed sub-columns (``_shred.py``)."""
+    shred_paths = 0
+    """How many paths per dynamic column the format stores as typed sub-columns
+    (``_shred.py``); 0: none."""
 
     def __init__(
         self, store: ObjectStore, schema: pa.Schema, path_prefix: str, block_rows: int
@@ -108,8 +109,8 @@ class BlockedWriter(ExtentWriter):
                 continue
             distinct = DistinctValues(blocks)
             paths[name] = block_paths(name, distinct)
-            if self.shreds:
-                self._shredded[name] = shred(name, distinct)
+            if self.shred_paths:
+                self._shredded[name] = shred(name, distinct, self.shred_paths)
         for i, partial in enumerate(self._stats):
             stats = with_paths(partial, {name: found[i] for name, found in paths.items()})
             for shredded in self._shredded.values():

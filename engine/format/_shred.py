@@ -119,10 +119,8 @@ class ShreddedColumn:
     blocks: list[list[pa.Array]]  # per block, one array per shred
 
 
-def shred(column: str, distinct: DistinctValues, limit: int | None = None) -> ShreddedColumn:
-    """The scalar paths of ``column``'s values, up to ``limit`` (SHRED_PATHS) paths, as typed
-    arrays."""
-    limit = SHRED_PATHS if limit is None else limit
+def shred(column: str, distinct: DistinctValues, limit: int = SHRED_PATHS) -> ShreddedColumn:
+    """The scalar paths of ``column``'s values, up to ``limit`` paths, as typed arrays."""
     n = len(distinct.values)
     found: dict[Path, dict[str | None, tuple[list[int], list[Any]]]] = {}
     for i, value in enumerate(distinct.values):

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import tempfile
 from pathlib import Path
-from unittest import mock
 
 import cbor2
 import duckdb
@@ -17,9 +16,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kyma.engine.catalog import ExtentRef
-from kyma.engine.format import _shred
 from kyma.engine.format.choice import segment_format
+from kyma.engine.format.parquet import ParquetFormat
 from kyma.engine.format.predicate import DynamicPathEquals, TimeRange
+from kyma.engine.format.tlm import TlmFormat
 from kyma.engine.query._path_columns import PathColumn
 from kyma.engine.query._scan import TableScan, scan_blocks
 from kyma.engine.query.udfs import dyn_get
@@ -52,8 +52,10 @@ def _paths(value: object, prefix: tuple[str, ...] = ()) -> set[tuple[str, ...]]:
     return out
 
 
-def _write(store: LocalStore, fmt_name: str, values: list, block_rows: int) -> ExtentRef:
-    fmt = segment_format(fmt_name, block_rows=block_rows)
+def _write(
+    store: LocalStore, fmt_name: str, values: list, block_rows: int, bound: int | None = None
+) -> ExtentRef:
+    fmt = ParquetFormat(block_rows, bound) if fmt_name == "parquet" else TlmFormat(block_rows)
     writer = fmt.start_extent(store, SCHEMA, "t")
     rows = [{"n": i, "d": None if v is None else cbor2.dumps(v)} for i, v in enumerate(values)]
     writer.append(pa.RecordBatch.from_pylist(rows, SCHEMA))
@@ -71,14 +73,14 @@ def _scan(store, extents, paths, columns=("n", "d"), predicate=None):  # type: i
 @given(
     st.lists(st.none() | dicts | json_values, min_size=1, max_size=30),
     st.integers(1, 7),
-    st.integers(1, 300),
+    st.integers(0, 300),
 )
 def test_every_path_answers_what_kyma_dyn_get_answers(values, block_rows, bound) -> None:
     wanted = set().union(*(_paths(v) for v in values)) | {("zz",), ("a", "zz")}
     paths = [PathColumn("d", p) for p in sorted(wanted)]
-    with tempfile.TemporaryDirectory() as tmp, mock.patch.object(_shred, "SHRED_PATHS", bound):
+    with tempfile.TemporaryDirectory() as tmp:
         store = LocalStore(Path(tmp))
-        extents = [_write(store, f, values, block_rows) for f in ("parquet", "tlm")]
+        extents = [_write(store, f, values, block_rows, bound) for f in ("parquet", "tlm")]
         table = _scan(store, extents, paths)
         encoded = [None if v is None else cbor2.dumps(v) for v in values]
         assert table.column("d").to_pylist() == encoded * 2  # byte-identical, both formats

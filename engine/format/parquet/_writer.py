@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from kyma.engine.format._blocked import BlockedWriter
-from kyma.engine.format._shred import TYPES
+from kyma.engine.format._shred import SHRED_PATHS, TYPES
 from kyma.engine.format.parquet._layout import (
     BLOCK_STATS_KEY,
     COLUMN_STATS_KEY,
@@ -30,12 +30,17 @@ from kyma.engine.storage import ObjectStore
 
 class ParquetExtentWriter(BlockedWriter):
     format_name = "parquet"
-    shreds = True
 
     def __init__(
-        self, store: ObjectStore, schema: pa.Schema, path_prefix: str, block_rows: int
+        self,
+        store: ObjectStore,
+        schema: pa.Schema,
+        path_prefix: str,
+        block_rows: int,
+        shred_paths: int | None = None,
     ) -> None:
         super().__init__(store, schema, path_prefix, block_rows)
+        self.shred_paths = SHRED_PATHS if shred_paths is None else shred_paths
         self._held: list[pa.RecordBatch] = []
         self._file: pq.ParquetWriter | None = None
         self._encoder = ThreadPoolExecutor(1, thread_name_prefix="kyma-parquet")
