@@ -81,7 +81,7 @@ class ExtentReader(abc.ABC):
 
     def shredded(self) -> list[Shred]:
         """The hidden typed sub-columns of dynamic paths (``_shred.py``); ``read_blocks``
-        reads them by name. None in formats without shredding."""
+        reads them by name. Empty in formats without shredding (tlm)."""
         return []
 
     def close(self) -> None:  # noqa: B027 - optional hook
