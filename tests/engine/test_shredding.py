@@ -190,3 +190,29 @@ def test_tlm_and_shredded_extents_answer_together_through_sql(services, client) 
     high = sql(client, "SELECT count(*) FROM logs WHERE attributes['status']::long > 202")
     assert high["rows"] == [[0]]
     assert high["stats"]["extents_after_catalog"] == 1  # only tlm: no stats to prune it
+
+
+def test_path_columns_in_every_query_shape(client) -> None:
+    from http_helpers import post_lines, sql
+
+    sql(client, "CREATE TABLE ev (n long, attributes dynamic)")
+    post_lines(client, "ev", [{"n": i, "attributes": {"u": f"u{i % 4}", "s": i}} for i in range(8)])
+    queries = {
+        "SELECT * FROM ev WHERE attributes['u'] = 'u3' ORDER BY n": [3, 7],
+        "WITH c AS (SELECT n, attributes['u'] AS u FROM ev) SELECT n FROM c WHERE u = 'u1'"
+        " ORDER BY n": [1, 5],
+        "SELECT a.n FROM ev a JOIN ev b ON a.attributes['u'] = b.attributes['u']"
+        " AND b.attributes['s']::long = 6 ORDER BY a.n": [2, 6],
+        "SELECT n FROM ev l WHERE EXISTS (SELECT 1 FROM ev m WHERE m.attributes['u'] ="
+        " l.attributes['u'] AND m.n > l.n) ORDER BY n": [0, 1, 2, 3],
+        "SELECT n FROM ev WHERE attributes['s'] IN ('1', '2') UNION ALL"
+        " SELECT n FROM ev WHERE attributes['u'] = 'u0' ORDER BY n": [0, 1, 2, 4],
+        "SELECT n FROM ev WHERE attributes IS NOT NULL AND attributes['s']::long > 5 ORDER BY n": [
+            6,
+            7,
+        ],
+    }
+    for query, expected in queries.items():
+        answer = sql(client, query)
+        at = [c["name"] for c in answer["columns"]].index("n")
+        assert [row[at] for row in answer["rows"]] == expected, query
