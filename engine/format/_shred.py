@@ -87,17 +87,14 @@ class DistinctValues:
         return counts
 
 
+_KINDS = {str: "string", bool: "bool", float: "double"}
+
+
 def _scalar_type(value: Any) -> str | None:
     kind = type(value)
-    if kind is str:
-        return "string"
-    if kind is bool:
-        return "bool"
     if kind is int:
         return "long" if _INT64[0] <= value <= _INT64[1] else None
-    if kind is float:
-        return "double"
-    return None
+    return _KINDS.get(kind)
 
 
 def _flatten(value: dict, prefix: Path, out: list[tuple[Path, Any]]) -> None:
@@ -122,7 +119,7 @@ class ShreddedColumn:
 def shred(column: str, distinct: DistinctValues, limit: int = SHRED_PATHS) -> ShreddedColumn:
     """The scalar paths of ``column``'s values, up to ``limit`` paths, as typed arrays."""
     n = len(distinct.values)
-    found: dict[Path, dict[str | None, tuple[list[int], list[Any]]]] = {}
+    slots: dict[tuple[Path, str | None], tuple[list[int], list[Any]]] = {}
     for i, value in enumerate(distinct.values):
         if type(value) is not dict:
             continue
@@ -131,10 +128,15 @@ def shred(column: str, distinct: DistinctValues, limit: int = SHRED_PATHS) -> Sh
         for path, leaf in leaves:
             if leaf is None:
                 continue  # JSON null: the path's answer is NULL, as when absent
-            kind = _scalar_type(leaf)
-            ids, values = found.setdefault(path, {}).setdefault(kind, ([], []))
-            ids.append(i)
-            values.append(leaf)
+            key = (path, _scalar_type(leaf))
+            slot = slots.get(key)
+            if slot is None:
+                slot = slots[key] = ([], [])
+            slot[0].append(i)
+            slot[1].append(leaf)
+    found: dict[Path, dict[str | None, tuple[list[int], list[Any]]]] = {}
+    for (path, kind), slot in slots.items():
+        found.setdefault(path, {})[kind] = slot
     counts = distinct.row_counts()
     # Postgres' jsonb (the catalog's column stats) cannot hold NUL: such paths stay unshredded.
     scalar = {
