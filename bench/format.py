@@ -171,6 +171,9 @@ def main() -> None:
     )
     runs = {
         "kyma-parquet": lambda: bench_extent(table, root, "kyma-parquet", ParquetFormat()),
+        "kyma-noshred": lambda: bench_extent(
+            table, root, "kyma-noshred", ParquetFormat(shred_paths=0)
+        ),
         "tlm": lambda: bench_extent(table, root, "tlm", TlmFormat()),
         "tlm+zstd": lambda: bench_extent(table, root, "tlm+zstd", TlmFormat(compression="zstd")),
         "parquet-zstd": lambda: bench_parquet(table, root),
@@ -191,6 +194,8 @@ def main() -> None:
         )
     for ours, peer in (
         ("kyma-parquet", "parquet-zstd"),
+        ("kyma-noshred", "parquet-zstd"),
+        ("kyma-parquet", "kyma-noshred"),
         ("tlm", "parquet-zstd"),
         ("tlm", "arrow-ipc"),
     ):

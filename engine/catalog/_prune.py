@@ -50,6 +50,41 @@ def _set_may_hold_any(column: str, kind: str, values: frozenset[object]) -> sql.
     ).format(p=sql.Literal(prefix), v=sql.Literal(wanted))
 
 
+def _path_may_exist(column: str, path: tuple[str, ...]) -> sql.Composable:
+    """The extent holds the path, or any path (past the cap): a GIN-indexed overlap."""
+    return sql.SQL("present_paths && ARRAY[{p}, {c}]").format(
+        p=sql.Literal(dynamic_path(column, path)), c=sql.Literal(column)
+    )
+
+
+def _path_value_may_be(name: str, value: str) -> sql.Composable:
+    """A shredded path's distinct set (column stats under the path's name) is unknown or
+    holds ``value``. Paths are not table columns, so an extent that did not shred the path
+    has no entry and no ``set_keys`` marker: this reads ``column_stats`` itself."""
+    stats = sql.SQL("column_stats -> {} -> 'distinct'").format(sql.Literal(name))
+    return sql.SQL("({s} IS NULL OR jsonb_typeof({s}) <> 'array' OR {s} @> {v}::jsonb)").format(
+        s=stats, v=sql.Literal(json.dumps([value]))
+    )
+
+
+def _path_range(name: str, start: int | None, end: int | None) -> sql.Composable:
+    """A shredded long-only path's answers (``min``/``max`` in its column stats) meet the
+    range; unknown stats keep the extent."""
+    lo = sql.SQL("column_stats -> {} -> 'min'").format(sql.Literal(name))
+    hi = sql.SQL("column_stats -> {} -> 'max'").format(sql.Literal(name))
+    parts = []
+    if start is not None:
+        parts.append(sql.SQL("({hi})::numeric >= {v}").format(hi=hi, v=sql.Literal(start)))
+    if end is not None:
+        parts.append(sql.SQL("({lo})::numeric < {v}").format(lo=lo, v=sql.Literal(end)))
+    if not parts:
+        return TRUE
+    return sql.SQL(
+        "(jsonb_typeof({lo}) IS DISTINCT FROM 'number' OR jsonb_typeof({hi}) IS DISTINCT FROM"
+        " 'number' OR ({cond}))"
+    ).format(lo=lo, hi=hi, cond=sql.SQL(" AND ").join(parts))
+
+
 def extent_condition(predicate: BlockPredicate | None) -> sql.Composable:
     """A condition over ``kyma.manifest`` columns that every possibly-matching extent meets."""
     match predicate:
@@ -72,10 +107,15 @@ def extent_condition(predicate: BlockPredicate | None) -> sql.Composable:
             return _set_may_hold_any(column, "distinct", values)
         case StringHas(column, token):
             return _set_may_hold_any(column, "tokens", frozenset([token]))
-        case DynamicPathExists(column, path) | DynamicPathEquals(column, path, _):
-            return sql.SQL("present_paths && ARRAY[{p}, {c}]").format(
-                p=sql.Literal(dynamic_path(column, path)), c=sql.Literal(column)
-            )
+        case DynamicPathExists(column, path):
+            return _path_may_exist(column, path)
+        case DynamicPathEquals(column, path, value):
+            if not isinstance(value, str):
+                return _path_may_exist(column, path)
+            held = _path_value_may_be(dynamic_path(column, path), value)
+            return sql.SQL("({} AND {})").format(_path_may_exist(column, path), held)
+        case TimeRange(column, start, end) if "/" in column:
+            return _path_range(column, start, end)
         case And(children):
             parts = [extent_condition(c) for c in children]
             return sql.SQL("({})").format(sql.SQL(" AND ").join(parts))

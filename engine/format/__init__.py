@@ -16,6 +16,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from kyma.engine.format._shred import Shred
 from kyma.engine.format.predicate import BlockPredicate, BlockStats
 from kyma.engine.storage import ObjectStore
 
@@ -77,6 +78,11 @@ class ExtentReader(abc.ABC):
         """The given blocks in order, as ``read_block`` returns them; formats may batch reads."""
         for block in blocks:
             yield self.read_block(block, projection)
+
+    def shredded(self) -> list[Shred]:
+        """The hidden typed sub-columns of dynamic paths (``_shred.py``); ``read_blocks``
+        reads them by name. Empty in formats without shredding (tlm)."""
+        return []
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release file handles and mappings."""

@@ -17,6 +17,13 @@ import pyarrow as pa
 from kyma.engine.errors import SchemaError
 from kyma.engine.format import ExtentWriter, ExtentWriteResult
 from kyma.engine.format._paths import block_paths
+from kyma.engine.format._shred import (
+    DistinctValues,
+    ShreddedColumn,
+    path_column_stats,
+    shred,
+    sub_column_stats,
+)
 from kyma.engine.format._stats import ExtentStats, block_stats, is_dynamic, with_paths
 from kyma.engine.format.predicate import BlockStats
 from kyma.engine.storage import ObjectStore
@@ -25,6 +32,9 @@ from kyma.engine.storage import ObjectStore
 class BlockedWriter(ExtentWriter):
     format_name: str
     """The format's name, also the suffix of its objects (``tables/7/<uuid>.parquet``)."""
+    shred_paths = 0
+    """How many paths per dynamic column the format stores as typed sub-columns
+    (``_shred.py``); 0: none."""
 
     def __init__(
         self, store: ObjectStore, schema: pa.Schema, path_prefix: str, block_rows: int
@@ -45,6 +55,7 @@ class BlockedWriter(ExtentWriter):
             f.name: [] for f in schema if is_dynamic(f.type)
         }
         self._rows = 0
+        self._shredded: dict[str, ShreddedColumn] = {}
 
     @abc.abstractmethod
     def _write_block(self, batch: pa.RecordBatch) -> None:
@@ -89,12 +100,30 @@ class BlockedWriter(ExtentWriter):
         self._rows += batch.num_rows
 
     def _finish_stats(self) -> None:
-        """Dynamic paths of every block, found in one pass over the extent's values."""
-        paths = {name: block_paths(name, blocks) for name, blocks in self._dynamic.items()}
+        """Dynamic paths of every block, found in one pass over the extent's values (each
+        distinct value decoded once), and the shredded sub-columns if the format has them."""
+        paths: dict[str, list[frozenset[str] | None]] = {}
+        for name, blocks in self._dynamic.items():
+            if not blocks:
+                paths[name] = []
+                continue
+            distinct = DistinctValues(blocks)
+            paths[name] = block_paths(name, distinct)
+            if self.shred_paths:
+                self._shredded[name] = shred(name, distinct, self.shred_paths)
         for i, partial in enumerate(self._stats):
             stats = with_paths(partial, {name: found[i] for name, found in paths.items()})
+            for shredded in self._shredded.values():
+                stats.columns.update(sub_column_stats(shredded, i, stats.row_count))
             self._extent_stats.add_paths(stats)
             self._blocks.append(stats.to_json())
+
+    def _column_stats(self) -> dict[str, dict[str, Any]]:
+        """Column stats of the extent, and of its single-typed shredded paths by path name."""
+        out = self._extent_stats.column_stats()
+        for shredded in self._shredded.values():
+            out.update(path_column_stats(shredded))
+        return out
 
     def finish(self) -> ExtentWriteResult:
         if self._pending_rows:
@@ -113,7 +142,7 @@ class BlockedWriter(ExtentWriter):
             min_timestamp_nanos=stats.min_ts,
             max_timestamp_nanos=stats.max_ts,
             present_paths=stats.present_paths(),
-            column_stats=stats.column_stats(),
+            column_stats=self._column_stats(),
             format=self.format_name,
         )
 

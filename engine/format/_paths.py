@@ -7,10 +7,10 @@ dictionary entries -- log data repeats a few key sets, so that is a handful of s
 
 from __future__ import annotations
 
-import cbor2
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from kyma.engine.format._shred import DistinctValues
 from kyma.engine.format.predicate import MAX_PATH_DEPTH, dynamic_path
 
 PATH_SET_CAP = 1_000
@@ -18,16 +18,14 @@ PATH_SET_CAP = 1_000
 Path = tuple[str, ...]
 
 
-def block_paths(column: str, blocks: list[pa.Array]) -> list[frozenset[str] | None]:
+def block_paths(column: str, distinct: DistinctValues) -> list[frozenset[str] | None]:
     """Per block of ``column``, every path its values hold (None past PATH_SET_CAP)."""
-    if not blocks:
-        return []
-    encoded = pc.dictionary_encode(pa.chunked_array(blocks, blocks[0].type))
+    encoded = distinct.encoded
     sets: list[frozenset[Path]] = []
     index: dict[frozenset[Path], int] = {}
     ids: list[int] = []
-    for raw in encoded.chunk(0).dictionary.to_pylist():
-        paths = _paths_of(cbor2.loads(raw))
+    for value in distinct.values:
+        paths = _paths_of(value)
         ids.append(index.setdefault(paths, len(index)))
         if ids[-1] == len(sets):
             sets.append(paths)

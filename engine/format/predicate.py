@@ -94,7 +94,8 @@ class BlockPredicate:
 
 @dataclass(frozen=True)
 class TimeRange(BlockPredicate):
-    """``start <= column < end`` in ns; either bound may be None (open)."""
+    """``start <= column < end`` in ns (or as integers); either bound may be None (open).
+    ``column`` may name a dynamic path (``attributes/size``): its answer cast to bigint."""
 
     column: str
     start: int | None
@@ -129,6 +130,9 @@ class DynamicPathExists(BlockPredicate):
 
 @dataclass(frozen=True)
 class DynamicPathEquals(BlockPredicate):
+    """The path's answer (text) equals ``value``; a ``str`` value is compared with the
+    path's stats when the extent shredded it, any other value only proves the path present."""
+
     column: str
     path: tuple[str, ...]
     value: Any
@@ -189,6 +193,15 @@ def _may_equal(stats: BlockStats, column: str, value: Value) -> bool:
     return stat.min <= value <= stat.max  # type: ignore[operator]
 
 
+def _path_may_exist(stats: BlockStats, column: str, path: tuple[str, ...]) -> bool:
+    stat = stats.columns.get(column)
+    if stat is None or stat.kind != "Dyn":
+        return True
+    if _all_null(stat, stats):
+        return False
+    return stat.paths is None or dynamic_path(column, path) in stat.paths
+
+
 def _may_match(p: BlockPredicate, stats: BlockStats) -> bool:
     match p:
         case TimeRange(column, start, end):
@@ -208,13 +221,14 @@ def _may_match(p: BlockPredicate, stats: BlockStats) -> bool:
         case StringHas(column, _):
             stat = stats.columns.get(column)
             return stat is None or not _all_null(stat, stats)
-        case DynamicPathExists(column, path) | DynamicPathEquals(column, path, _):
-            stat = stats.columns.get(column)
-            if stat is None or stat.kind != "Dyn":
-                return True
-            if _all_null(stat, stats):
+        case DynamicPathExists(column, path):
+            return _path_may_exist(stats, column, path)
+        case DynamicPathEquals(column, path, value):
+            if not _path_may_exist(stats, column, path):
                 return False
-            return stat.paths is None or dynamic_path(column, path) in stat.paths
+            # A text value: the path's own stats (shredded extents) bound its answers.
+            name = dynamic_path(column, path)
+            return not isinstance(value, str) or _may_equal(stats, name, value)
         case And(children):
             return all(_may_match(c, stats) for c in children)
         case Or(children):

@@ -8,7 +8,6 @@ is safe too. Works on qualified expressions: every column names its table alias.
 
 from __future__ import annotations
 
-import json
 import re
 
 from sqlglot import exp
@@ -25,8 +24,9 @@ from kyma.engine.format.predicate import (
     Or,
     StringHas,
     TimeRange,
+    dynamic_path,
 )
-from kyma.engine.query.rewrite.dynamic_paths import FUNCTION as DYN_GET
+from kyma.engine.query._path_columns import path_call
 from kyma.engine.types import KymaType, parse_timestamp
 
 _ORDERED = {"int", "long", "timestamp"}
@@ -74,8 +74,17 @@ class _Lowering:
             )
         if (dyn := self.dynamic_path(left)) is not None and kind is exp.EQ:
             if isinstance(right, exp.Literal):
-                return DynamicPathEquals(dyn[0], dyn[1], right.this)
+                # Only a text literal compares text with text; others prove the path present.
+                value = right.this if right.is_string else None
+                return DynamicPathEquals(dyn[0], dyn[1], value)
             return None
+        if (path := self.long_path(left)) is not None:
+            number = self.literal(right, KymaType("long"))
+            if not isinstance(number, int):
+                return None
+            if kind is exp.EQ:
+                return TimeRange(path, number, number + 1)
+            return _bounded(path, kind, number)
         found = self.column(left)
         if found is None:
             return None
@@ -89,31 +98,22 @@ class _Lowering:
             return Not(Equals(name, value))
         if ktype.name not in _ORDERED or not isinstance(value, int):
             return None
-        bounds = {
-            exp.GT: (value + 1, None),
-            exp.GTE: (value, None),
-            exp.LT: (None, value),
-            exp.LTE: (None, value + 1),
-        }.get(kind)
-        return None if bounds is None else TimeRange(name, *bounds)
+        return _bounded(name, kind, value)
+
+    def long_path(self, node: exp.Expression) -> str | None:
+        """``attributes['size']::long``: the path's name (its stats are its longs' range)."""
+        if not (isinstance(node, exp.Cast) and node.to.is_type("bigint")):
+            return None
+        dyn = self.dynamic_path(node.this)
+        return None if dyn is None else dynamic_path(*dyn)
 
     def dynamic_path(self, node: exp.Expression) -> tuple[str, tuple[str, ...]] | None:
-        if not (isinstance(node, exp.Anonymous) and node.name.lower() == DYN_GET):
-            return None
-        if len(node.expressions) != 2:
-            return None
-        target, path = node.expressions
-        found = self.column(target)
-        if found is None or found[1].name != "dynamic" or not isinstance(path, exp.Literal):
-            return None
-        try:
-            keys = json.loads(path.this)
-        except ValueError:
-            return None
-        if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+        call = path_call(node)
+        found = None if call is None else self.column(call[0])
+        if call is None or found is None or found[1].name != "dynamic":
             return None
         # Paths deeper than the extents record cannot prove absence.
-        return (found[0], tuple(keys)) if 0 < len(keys) <= MAX_PATH_DEPTH else None
+        return (found[0], call[1]) if 0 < len(call[1]) <= MAX_PATH_DEPTH else None
 
     def lower(self, node: exp.Expression, *, exact: bool = False) -> BlockPredicate | None:
         """``exact``: under a NOT, where dropping a conjunct would make the result stronger."""
@@ -176,6 +176,16 @@ class _Lowering:
         word = token.this.lower()
         # Only what the token sets can hold: ASCII alphanumeric words of two or more.
         return StringHas(found[0], word) if _TOKEN.fullmatch(word) else None
+
+
+def _bounded(name: str, kind: type, value: int) -> BlockPredicate | None:
+    bounds = {
+        exp.GT: (value + 1, None),
+        exp.GTE: (value, None),
+        exp.LT: (None, value),
+        exp.LTE: (None, value + 1),
+    }.get(kind)
+    return None if bounds is None else TimeRange(name, *bounds)
 
 
 def lower(

@@ -16,6 +16,8 @@ import pyarrow as pa
 from kyma.engine.catalog import ExtentRef
 from kyma.engine.format import SegmentFormat
 from kyma.engine.format.predicate import BlockPredicate
+from kyma.engine.query import _path_scan
+from kyma.engine.query._path_columns import PathColumn
 from kyma.engine.storage import ObjectStore
 
 
@@ -35,11 +37,14 @@ class ScanStats:
 
 @dataclass
 class TableScan:
-    """What one table reference needs: columns (None: all) and a predicate to prune with."""
+    """What one table reference needs: columns (None: all) and a predicate to prune with.
+
+    ``schema`` ends with the text columns of ``paths`` (``_path_columns.py``)."""
 
     schema: pa.Schema
     predicate: BlockPredicate | None
     stats: ScanStats = field(default_factory=ScanStats)
+    paths: list[PathColumn] = field(default_factory=list)
 
 
 def conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
@@ -58,16 +63,19 @@ def scan_blocks(
     scan: TableScan, extents: list[ExtentRef], store: ObjectStore, fmt: SegmentFormat
 ) -> Iterator[pa.RecordBatch]:
     """Yield the surviving blocks of ``extents``, projected to ``scan.schema``."""
-    names = scan.schema.names
+    virtual = {p.name for p in scan.paths}
+    names = [n for n in scan.schema.names if n not in virtual]
     for entry in extents:
         reader = fmt.open_extent(store, entry.object_path)
         try:
             blocks = reader.pruned_blocks(scan.predicate)
             scan.stats.blocks_total += entry.block_count
             scan.stats.blocks_after_stats += len(blocks)
-            for batch in reader.read_blocks(blocks, names):
+            paths = _path_scan.plan(reader, scan.paths, blocks)
+            reads = names + [c for c in paths.reads if c not in names]
+            for block, batch in zip(blocks, reader.read_blocks(blocks, reads), strict=True):
                 scan.stats.bytes_read += batch.nbytes
                 scan.stats.rows_scanned += batch.num_rows
-                yield conform(batch, scan.schema)
+                yield conform(paths.fill(block, batch) if scan.paths else batch, scan.schema)
         finally:
             reader.close()

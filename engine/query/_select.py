@@ -6,7 +6,7 @@ import json
 import os
 import time
 from collections.abc import Collection
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 import pyarrow as pa
 import sqlglot.errors
@@ -19,7 +19,7 @@ from kyma.engine.catalog import Catalog, TableInfo
 from kyma.engine.errors import NotFoundError, SqlError, UnsupportedStatementError
 from kyma.engine.format import SegmentFormat
 from kyma.engine.format.predicate import BlockPredicate, Or
-from kyma.engine.query import pg_numeric, udfs
+from kyma.engine.query import _path_columns, pg_numeric, udfs
 from kyma.engine.query._datafusion import run_datafusion
 from kyma.engine.query._estimate import register_guard
 from kyma.engine.query._limits import (
@@ -49,6 +49,7 @@ class _Source:
     snapshot: int | None
     predicates: list[BlockPredicate | None]
     columns: set[str]
+    paths: list[_path_columns.PathColumn] = field(default_factory=list)
 
     @property
     def predicate(self) -> BlockPredicate | None:
@@ -223,6 +224,7 @@ class SelectPlanner:
         if not sources:
             return
         schema = {**self._session_schemas(sources), **fetched}
+        calls = _path_columns.tag(stmt)
         try:
             qualified = qualify(
                 stmt.copy(), schema=schema, dialect="postgres", quote_identifiers=False
@@ -243,17 +245,29 @@ class SelectPlanner:
                     columns = {c.name: c.type for c in source.info.columns}
                     condition = where.this if where is not None and pruning else None
                     source.predicates.append(lower(condition, alias, columns))
+        dynamic = {
+            name: {c.name for c in s.info.columns if c.type.name == "dynamic"}
+            for name, s in sources.items()
+        }
+        for name, paths in _path_columns.rewrite(calls, qualified, dynamic).items():
+            source = sources[name]
+            source.paths = paths
+            source.columns = _path_columns.still_read(stmt, source.columns, paths)
 
     def _session_schemas(self, sources: dict[str, _Source]) -> dict[str, dict[str, str]]:
         return {
-            f'"{name}"': {c.name: _sql_type(c.type.name) for c in s.info.columns}
+            f'"{name}"': {
+                **{c.name: _sql_type(c.type.name) for c in s.info.columns},
+                **{p.name: "TEXT" for p in s.paths},
+            }
             for name, s in sources.items()
         }
 
     def _register(self, ctx: SessionContext, name: str, source: _Source) -> ScanStats:
         fields = [c.to_arrow() for c in source.info.columns if c.name in source.columns]
+        fields += [pa.field(p.name, pa.string()) for p in source.paths]
         schema = pa.schema(fields or [source.info.columns[0].to_arrow()])
-        scan = TableScan(schema, source.predicate)
+        scan = TableScan(schema, source.predicate, paths=source.paths)
         total, survivors = self.catalog.prune_extents(
             source.info.name, source.snapshot, scan.predicate, cancelled_with_statement
         )

@@ -10,7 +10,14 @@ import psycopg
 
 from kyma.engine.catalog import Catalog
 from kyma.engine.format import ExtentWriteResult
-from kyma.engine.format.predicate import DynamicPathExists, Equals, InSet, StringHas, TimeRange
+from kyma.engine.format.predicate import (
+    DynamicPathEquals,
+    DynamicPathExists,
+    Equals,
+    InSet,
+    StringHas,
+    TimeRange,
+)
 from kyma.engine.types import Column, KymaType
 
 
@@ -103,3 +110,17 @@ def test_extent_counts_are_kept_with_each_snapshot(catalog: Catalog) -> None:
     assert catalog.prune_extents("t", None, None)[0] == 3
     first_snapshot = catalog.snapshots("t")[0].snapshot_id
     assert catalog.prune_extents("t", first_snapshot, None)[0] == 3
+
+
+def test_a_path_value_prunes_only_where_the_path_was_shredded(catalog: Catalog) -> None:
+    catalog.create_table("t", [Column("attributes", KymaType("dynamic"))])
+    shredded = extent({"attributes/code": {"distinct": ["200"]}}, ("attributes/code",))
+    unshredded = extent({}, ("attributes/code",))  # an old extent: the path, no stats for it
+    catalog.commit("t", [shredded, unshredded])
+    assert kept(catalog, "t", DynamicPathEquals("attributes", ("code",), "500")) == {
+        unshredded.object_path
+    }
+    assert kept(catalog, "t", DynamicPathEquals("attributes", ("code",), "200")) == {
+        shredded.object_path,
+        unshredded.object_path,
+    }

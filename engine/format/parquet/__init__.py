@@ -21,13 +21,18 @@ MAGIC = b"PAR1"
 class ParquetFormat(SegmentFormat):
     name = "parquet"
 
-    def __init__(self, block_rows: int = DEFAULT_BLOCK_ROWS) -> None:
+    def __init__(
+        self, block_rows: int = DEFAULT_BLOCK_ROWS, shred_paths: int | None = None
+    ) -> None:
+        """``shred_paths``: paths per dynamic column stored as typed sub-columns
+        (default ``SHRED_PATHS``, 256; 0 turns shredding off)."""
         if block_rows <= 0:
             raise ValueError(f"block_rows must be positive, got {block_rows!r}")
         self.block_rows = block_rows
+        self.shred_paths = shred_paths
 
     def open_extent(self, store: ObjectStore, object_path: str) -> ExtentReader:
         return ParquetExtentReader(store, object_path)
 
     def start_extent(self, store: ObjectStore, schema: pa.Schema, path_prefix: str) -> ExtentWriter:
-        return ParquetExtentWriter(store, schema, path_prefix, self.block_rows)
+        return ParquetExtentWriter(store, schema, path_prefix, self.block_rows, self.shred_paths)

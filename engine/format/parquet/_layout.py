@@ -13,12 +13,16 @@ from typing import Any
 
 import pyarrow as pa
 
+from kyma.engine.format._shred import is_hidden
+
 FORMAT_VERSION = "1"
 VERSION_KEY = b"kyma.format_version"
 BLOCK_STATS_KEY = b"kyma.block_stats"
 COLUMN_STATS_KEY = b"kyma.column_stats"
 PRESENT_PATHS_KEY = b"kyma.present_paths"
-KYMA_KEYS = (VERSION_KEY, BLOCK_STATS_KEY, COLUMN_STATS_KEY, PRESENT_PATHS_KEY)
+SHREDDED_KEY = b"kyma.shredded"
+"""``[[column, path, type], ...]``: the hidden sub-columns of shredded dynamic paths."""
+KYMA_KEYS = (VERSION_KEY, BLOCK_STATS_KEY, COLUMN_STATS_KEY, PRESENT_PATHS_KEY, SHREDDED_KEY)
 ARROW_SCHEMA_KEY = b"ARROW:schema"
 COMPRESSION = "zstd"
 
@@ -65,7 +69,8 @@ def writer_options(schema: pa.Schema) -> dict[str, Any]:
 
 
 def written_schema(file_schema: pa.Schema, footer: dict[bytes, bytes]) -> pa.Schema:
-    """The Arrow schema the extent was written with, without the footer's own keys.
+    """The Arrow schema the extent was written with, without the footer's own keys and
+    without the hidden sub-columns of shredded dynamic paths.
 
     Parquet names list elements ``element`` where kyma's Arrow types say ``item``; the
     schema pyarrow stored (``ARROW:schema``) keeps the writer's names and field metadata.
@@ -77,6 +82,9 @@ def written_schema(file_schema: pa.Schema, footer: dict[bytes, bytes]) -> pa.Sch
             schema = pa.ipc.read_schema(pa.py_buffer(base64.b64decode(stored)))
         except (ValueError, OSError):  # binascii.Error is a ValueError; ArrowInvalid
             schema = file_schema
+    hidden = [i for i, name in enumerate(schema.names) if is_hidden(name)]
+    for i in reversed(hidden):
+        schema = schema.remove(i)
     skip = (*KYMA_KEYS, ARROW_SCHEMA_KEY)
     meta = {k: v for k, v in (schema.metadata or {}).items() if k not in skip}
     return schema.with_metadata(meta) if meta else schema.remove_metadata()

@@ -13,7 +13,13 @@ import pyarrow.parquet as pq
 
 from kyma.engine.errors import FormatError
 from kyma.engine.format import ExtentMetadata, ExtentReader
-from kyma.engine.format.parquet._layout import BLOCK_STATS_KEY, VERSION_KEY, written_schema
+from kyma.engine.format._shred import Shred
+from kyma.engine.format.parquet._layout import (
+    BLOCK_STATS_KEY,
+    SHREDDED_KEY,
+    VERSION_KEY,
+    written_schema,
+)
 from kyma.engine.format.predicate import BlockPredicate, BlockStats, block_evaluator
 from kyma.engine.storage import ObjectStore
 
@@ -40,6 +46,7 @@ class ParquetExtentReader(ExtentReader):
         self._rows = meta.num_rows
         self.version = int(kv.get(VERSION_KEY, b"0"))
         self._block_stats = self._parse_stats(kv.get(BLOCK_STATS_KEY))
+        self._shredded = self._parse_shredded(kv.get(SHREDDED_KEY))
 
     def _error(self, why: str) -> FormatError:
         return FormatError(f"extent {self.object_path!r}: {why}")
@@ -56,6 +63,22 @@ class ParquetExtentReader(ExtentReader):
                 f"footer has stats for {len(stats)} blocks, the file has {self._blocks} row groups"
             )
         return stats
+
+    def _parse_shredded(self, raw: bytes | None) -> list[Shred]:
+        if raw is None:
+            return []
+        try:
+            shreds = [Shred.from_json(entry) for entry in json.loads(raw)]
+        except (ValueError, KeyError, TypeError) as e:
+            raise self._error(f"shredded paths in the footer do not parse: {e}") from e
+        names = set(self._file.schema_arrow.names)
+        missing = [s.name for s in shreds if s.name not in names]
+        if missing:
+            raise self._error(f"footer names sub-columns the file lacks: {missing[:3]}")
+        return shreds
+
+    def shredded(self) -> list[Shred]:
+        return self._shredded
 
     def metadata(self) -> ExtentMetadata:
         return ExtentMetadata(
@@ -78,7 +101,15 @@ class ParquetExtentReader(ExtentReader):
         if projection is None:
             return self._schema
         names = set(self._schema.names)
-        return pa.schema([self._schema.field(c) for c in projection if c in names])
+        file = self._file.schema_arrow
+        hidden = {s.name for s in self._shredded}
+        return pa.schema(
+            [
+                file.field(c) if c in hidden else self._schema.field(c)
+                for c in projection
+                if c in names or c in hidden
+            ]
+        )
 
     def read_block(self, block: int, projection: list[str] | None = None) -> pa.RecordBatch:
         if not 0 <= block < self._blocks:

@@ -1,7 +1,9 @@
 """The Parquet writer: one row group per block, kyma's statistics in the footer's metadata.
 
-Blocks are encoded on a worker thread (pyarrow releases the GIL) while the next block's
-statistics are computed: the two overlap on two cores.
+Blocks are held until the extent is sealed: the shredded sub-columns of dynamic paths
+(``_shred.py``) are known only once every value of the extent has been seen, and they are
+part of the file's schema. Blocks are then encoded on a worker thread (pyarrow releases the
+GIL) while the next block's sub-columns are joined to it.
 """
 
 from __future__ import annotations
@@ -13,11 +15,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from kyma.engine.format._blocked import BlockedWriter
+from kyma.engine.format._shred import SHRED_PATHS, TYPES
 from kyma.engine.format.parquet._layout import (
     BLOCK_STATS_KEY,
     COLUMN_STATS_KEY,
     FORMAT_VERSION,
     PRESENT_PATHS_KEY,
+    SHREDDED_KEY,
     VERSION_KEY,
     writer_options,
 )
@@ -28,19 +32,40 @@ class ParquetExtentWriter(BlockedWriter):
     format_name = "parquet"
 
     def __init__(
-        self, store: ObjectStore, schema: pa.Schema, path_prefix: str, block_rows: int
+        self,
+        store: ObjectStore,
+        schema: pa.Schema,
+        path_prefix: str,
+        block_rows: int,
+        shred_paths: int | None = None,
     ) -> None:
         super().__init__(store, schema, path_prefix, block_rows)
-        self._file = pq.ParquetWriter(str(self._staging), schema, **writer_options(schema))
+        self.shred_paths = SHRED_PATHS if shred_paths is None else shred_paths
+        self._held: list[pa.RecordBatch] = []
+        self._file: pq.ParquetWriter | None = None
         self._encoder = ThreadPoolExecutor(1, thread_name_prefix="kyma-parquet")
         self._written: Future[None] | None = None
         self._closed = False
 
     def _write_block(self, batch: pa.RecordBatch) -> None:
-        self._wait()  # one block in flight: memory stays bounded
-        self._written = self._encoder.submit(
-            self._file.write_batch, batch, row_group_size=max(batch.num_rows, 1)
-        )
+        self._held.append(batch)
+
+    def _write_all(self) -> None:
+        shreds = [s for shredded in self._shredded.values() for s in shredded.shreds]
+        schema = self._schema
+        for s in shreds:
+            schema = schema.append(pa.field(s.name, TYPES[s.type]))
+        self._file = pq.ParquetWriter(str(self._staging), schema, **writer_options(schema))
+        for i, batch in enumerate(self._held):
+            columns = list(batch.columns)
+            for shredded in self._shredded.values():
+                columns.extend(shredded.blocks[i])
+            block = pa.RecordBatch.from_arrays(columns, schema=schema)
+            self._wait()  # one block in flight
+            self._written = self._encoder.submit(
+                self._file.write_batch, block, row_group_size=max(block.num_rows, 1)
+            )
+        self._held = []
 
     def _wait(self) -> None:
         if self._written is not None:
@@ -48,15 +73,19 @@ class ParquetExtentWriter(BlockedWriter):
             written.result()
 
     def _seal(self) -> None:
+        self._write_all()
         self._wait()
+        assert self._file is not None
         stats = self._extent_stats
         compact = {"separators": (",", ":")}
+        shredded = [s.to_json() for c in self._shredded.values() for s in c.shreds]
         self._file.add_key_value_metadata(
             {
                 VERSION_KEY: FORMAT_VERSION,
                 BLOCK_STATS_KEY: json.dumps(self._blocks, **compact),
-                COLUMN_STATS_KEY: json.dumps(stats.column_stats(), default=str, **compact),
+                COLUMN_STATS_KEY: json.dumps(self._column_stats(), default=str, **compact),
                 PRESENT_PATHS_KEY: json.dumps(stats.present_paths(), **compact),
+                SHREDDED_KEY: json.dumps(shredded, **compact),
             }
         )
         self._close()
@@ -68,4 +97,5 @@ class ParquetExtentWriter(BlockedWriter):
                 self._wait()
             finally:
                 self._encoder.shutdown()
-                self._file.close()
+                if self._file is not None:
+                    self._file.close()

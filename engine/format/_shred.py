@@ -1,0 +1,236 @@
+"""Shredding: the scalar paths of an extent's dynamic values as typed hidden sub-columns.
+
+Each distinct CBOR value of the extent is decoded once (``DistinctValues``); per path the
+values are gathered by type (long, double, bool, string) into one Arrow array over the
+distinct values, then spread to the rows of each block with ``take`` -- no per-row Python.
+A path that holds an object, an array or anything else somewhere in the extent is not
+shredded (its nested scalar paths are); the CBOR column always keeps the whole value.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import cbor2
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from kyma.engine.format.predicate import MAX_PATH_DEPTH, ColStat, dynamic_path
+
+SHRED_PATHS = 256
+"""At most this many paths per dynamic column per extent are shredded, most frequent first."""
+HIDDEN_PREFIX = "__kyma/"
+"""Sub-column names start with this; user column names (dotted identifiers) cannot."""
+TYPES: dict[str, pa.DataType] = {
+    "long": pa.int64(),
+    "double": pa.float64(),
+    "bool": pa.bool_(),
+    "string": pa.string(),
+}
+_INT64 = (-(2**63), 2**63 - 1)
+STRING_MINMAX_CAP = 256  # as ``_stats.py``: longer strings give no min/max
+DISTINCT_SET_CAP = 1_000
+
+Path = tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Shred:
+    """One sub-column: the values of type ``type`` at ``path`` of dynamic ``column``."""
+
+    column: str
+    path: Path
+    type: str
+
+    @property
+    def name(self) -> str:
+        return sub_column_name(self.column, self.path, self.type)
+
+    def to_json(self) -> list[Any]:
+        return [self.column, list(self.path), self.type]
+
+    @classmethod
+    def from_json(cls, data: list[Any]) -> Shred:
+        column, path, kind = data
+        if kind not in TYPES or not all(isinstance(k, str) for k in path):
+            raise ValueError(f"not a shredded sub-column: {data!r}")
+        return cls(str(column), tuple(path), kind)
+
+
+def sub_column_name(column: str, path: Path, kind: str) -> str:
+    """``__kyma/attributes/http.status_code:long``"""
+    return f"{HIDDEN_PREFIX}{dynamic_path(column, path)}:{kind}"
+
+
+def is_hidden(name: str) -> bool:
+    return name.startswith(HIDDEN_PREFIX)
+
+
+class DistinctValues:
+    """An extent's dynamic column, dictionary-encoded once; each distinct value decoded once."""
+
+    def __init__(self, blocks: list[pa.Array]) -> None:
+        self.encoded = pc.dictionary_encode(pa.chunked_array(blocks, blocks[0].type))
+        dictionary = self.encoded.chunk(0).dictionary if self.encoded.num_chunks else None
+        raw = [] if dictionary is None else dictionary.to_pylist()
+        self.values: list[Any] = [cbor2.loads(b) for b in raw]
+
+    def row_counts(self) -> np.ndarray:
+        """Rows per distinct value."""
+        counts = np.zeros(len(self.values), np.int64)
+        for chunk in self.encoded.chunks:
+            ids = chunk.indices.drop_null().to_numpy(zero_copy_only=False)
+            counts += np.bincount(ids, minlength=len(self.values))
+        return counts
+
+
+_KINDS = {str: "string", bool: "bool", float: "double"}
+
+
+def _scalar_type(value: Any) -> str | None:
+    kind = type(value)
+    if kind is int:
+        return "long" if _INT64[0] <= value <= _INT64[1] else None
+    return _KINDS.get(kind)
+
+
+def _flatten(value: dict, prefix: Path, out: list[tuple[Path, Any]]) -> None:
+    """(path, leaf) for every string-keyed entry; a dict leaf is listed and walked into."""
+    for key, child in value.items():
+        if type(key) is not str:
+            continue
+        path = (*prefix, key)
+        out.append((path, child))
+        if type(child) is dict and len(path) < MAX_PATH_DEPTH:
+            _flatten(child, path, out)
+
+
+@dataclass
+class ShreddedColumn:
+    """The sub-columns of one dynamic column of an extent, and each block's arrays."""
+
+    shreds: list[Shred]
+    blocks: list[list[pa.Array]]  # per block, one array per shred
+
+
+def shred(column: str, distinct: DistinctValues, limit: int = SHRED_PATHS) -> ShreddedColumn:
+    """The scalar paths of ``column``'s values, up to ``limit`` paths, as typed arrays."""
+    n = len(distinct.values)
+    slots: dict[tuple[Path, str | None], tuple[list[int], list[Any]]] = {}
+    for i, value in enumerate(distinct.values):
+        if type(value) is not dict:
+            continue
+        leaves: list[tuple[Path, Any]] = []
+        _flatten(value, (), leaves)
+        for path, leaf in leaves:
+            if leaf is None:
+                continue  # JSON null: the path's answer is NULL, as when absent
+            key = (path, _scalar_type(leaf))
+            slot = slots.get(key)
+            if slot is None:
+                slot = slots[key] = ([], [])
+            slot[0].append(i)
+            slot[1].append(leaf)
+    found: dict[Path, dict[str | None, tuple[list[int], list[Any]]]] = {}
+    for (path, kind), slot in slots.items():
+        found.setdefault(path, {})[kind] = slot
+    counts = distinct.row_counts()
+    # Postgres' jsonb (the catalog's column stats) cannot hold NUL: such paths stay unshredded.
+    scalar = {
+        p: kinds
+        for p, kinds in found.items()
+        if None not in kinds and not any("\x00" in key for key in p)
+    }
+    frequency = {
+        p: int(sum(counts[ids].sum() for ids, _ in kinds.values())) for p, kinds in scalar.items()
+    }
+    chosen = sorted(scalar, key=lambda p: (-frequency[p], p))[:limit]
+    shreds: list[Shred] = []
+    dense: list[pa.Array] = []
+    for path in sorted(chosen):
+        for kind in sorted(scalar[path]):
+            ids, values = scalar[path][kind]
+            shreds.append(Shred(column, path, kind))
+            dense.append(_spread(n, ids, values, TYPES[kind]))
+    blocks = [[d.take(chunk.indices) for d in dense] for chunk in distinct.encoded.chunks]
+    return ShreddedColumn(shreds, blocks)
+
+
+def _spread(n: int, ids: list[int], values: list[Any], dtype: pa.DataType) -> pa.Array:
+    """An array of ``n`` with ``values`` at ``ids``, null elsewhere."""
+    where = np.full(n, -1, np.int64)
+    where[np.asarray(ids, np.int64)] = np.arange(len(ids))
+    return pa.array(values, dtype).take(pa.array(where, mask=where < 0))
+
+
+def _single_typed(shredded: ShreddedColumn) -> list[int]:
+    """Indexes of the string or long sub-columns that alone serve their path."""
+    kinds: dict[Path, list[int]] = {}
+    for i, s in enumerate(shredded.shreds):
+        kinds.setdefault(s.path, []).append(i)
+    return [
+        ids[0]
+        for ids in kinds.values()
+        if len(ids) == 1 and shredded.shreds[ids[0]].type in ("string", "long")
+    ]
+
+
+def sub_column_stats(shredded: ShreddedColumn, block: int, rows: int) -> dict[str, ColStat]:
+    """Block stats of the paths one sub-column serves alone (string-only or long-only),
+    keyed by the path's name: predicates on the path prune like on any column."""
+    out: dict[str, ColStat] = {}
+    for i in _single_typed(shredded):
+        s, array = shredded.shreds[i], shredded.blocks[block][i]
+        nulls = array.null_count
+        lo = hi = None
+        if nulls < rows:
+            mm = pc.min_max(array)
+            lo, hi = mm["min"].as_py(), mm["max"].as_py()
+        kind = "Int64" if s.type == "long" else "Str"
+        long_text = kind == "Str" and lo is not None
+        if long_text and pc.max(pc.binary_length(array)).as_py() > STRING_MINMAX_CAP:
+            lo = hi = None
+        out[dynamic_path(s.column, s.path)] = ColStat(kind, nulls, lo, hi)
+    return out
+
+
+def path_column_stats(shredded: ShreddedColumn) -> dict[str, dict[str, Any]]:
+    """Extent column stats of the same paths: the distinct answers (as text, what
+    ``attributes['x'] = '...'`` compares), None past DISTINCT_SET_CAP; min and max of longs."""
+    out: dict[str, dict[str, Any]] = {}
+    for i in _single_typed(shredded):
+        s = shredded.shreds[i]
+        chunks = [block[i] for block in shredded.blocks]
+        values = pc.unique(pa.chunked_array(chunks, TYPES[s.type])).drop_null()
+        words = values.cast(pa.string())
+        fits = (
+            len(words) <= DISTINCT_SET_CAP and not pc.any(pc.match_substring(words, "\x00")).as_py()
+        )
+        stat: dict[str, Any] = {
+            "distinct": sorted(words.to_pylist()) if fits else None,
+            "tokens": None,
+        }
+        if s.type == "long" and len(values):
+            mm = pc.min_max(values)
+            stat["min"], stat["max"] = mm["min"].as_py(), mm["max"].as_py()
+        out[dynamic_path(s.column, s.path)] = stat
+    return out
+
+
+def double_text(values: pa.Array) -> pa.Array:
+    """Doubles as ``kyma_dyn_get`` words them (Python's JSON: ``1.0``, ``1e+20``, ``NaN``),
+    computed once per distinct value."""
+    distinct = pc.unique(values)
+    words = [None if v is None else _json_float(v) for v in distinct.to_pylist()]
+    return pa.array(words, pa.string()).take(pc.index_in(values, distinct))
+
+
+def _json_float(v: float) -> str:
+    if math.isnan(v):
+        return "NaN"
+    if math.isinf(v):
+        return "Infinity" if v > 0 else "-Infinity"
+    return float.__repr__(v)
