@@ -36,9 +36,10 @@ _EMPTY = pa.scalar(b"", pa.binary())
 # Where a key's text in the line may differ from its canonical JSON text (or a string
 # value may hold a key's text): such lines are left to Python.
 _ODD_ESCAPE = r'\\[u"/]'
-# Up to this many keys, one regular expression finds keys out of order (its size grows
-# with the square of the keys); past it, one search per key.
-_ORDER_REGEX_KEYS = 48
+# The most keys (all levels) a column's struct may have for Arrow to encode it: the key
+# checks cost a pass over the lines per level and grow with the keys (the order check with
+# their square); a wider, sparser struct is cheaper in Python.
+MAX_KEYS = 32
 
 
 def encode_dynamic(array: pa.Array, lines: pa.Array) -> tuple[pa.Array, pa.Array]:
@@ -47,10 +48,18 @@ def encode_dynamic(array: pa.Array, lines: pa.Array) -> tuple[pa.Array, pa.Array
     A null row (absent or ``null``) is null and exact; an inexact row's value is meaningless.
     """
     valid = pc.is_valid(array)
+    if _keys(array.type) > MAX_KEYS:
+        return pa.nulls(len(array), pa.binary()), pc.invert(valid)
     values, ok = _encode(array, lines)
     odd = pc.match_substring_regex(lines, _ODD_ESCAPE)
     ok = pc.and_(ok, pc.invert(pc.and_(valid, odd)))
     return pc.if_else(valid, values, pa.scalar(None, pa.binary())), ok
+
+
+def _keys(kind: pa.DataType) -> int:
+    if not pa.types.is_struct(kind):
+        return 0
+    return sum(1 + _keys(field.type) for field in kind)
 
 
 def _encode(array: pa.Array, lines: pa.Array) -> tuple[pa.Array, pa.Array]:
@@ -102,14 +111,6 @@ def _keys_once_in_order(kind: pa.StructType, present: np.ndarray, lines: pa.Arra
     found = pc.count_substring_regex(lines, "|".join(texts)).to_numpy(zero_copy_only=False)
     ok = pa.array(found.astype(np.uint64) == present)
     if len(texts) < 2:
-        return ok
-    if len(texts) > _ORDER_REGEX_KEYS:  # one search per key: slower, any number of keys
-        last = pa.array(np.full(len(lines), -1, np.int64))
-        for text in texts:
-            position = pc.find_substring_regex(lines, text).cast(pa.int64())
-            found_here = pc.greater_equal(position, 0)
-            ok = pc.and_(ok, pc.or_(pc.invert(found_here), pc.greater(position, last)))
-            last = pc.if_else(found_here, position, last)
         return ok
     inversions = "|".join(
         f"(?:{'|'.join(texts[i + 1 :])}).*{texts[i]}" for i in range(len(texts) - 1)

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from kyma.engine.errors import IngestError
 from kyma.engine.types import DEFAULT_COLUMNS, Column, KymaType
-from kyma.ingest.coerce._cbor import encode_dynamic
+from kyma.ingest.coerce._cbor import MAX_KEYS, encode_dynamic
 from kyma.ingest.coerce._fast import coerce_fast
 from kyma.ingest.coerce._json import parse_line
 from kyma.ingest.coerce._layout import layout
@@ -181,4 +181,13 @@ def test_rows_with_traps_are_left_to_python() -> None:
     table = pj.read_json(io.BytesIO(body))
     _, exact = encode_dynamic(table.column("attrs").combine_chunks(), layout(body).lines)
     assert exact.to_pylist() == [False, False, False, True, False, False, False, False]
+    _same_as_slow(body)
+
+
+def test_a_struct_wider_than_the_key_bound_is_left_to_python() -> None:
+    rows = [{"attrs": {f"k{i}": i, f"k{i + 1}": "v"}} for i in range(0, MAX_KEYS + 2, 2)]
+    body = "".join(json.dumps(r) + "\n" for r in rows).encode()
+    table = pj.read_json(io.BytesIO(body))
+    values, exact = encode_dynamic(table.column("attrs").combine_chunks(), layout(body).lines)
+    assert (exact.true_count, values.null_count) == (0, len(rows))
     _same_as_slow(body)
