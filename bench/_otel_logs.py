@@ -1,8 +1,9 @@
 """OTel-shaped log rows for the ingest and query benchmarks, generated columnar.
 
 1 000 services, severities, realistic message text (so token sets and ILIKE have work),
-trace ids, durations, an 8-dimensional embedding and an attribute map. Time is ordered,
-so extents written in arrival order cover narrow time ranges (as live ingest does).
+trace ids, durations, an 8-dimensional embedding and an attribute map with high-cardinality
+values (``user.id``, ``url.path``) and a nested object (``client``). Time is ordered, so
+extents written in arrival order cover narrow time ranges (as live ingest does).
 """
 
 from __future__ import annotations
@@ -94,6 +95,14 @@ def generate(rows: int, seed: int, offset: int = 0, total: int | None = None) ->
             "embedding": pa.FixedSizeListArray.from_arrays(pa.array(embedding.ravel()), DIM),
             "http_method": pick(["GET", "POST", "PUT", "DELETE"], rows),
             "http_status": pick([200, 200, 200, 201, 404, 500, 503], rows),
+            "user_id": pa.array(np.char.add("user-", rng.integers(0, 1_000_000, rows).astype(str))),
+            "url_path": pc.binary_join_element_wise(
+                pa.array(np.full(rows, "/api/v1")),
+                pick(OBJECTS, rows),
+                pa.array(rng.integers(0, 10_000_000, rows).astype(str)),
+                "/",
+            ),
+            "client_port": pa.array(rng.integers(1024, 65536, rows)),
         }
     )
 
@@ -106,7 +115,10 @@ def write_ndjson(table: pa.Table, path: Path) -> None:
     con.execute(
         f"""COPY (SELECT epoch_ns(timestamp) AS _timestamp, service_name, severity, message,
                  trace_id, duration_ms, embedding::DOUBLE[] AS embedding,
-                 {{'http.method': http_method, 'http.status_code': http_status}} AS attributes
+                 {{'http.method': http_method, 'http.status_code': http_status,
+                   'user.id': user_id, 'url.path': url_path,
+                   'client': {{'address': '10.0.' || (client_port % 256) || '.'
+                                || (client_port // 256), 'port': client_port}}}} AS attributes
               FROM generated) TO '{path}' (FORMAT JSON)"""
     )
     con.close()

@@ -25,6 +25,7 @@ import pyarrow.json as pj
 from kyma.engine.errors import IngestError
 from kyma.engine.types import TIMESTAMP, Column
 
+from ._cbor import encode_dynamic
 from ._json import is_int, parse_checked, parse_line
 from ._layout import Layout, layout
 from ._model import Coerced
@@ -55,17 +56,26 @@ def coerce_fast(
     if table is None:
         return None
     arrays: dict[str, pa.Array] = {}
+    partial: dict[str, tuple[pa.Array, pa.Array]] = {}
     for column in columns:
         if column.name in explicit:
             array = table.column(column.name).combine_chunks()
             arrays[column.name] = array.cast(column.type.to_arrow())  # int64 → epoch-ns
+        elif inferred and column.type.name == "dynamic" and column.name != "props":
+            encoded = _dynamic(column, table, lines)
+            if isinstance(encoded, pa.Array):
+                arrays[column.name] = encoded
+            else:
+                partial[column.name] = encoded
         elif inferred and (array := _from_inferred(column, table, props_fields)) is not None:
             arrays[column.name] = array
     python = [c for c in columns if c.name not in arrays]
     keys = table.column_names if inferred else None  # "ignore" mode hides unknown keys
     if python:
         try:
-            converted, seen = _per_row(lines, table if inferred else None, python, props_fields)
+            converted, seen = _per_row(
+                lines, table if inferred else None, python, props_fields, partial
+            )
         except IngestError:
             return None
         arrays.update(converted)
@@ -135,12 +145,31 @@ def _from_inferred(
     return None if dim is None else vectorized_vectors(array, dim)
 
 
+def _dynamic(
+    column: Column, table: pa.Table, lines: Layout
+) -> pa.Array | tuple[pa.Array, pa.Array]:
+    """A dynamic column's CBOR by Arrow kernels; when some rows need Python, the CBOR
+    and the mask of those rows."""
+    array = _column(table, column.name, frozenset(table.column_names))
+    if array is None:
+        return pa.nulls(table.num_rows, pa.binary())
+    values, exact = encode_dynamic(array, lines.lines)
+    if pc.all(exact).as_py():
+        return values
+    return values, pc.invert(exact)
+
+
 def _per_row(
-    lines: Layout, table: pa.Table | None, python: list[Column], props_fields: frozenset[str]
+    lines: Layout,
+    table: pa.Table | None,
+    python: list[Column],
+    props_fields: frozenset[str],
+    partial: dict[str, tuple[pa.Array, pa.Array]],
 ) -> tuple[dict[str, pa.Array], list[str] | None]:
     """Python-converted columns. With an inferred ``table``, only rows where one of their
-    fields holds a value (pyarrow has vetted them); without, every row, parsed strictly,
-    and then also every top-level key in order of first appearance."""
+    fields holds a value (pyarrow has vetted them) -- of a ``partial`` column (its
+    Arrow-built values, the rows needing Python), only those rows; without a table, every
+    row, parsed strictly, and then also every top-level key in order of first appearance."""
     if table is None:
         numbers = lines.numbers.to_pylist()
         rows = [
@@ -151,11 +180,12 @@ def _per_row(
             keys.update(dict.fromkeys(obj))
         values, _ = convert_rows(rows, python, props_fields)
         return {c.name: pa.array(values[c.name], c.type.to_arrow()) for c in python}, list(keys)
-    names = [c.name for c in python]
+    names = [c.name for c in python if c.name not in partial]
     if "props" in names:
         names += props_fields
     present = frozenset(table.column_names)
     valid = [pc.is_valid(a) for name in names if (a := _column(table, name, present)) is not None]
+    valid += [needed for _, needed in partial.values()]
     mask = functools.reduce(pc.or_, valid)
     chosen = pc.indices_nonzero(mask)
     signed = any(c.type.vector_dim is not None for c in python)
@@ -165,6 +195,8 @@ def _per_row(
     values, _ = convert_rows(rows, python, props_fields)
     position = pc.if_else(mask, pc.subtract(pc.cumulative_sum(mask.cast(pa.int64())), 1), None)
     converted = {c.name: pa.array(values[c.name], c.type.to_arrow()).take(position) for c in python}
+    for name, (fast, _) in partial.items():
+        converted[name] = pc.if_else(mask, converted[name], fast)
     return converted, None
 
 

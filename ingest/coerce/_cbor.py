@@ -1,0 +1,173 @@
+"""CBOR of dynamic values built by Arrow kernels from pyarrow's inferred column.
+
+The per-row path stores ``cbor2.dumps`` of the parsed JSON value. This module builds the
+same bytes for a whole column at once -- map headers from counts of present keys, key
+bytes as constants, string, integer and double values with CBOR heads computed in numpy,
+all joined with ``binary_join_element_wise`` -- and says, per row, whether it can vouch
+that they are byte-identical. It vouches only when every trap is ruled out:
+
+- CBOR keeps a row's key order, a struct its own: the line must hold the JSON text of the
+  struct's keys exactly as many times as the row has keys present, and no two of them in
+  the other order than the struct's. A line with ``\\u``, ``\\"`` or ``\\/`` (where a key
+  may be written otherwise, or a string hold a key's text) is not vouched for;
+- pyarrow reads an explicit ``null`` and an absent key alike: the count above tells them
+  apart (the key of a null is in the line but not present);
+- a field of integers and floats is inferred double: an integral double may have been
+  written ``2`` (an int in CBOR), so it is not vouched for;
+- lists, timestamps and any other inferred type are not encoded here.
+
+What it does not vouch for, the caller converts in Python as before. No library does this:
+cbor2 and the other CBOR encoders take Python objects, and Arrow has no CBOR writer.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+_MAJOR_UINT, _MAJOR_NEGINT, _MAJOR_TEXT, _MAJOR_MAP = 0, 1, 3, 5
+_FLOAT64 = 0xFB
+_TRUE, _FALSE = pa.scalar(b"\xf5", pa.binary()), pa.scalar(b"\xf4", pa.binary())
+_EMPTY = pa.scalar(b"", pa.binary())
+# Where a key's text in the line may differ from its canonical JSON text (or a string
+# value may hold a key's text): such lines are left to Python.
+_ODD_ESCAPE = r'\\[u"/]'
+# The most keys (all levels) a column's struct may have for Arrow to encode it: the key
+# checks cost a pass over the lines per level and grow with the keys (the order check with
+# their square); a wider, sparser struct is cheaper in Python.
+MAX_KEYS = 32
+
+
+def encode_dynamic(array: pa.Array, lines: pa.Array) -> tuple[pa.Array, pa.Array]:
+    """(CBOR per row as binary, whether each row's CBOR is exact).
+
+    A null row (absent or ``null``) is null and exact; an inexact row's value is meaningless.
+    """
+    valid = pc.is_valid(array)
+    if _keys(array.type) > MAX_KEYS:
+        return pa.nulls(len(array), pa.binary()), pc.invert(valid)
+    values, ok = _encode(array, lines)
+    odd = pc.match_substring_regex(lines, _ODD_ESCAPE)
+    ok = pc.and_(ok, pc.invert(pc.and_(valid, odd)))
+    return pc.if_else(valid, values, pa.scalar(None, pa.binary())), ok
+
+
+def _keys(kind: pa.DataType) -> int:
+    if not pa.types.is_struct(kind):
+        return 0
+    return sum(1 + _keys(field.type) for field in kind)
+
+
+def _encode(array: pa.Array, lines: pa.Array) -> tuple[pa.Array, pa.Array]:
+    """(CBOR of each present value, null where absent; whether each row is exact)."""
+    kind = array.type
+    valid = pc.is_valid(array)
+    everywhere = pa.array(np.ones(len(array), np.bool_))
+    if pa.types.is_null(kind):
+        return pa.nulls(len(array), pa.binary()), everywhere
+    if pa.types.is_boolean(kind):
+        return pc.if_else(array, _TRUE, _FALSE), everywhere
+    if pa.types.is_int64(kind):
+        return _ints(array), everywhere
+    if pa.types.is_float64(kind):
+        integral = pc.and_(valid, pc.equal(pc.floor(array), array))
+        return _doubles(array), pc.invert(pc.fill_null(integral, False))
+    if pa.types.is_string(kind):
+        heads = _heads(_MAJOR_TEXT, _numpy(pc.binary_length(array)))
+        return _join([heads, array.cast(pa.binary())], "emit_null"), everywhere
+    if pa.types.is_struct(kind):
+        return _struct(array, lines)
+    return pa.nulls(len(array), pa.binary()), pc.invert(valid)  # lists etc.: Python's
+
+
+def _struct(array: pa.StructArray, lines: pa.Array) -> tuple[pa.Array, pa.Array]:
+    rows = len(array)
+    ok = pa.array(np.ones(rows, np.bool_))
+    count = np.zeros(rows, np.uint64)
+    parts: list[pa.Array] = []
+    for i, field in enumerate(array.type):
+        child = pc.struct_field(array, [i])
+        values, child_ok = _encode(child, lines)
+        key = field.name.encode()
+        head = _heads(_MAJOR_TEXT, np.array([len(key)], np.uint64))[0].as_py()
+        parts.append(_join([pa.scalar(head + key, pa.binary()), values], "emit_null"))
+        count += pc.is_valid(child).to_numpy(zero_copy_only=False).astype(np.uint64)
+        ok = pc.and_(ok, child_ok)
+    if parts:
+        ok = pc.and_(ok, _keys_once_in_order(array.type, count, lines))
+    encoded = _join([_heads(_MAJOR_MAP, count), *parts], "replace")
+    return pc.if_else(pc.is_valid(array), encoded, pa.scalar(None, pa.binary())), ok
+
+
+def _keys_once_in_order(kind: pa.StructType, present: np.ndarray, lines: pa.Array) -> pa.Array:
+    """Whether the line holds the JSON text of the struct's keys exactly as often as the row
+    has keys present (each present key once, no absent one), and no two in the other order
+    than the struct's: then the row's keys are in the struct's order."""
+    texts = [re.escape(json.dumps(f.name, ensure_ascii=False) + ":") for f in kind]
+    found = pc.count_substring_regex(lines, "|".join(texts)).to_numpy(zero_copy_only=False)
+    ok = pa.array(found.astype(np.uint64) == present)
+    if len(texts) < 2:
+        return ok
+    inversions = "|".join(
+        f"(?:{'|'.join(texts[i + 1 :])}).*{texts[i]}" for i in range(len(texts) - 1)
+    )
+    return pc.and_(ok, pc.invert(pc.match_substring_regex(lines, inversions)))
+
+
+def _join(parts: list[pa.Array | pa.Scalar], nulls: str) -> pa.Array:
+    return pc.binary_join_element_wise(*parts, _EMPTY, null_handling=nulls)
+
+
+def _numpy(array: pa.Array) -> np.ndarray:
+    return array.fill_null(0).to_numpy(zero_copy_only=False)
+
+
+def _ints(array: pa.Array) -> pa.Array:
+    n = _numpy(array).astype(np.int64)
+    negative = n < 0
+    magnitude = np.where(negative, ~n, n).astype(np.uint64)  # -1 - n for a negative n
+    heads = _heads(np.where(negative, _MAJOR_NEGINT, _MAJOR_UINT), magnitude)
+    return pc.if_else(pc.is_valid(array), heads, pa.scalar(None, pa.binary()))
+
+
+def _doubles(array: pa.Array) -> pa.Array:
+    rows = len(array)
+    data = np.empty((rows, 9), np.uint8)
+    data[:, 0] = _FLOAT64
+    data[:, 1:] = _numpy(array).astype(">f8").view(np.uint8).reshape(rows, 8)
+    offsets = np.arange(0, 9 * rows + 1, 9, dtype=np.int32)
+    encoded = pa.Array.from_buffers(
+        pa.binary(), rows, [None, pa.py_buffer(offsets), pa.py_buffer(data.tobytes())]
+    )
+    return pc.if_else(pc.is_valid(array), encoded, pa.scalar(None, pa.binary()))
+
+
+def _heads(major: int | np.ndarray, n: np.ndarray) -> pa.Array:
+    """CBOR heads (major type, argument ``n`` in the fewest bytes) as a binary array."""
+    n = n.astype(np.uint64)
+    widths = [(24, 0, 0), (256, 1, 24), (65536, 2, 25), (2**32, 4, 26)]
+    extra = np.full(len(n), 8, np.int32)
+    info = np.full(len(n), 27, np.uint64)
+    for bound, width, code in reversed(widths):
+        small = n < np.uint64(bound)
+        extra[small] = width
+        info[small] = n[small] if width == 0 else code
+    offsets = np.zeros(len(n) + 1, np.int32)
+    np.cumsum(extra + 1, out=offsets[1:])
+    data = np.zeros(int(offsets[-1]), np.uint8)
+    start = offsets[:-1]
+    data[start] = (np.left_shift(np.asarray(major, np.uint64), 5) | info).astype(np.uint8)
+    for width in (1, 2, 4, 8):
+        chosen = extra == width
+        if not chosen.any():
+            continue
+        for b in range(width):
+            shift = np.uint64(8 * (width - 1 - b))
+            data[start[chosen] + 1 + b] = ((n[chosen] >> shift) & np.uint64(0xFF)).astype(np.uint8)
+    return pa.Array.from_buffers(
+        pa.binary(), len(n), [None, pa.py_buffer(offsets), pa.py_buffer(data)]
+    )

@@ -1,0 +1,193 @@
+"""Dynamic columns built by Arrow kernels (ingest/coerce/_cbor.py) against the slow reader.
+
+The bodies are made to hit the traps of reading objects through pyarrow's inferred structs:
+explicit nulls, keys in another order than the struct's, integers and floats in one field,
+``-0`` and ``-0.0``, integers past 64 bits, escapes in keys and strings, nested objects,
+lists, whitespace around colons, a key also used at the top level.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+
+import cbor2
+import pyarrow as pa
+import pyarrow.json as pj
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kyma.engine.errors import IngestError
+from kyma.engine.types import DEFAULT_COLUMNS, Column, KymaType
+from kyma.ingest.coerce._cbor import MAX_KEYS, encode_dynamic
+from kyma.ingest.coerce._fast import coerce_fast
+from kyma.ingest.coerce._json import parse_line
+from kyma.ingest.coerce._layout import layout
+from kyma.ingest.coerce._slow import coerce_rows
+
+INGEST = 1_700_000_000_123_456_789
+COLUMNS = (
+    *DEFAULT_COLUMNS,
+    Column("service", KymaType("string")),
+    Column("attrs", KymaType("dynamic")),
+    Column("more", KymaType("dynamic")),
+)
+KEYS = ["http.method", "user.id", "n", "service", 'q"t', "é", "a/b", "client", "x\ty", "z"]
+MORE_KEYS = ["m", "é", "z"]
+NESTED = ["address", "port", "n"]
+
+
+def _string(text: str, ascii_only: bool, slash: bool) -> str:
+    out = json.dumps(text, ensure_ascii=ascii_only)
+    return out.replace("/", "\\/") if slash else out
+
+
+strings = st.builds(
+    _string,
+    st.sampled_from(["GET", "/api/v1/x", "é", 'say "hi"', "tab\there", "null", '"n":'])
+    | st.text(max_size=5),
+    st.integers(0, 4).map(lambda n: n == 0),
+    st.integers(0, 9).map(lambda n: n == 0),
+)
+ints = st.sampled_from(["0", "1", "-1", "23", "24", "255", "256", "-257", "65536", "-0"]) | (
+    st.integers(-(2**63), 2**63 - 1).map(str)
+)
+floats = st.sampled_from(["-0.0", "0.0", "2.0", "1e2", "1.5", "-2.5e-3"]) | st.floats(
+    allow_nan=False, allow_infinity=False
+).map(repr)
+# Each key of a body holds one kind of value (so pyarrow infers a struct), now and then
+# null, an integer past 64 bits or a value of another kind.
+KINDS = {
+    "int": ints,
+    "number": ints | floats,
+    "string": strings,
+    "bool": st.sampled_from(["true", "false"]),
+    "list": st.lists(ints, max_size=2).map(lambda items: "[" + ",".join(items) + "]"),
+}
+odd = st.sampled_from(
+    ["null", "null", "18446744073709551616", "-9223372036854775809", '"s"', "1E400"]
+)
+
+
+@st.composite
+def objects(draw: st.DrawFn, kinds: dict[str, str], keys: list[str]) -> str:
+    chosen = draw(st.lists(st.sampled_from(keys), unique=True, max_size=4))
+    if draw(st.integers(0, 3)):  # mostly in one order, as a serializer writes them
+        chosen = [key for key in keys if key in chosen]
+    parts = []
+    for key in chosen:
+        if kinds[key] == "object":
+            value = draw(objects(kinds, NESTED))
+        elif draw(st.integers(0, 9)) == 0:
+            value = draw(odd)
+        else:
+            value = draw(KINDS[kinds[key]])
+        colon = draw(st.sampled_from([":"] * 12 + [": ", " :"]))
+        key_text = _string(key, draw(st.integers(0, 9)) == 0, draw(st.integers(0, 9)) == 0)
+        parts.append(key_text + colon + value)
+    return "{" + ",".join(parts) + "}"
+
+
+@st.composite
+def bodies(draw: st.DrawFn) -> bytes:
+    common = ["int", "number", "string", "bool"] * 3
+    kinds = {k: draw(st.sampled_from([*common, "list"])) for k in [*KEYS, *NESTED, *MORE_KEYS]}
+    kinds["client"] = "object"
+    lines = []
+    for _ in range(draw(st.integers(1, 8))):
+        fields = []
+        if draw(st.booleans()):
+            fields.append('"service":' + draw(strings))
+        for name, keys in (("attrs", KEYS), ("more", MORE_KEYS)):
+            shape = draw(st.integers(0, 19))
+            if shape == 0:
+                continue
+            value = draw(odd) if shape == 1 else draw(objects(kinds, keys))
+            fields.append(f'"{name}":{value}')
+        lines.append("{" + ",".join(draw(st.permutations(fields))) + "}")
+    return ("\n".join(lines) + "\n").encode()
+
+
+def _same_as_slow(body: bytes) -> None:
+    slow = coerce_rows(body, COLUMNS, ingest_time_ns=INGEST).batch
+    fast = coerce_fast(body, COLUMNS, frozenset(), INGEST)
+    if fast is not None:
+        assert fast.batch.equals(slow), body  # byte-identical CBOR, every column
+
+
+@given(bodies())
+def test_fast_path_builds_the_slow_readers_cbor(body: bytes) -> None:
+    try:
+        _same_as_slow(body)
+    except IngestError:  # the slow reader refuses a body (1E400): the fast path must too
+        assert coerce_fast(body, COLUMNS, frozenset(), INGEST) is None
+
+
+@given(bodies())
+def test_rows_the_encoder_vouches_for_are_byte_identical(body: bytes) -> None:
+    lines = layout(body)
+    try:
+        table = pj.read_json(io.BytesIO(body))
+    except pa.ArrowInvalid:  # no one type per field, or 1E400: the encoder is never asked
+        return
+    for name in ("attrs", "more"):
+        if name not in table.column_names:
+            continue
+        values, exact = encode_dynamic(table.column(name).combine_chunks(), lines.lines)
+        for text, value, vouched in zip(
+            lines.lines.to_pylist(), values.to_pylist(), exact.to_pylist(), strict=True
+        ):
+            if vouched:
+                parsed = parse_line(text, 1).get(name)
+                assert value == (None if parsed is None else cbor2.dumps(parsed)), text
+
+
+def test_typical_log_attributes_need_no_python() -> None:
+    rows = [
+        {
+            "service": f"svc-{i}",
+            "attrs": {
+                "http.method": "GET",
+                "http.status_code": 200 + i,
+                "user.id": f"user-{i * 7919}",
+                "url.path": f"/api/v1/cart/{i}",
+                "ratio": i + 0.5,
+                "ok": i % 2 == 0,
+                "client": {"address": f"10.0.0.{i}", "port": -i * 1000},
+            },
+        }
+        for i in range(300)
+    ]
+    body = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode()
+    table = pj.read_json(io.BytesIO(body))
+    values, exact = encode_dynamic(table.column("attrs").combine_chunks(), layout(body).lines)
+    assert exact.false_count == 0
+    assert values.to_pylist() == [cbor2.dumps(r["attrs"]) for r in rows]
+    _same_as_slow(body)
+
+
+def test_rows_with_traps_are_left_to_python() -> None:
+    lines = [
+        '{"attrs":{"a":1,"b":"x"}}',
+        '{"attrs":{"b":"y","a":2}}',  # another key order
+        '{"attrs":{"a":null,"b":"z"}}',  # an explicit null
+        '{"attrs":{"a":2.5,"b":"w"}}',  # a is double now: 1 and 2 were integers
+        '{"attrs":{"a":3,"b":"\\u0077"}}',  # a \\u escape
+        '{"attrs":{"a" : 4,"b":"v"}}',  # a space before the colon
+        '{"a":5,"attrs":{"b":"u"}}',  # "a": outside the object
+        '{"a":6,"attrs":{"b":"t","\\u0061":7.5}}',  # the key a, written otherwise, after b
+    ]
+    body = ("\n".join(lines) + "\n").encode()
+    table = pj.read_json(io.BytesIO(body))
+    _, exact = encode_dynamic(table.column("attrs").combine_chunks(), layout(body).lines)
+    assert exact.to_pylist() == [False, False, False, True, False, False, False, False]
+    _same_as_slow(body)
+
+
+def test_a_struct_wider_than_the_key_bound_is_left_to_python() -> None:
+    rows = [{"attrs": {f"k{i}": i, f"k{i + 1}": "v"}} for i in range(0, MAX_KEYS + 2, 2)]
+    body = "".join(json.dumps(r) + "\n" for r in rows).encode()
+    table = pj.read_json(io.BytesIO(body))
+    values, exact = encode_dynamic(table.column("attrs").combine_chunks(), layout(body).lines)
+    assert (exact.true_count, values.null_count) == (0, len(rows))
+    _same_as_slow(body)
