@@ -47,6 +47,11 @@ class Transaction(Protocol):
 
     def executemany(self, query: Any, params_seq: Any, /) -> None: ...
 
+    @property
+    def rowcount(self) -> int:
+        """Rows the last statement touched."""
+        ...
+
 
 Payload = Callable[[Transaction, int], None]
 """Runs inside the commit transaction with the new snapshot id; raise to abort."""

@@ -11,7 +11,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 
-import psycopg
 import pyarrow as pa
 from sqlglot import exp
 
@@ -21,6 +20,7 @@ from kyma.connectors.postgres._types import fetch_expression, to_kyma
 from kyma.connectors.postgres.cdc._changes import lsn_key
 from kyma.connectors.postgres.cdc._slot import ExportedSlot
 from kyma.connectors.postgres.cdc._tables import SyncTable
+from kyma.engine.catalog import Transaction
 from kyma.ingest.write_path import WritePath
 
 
@@ -93,7 +93,7 @@ def snapshot_table(
             on_rows(rows)
             yield from snapshot_rows(part, exported.consistent_lsn, event_ns).to_batches()
 
-    def payload(cur: psycopg.Cursor, snapshot_id: int) -> None:
+    def payload(cur: Transaction, snapshot_id: int) -> None:
         advance_cdc_table(
             connector_id, table.qualified, epoch, exported.consistent_lsn, rows_snapshotted=rows
         )(cur, snapshot_id)
