@@ -5,7 +5,7 @@ DataFusion names an unaliased result column after its expression (``count(*)``,
 its ``FigureColname``: a column keeps its name, a function call takes the function's name,
 a cast takes its operand's name (else the type's), a dynamic path takes its last key, and
 anything else is ``?column?``. Names are computed from the statement before execution and
-applied to the answer's schema by position; duplicates are allowed, as in Postgres.
+applied to the answer's schema by position, never twice in one answer.
 
 >>> import sqlglot
 >>> output_names(sqlglot.parse_one("SELECT a, count(*), 1 + 1, b::text AS x, c::int FROM t"))
@@ -24,6 +24,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from kyma.engine.query.rewrite.dynamic_paths import FUNCTION as DYNAMIC_PATH
+from kyma.engine.query.rewrite.evolved import FUNCTION as EVOLVED
 
 UNNAMED = "?column?"
 
@@ -64,10 +65,20 @@ def output_names(stmt: exp.Expression) -> list[str] | None:
 
 
 def renamed(table: pa.Table, names: list[str] | None) -> pa.Table:
-    """``table`` with ``names`` for its columns (field types and metadata kept)."""
-    if names is None or len(names) != table.num_columns or names == table.column_names:
+    """``table`` with ``names`` for its columns (field types and metadata kept). A column
+    whose name another one already holds keeps the engine's (unique) name: no answer holds
+    two columns of one name, which rows read as mappings would lose."""
+    engine = table.column_names
+    if names is None or len(names) != len(engine) or names == engine:
         return table
-    fields = [field.with_name(name) for field, name in zip(table.schema, names, strict=True)]
+    taken = {e for n, e in zip(names, engine, strict=True) if n == e}  # aliases, columns
+    chosen = []
+    for name, engine_name in zip(names, engine, strict=True):
+        chosen.append(name if name == engine_name or name not in taken else engine_name)
+        taken.add(chosen[-1])
+    if len(set(chosen)) != len(chosen):
+        return table
+    fields = [field.with_name(name) for field, name in zip(table.schema, chosen, strict=True)]
     return pa.Table.from_arrays(table.columns, schema=pa.schema(fields, table.schema.metadata))
 
 
@@ -91,7 +102,12 @@ def _figure(node: exp.Expression) -> str | None:
         if isinstance(node, kind):
             return name
     if isinstance(node, exp.Anonymous):
-        return _dynamic_key(node) if node.name.lower() == DYNAMIC_PATH else node.name.lower()
+        function = node.name.lower()
+        if function == DYNAMIC_PATH:
+            return _dynamic_key(node)
+        if function == EVOLVED and len(node.expressions) == 1:  # the column it coalesces
+            return _figure(node.expressions[0])
+        return function
     if isinstance(node, exp.Func):
         return node.sql_name().lower()
     return None
