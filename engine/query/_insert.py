@@ -19,6 +19,7 @@ from kyma.engine.errors import IngestError, SqlError, UnsupportedStatementError
 from kyma.engine.query._access import WRITE, Access
 from kyma.engine.query._parse import identifier, table_name
 from kyma.engine.query._result import QueryResult
+from kyma.engine.types import DEFAULT_COLUMN_NAMES
 
 # Clauses of Postgres' INSERT that kyma's append-only tables cannot honour.
 _REFUSED = {
@@ -27,6 +28,8 @@ _REFUSED = {
     "overwrite": "INSERT OVERWRITE",
     "where": "WHERE",
     "partition": "PARTITION",
+    "ignore": "INSERT IGNORE",
+    "by_name": "BY NAME",
 }
 
 
@@ -71,46 +74,57 @@ def run(
             raise UnsupportedStatementError(f"INSERT: {clause} is not supported")
     table, named = target(stmt)
     info = catalog.get_table(table)  # NotFoundError before anything runs
-    columns = named if named is not None else [c.name for c in info.columns]
+    # Without a list: the declared columns, in order (``_timestamp`` and ``props`` are kyma's).
+    declared = [c.name for c in info.columns if c.name not in DEFAULT_COLUMN_NAMES]
+    columns = named if named is not None else declared
     if len(set(columns)) != len(columns):
         raise SqlError(f"INSERT: a column is named twice in {columns}")
     source = stmt.expression
     if isinstance(source, exp.Values):
         types = {c.name: c.type.name for c in info.columns}
-        rows = [_row(i, t, columns, types) for i, t in enumerate(source.expressions, 1)]
+        exact = named is not None
+        rows = [_row(i, t, columns, types, exact) for i, t in enumerate(source.expressions, 1)]
         try:
             count = writer.insert_rows(table, rows)
         except IngestError as e:  # coercion names the line of a row: say VALUES row
             raise _in_values(e) from None
     elif isinstance(source, exp.Query):
         result = select(source)
-        if result.num_columns != len(columns) and named is not None:
-            raise SqlError(
-                f"INSERT: {len(columns)} target columns, but the SELECT returns"
-                f" {result.num_columns}"
-            )
-        if result.num_columns > len(columns):
-            raise SqlError(
-                f"INSERT: the SELECT returns {result.num_columns} columns, table {table!r}"
-                f" has {len(columns)}"
-            )
-        count = writer.insert_arrow(table, result.rename_columns(columns[: result.num_columns]))
+        names = _select_names(result.column_names, columns, named is not None, table)
+        count = writer.insert_arrow(table, result.rename_columns(names))
     else:
         raise UnsupportedStatementError("INSERT: expected VALUES or a SELECT")
     return QueryResult(pa.table({}), f"INSERT 0 {count}", rowcount=count)
 
 
+def _select_names(got: list[str], columns: list[str], exact: bool, table: str) -> list[str]:
+    """The target of each column a SELECT returns: by position over ``columns``; without a
+    column list, ``_timestamp`` and ``props`` (as ``SELECT *`` of a kyma table returns them)
+    keep their names and may be left out."""
+    own = [] if exact else [n for n in got if n in DEFAULT_COLUMN_NAMES]
+    rest = len(got) - len(own)
+    if rest > len(columns) or (exact and rest < len(columns)):
+        raise SqlError(
+            f"INSERT: the SELECT returns {len(got)} columns, expected {len(columns)}"
+            f" ({', '.join(columns)}) for table {table!r}"
+        )
+    targets = iter(columns)
+    return [n if n in own else next(targets) for n in got]
+
+
 def _row(
-    number: int, values: exp.Expression, columns: list[str], types: dict[str, str]
+    number: int, values: exp.Expression, columns: list[str], types: dict[str, str], exact: bool
 ) -> dict[str, Any]:
+    """One VALUES row; without ``exact`` (no column list) it may fill only the first columns,
+    as in Postgres."""
     items = values.expressions if isinstance(values, exp.Tuple) else [values]
-    if len(items) != len(columns):
+    if len(items) > len(columns) or (exact and len(items) < len(columns)):
         raise SqlError(
             f"INSERT: VALUES row {number} has {len(items)} values, expected {len(columns)}"
             f" ({', '.join(columns)})"
         )
     row: dict[str, Any] = {}
-    for name, item in zip(columns, items, strict=True):
+    for name, item in zip(columns, items, strict=False):
         try:
             row[name] = literal(item, types.get(name))
         except ValueError as e:

@@ -82,6 +82,14 @@ def test_a_bad_value_is_a_400_naming_row_and_column_and_commits_nothing(
     assert http(pg, "SELECT count(*) AS c FROM typed WHERE n = 7")[1]["rows"] == [[0]]
 
 
+def test_a_column_the_table_lacks_evolves_it_as_ingest_does(pg: PgServe) -> None:
+    assert http(pg, "CREATE TABLE evolving (n long)")[0] == 200
+    status, answer = http(pg, "INSERT INTO evolving (n, region) VALUES (1, 'eu'), (2, NULL)")
+    assert status == 200 and answer["status"] == "INSERT 0 2", answer
+    status, rows = http(pg, "SELECT n, region FROM evolving ORDER BY n")
+    assert status == 200 and rows["rows"] == [[1, "eu"], [2, None]], rows
+
+
 def test_insert_select_over_psycopg_counts_rows(pg: PgServe) -> None:
     with pg.connect(autocommit=True) as conn, conn.cursor() as cur:
         cur.execute("CREATE TABLE copied (n long, label string, attrs dynamic, emb vector(3))")
@@ -92,11 +100,25 @@ def test_insert_select_over_psycopg_counts_rows(pg: PgServe) -> None:
         assert cur.rowcount == 2
         cur.execute("INSERT INTO copied (n, label) VALUES (%s, %s)", (99, "param"))
         assert cur.rowcount == 1
+        cur.execute("INSERT INTO copied SELECT n + 100, msg FROM events WHERE n = 2")  # by position
+        assert cur.rowcount == 1
+        cur.execute("INSERT INTO copied VALUES (5, 'by position')")
+        assert cur.rowcount == 1
+        cur.execute("CREATE TABLE twin (n long, label string, attrs dynamic, emb vector(3))")
+        cur.execute("INSERT INTO twin SELECT * FROM copied")  # _timestamp and props by name
+        assert cur.rowcount == 5
+        cur.execute(
+            "SELECT count(*) FROM twin AS t JOIN copied AS c"
+            " ON t._timestamp = c._timestamp AND t.n = c.n AND t.label = c.label"
+        )
+        assert cur.fetchone() == (5,)
         cur.execute("SELECT n, label, attrs, emb FROM copied ORDER BY n")
         assert cur.fetchall() == [
+            (5, "by position", None, None),
             (10, "GET /", {"http": {"method": "GET"}, "tags": ["a", "b"]}, [0.5, 1.0, -2.0]),
             (20, "it's", 42, [0.1, 0.0, 3.0]),
             (99, "param", None, None),
+            (102, "it's", None, None),
         ]
         with pytest.raises(psycopg.Error) as raised:
             cur.execute("INSERT INTO copied (n, nope) SELECT n, msg FROM events")
