@@ -24,6 +24,7 @@ from kyma.engine.query import QueryEngine, QueryLimits
 from kyma.engine.retention import apply_retention
 from kyma.engine.storage import ObjectStore
 from kyma.ingest.sources import SourceRegistry, StoreOpener
+from kyma.ingest.sql_writes import SqlWriter
 from kyma.ingest.write_path import WritePath
 from kyma.jobs import JobRegistry, store_config
 from kyma.logs import log_query
@@ -167,6 +168,7 @@ def wire_services(settings: Settings, stores: Stores, store: ObjectStore) -> Ser
             connectors,
             statements=(sources.statement,),
             limits=query_limits(settings),
+            writer=SqlWriter(write_path),
         ),
         write_path=write_path,
         connectors=connectors,

@@ -1,8 +1,9 @@
 """What running a statement needs: the ``read`` or ``admin`` scope, and the tables it reads.
 
 The engine knows nothing of tokens; a caller (the HTTP API, Flight SQL) passes a check that
-decides from an ``Access``. Only statements positively known to read are ``read``: every
-other kind (DDL, connector and source statements, anything unknown) needs ``admin``.
+decides from an ``Access``. Only statements positively known to read are ``read``, INSERT
+is an ``ingest`` of its table (and a read of what its SELECT reads); every other kind (DDL,
+connector and source statements, anything unknown) needs ``admin``.
 Metadata follows the same check: SHOW TABLES lists the tables the check lets through, and
 SHOW CONNECTORS and SHOW SOURCES tell about every table (``every_table``).
 """
@@ -18,6 +19,7 @@ from kyma.engine.errors import PermissionDeniedError
 from kyma.engine.query.federation import is_live
 
 READ = "read"
+WRITE = "ingest"  # the scope of REST ingest: an INSERT writes through the same path
 ADMIN = "admin"
 
 # First words of statements that only read. SHOW covers SHOW TABLES, CONNECTORS, SOURCES.

@@ -49,13 +49,15 @@ def parse_statement(sql: str) -> exp.Expression:
 
 
 def parse(sql: str) -> exp.Expression:
-    """``sql`` parsed once; a query (explained or not) with its names folded and kyma's rewrite
-    rules applied: the tree both authorization and the planner read."""
+    """``sql`` parsed once; a query (explained or not, or an INSERT's SELECT) with its names
+    folded and kyma's rewrite rules applied: the tree both authorization and the planner read."""
     stmt = parse_statement(sql)
     if isinstance(stmt, Explain) and isinstance(stmt.this, exp.Query):
         stmt.set("this", _rewritten(stmt.this))
     elif isinstance(stmt, exp.Query):
         stmt = _rewritten(stmt)
+    elif isinstance(stmt, exp.Insert) and isinstance(stmt.expression, exp.Query):
+        stmt.set("expression", _rewritten(stmt.expression))
     return stmt
 
 

@@ -10,12 +10,14 @@ import pyarrow as pa
 
 @dataclass
 class QueryResult:
-    """``pushdown_summary`` has one entry per federated scan (empty when none ran)."""
+    """``pushdown_summary`` has one entry per federated scan (empty when none ran);
+    ``rowcount`` the rows a write changed (-1: not a write)."""
 
     table: pa.Table
     status: str
     stats: dict[str, Any] = field(default_factory=dict)
     pushdown_summary: list[dict[str, Any]] = field(default_factory=list)
+    rowcount: int = -1
 
     @classmethod
     def status_only(cls, status: str) -> QueryResult:

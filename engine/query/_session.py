@@ -5,17 +5,19 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 
+import pyarrow as pa
 from sqlglot import exp
 from sqlglot.errors import TokenError
 
 from kyma.engine.catalog import Catalog
 from kyma.engine.errors import NotFoundError, SqlError, UnsupportedStatementError
 from kyma.engine.format import SegmentFormat
-from kyma.engine.query import _ddl
+from kyma.engine.query import _ddl, _insert
 from kyma.engine.query._access import (
     ADMIN,
     QUERY_WORDS,
     READ,
+    WRITE,
     Access,
     every_table,
     federated_tables,
@@ -42,13 +44,16 @@ class QueryEngine:
         federation: Federation | None = None,
         statements: Sequence[Callable[[KymaStatement], QueryResult | None]] = (),
         limits: QueryLimits | None = None,
+        writer: _insert.InsertWriter | None = None,
     ) -> None:
         """``statements`` run kyma's own statement kinds (CREATE SOURCE…), as kyma's dialect
         parses them: each returns a result, or None when the statement is not its kind.
         ``limits`` (timeout, memory, concurrency, result size) apply to every statement; None:
         no limits.
-        ``gate.listeners`` hear of every statement (its time, outcome and stats)."""
+        ``gate.listeners`` hear of every statement (its time, outcome and stats).
+        ``writer`` commits INSERTs (the ingest write path); None: INSERT is refused."""
         self.catalog = catalog
+        self.writer = writer
         self.federation = federation
         self.statements = [*([federation.statement] if federation else []), *statements]
         self.planner = SelectPlanner(catalog, store, fmt, federation, limits)
@@ -84,8 +89,7 @@ class QueryEngine:
             except SqlError as e:  # reported when the statement runs, after authorization
                 stmt = e
             if authorize is not None:
-                needs = self.access(stmt) if isinstance(stmt, exp.Expression) else _unparsed(sql)
-                if needs is not None:
+                for needs in self._needs(stmt, sql):
                     authorize(needs)
             visible = readable(authorize) if authorize is not None else None
             return self.gate.run(
@@ -119,6 +123,14 @@ class QueryEngine:
                 handled = statement(stmt)
                 if handled is not None:
                     return handled
+        if isinstance(stmt, exp.Insert):
+
+            def select(query: exp.Query) -> pa.Table:
+                check_functions(query, self.limits.memory_bytes)
+                switches = {"pruning": pruning, "pushdown": pushdown}
+                return self.planner.run(query, snapshot=None, explain=False, **switches).table
+
+            return _insert.run(stmt, self.catalog, self.writer, select)
         if isinstance(stmt, exp.Create):
             return _ddl.create_table(self.catalog, stmt)
         if isinstance(stmt, exp.Alter):
@@ -139,6 +151,13 @@ class QueryEngine:
                 raise NotFoundError(f"no connector named {target.catalog!r}")
             return self.federation.describe_table(target.catalog, target.db, target.name)
         return _ddl.describe(self.catalog, stmt)
+
+    def _needs(self, stmt: exp.Expression | SqlError, sql: str) -> list[Access]:
+        """Every check ``stmt`` must pass: an INSERT's write and its SELECT's reads."""
+        if isinstance(stmt, exp.Insert):
+            return _insert.access(stmt, self.access)
+        needs = self.access(stmt) if isinstance(stmt, exp.Expression) else _unparsed(sql)
+        return [needs] if needs is not None else []
 
     def access(self, stmt: exp.Expression) -> Access:
         """What running ``stmt`` (parsed and rewritten) needs: READ and the tables for queries
@@ -170,6 +189,8 @@ def _unparsed(sql: str) -> Access | None:
     except TokenError:
         return None
     first = tokens[0].text.upper() if tokens else ""
+    if first == "INSERT":  # which table is not known: what ingest tokens may hear
+        return Access(WRITE)
     return Access(READ if first in QUERY_WORDS or first == "EXPLAIN" else ADMIN)
 
 

@@ -21,6 +21,7 @@ import pyarrow.flight as flight
 from flightsql import flightsql_pb2 as sql_pb2
 
 from kyma.auth import Authenticator, Principal
+from kyma.engine.query import QueryResult
 from kyma.flight import _commands as cmd
 from kyma.flight import _metadata as meta
 from kyma.flight._errors import translated
@@ -95,9 +96,12 @@ class KymaFlightServer(flight.FlightServerBase):
     # ---------------------------------------------------------------- statements
 
     def _execute(self, context: flight.ServerCallContext, sql: str) -> pa.Table:
+        return self._result(context, sql).table
+
+    def _result(self, context: flight.ServerCallContext, sql: str) -> QueryResult:
         caller = self._authorize(context)
         authorize = None if caller.unrestricted else caller.authorize
-        return self.services.query.execute(sql, authorize=authorize).table
+        return self.services.query.execute(sql, authorize=authorize)
 
     def _run(
         self, context: flight.ServerCallContext, descriptor: flight.FlightDescriptor, sql: str
@@ -182,9 +186,10 @@ class KymaFlightServer(flight.FlightServerBase):
             sql = self._prepared_sql(command.prepared_statement_handle)
         else:
             raise pa.ArrowNotImplementedError(f"DoPut does not take {command.DESCRIPTOR.name}")
-        self._execute(context, sql)
-        # kyma's statements do not count rows they change: -1 is the spec's "unknown".
-        writer.write(pa.py_buffer(sql_pb2.DoPutUpdateResult(record_count=-1).SerializeToString()))
+        count = self._result(context, sql).rowcount  # INSERT's rows; -1 (unknown) for DDL
+        writer.write(
+            pa.py_buffer(sql_pb2.DoPutUpdateResult(record_count=count).SerializeToString())
+        )
 
     @translated
     def do_action(self, context: flight.ServerCallContext, action: flight.Action) -> list:

@@ -20,6 +20,7 @@ from kyma.server.auth import principal
 
 blueprint = Blueprint("query", __name__)
 ARROW_STREAM = "application/vnd.apache.arrow.stream"
+STATUS_HEADER = "X-Kyma-Status"  # an Arrow answer's status line (``INSERT 0 3``)
 
 
 @blueprint.post("/v1/query")
@@ -49,7 +50,8 @@ def query():  # type: ignore[no-untyped-def]
         **switches,
     )
     if ARROW_STREAM in request.headers.get("Accept", ""):
-        return Response(to_arrow_stream(result.table), mimetype=ARROW_STREAM)
+        headers = {STATUS_HEADER: result.status} if result.status.isascii() else {}
+        return Response(to_arrow_stream(result.table), mimetype=ARROW_STREAM, headers=headers)
     # orjson, not jsonify: decimals go out as JSON numbers with every digit (Fragment).
     return Response(orjson.dumps(to_json(result), default=_other), mimetype="application/json")
 

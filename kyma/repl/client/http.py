@@ -16,6 +16,7 @@ import pyarrow as pa
 from kyma.repl.client import Answer, Client, QueryError
 
 ARROW_STREAM = "application/vnd.apache.arrow.stream"
+STATUS_HEADER = "X-Kyma-Status"  # the statement's status line, as kyma.server.query sends it
 
 
 class HttpClient(Client):
@@ -68,7 +69,7 @@ class HttpClient(Client):
             raise QueryError(_error_message(response.status, body))
         if ARROW_STREAM not in response.getheader("Content-Type", ""):
             raise QueryError(f"expected an Arrow IPC stream from {self._url}, got {body[:200]!r}")
-        return Answer(pa.ipc.open_stream(body).read_all())
+        return Answer(pa.ipc.open_stream(body).read_all(), response.getheader(STATUS_HEADER))
 
     def cancel(self) -> None:
         with self._lock:
