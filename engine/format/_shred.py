@@ -151,8 +151,8 @@ def shred(
         kinds = found.setdefault(path, {})
         kinds[kind] = kinds.get(kind, 0) + len(array) - array.null_count
     # Postgres' jsonb (the catalog's column stats) cannot hold NUL: such paths stay unshredded.
-    scalar = {
-        p: kinds
+    scalar: dict[Path, dict[str, int]] = {
+        p: {kind: n for kind, n in kinds.items() if kind is not None}
         for p, kinds in found.items()
         if None not in kinds and not any("\x00" in key for key in p)
     }
