@@ -268,3 +268,21 @@ def test_typical_log_attributes_write_paths_and_shreds_without_decoding() -> Non
     ]
     for block_rows, bound in ((100, 256), (128, 3), (1000, 0)):
         _same_extents(fast.batch, fast.parsed, block_rows, bound)
+
+
+def _nested(depth: int, leaf: object) -> object:
+    return leaf if depth == 0 else {f"d{depth}": _nested(depth - 1, leaf), f"s{depth}": depth}
+
+
+def test_parsed_extents_past_the_path_depth_scalars_and_wide_structs() -> None:
+    bodies = [  # (rows, how many of them Arrow's encoder vouches for)
+        ([{"attrs": _nested(10, i), "more": i * 3} for i in range(40)], 40),  # deeper than 8
+        ([{"attrs": f"text {i}", "more": i % 2 == 0} for i in range(40)], 40),  # scalars
+        ([{"attrs": {f"k{i % 40}": i, "w": "x"}} for i in range(80)], 0),  # past MAX_KEYS
+    ]
+    for rows, exact in bodies:
+        body = "".join(json.dumps(r) + "\n" for r in rows).encode()
+        fast = coerce_fast(body, COLUMNS, frozenset(), INGEST)
+        assert fast is not None and fast.parsed["attrs"].exact.true_count == exact
+        for block_rows, bound in ((16, 256), (7, 4)):
+            _same_extents(fast.batch, fast.parsed, block_rows, bound)
