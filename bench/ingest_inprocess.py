@@ -23,16 +23,12 @@ import duckdb
 import pyarrow.json as pj
 from _otel_logs import KYMA_DDL, chunks, generate, write_ndjson
 
-from kyma.connectors.registry import ConnectorRegistry
-from kyma.connectors.secrets import SecretPolicy
-from kyma.engine.catalog import Catalog
-from kyma.engine.format.choice import segment_format
-from kyma.engine.query import QueryEngine
 from kyma.engine.storage.local import LocalStore
 from kyma.ingest.coerce import coerce_ndjson
-from kyma.ingest.write_path import WritePath
 from kyma.runtime.postgres import EmbeddedPostgres
+from kyma.services import wire_services
 from kyma.settings import Settings
+from kyma.stores import Stores
 
 
 def main() -> None:
@@ -47,13 +43,11 @@ def main() -> None:
     pg = EmbeddedPostgres(work / "catalog", log=lambda _: None)
     url = pg.start()
     try:
-        catalog = Catalog(url)
-        store = LocalStore(work / "objects")
-        fmt = segment_format()
         settings = Settings(home=work / "home", catalog_url=url)
-        secrets = SecretPolicy(settings.resolved_secrets_dir, settings.home)
-        QueryEngine(catalog, store, fmt, ConnectorRegistry(catalog, secrets)).execute(KYMA_DDL)
-        write_path = WritePath(catalog, store, fmt)
+        stores = Stores.open(url)
+        services = wire_services(settings, stores, LocalStore(work / "objects"))
+        services.query.execute(KYMA_DDL)
+        catalog, write_path = services.catalog, services.write_path
         columns = catalog.get_table("logs").columns
         write_path.ingest_ndjson("logs", bodies[0])  # warm up
         if args.profile:
@@ -82,7 +76,8 @@ def main() -> None:
                 start = time.perf_counter()
                 run(rep)
                 best[name] = min(best[name], time.perf_counter() - start)
-        catalog.close()
+        services.close()
+        stores.close()
     finally:
         pg.stop()
         shutil.rmtree(work, ignore_errors=True)

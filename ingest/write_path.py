@@ -36,7 +36,7 @@ from kyma.engine.errors import (
     SchemaError,
     StoreWriteError,
 )
-from kyma.engine.format import ExtentWriteResult, SegmentFormat
+from kyma.engine.format import ExtentWriteResult, ParsedDynamic, SegmentFormat
 from kyma.engine.storage import ObjectStore
 from kyma.engine.types import Column, KymaType
 from kyma.ingest.coerce import Coerced, check_shape, coerce_ndjson
@@ -285,7 +285,8 @@ class WritePath:
             props_fields=plan.props_fields,
         )
         batch = _with_columns(coerced.batch, columns or {})
-        written = self._write(info, batch)
+        parsed = {k: v for k, v in coerced.parsed.items() if k not in (columns or {})}
+        written = self._write(info, batch, parsed)
         crash_point("write.extents_written")
         try:
             payloads = [extra_payload] if extra_payload is not None else []
@@ -367,13 +368,16 @@ class WritePath:
             self.catalog.add_column(table, Column(name, KymaType("string")), if_not_exists=True)
         return self.catalog.get_table(table)
 
-    def _write(self, info: TableInfo, batch) -> list[ExtentWriteResult]:  # type: ignore[no-untyped-def]
+    def _write(  # type: ignore[no-untyped-def]
+        self, info: TableInfo, batch, parsed: Mapping[str, ParsedDynamic] | None = None
+    ) -> list[ExtentWriteResult]:
         written: list[ExtentWriteResult] = []
         try:
             for start in range(0, batch.num_rows, EXTENT_ROWS):
                 writer = self.format.start_extent(self.store, info.schema, info.path_prefix)
                 with writer:
-                    writer.append(batch.slice(start, EXTENT_ROWS))
+                    part = {k: v.slice(start, EXTENT_ROWS) for k, v in (parsed or {}).items()}
+                    writer.append(batch.slice(start, EXTENT_ROWS), part)
                     written.append(writer.finish())
         except OSError as e:
             self.discard(written)

@@ -10,12 +10,13 @@ per-block statistics that ``pruned_blocks`` evaluates.
 from __future__ import annotations
 
 import abc
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
 
+from kyma.engine.format._parsed import ParsedDynamic
 from kyma.engine.format._shred import Shred
 from kyma.engine.format.predicate import BlockPredicate, BlockStats
 from kyma.engine.storage import ObjectStore
@@ -27,6 +28,7 @@ __all__ = [
     "ExtentReader",
     "ExtentWriteResult",
     "ExtentWriter",
+    "ParsedDynamic",
     "SegmentFormat",
 ]
 
@@ -90,8 +92,12 @@ class ExtentReader(abc.ABC):
 
 class ExtentWriter(abc.ABC):
     @abc.abstractmethod
-    def append(self, batch: pa.RecordBatch) -> None:
-        """Add rows; the batch's schema must equal the writer's schema."""
+    def append(
+        self, batch: pa.RecordBatch, parsed: Mapping[str, ParsedDynamic] | None = None
+    ) -> None:
+        """Add rows; the batch's schema must equal the writer's schema. ``parsed``: dynamic
+        columns as Arrow parsed them, row-aligned with ``batch`` (``_parsed.py``): paths and
+        shredded sub-columns of their exact rows come from it rather than decoded CBOR."""
 
     @abc.abstractmethod
     def finish(self) -> ExtentWriteResult:

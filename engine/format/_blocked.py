@@ -9,13 +9,17 @@ from __future__ import annotations
 import abc
 import tempfile
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from kyma.engine.errors import SchemaError
 from kyma.engine.format import ExtentWriter, ExtentWriteResult
+from kyma.engine.format._parsed import ParsedDynamic, block_leaf_paths, concat, leaves
 from kyma.engine.format._paths import block_paths
 from kyma.engine.format._shred import (
     DistinctValues,
@@ -54,6 +58,7 @@ class BlockedWriter(ExtentWriter):
         self._dynamic: dict[str, list[pa.Array]] = {
             f.name: [] for f in schema if is_dynamic(f.type)
         }
+        self._parsed: dict[str, list[ParsedDynamic]] = {name: [] for name in self._dynamic}
         self._rows = 0
         self._shredded: dict[str, ShreddedColumn] = {}
 
@@ -69,7 +74,9 @@ class BlockedWriter(ExtentWriter):
     def _close(self) -> None:
         """Close the staging file without sealing it (abort)."""
 
-    def append(self, batch: pa.RecordBatch) -> None:
+    def append(
+        self, batch: pa.RecordBatch, parsed: Mapping[str, ParsedDynamic] | None = None
+    ) -> None:
         if not batch.schema.equals(self._schema):
             raise SchemaError(
                 f"batch schema does not match the extent's:\n{batch.schema}\nexpected:\n"
@@ -77,6 +84,9 @@ class BlockedWriter(ExtentWriter):
             )
         if batch.num_rows == 0:
             return
+        for name, pieces in self._parsed.items():
+            if parsed is not None and name in parsed:
+                pieces.append(parsed[name])
         self._pending.append(batch)
         self._pending_rows += batch.num_rows
         while self._pending_rows >= self._block_rows:
@@ -101,16 +111,26 @@ class BlockedWriter(ExtentWriter):
 
     def _finish_stats(self) -> None:
         """Dynamic paths of every block, found in one pass over the extent's values (each
-        distinct value decoded once), and the shredded sub-columns if the format has them."""
+        distinct value decoded once, only of the rows Arrow's parse does not vouch for), and
+        the shredded sub-columns if the format has them."""
         paths: dict[str, list[frozenset[str] | None]] = {}
         for name, blocks in self._dynamic.items():
             if not blocks:
                 paths[name] = []
                 continue
+            found = None
+            whole = concat(self._parsed[name], self._rows)
+            if whole is not None and (found := leaves(whole)) is not None:
+                blocks = _without_exact(blocks, whole.exact)
             distinct = DistinctValues(blocks)
-            paths[name] = block_paths(name, distinct)
+            per_block = None
+            if found is not None:
+                starts = np.cumsum([0, *(len(b) for b in blocks)])
+                bounds = [(int(s), len(b)) for s, b in zip(starts, blocks, strict=False)]
+                per_block = block_leaf_paths(found, bounds)
+            paths[name] = block_paths(name, distinct, per_block)
             if self.shred_paths:
-                self._shredded[name] = shred(name, distinct, self.shred_paths)
+                self._shredded[name] = shred(name, distinct, self.shred_paths, found)
         for i, partial in enumerate(self._stats):
             stats = with_paths(partial, {name: found[i] for name, found in paths.items()})
             for shredded in self._shredded.values():
@@ -149,3 +169,14 @@ class BlockedWriter(ExtentWriter):
     def abort(self) -> None:
         self._close()
         self._staging.unlink(missing_ok=True)
+
+
+def _without_exact(blocks: list[pa.Array], exact: pa.Array) -> list[pa.Array]:
+    """The blocks with the rows Arrow's parse vouches for set null: only the others are
+    decoded."""
+    out, start = [], 0
+    for block in blocks:
+        mask = exact.slice(start, len(block))
+        out.append(pc.if_else(mask, pa.scalar(None, block.type), block))
+        start += len(block)
+    return out

@@ -18,8 +18,11 @@ PATH_SET_CAP = 1_000
 Path = tuple[str, ...]
 
 
-def block_paths(column: str, distinct: DistinctValues) -> list[frozenset[str] | None]:
-    """Per block of ``column``, every path its values hold (None past PATH_SET_CAP)."""
+def block_paths(
+    column: str, distinct: DistinctValues, parsed: list[set[Path]] | None = None
+) -> list[frozenset[str] | None]:
+    """Per block of ``column``, every path its values hold (None past PATH_SET_CAP); with
+    ``parsed``, per block also the paths of the rows left out of ``distinct`` (``_parsed``)."""
     encoded = distinct.encoded
     sets: list[frozenset[Path]] = []
     index: dict[frozenset[Path], int] = {}
@@ -31,9 +34,12 @@ def block_paths(column: str, distinct: DistinctValues) -> list[frozenset[str] | 
             sets.append(paths)
     set_ids = pa.array(ids, pa.int32())
     out: list[frozenset[str] | None] = []
-    for chunk in encoded.chunks:
+    for b, chunk in enumerate(encoded.chunks):
         present = pc.unique(pc.take(set_ids, pc.unique(chunk.indices.drop_null())))
-        out.append(_named(column, [sets[i] for i in present.to_pylist()]))
+        found = [sets[i] for i in present.to_pylist()]
+        if parsed is not None:
+            found.append(frozenset(parsed[b]))
+        out.append(_named(column, found))
     return out
 
 

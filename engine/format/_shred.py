@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from kyma.engine.format._parsed import Leaf
 from kyma.engine.format.predicate import MAX_PATH_DEPTH, ColStat, dynamic_path
 
 SHRED_PATHS = 256
@@ -116,8 +117,15 @@ class ShreddedColumn:
     blocks: list[list[pa.Array]]  # per block, one array per shred
 
 
-def shred(column: str, distinct: DistinctValues, limit: int = SHRED_PATHS) -> ShreddedColumn:
-    """The scalar paths of ``column``'s values, up to ``limit`` paths, as typed arrays."""
+def shred(
+    column: str,
+    distinct: DistinctValues,
+    limit: int = SHRED_PATHS,
+    parsed: list[Leaf] | None = None,
+) -> ShreddedColumn:
+    """The scalar paths of ``column``'s values, up to ``limit`` paths, as typed arrays; with
+    ``parsed``, also the leaves (row-aligned over the extent) of the rows left out of
+    ``distinct`` (``_parsed``)."""
     n = len(distinct.values)
     slots: dict[tuple[Path, str | None], tuple[list[int], list[Any]]] = {}
     for i, value in enumerate(distinct.values):
@@ -134,28 +142,37 @@ def shred(column: str, distinct: DistinctValues, limit: int = SHRED_PATHS) -> Sh
                 slot = slots[key] = ([], [])
             slot[0].append(i)
             slot[1].append(leaf)
-    found: dict[Path, dict[str | None, tuple[list[int], list[Any]]]] = {}
-    for (path, kind), slot in slots.items():
-        found.setdefault(path, {})[kind] = slot
     counts = distinct.row_counts()
+    found: dict[Path, dict[str | None, int]] = {}  # rows per path and type
+    for (path, kind), (ids, _) in slots.items():
+        found.setdefault(path, {})[kind] = int(counts[ids].sum())
+    rows = {(leaf.path, leaf.kind): leaf.array for leaf in parsed or ()}
+    for (path, kind), array in rows.items():
+        kinds = found.setdefault(path, {})
+        kinds[kind] = kinds.get(kind, 0) + len(array) - array.null_count
     # Postgres' jsonb (the catalog's column stats) cannot hold NUL: such paths stay unshredded.
-    scalar = {
-        p: kinds
+    scalar: dict[Path, dict[str, int]] = {
+        p: {kind: n for kind, n in kinds.items() if kind is not None}
         for p, kinds in found.items()
         if None not in kinds and not any("\x00" in key for key in p)
     }
-    frequency = {
-        p: int(sum(counts[ids].sum() for ids, _ in kinds.values())) for p, kinds in scalar.items()
-    }
+    frequency = {p: sum(kinds.values()) for p, kinds in scalar.items()}
     chosen = sorted(scalar, key=lambda p: (-frequency[p], p))[:limit]
     shreds: list[Shred] = []
-    dense: list[pa.Array] = []
+    blocks: list[list[pa.Array]] = [[] for _ in distinct.encoded.chunks]
     for path in sorted(chosen):
         for kind in sorted(scalar[path]):
-            ids, values = scalar[path][kind]
             shreds.append(Shred(column, path, kind))
-            dense.append(_spread(n, ids, values, TYPES[kind]))
-    blocks = [[d.take(chunk.indices) for d in dense] for chunk in distinct.encoded.chunks]
+            slot = slots.get((path, kind))
+            dense = None if slot is None else _spread(n, slot[0], slot[1], TYPES[kind])
+            fast, start = rows.get((path, kind)), 0
+            for b, chunk in enumerate(distinct.encoded.chunks):
+                part = None if dense is None else dense.take(chunk.indices)
+                if fast is not None:
+                    piece = fast.slice(start, len(chunk))
+                    part = piece if part is None else pc.coalesce(piece, part)
+                blocks[b].append(part)
+                start += len(chunk)
     return ShreddedColumn(shreds, blocks)
 
 

@@ -23,6 +23,7 @@ import pyarrow.compute as pc
 import pyarrow.json as pj
 
 from kyma.engine.errors import IngestError
+from kyma.engine.format import ParsedDynamic
 from kyma.engine.types import TIMESTAMP, Column
 
 from ._cbor import encode_dynamic
@@ -57,12 +58,15 @@ def coerce_fast(
         return None
     arrays: dict[str, pa.Array] = {}
     partial: dict[str, tuple[pa.Array, pa.Array]] = {}
+    parsed: dict[str, ParsedDynamic] = {}
     for column in columns:
         if column.name in explicit:
             array = table.column(column.name).combine_chunks()
             arrays[column.name] = array.cast(column.type.to_arrow())  # int64 → epoch-ns
         elif inferred and column.type.name == "dynamic" and column.name != "props":
-            encoded = _dynamic(column, table, lines)
+            encoded, hint = _dynamic(column, table, lines)
+            if hint is not None:
+                parsed[column.name] = hint
             if isinstance(encoded, pa.Array):
                 arrays[column.name] = encoded
             else:
@@ -87,7 +91,7 @@ def coerce_fast(
         return None
     known = {c.name for c in columns} | props_fields
     unknown = [name for name in keys if name not in known]
-    return assemble(batch, columns, lines.rows, ingest_time_ns, unknown)
+    return assemble(batch, columns, lines.rows, ingest_time_ns, unknown, parsed)
 
 
 def _read_type(column: Column, first: Any) -> pa.DataType | None:
@@ -147,16 +151,17 @@ def _from_inferred(
 
 def _dynamic(
     column: Column, table: pa.Table, lines: Layout
-) -> pa.Array | tuple[pa.Array, pa.Array]:
-    """A dynamic column's CBOR by Arrow kernels; when some rows need Python, the CBOR
-    and the mask of those rows."""
+) -> tuple[pa.Array | tuple[pa.Array, pa.Array], ParsedDynamic | None]:
+    """A dynamic column's CBOR by Arrow kernels (when some rows need Python, the CBOR and
+    the mask of those rows), and the parsed column with the rows it vouches for."""
     array = _column(table, column.name, frozenset(table.column_names))
     if array is None:
-        return pa.nulls(table.num_rows, pa.binary())
+        return pa.nulls(table.num_rows, pa.binary()), None
     values, exact = encode_dynamic(array, lines.lines)
+    parsed = ParsedDynamic(array, exact)
     if pc.all(exact).as_py():
-        return values
-    return values, pc.invert(exact)
+        return values, parsed
+    return (values, pc.invert(exact)), parsed
 
 
 def _per_row(

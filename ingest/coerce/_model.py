@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
+from kyma.engine.format import ParsedDynamic
+
 
 @dataclass(frozen=True)
 class Coerced:
@@ -18,3 +20,7 @@ class Coerced:
     types_seen: dict[str, list[str]] | None = None
     """Per column, the JSON value types written into it (typed evolution knows them; the
     plain path does not look, and the column's own type stands in)."""
+    parsed: dict[str, ParsedDynamic] = field(default_factory=dict)
+    """Dynamic columns as pyarrow parsed them (the fast path's inferred structs), and which
+    rows' CBOR they vouch for: the extent writer reads paths and shredded sub-columns of
+    those rows from them instead of decoding CBOR."""

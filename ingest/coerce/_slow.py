@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from kyma.engine.errors import IngestError
+from kyma.engine.format import ParsedDynamic
 from kyma.engine.types import TIMESTAMP, Column, arrow_schema
 
 from ._json import parse_line
@@ -69,10 +70,11 @@ def assemble(
     rows: int,
     ingest_time_ns: int,
     unknown_keys: list[str],
+    parsed: dict[str, ParsedDynamic] | None = None,
 ) -> Coerced:
     """The batch of both paths: ``_timestamp`` nulls become the ingest time."""
     for i, column in enumerate(columns):
         if column.name == "_timestamp":
             arrays[i] = pc.fill_null(arrays[i], pa.scalar(ingest_time_ns, TIMESTAMP))
     batch = pa.RecordBatch.from_arrays(arrays, schema=arrow_schema(tuple(columns)))
-    return Coerced(batch, rows, unknown_keys)
+    return Coerced(batch, rows, unknown_keys, parsed=parsed or {})

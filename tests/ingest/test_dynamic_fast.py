@@ -10,14 +10,21 @@ from __future__ import annotations
 
 import io
 import json
+import tempfile
+from pathlib import Path
 
 import cbor2
 import pyarrow as pa
 import pyarrow.json as pj
+import pyarrow.parquet as pq
 from hypothesis import given
 from hypothesis import strategies as st
 
 from kyma.engine.errors import IngestError
+from kyma.engine.format import ParsedDynamic
+from kyma.engine.format._parsed import leaves
+from kyma.engine.format.parquet import ParquetFormat
+from kyma.engine.storage.local import LocalStore
 from kyma.engine.types import DEFAULT_COLUMNS, Column, KymaType
 from kyma.ingest.coerce._cbor import MAX_KEYS, encode_dynamic
 from kyma.ingest.coerce._fast import coerce_fast
@@ -191,3 +198,91 @@ def test_a_struct_wider_than_the_key_bound_is_left_to_python() -> None:
     values, exact = encode_dynamic(table.column("attrs").combine_chunks(), layout(body).lines)
     assert (exact.true_count, values.null_count) == (0, len(rows))
     _same_as_slow(body)
+
+
+def _extent(batch: pa.RecordBatch, parsed: dict[str, ParsedDynamic], block_rows: int, bound: int):  # type: ignore[no-untyped-def]
+    """An extent of ``batch`` with and without ``parsed``: its write result, its bytes."""
+    with tempfile.TemporaryDirectory() as tmp:
+        store = LocalStore(Path(tmp))
+        writer = ParquetFormat(block_rows, bound).start_extent(store, batch.schema, "t")
+        writer.append(batch, parsed)
+        result = writer.finish()
+        data = (Path(tmp) / result.object_path).read_bytes()
+    return result, data
+
+
+def _same_extents(batch: pa.RecordBatch, parsed: dict, block_rows: int, bound: int) -> None:  # type: ignore[type-arg]
+    """The extent written from the parsed columns equals the one from decoded CBOR: paths,
+    block and column stats, shredded sub-columns -- byte for byte."""
+    slow, slow_bytes = _extent(batch, {}, block_rows, bound)
+    fast, fast_bytes = _extent(batch, parsed, block_rows, bound)
+    assert (fast.present_paths, fast.column_stats) == (slow.present_paths, slow.column_stats)
+    assert fast.block_count == slow.block_count
+    footer = pq.read_metadata(io.BytesIO(fast_bytes))
+    assert footer.metadata == pq.read_metadata(io.BytesIO(slow_bytes)).metadata
+    assert pq.read_table(io.BytesIO(fast_bytes)).equals(pq.read_table(io.BytesIO(slow_bytes)))
+    assert fast_bytes == slow_bytes
+
+
+@given(bodies(), st.integers(1, 4), st.integers(0, 6))
+def test_extents_from_the_parsed_struct_equal_those_from_cbor(
+    body: bytes, block_rows: int, bound: int
+) -> None:
+    fast = coerce_fast(body, COLUMNS, frozenset(), INGEST)
+    if fast is None:  # the slow reader's batch carries no parsed columns
+        return
+    _same_extents(fast.batch, fast.parsed, block_rows, bound)
+
+
+def test_typical_log_attributes_write_paths_and_shreds_without_decoding() -> None:
+    rows = [
+        {
+            "attrs": {
+                "http.method": ["GET", "POST"][i % 2],
+                "user.id": f"user-{i * 7919}",
+                "ratio": i + 0.5,
+                **({"client": {"address": f"10.0.0.{i}", "port": i}} if i % 3 else {}),
+                **({"late": True} if i > 250 else {}),
+            },
+            **({"more": {"m": "x" * (i % 4)}} if i % 5 else {}),
+        }
+        for i in range(300)
+    ]
+    rows[7]["attrs"]["ratio"] = 2.0  # an integral double: this row's CBOR comes from Python
+    rows[9]["attrs"]["user.id"] = None  # an explicit null: also Python's
+    body = "".join(json.dumps(r) + "\n" for r in rows).encode()
+    fast = coerce_fast(body, COLUMNS, frozenset(), INGEST)
+    assert fast is not None and set(fast.parsed) == {"attrs", "more"}
+    parsed = fast.parsed["attrs"]
+    assert parsed.exact.false_count == 2
+    found = leaves(parsed)
+    assert found is not None
+    assert sorted(leaf.path for leaf in found) == [
+        ("client",),
+        ("client", "address"),
+        ("client", "port"),
+        ("http.method",),
+        ("late",),
+        ("ratio",),
+        ("user.id",),
+    ]
+    for block_rows, bound in ((100, 256), (128, 3), (1000, 0)):
+        _same_extents(fast.batch, fast.parsed, block_rows, bound)
+
+
+def _nested(depth: int, leaf: object) -> object:
+    return leaf if depth == 0 else {f"d{depth}": _nested(depth - 1, leaf), f"s{depth}": depth}
+
+
+def test_parsed_extents_past_the_path_depth_scalars_and_wide_structs() -> None:
+    bodies = [  # (rows, how many of them Arrow's encoder vouches for)
+        ([{"attrs": _nested(10, i), "more": i * 3} for i in range(40)], 40),  # deeper than 8
+        ([{"attrs": f"text {i}", "more": i % 2 == 0} for i in range(40)], 40),  # scalars
+        ([{"attrs": {f"k{i % 40}": i, "w": "x"}} for i in range(80)], 0),  # past MAX_KEYS
+    ]
+    for rows, exact in bodies:
+        body = "".join(json.dumps(r) + "\n" for r in rows).encode()
+        fast = coerce_fast(body, COLUMNS, frozenset(), INGEST)
+        assert fast is not None and fast.parsed["attrs"].exact.true_count == exact
+        for block_rows, bound in ((16, 256), (7, 4)):
+            _same_extents(fast.batch, fast.parsed, block_rows, bound)
