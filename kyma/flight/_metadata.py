@@ -23,6 +23,7 @@ from kyma.auth import Principal
 from kyma.engine.errors import KymaError
 from kyma.engine.types import KymaType
 from kyma.flight import _commands as cmd
+from kyma.flight._columns import client_schema
 from kyma.services import Services
 
 log = logging.getLogger("kyma.flight")
@@ -83,7 +84,7 @@ def tables(services: Services, command: sql_pb2.CommandGetTables, caller: Princi
     }
     if not command.include_schema:
         return pa.table(columns, schema=cmd.TABLES)
-    columns["table_schema"] = [t.arrow_schema.serialize().to_pybytes() for t in rows]
+    columns["table_schema"] = [client_schema(t.arrow_schema).serialize().to_pybytes() for t in rows]
     return pa.table(columns, schema=cmd.TABLES_WITH_SCHEMA)
 
 

@@ -24,6 +24,7 @@ from kyma.auth import Authenticator, Principal
 from kyma.engine.query import QueryResult
 from kyma.flight import _commands as cmd
 from kyma.flight import _metadata as meta
+from kyma.flight._columns import client_table
 from kyma.flight._errors import translated
 from kyma.flight._params import bind, placeholders
 from kyma.flight._state import PreparedStatements, ResultCache
@@ -96,7 +97,7 @@ class KymaFlightServer(flight.FlightServerBase):
     # ---------------------------------------------------------------- statements
 
     def _execute(self, context: flight.ServerCallContext, sql: str) -> pa.Table:
-        return self._result(context, sql).table
+        return client_table(self._result(context, sql).table)
 
     def _result(self, context: flight.ServerCallContext, sql: str) -> QueryResult:
         caller = self._authorize(context)

@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from kyma.engine.query import QueryResult
 from kyma.pgwire import _types as t
-from kyma.pgwire._pg_catalog import TYPE_NAMES, _formatted
+from kyma.pgwire._pg_catalog import TYPE_NAMES, formatted_type
 
 _MARK = re.compile(r"WITH\s+RECURSIVE\s+typeinfo_tree\s*\(", re.I)
 _OIDS = re.compile(r"any\s*\(\s*ARRAY\s*\[([\d\s,]*)\]", re.I)
@@ -53,7 +53,7 @@ def answer(sql: str) -> QueryResult | None:
             "elemtype": _ELEMENT[oid],
             "elemdelim": ",",
             "depth": 0,
-            "elemtype_name": _formatted(TYPE_NAMES[_ELEMENT[oid]]),
+            "elemtype_name": formatted_type(TYPE_NAMES[_ELEMENT[oid]]),
         }
         for oid in dict.fromkeys(wanted)
         if oid in _ELEMENT

@@ -57,14 +57,14 @@ FORMATTED = {
 }
 
 
-def _formatted(typname: str) -> str:
+def formatted_type(typname: str) -> str:
     """format_type's name: ``bigint``, ``real[]``.
 
-    >>> _formatted("int8"), _formatted("_float4"), _formatted("jsonb")
+    >>> formatted_type("int8"), formatted_type("_float4"), formatted_type("jsonb")
     ('bigint', 'real[]', 'jsonb')
     """
     if typname.startswith("_"):
-        return _formatted(typname[1:]) + "[]"
+        return formatted_type(typname[1:]) + "[]"
     return FORMATTED.get(typname, typname)
 
 
@@ -269,7 +269,7 @@ def register_functions(context: datafusion.SessionContext) -> None:
 
     def format_type(oids: pa.Array, _mods: pa.Array) -> pa.Array:
         names = [TYPE_NAMES.get(o) for o in pc.cast(oids, pa.int64()).to_pylist()]
-        return pa.array([_formatted(n) if n else None for n in names], pa.string())
+        return pa.array([formatted_type(n) if n else None for n in names], pa.string())
 
     def no_expression(oids: pa.Array, *_: pa.Array) -> pa.Array:
         return pa.nulls(len(oids), pa.string())

@@ -72,6 +72,30 @@ def test_table_schema_and_types(events, adbc) -> None:  # type: ignore[no-untype
     assert set(adbc.adbc_get_table_types()) == {"TABLE", "FOREIGN TABLE"}
 
 
+def test_dynamic_values_are_json_and_columns_name_their_types(client, adbc) -> None:  # type: ignore[no-untyped-def]
+    sql(client, "CREATE TABLE typed (n long, v vector(2), attributes dynamic)")
+    rows = [{"n": 1, "v": [1.0, 2.0], "attributes": {"http": {"method": "GET"}, "k": [1, 2]}}]
+    post_lines(client, "typed", rows + [{"n": 2, "v": [0.5, 0.5]}])
+    with adbc.cursor() as cur:
+        cur.execute("SELECT n, attributes, _timestamp FROM typed ORDER BY n")
+        table = cur.fetch_arrow_table()
+    assert table.column("attributes").to_pylist() == ['{"http":{"method":"GET"},"k":[1,2]}', None]
+    names = {f.name: f.metadata[b"ARROW:FLIGHT:SQL:TYPE_NAME"] for f in table.schema}
+    assert names == {
+        "n": b"bigint",
+        "attributes": b"jsonb",
+        "_timestamp": b"timestamp with time zone",
+    }
+    objects = adbc.adbc_get_objects(table_name_filter="typed").read_all().to_pylist()
+    (catalog,) = [c for c in objects if c["catalog_name"] == "kyma"]
+    (schema,) = [s for s in catalog["catalog_db_schemas"] if s["db_schema_name"] == "public"]
+    (table_info,) = schema["db_schema_tables"]
+    types = {c["column_name"]: c["xdbc_type_name"] for c in table_info["table_columns"]}
+    assert types["n"] == "bigint" and types["attributes"] == "jsonb"
+    assert types["v"] == "real[]"
+    assert adbc.adbc_get_table_schema("typed").field("attributes").type == pa.string()
+
+
 def test_sql_info_names_the_server(adbc) -> None:  # type: ignore[no-untyped-def]
     info = adbc.adbc_get_info()
     assert info["vendor_name"] == "kyma"
