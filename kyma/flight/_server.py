@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.flight as flight
 from flightsql import flightsql_pb2 as sql_pb2
 
+from kyma import pgcatalog
 from kyma.auth import Authenticator, Principal
 from kyma.engine.query import QueryResult
 from kyma.flight import _commands as cmd
@@ -102,7 +103,8 @@ class KymaFlightServer(flight.FlightServerBase):
     def _result(self, context: flight.ServerCallContext, sql: str) -> QueryResult:
         caller = self._authorize(context)
         authorize = None if caller.unrestricted else caller.authorize
-        return self.services.query.execute(sql, authorize=authorize)
+        catalog = pgcatalog.answer(sql, self.services.catalog, caller)
+        return catalog or self.services.query.execute(sql, authorize=authorize)
 
     def _run(
         self, context: flight.ServerCallContext, descriptor: flight.FlightDescriptor, sql: str

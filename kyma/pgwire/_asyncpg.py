@@ -11,8 +11,8 @@ import re
 import pyarrow as pa
 
 from kyma.engine.query import QueryResult
+from kyma.pgcatalog._relations import TYPE_NAMES, formatted_type
 from kyma.pgwire import _types as t
-from kyma.pgwire._pg_catalog import TYPE_NAMES, formatted_type
 
 _MARK = re.compile(r"WITH\s+RECURSIVE\s+typeinfo_tree\s*\(", re.I)
 _OIDS = re.compile(r"any\s*\(\s*ARRAY\s*\[([\d\s,]*)\]", re.I)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 import pyarrow as pa
 
+from kyma import pgcatalog
 from kyma.auth import Authenticator, Principal
 from kyma.engine.errors import (
     ConfigError,
@@ -29,7 +30,7 @@ from kyma.engine.errors import (
     UnsupportedStatementError,
 )
 from kyma.engine.query import QueryResult
-from kyma.pgwire import _asyncpg, _catalog, _copy, _errors
+from kyma.pgwire import _asyncpg, _copy, _errors
 from kyma.pgwire import _messages as m
 from kyma.pgwire._binary import binary_column
 from kyma.pgwire._param_types import column_types, infer, referenced_tables
@@ -313,7 +314,7 @@ class Connection:
             return answer
         principal = self.principal
         assert principal is not None
-        answer = _asyncpg.answer(sql) or _catalog.answer(sql, self.services.catalog, principal)
+        answer = _asyncpg.answer(sql) or pgcatalog.answer(sql, self.services.catalog, principal)
         if answer is not None:
             return answer
         words = sql.split(None, 1)

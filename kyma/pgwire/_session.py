@@ -15,6 +15,7 @@ from kyma.engine.errors import SqlError, TransactionAbortedError
 from kyma.engine.query import QueryResult
 
 SERVER_VERSION = "15.0"
+VERSION = f"PostgreSQL {SERVER_VERSION} (kyma {__version__})"  # version()
 # name → default; REPORTED ones go to the client as ParameterStatus at start and on SET.
 DEFAULTS = {
     "server_version": SERVER_VERSION,
@@ -209,7 +210,7 @@ class Session:
 
     def _function(self, fn: str, alias: str | None) -> QueryResult:
         values = {
-            "version": f"PostgreSQL {SERVER_VERSION} (kyma {__version__})",
+            "version": VERSION,
             "current_schema": "public",
             "current_database": self.database,
             "current_user": self.user,

@@ -13,11 +13,11 @@ from decimal import Decimal
 from typing import Any
 
 import numpy as np
-import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kyma.server.query import is_dynamic, json_column
+from kyma.dynamic import is_dynamic, json_text, json_texts
+from kyma.server import query as http_query  # a module: kyma.server.query imports kyma.pgcatalog
 
 BOOL, BYTEA, INT8, INT2, INT4, TEXT, JSON = 16, 17, 20, 21, 23, 25, 114
 FLOAT4, FLOAT8, UNKNOWN = 700, 701, 705
@@ -94,8 +94,13 @@ def text_column(field: pa.Field, column: pa.ChunkedArray) -> pa.Array:
     """Every value of ``column`` in Postgres' text format, as a large_binary array (null
     for NULL); integers, strings, booleans and doubles are rendered by Arrow kernels."""
     dtype = field.type
-    if is_dynamic(field) or pa.types.is_struct(dtype) or pa.types.is_map(dtype):
-        values = [None if v is None else _json(v) for v in json_column(field, column)]
+    if is_dynamic(field):
+        return json_texts(column).cast(pa.large_binary())
+    if pa.types.is_struct(dtype) or pa.types.is_map(dtype):
+        values = [
+            None if v is None else json_text(v).encode()
+            for v in http_query.json_column(field, column)
+        ]
         return pa.array(values, pa.large_binary())
     if pa.types.is_integer(dtype) or pa.types.is_string(dtype) or pa.types.is_large_string(dtype):
         return column.cast(pa.large_string()).cast(pa.large_binary()).combine_chunks()
@@ -114,10 +119,6 @@ def text_column(field: pa.Field, column: pa.ChunkedArray) -> pa.Array:
     render = _renderer(dtype)
     values = [None if v is None else render(v).encode() for v in column.to_pylist()]
     return pa.array(values, pa.large_binary())
-
-
-def _json(value: Any) -> bytes:
-    return orjson.dumps(value, default=str, option=orjson.OPT_NON_STR_KEYS)
 
 
 def _renderer(dtype: pa.DataType) -> Callable[[Any], str]:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from kyma.engine.types import KYMA_TYPE_KEY
+from kyma.dynamic import with_json_text
 from kyma.repl import render
 from kyma.repl.client import Answer, QueryError
 from kyma.repl.session import Cancelled, Quit, Session
@@ -179,6 +179,7 @@ def _query(session: Session, sql: str) -> pa.Table | None:
 
 
 def _export(table: pa.Table, path: Path) -> None:
+    table = with_json_text(table)  # dynamic values as JSON text, never CBOR bytes
     if path.suffix.lower() == ".parquet":
         import pyarrow.parquet as pq
 
@@ -190,12 +191,11 @@ def _export(table: pa.Table, path: Path) -> None:
 
 
 def _csv_texts(table: pa.Table) -> pa.Table:
-    """Columns CSV cannot hold as their display text: dynamic (CBOR) and nested values
-    (vectors, arrays) as JSON, binary as ``\\x`` hex."""
+    """Columns CSV cannot hold as their display text: nested values (vectors, arrays) as
+    JSON, binary as ``\\x`` hex."""
     for i, field in enumerate(table.schema):
         dtype = field.type
-        dynamic = (field.metadata or {}).get(KYMA_TYPE_KEY) == b"dynamic"
-        if dynamic or pa.types.is_nested(dtype) or pa.types.is_binary(dtype):
+        if pa.types.is_nested(dtype) or pa.types.is_binary(dtype):
             values = pa.array(render.texts(field, table.column(i)), pa.string())
             table = table.set_column(i, field.name, values)
     return table

@@ -13,11 +13,10 @@ import io
 import json
 import unicodedata
 
-import cbor2
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kyma.engine.types import KYMA_TYPE_KEY
+from kyma.dynamic import is_dynamic, json_texts
 
 NULL = "(null)"
 DIM, RESET = "\x1b[2m", "\x1b[0m"
@@ -33,9 +32,8 @@ def cells(table: pa.Table) -> list[list[str | None]]:
 
 def texts(field: pa.Field, column: pa.ChunkedArray) -> list[str | None]:
     dtype = field.type
-    if (field.metadata or {}).get(KYMA_TYPE_KEY) == b"dynamic":
-        values = column.to_pylist()
-        return [None if v is None else json.dumps(cbor2.loads(v)) for v in values]
+    if is_dynamic(field):
+        return json_texts(column).to_pylist()
     if pa.types.is_binary(dtype) or pa.types.is_large_binary(dtype):
         return [None if v is None else "\\x" + v.hex() for v in column.to_pylist()]
     if pa.types.is_timestamp(dtype):

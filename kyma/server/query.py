@@ -7,15 +7,16 @@ import math
 from decimal import Decimal
 from typing import Any
 
-import cbor2
 import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 from flask import Blueprint, Response, current_app, request
 
+from kyma import pgcatalog
+from kyma.dynamic import is_dynamic, json_texts
 from kyma.engine.errors import SqlError
 from kyma.engine.query import QueryResult
-from kyma.engine.types import KYMA_TYPE_KEY, KymaType
+from kyma.engine.types import KymaType
 from kyma.server.auth import principal
 
 blueprint = Blueprint("query", __name__)
@@ -43,7 +44,8 @@ def query():  # type: ignore[no-untyped-def]
         if not isinstance(switches[switch], bool):
             raise SqlError(f"{switch}: expected true or false, got {switches[switch]!r}")
     caller = principal()
-    result = current_app.extensions["kyma"].query.execute(
+    services = current_app.extensions["kyma"]
+    result = pgcatalog.answer(body["sql"], services.catalog, caller) or services.query.execute(
         body["sql"],
         snapshot=snapshot,
         authorize=None if caller.unrestricted else caller.authorize,
@@ -82,7 +84,8 @@ def to_json(result: QueryResult) -> dict[str, Any]:
 def json_column(field: pa.Field, col: pa.ChunkedArray) -> list[Any]:
     dtype = field.type
     if is_dynamic(field):
-        return [None if v is None else cbor2.loads(v) for v in col.to_pylist()]
+        texts = json_texts(col).to_pylist()
+        return [None if t is None else orjson.Fragment(t) for t in texts]
     if pa.types.is_binary(dtype) or pa.types.is_large_binary(dtype):
         return [None if v is None else base64.b64encode(v).decode() for v in col.to_pylist()]
     if pa.types.is_timestamp(dtype):
@@ -153,10 +156,6 @@ def _finite(values: list[Any]) -> list[Any]:
         return value
 
     return [clean(v) for v in values]
-
-
-def is_dynamic(field: pa.Field) -> bool:
-    return (field.metadata or {}).get(KYMA_TYPE_KEY) == b"dynamic"
 
 
 def _type_name(field: pa.Field) -> str:

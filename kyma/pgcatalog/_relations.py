@@ -1,7 +1,6 @@
 """A small ``pg_catalog``: pg_namespace, pg_class, pg_attribute, pg_type, pg_database,
-pg_settings, pg_am, pg_attrdef and pg_collation over kyma's tables, plus the functions psql's
-``\\d``, ``\\dt``, ``\\l`` and schema browsers call (pg_get_userbyid, pg_table_is_visible,
-format_type, pg_get_expr, pg_encoding_to_char). Enough for listing tables and columns.
+pg_settings, pg_am, pg_attrdef, pg_collation and pg_description over kyma's tables (the
+functions are in ``_functions``). Enough for listing tables and columns.
 
 kyma has no indexes, constraints, policies, triggers, inheritance or publications: a
 statement over one of the ``EMPTY`` relations answers no rows.
@@ -12,9 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import datafusion
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from kyma.engine.catalog import TableInfo
 from kyma.pgwire import _types as t
@@ -218,6 +215,10 @@ pg_description = _empty(
     objoid=pa.int64(), classoid=pa.int64(), objsubid=pa.int32(), description=pa.string()
 )
 
+pg_stat_user_tables = _empty(
+    relid=pa.int64(), schemaname=pa.string(), relname=pa.string(), n_live_tup=pa.int64()
+)
+
 
 def pg_collation(_tables: list[TableInfo]) -> pa.Table:
     return pa.table({"oid": pa.array([100], pa.int64()), "collname": ["default"]})
@@ -238,6 +239,7 @@ RELATIONS: dict[str, Callable[[list[TableInfo]], pa.Table]] = {
     "pg_attrdef": pg_attrdef,
     "pg_collation": pg_collation,
     "pg_description": pg_description,
+    "pg_stat_user_tables": pg_stat_user_tables,
 }
 EMPTY = (
     "pg_index",
@@ -255,37 +257,7 @@ EMPTY = (
     "pg_event_trigger",
     "pg_depend",
     "pg_sequence",
+    "pg_extension",
+    "pg_enum",
+    "pg_proc",
 )
-
-
-def register_functions(context: datafusion.SessionContext) -> None:
-    """The pg_catalog functions clients call, as DataFusion UDFs."""
-
-    def userbyid(oids: pa.Array) -> pa.Array:
-        return pa.array([OWNER] * len(oids), pa.string())
-
-    def visible(oids: pa.Array) -> pa.Array:
-        return pa.array([True] * len(oids), pa.bool_())
-
-    def format_type(oids: pa.Array, _mods: pa.Array) -> pa.Array:
-        names = [TYPE_NAMES.get(o) for o in pc.cast(oids, pa.int64()).to_pylist()]
-        return pa.array([formatted_type(n) if n else None for n in names], pa.string())
-
-    def no_expression(oids: pa.Array, *_: pa.Array) -> pa.Array:
-        return pa.nulls(len(oids), pa.string())
-
-    def encoding(codes: pa.Array) -> pa.Array:
-        return pa.array(["UTF8"] * len(codes), pa.string())
-
-    def schemas(flags: pa.Array) -> pa.Array:
-        return pa.array([["pg_catalog", "public"]] * len(flags), pa.list_(pa.string()))
-
-    for fn, inputs, output, name in (
-        (schemas, [pa.bool_()], pa.list_(pa.string()), "current_schemas"),
-        (userbyid, [pa.int64()], pa.string(), "pg_get_userbyid"),
-        (visible, [pa.int64()], pa.bool_(), "pg_table_is_visible"),
-        (format_type, [pa.int64(), pa.int64()], pa.string(), "format_type"),
-        (no_expression, [pa.string(), pa.int64()], pa.string(), "pg_get_expr"),
-        (encoding, [pa.int64()], pa.string(), "pg_encoding_to_char"),
-    ):
-        context.register_udf(datafusion.udf(fn, inputs, output, "stable", name))

@@ -1,0 +1,80 @@
+"""Postgres' catalog over kyma's tables: ``information_schema`` (tables, columns, schemata),
+a small ``pg_catalog`` (see ``_relations``) and the server functions clients call
+(``version()``, ``current_schema()``, ``format_type``, ``pg_get_…``), for psql's ``\\d``,
+pgcli's completion and the schema browsers of BI tools.
+
+The Postgres protocol, ``POST /v1/query`` and Flight SQL all ask ``answer`` first. A statement
+it takes runs in its own DataFusion context over Arrow tables built from the catalog, holding
+only the tables the caller's token may read: a table-limited token sees only its tables.
+"""
+
+from __future__ import annotations
+
+import re
+
+import datafusion
+import pyarrow as pa
+
+from kyma.auth import Principal
+from kyma.engine.catalog import Catalog
+from kyma.engine.errors import EngineFailedError, SqlError
+from kyma.engine.query import QueryResult, contained
+from kyma.pgcatalog import _functions, _relations, _rewrite
+from kyma.pgcatalog._information_schema import VIEWS
+
+_STRING = re.compile(r"'(?:[^']|'')*'")
+_PG_RELATION = re.compile(r"\b(" + "|".join(_relations.RELATIONS) + r")\b", re.I)
+_EMPTY_RELATION = re.compile(r"\b(" + "|".join(_relations.EMPTY) + r")\b", re.I)
+_FUNCTION = re.compile(r"\b(" + "|".join(_functions.FUNCTIONS) + r")\s*\(", re.I)
+_FROM_TABLE = re.compile(r"\bFROM\s+(?!unnest\s*\()", re.I)  # FROM unnest(...): no table
+_CALL = re.compile(r"(?:\w+\.)?(\w+)\(.*\)", re.S)
+
+
+def answer(sql: str, catalog: Catalog, caller: Principal) -> QueryResult | None:
+    """The result of a statement over ``information_schema`` or ``pg_catalog``'s relations,
+    or of one that calls only catalog functions (``SELECT version()``); None for any other
+    statement."""
+    code = _STRING.sub("''", sql)  # a name inside a string literal is no reference
+    views = _rewrite.views(code)
+    relations = {m.group(1).lower() for m in _PG_RELATION.finditer(code)}
+    empty = _EMPTY_RELATION.search(code)
+    # a function answers only without a table: `SELECT version(), count(*) FROM t` is no
+    # catalog statement, `SELECT * FROM unnest(current_schemas(true))` is one
+    function = _FUNCTION.search(code) and not _FROM_TABLE.search(code)
+    if not views and not relations and not empty and not function:
+        return None
+    caller.require("read")
+    if empty:  # no indexes, constraints, policies… in kyma: no rows
+        return QueryResult(pa.table({"?column?": pa.array([], pa.string())}), "OK")
+    unknown = sorted(views - set(VIEWS))
+    if unknown:
+        raise SqlError(
+            f"information_schema.{unknown[0]} is not available: kyma has "
+            + ", ".join(f"information_schema.{v}" for v in VIEWS)
+        )
+    context = datafusion.SessionContext()
+    _functions.register(context)
+    tables = [info for info in catalog.list_tables() if caller.may_touch(info.name)]
+    builders = {f"information_schema_{v}": VIEWS[v] for v in views}
+    builders.update({r: _relations.RELATIONS[r] for r in relations})
+    for name, build in builders.items():
+        built = build(tables)
+        batches = built.to_batches() or [pa.RecordBatch.from_pylist([], built.schema)]
+        context.register_record_batches(name, [batches])
+    local = _rewrite.local(sql)
+    try:
+        table = contained(lambda: context.sql(local).to_arrow_table())
+    except EngineFailedError:
+        raise
+    except Exception as e:  # DataFusion's errors carry the reason in their text
+        raise SqlError(f"catalog query failed: {e}") from e
+    return QueryResult(table.rename_columns(_postgres_names(table.column_names)), "OK")
+
+
+def _postgres_names(names: list[str]) -> list[str]:
+    """A function call's column named after the function, as Postgres names it.
+
+    >>> _postgres_names(["version()", "UNNEST(current_schemas(Boolean(true)))", "relname"])
+    ['version', 'unnest', 'relname']
+    """
+    return [match.group(1).lower() if (match := _CALL.fullmatch(n)) else n for n in names]

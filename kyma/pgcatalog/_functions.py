@@ -1,0 +1,79 @@
+"""The server functions clients call in catalog statements, as DataFusion UDFs: psql's
+(pg_get_userbyid, pg_table_is_visible, format_type, pg_get_expr, pg_encoding_to_char),
+Grafana's (quote_ident, parse_ident, current_setting), Metabase's (col_description,
+obj_description) and the session functions (version, current_schema, current_database).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import datafusion
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from kyma.pgcatalog._information_schema import DATABASE, SCHEMA
+from kyma.pgcatalog._relations import OWNER, TYPE_NAMES, formatted_type
+from kyma.pgwire._session import DEFAULTS, SERVER_VERSION, VERSION
+
+_PLAIN_NAME = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_$")
+
+
+def quote_ident(name: str) -> str:
+    """A name as SQL spells it: quoted unless plain lower-case.
+
+    >>> quote_ident("events"), quote_ident("Events"), quote_ident('a"b')
+    ('events', '"Events"', '"a""b"')
+    """
+    if name and not name[0].isdigit() and set(name) <= _PLAIN_NAME:
+        return name
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _constant(value: str) -> Callable[[], pa.Array]:
+    return lambda: pa.array([value], pa.string())
+
+
+def _each(fn: Callable[[object], object], output: pa.DataType) -> Callable[..., pa.Array]:
+    """A UDF applying ``fn`` to each value of its first argument (NULL stays NULL)."""
+
+    def apply(values: pa.Array, *_: pa.Array) -> pa.Array:
+        return pa.array([None if v is None else fn(v) for v in values.to_pylist()], output)
+
+    return apply
+
+
+def _format_type(oids: pa.Array, _mods: pa.Array) -> pa.Array:
+    names = [TYPE_NAMES.get(o) for o in pc.cast(oids, pa.int64()).to_pylist()]
+    return pa.array([formatted_type(n) if n else None for n in names], pa.string())
+
+
+def _nulls(values: pa.Array, *_: pa.Array) -> pa.Array:
+    return pa.nulls(len(values), pa.string())
+
+
+_SETTINGS = {**DEFAULTS, "server_version_num": SERVER_VERSION.replace(".", "0") + "00"}
+_TEXT, _INT, _BOOL, _NAMES = pa.string(), pa.int64(), pa.bool_(), pa.list_(pa.string())
+# name → (function, argument types, result type)
+FUNCTIONS: dict[str, tuple[Callable[..., pa.Array], list[pa.DataType], pa.DataType]] = {
+    "version": (_constant(VERSION), [], _TEXT),
+    "current_schema": (_constant(SCHEMA), [], _TEXT),
+    "current_database": (_constant(DATABASE), [], _TEXT),
+    "current_schemas": (_each(lambda _: ["pg_catalog", SCHEMA], _NAMES), [_BOOL], _NAMES),
+    "current_setting": (_each(lambda n: _SETTINGS.get(str(n)), _TEXT), [_TEXT], _TEXT),
+    "pg_get_userbyid": (_each(lambda _: OWNER, _TEXT), [_INT], _TEXT),
+    "pg_table_is_visible": (_each(lambda _: True, _BOOL), [_INT], _BOOL),
+    "format_type": (_format_type, [_INT, _INT], _TEXT),
+    "pg_get_expr": (_nulls, [_TEXT, _INT], _TEXT),
+    "pg_encoding_to_char": (_each(lambda _: "UTF8", _TEXT), [_INT], _TEXT),
+    "quote_ident": (_each(lambda n: quote_ident(str(n)), _TEXT), [_TEXT], _TEXT),
+    "parse_ident": (_each(lambda n: str(n).split("."), _NAMES), [_TEXT], _NAMES),
+    "obj_description": (_nulls, [_INT, _TEXT], _TEXT),
+    "col_description": (_nulls, [_INT, _INT], _TEXT),
+}
+
+
+def register(context: datafusion.SessionContext) -> None:
+    """Every function of ``FUNCTIONS`` in ``context``."""
+    for name, (fn, inputs, output) in FUNCTIONS.items():
+        context.register_udf(datafusion.udf(fn, inputs, output, "stable", name))

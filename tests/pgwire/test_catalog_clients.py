@@ -1,0 +1,229 @@
+"""Postgres' catalog (information_schema, pg_catalog, server functions) over every protocol
+of a real ``kyma serve``: HTTP and Flight SQL answer it as the Postgres protocol does, with
+the same token scopes; pgcli's completion queries and the schema queries Grafana's and
+Metabase's Postgres drivers send answer what they expect."""
+
+from __future__ import annotations
+
+import json
+
+import adbc_driver_flightsql.dbapi
+import psycopg
+import pytest
+from pgcli.pgexecute import PGExecute
+from pgwire_serve import PgServe
+from serve_helpers import request
+
+TABLES = "SELECT table_name FROM information_schema.tables ORDER BY table_name"
+
+
+@pytest.fixture(scope="module")
+def two_tables(pg: PgServe) -> PgServe:
+    """``events`` and ``other``: the ``read_other`` token may read only ``other``."""
+    with pg.connect(autocommit=True) as conn:
+        conn.execute("CREATE TABLE other (id long, label string)")
+    return pg
+
+
+def _http(pg: PgServe, sql: str, token: str = "admin") -> tuple[int, dict]:
+    status, _headers, body = request(
+        f"{pg.serve.url}/v1/query",
+        json.dumps({"sql": sql}).encode(),
+        headers={"Authorization": f"Bearer {pg.tokens[token]}"},
+    )
+    return status, json.loads(body)
+
+
+def _flight(pg: PgServe, sql: str, token: str = "admin") -> list[tuple]:
+    assert pg.serve.flight_url is not None
+    header = {"adbc.flight.sql.authorization_header": f"Bearer {pg.tokens[token]}"}
+    with (
+        adbc_driver_flightsql.dbapi.connect(
+            pg.serve.flight_url, db_kwargs=header, autocommit=True
+        ) as conn,
+        conn.cursor() as cur,
+    ):
+        cur.execute(sql)
+        return cur.fetchall()
+
+
+def test_information_schema_answers_over_http_within_the_token_scope(two_tables: PgServe) -> None:
+    status, answer = _http(two_tables, TABLES)
+    assert status == 200, answer
+    assert answer["rows"] == [["events"], ["other"]]
+    status, answer = _http(two_tables, TABLES, "read_other")
+    assert status == 200, answer
+    assert answer["rows"] == [["other"]]  # a table-limited token sees only its tables
+    columns = (
+        "SELECT column_name, data_type FROM information_schema.columns"
+        " WHERE table_name = 'events' ORDER BY ordinal_position"
+    )
+    status, answer = _http(two_tables, columns)
+    for column in (["n", "bigint"], ["msg", "text"], ["ts", "timestamp with time zone"]):
+        assert column in answer["rows"], answer
+    assert _http(two_tables, columns, "read_other")[1]["rows"] == []
+    status, answer = _http(two_tables, "SELECT schema_name FROM information_schema.schemata")
+    assert ["public"] in answer["rows"], answer
+
+
+def test_pg_catalog_and_server_functions_answer_over_http(two_tables: PgServe) -> None:
+    status, answer = _http(
+        two_tables,
+        "SELECT c.relname, n.nspname FROM pg_catalog.pg_class c"
+        " JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace ORDER BY 1",
+        "read_other",
+    )
+    assert status == 200, answer
+    assert answer["rows"] == [["other", "public"]]
+    status, answer = _http(two_tables, "SELECT version(), current_schema()")
+    assert status == 200, answer
+    assert [c["name"] for c in answer["columns"]] == ["version", "current_schema"]
+    assert answer["rows"][0][0].startswith("PostgreSQL 15.0 (kyma ")
+    assert answer["rows"][0][1] == "public"
+    status, answer = _http(two_tables, "SELECT typname FROM pg_type WHERE oid = 3802")
+    assert answer["rows"] == [["jsonb"]]
+    status, answer = _http(two_tables, "SELECT datname FROM pg_database")
+    assert answer["rows"] == [["kyma"]]
+    status, answer = _http(two_tables, "SELECT setting FROM pg_settings WHERE name = 'TimeZone'")
+    assert answer["rows"] == [["UTC"]]
+    # a query over a table is still the engine's, functions and all
+    status, answer = _http(two_tables, "SELECT count(*) AS c FROM events")
+    assert answer["rows"] == [[3]]
+
+
+def test_catalog_answers_over_flight_sql_within_the_token_scope(two_tables: PgServe) -> None:
+    assert _flight(two_tables, TABLES) == [("events",), ("other",)]
+    assert _flight(two_tables, TABLES, "read_other") == [("other",)]
+    (version,) = _flight(two_tables, "SELECT version()")[0]
+    assert version.startswith("PostgreSQL 15.0")
+
+
+def test_an_unknown_information_schema_view_is_a_precise_400(two_tables: PgServe) -> None:
+    status, answer = _http(two_tables, "SELECT * FROM information_schema.routines")
+    assert status == 400, answer
+    assert "information_schema.routines is not available" in answer["message"]
+    assert "information_schema.tables" in answer["message"]
+
+
+def test_pgcli_completes_from_the_catalog_and_runs_a_query(two_tables: PgServe) -> None:
+    executor = PGExecute(
+        "kyma", "kyma", two_tables.tokens["admin"], "127.0.0.1", two_tables.port, ""
+    )
+    try:
+        assert executor.search_path() == ["pg_catalog", "public"]
+        assert "public" in executor.schemata()
+        assert sorted(executor.tables()) == [("public", "events"), ("public", "other")]
+        columns = [(t, c, kind) for _s, t, c, kind, *_ in executor.table_columns()]
+        assert ("other", "label", "text") in columns
+        assert ("events", "n", "bigint") in columns
+        assert list(executor.views()) == []
+        assert executor.databases() == ["kyma"]
+        assert list(executor.foreignkeys()) == []
+        assert list(executor.functions()) == []
+        assert list(executor.datatypes()) == []
+        ((title, rows, headers, status, *_),) = list(
+            executor.run("SELECT n FROM events ORDER BY n")
+        )
+        assert (headers, list(rows), status) == (["n"], [(1,), (2,), (3,)], "SELECT 3")
+    finally:
+        executor.conn.close()
+
+
+# Grafana's Postgres data source (postgresMetaQuery.ts) browsing schemas, tables, columns.
+GRAFANA_SEARCH_PATH = """
+          quote_ident(table_schema) IN (
+          SELECT
+            CASE WHEN trim(s[i]) = '"$user"' THEN user ELSE trim(s[i]) END
+          FROM
+            generate_series(
+              array_lower(string_to_array(current_setting('search_path'),','),1),
+              array_upper(string_to_array(current_setting('search_path'),','),1)
+            ) as i,
+            string_to_array(current_setting('search_path'),',') s
+          )"""
+GRAFANA = {
+    "version": "SELECT current_setting('server_version_num')::int/100 as version",
+    "timescale": "SELECT extversion FROM pg_extension WHERE extname = 'timescaledb'",
+    "schemas": """SELECT schema_name AS "name"
+    FROM information_schema.schemata
+    WHERE schema_name NOT IN ('information_schema', 'pg_catalog', 'pg_toast',
+                              '_timescaledb_cache', '_timescaledb_catalog')
+    ORDER BY schema_name""",
+    "tables in a schema": """SELECT quote_ident(table_name) AS "table"
+      FROM information_schema.tables
+      WHERE quote_ident(table_schema) = 'public'
+      ORDER BY 1""",
+    "tables": f"""SELECT
+    CASE WHEN {GRAFANA_SEARCH_PATH}
+      THEN quote_ident(table_name)
+      ELSE quote_ident(table_schema) || '.' || quote_ident(table_name)
+    END AS "table"
+    FROM information_schema.tables
+    WHERE quote_ident(table_schema) NOT IN ('information_schema', 'pg_catalog')
+    ORDER BY CASE WHEN {GRAFANA_SEARCH_PATH} THEN 0 ELSE 1 END, 1""",
+    "columns": f"""SELECT quote_ident(column_name) AS "column", data_type AS "type"
+    FROM information_schema.columns
+    WHERE
+      CASE WHEN array_length(parse_ident('other'),1) = 2
+        THEN quote_ident(table_schema) = (parse_ident('other'))[1]
+          AND quote_ident(table_name) = (parse_ident('other'))[2]
+        ELSE quote_ident(table_name) = 'other'
+          AND {GRAFANA_SEARCH_PATH}
+      END""",
+}
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("version", [(1500,)]),
+        ("timescale", []),
+        ("schemas", [("public",)]),
+        ("tables in a schema", [("events",), ("other",)]),
+        ("tables", [("events",), ("other",)]),
+        (
+            "columns",
+            [
+                ("_timestamp", "timestamp with time zone"),
+                ("props", "jsonb"),
+                ("id", "bigint"),
+                ("label", "text"),
+            ],
+        ),
+    ],
+)
+def test_grafana_browses_the_schema(two_tables: PgServe, query: str, expected: list) -> None:
+    with two_tables.connect(autocommit=True) as conn:
+        assert conn.execute(GRAFANA[query]).fetchall() == expected
+
+
+# Metabase's Postgres driver (driver/postgres.clj): describe-database's table list, its
+# enum-type lookup.
+METABASE_TABLES = """SELECT n.nspname AS schema, c.relname AS name,
+  CASE c.relkind WHEN 'r' THEN 'TABLE' WHEN 'p' THEN 'PARTITIONED TABLE' WHEN 'v' THEN 'VIEW'
+    WHEN 'f' THEN 'FOREIGN TABLE' WHEN 'm' THEN 'MATERIALIZED VIEW' ELSE NULL END AS type,
+  d.description AS description, stat.n_live_tup AS estimated_row_count
+FROM pg_catalog.pg_class AS c
+INNER JOIN pg_catalog.pg_namespace AS n ON c.relnamespace = n.oid
+LEFT JOIN pg_catalog.pg_description AS d
+  ON (c.oid = d.objoid) AND (d.objsubid = 0) AND (d.classoid = 'pg_class'::regclass)
+LEFT JOIN pg_stat_user_tables AS stat
+  ON (n.nspname = stat.schemaname) AND (c.relname = stat.relname)
+WHERE (c.relnamespace = n.oid) AND (n.nspname !~ '^pg_') AND (n.nspname <> 'information_schema')
+  AND c.relkind in ('r', 'p', 'v', 'f', 'm') AND (n.nspname IN ('public'))
+ORDER BY type ASC, schema ASC, name ASC"""
+METABASE_ENUMS = (
+    "SELECT nspname, typname FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace"
+    " WHERE t.oid IN (SELECT DISTINCT enumtypid FROM pg_enum e)"
+)
+
+
+def test_metabase_describes_the_database(two_tables: PgServe) -> None:
+    with two_tables.connect(autocommit=True) as conn:
+        assert conn.execute(METABASE_TABLES).fetchall() == [
+            ("public", "events", "TABLE", None, None),
+            ("public", "other", "TABLE", None, None),
+        ]
+        assert conn.execute(METABASE_ENUMS).fetchall() == []
+    with psycopg.connect(two_tables.dsn(two_tables.tokens["read_other"])) as conn:
+        assert [r[1] for r in conn.execute(METABASE_TABLES)] == ["other"]
