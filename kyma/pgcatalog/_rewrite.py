@@ -46,7 +46,8 @@ _REG_CAST = re.compile(r"::\s*(?:regclass|regtype|regnamespace|regproc|regrole)\
 # psql's \\d reads a column's default and collation in correlated scalar subqueries that
 # DataFusion cannot plan; kyma has neither, so each such subquery is NULL
 _SCALAR = re.compile(
-    r"\(\s*SELECT\s+[^()]*?(?:\([^()]*\)[^()]*?)*FROM\s+(?:pg_attrdef|pg_collation)\b", re.I
+    r"\(\s*SELECT\s+[^()]*?(?:\((?:[^()]|\([^()]*\))*\)[^()]*?)*FROM\s+(?:pg_attrdef|pg_collation)\b",
+    re.I,
 )
 _GET_EXPR = re.compile(r"\bpg_get_expr\s*\(([^,()]+),([^,()]+),\s*(?:true|false)\s*\)", re.I)
 _PG_PREFIX = re.compile(r'"?pg_catalog"?\s*\.\s*', re.I)
@@ -100,6 +101,8 @@ def _without_subqueries(sql: str) -> str:
 
     >>> _without_subqueries("SELECT a, (SELECT f(d.x, 1) FROM pg_attrdef d WHERE (y)) AS z")
     'SELECT a, NULL AS z'
+    >>> _without_subqueries("SELECT (SELECT substring(g(d.x) for 9) FROM pg_attrdef d), b")
+    'SELECT NULL, b'
     """
     while match := _SCALAR.search(sql):
         depth, end = 0, match.start()

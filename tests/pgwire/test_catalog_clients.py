@@ -11,6 +11,7 @@ import adbc_driver_flightsql.dbapi
 import psycopg
 import pytest
 from pgcli.pgexecute import PGExecute
+from pgspecial.main import PGSpecial
 from pgwire_serve import PgServe
 from serve_helpers import request
 
@@ -125,6 +126,12 @@ def test_pgcli_completes_from_the_catalog_and_runs_a_query(two_tables: PgServe) 
             executor.run("SELECT n FROM events ORDER BY n")
         )
         assert (headers, list(rows), status) == (["n"], [(1,), (2,), (3,)], "SELECT 3")
+        ((title, rows, headers, status, *_),) = list(executor.run("\\dt", pgspecial=PGSpecial()))
+        assert [r[1] for r in rows] == ["events", "other"], (title, rows, headers, status)
+        ((title, rows, headers, status, *_),) = list(
+            executor.run("\\d other", pgspecial=PGSpecial())
+        )
+        assert [list(r[:2]) for r in rows][-2:] == [["id", "bigint"], ["label", "text"]], rows
     finally:
         executor.conn.close()
 
