@@ -1,4 +1,5 @@
-"""``information_schema``'s tables, columns and schemata over kyma's tables."""
+"""``information_schema``'s tables, columns and schemata over kyma's tables (and its
+table_constraints and key_column_usage, empty: kyma has no keys)."""
 
 from __future__ import annotations
 
@@ -87,8 +88,16 @@ def schemata(_infos: list[TableInfo]) -> pa.Table:
     )
 
 
+def _constraints(_infos: list[TableInfo]) -> pa.Table:
+    """table_constraints and key_column_usage: kyma has no keys, so no rows."""
+    names = ("constraint_name", "table_schema", "table_name", "constraint_type", "column_name")
+    return pa.schema([(n, pa.string()) for n in names]).empty_table()
+
+
 VIEWS: dict[str, Callable[[list[TableInfo]], pa.Table]] = {
     "tables": tables,
     "columns": columns,
     "schemata": schemata,
+    "table_constraints": _constraints,
+    "key_column_usage": _constraints,
 }

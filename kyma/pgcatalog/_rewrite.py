@@ -49,6 +49,10 @@ _SCALAR = re.compile(
     r"\(\s*SELECT\s+[^()]*?(?:\((?:[^()]|\([^()]*\))*\)[^()]*?)*FROM\s+(?:pg_attrdef|pg_collation)\b",
     re.I,
 )
+# comments on tables and columns (Metabase reads them): kyma keeps none
+_DESCRIPTION = re.compile(r"\b(?:col|obj)_description\s*\(", re.I)
+# format('%s.%I', a, b) with plain arguments (Metabase's type names), spelled with concat
+_FORMAT = re.compile(r"\bformat\s*\(\s*'((?:[^']|'')*)'((?:\s*,\s*[^(),']+)+)\s*\)", re.I)
 _GET_EXPR = re.compile(r"\bpg_get_expr\s*\(([^,()]+),([^,()]+),\s*(?:true|false)\s*\)", re.I)
 _PG_PREFIX = re.compile(r'"?pg_catalog"?\s*\.\s*', re.I)
 _COLLATE = re.compile(r'\s+COLLATE\s+(?:"?pg_catalog"?\s*\.\s*)?"?default"?', re.I)
@@ -83,7 +87,25 @@ def local(sql: str) -> str:
     sql = _REG_LITERAL.sub(lambda m: str(_CATALOG_OIDS.get(m.group(1).lower(), 0)), sql)
     sql = _REGTYPE_TEXT.sub(r"format_type(\1, -1)", sql)
     sql = _GET_EXPR.sub(r"pg_get_expr(\1,\2)", _REG_CAST.sub("", sql))
-    return _without_subqueries(sql)
+    sql = _FORMAT.sub(_concat, _nulled(sql, _DESCRIPTION))
+    return _nulled(sql, _SCALAR)
+
+
+def _concat(match: re.Match[str]) -> str:
+    """A ``format(...)`` call as ``concat(...)``: ``%s`` an argument, ``%I`` it quoted.
+
+    >>> _concat(_FORMAT.search("format('<%s>.%I', a.x, b)"))
+    "concat('<', a.x, '>.', quote_ident(b))"
+    """
+    arguments = [a.strip() for a in match.group(2).split(",")[1:]]
+    parts, rest = [], match.group(1)
+    for piece in re.split(r"(%[sI])", rest):
+        if piece in ("%s", "%I"):
+            argument = arguments.pop(0) if arguments else "NULL"
+            parts.append(argument if piece == "%s" else f"quote_ident({argument})")
+        elif piece:
+            parts.append(f"'{piece}'")
+    return "concat(" + ", ".join(parts or ["''"]) + ")"
 
 
 def _quoted(elements: str) -> list[str]:
@@ -96,17 +118,20 @@ def _quoted(elements: str) -> list[str]:
     return ["'" + p.replace("'", "''") + "'" for p in parts] or ["NULL"]
 
 
-def _without_subqueries(sql: str) -> str:
-    """``sql`` with each parenthesised subquery over pg_attrdef or pg_collation as NULL.
+def _nulled(sql: str, pattern: re.Pattern[str]) -> str:
+    """``sql`` with each match of ``pattern`` up to the parenthesis its first one opens as
+    NULL: subqueries over pg_attrdef or pg_collation, calls of col_description.
 
-    >>> _without_subqueries("SELECT a, (SELECT f(d.x, 1) FROM pg_attrdef d WHERE (y)) AS z")
+    >>> _nulled("SELECT a, (SELECT f(d.x, 1) FROM pg_attrdef d WHERE (y)) AS z", _SCALAR)
     'SELECT a, NULL AS z'
-    >>> _without_subqueries("SELECT (SELECT substring(g(d.x) for 9) FROM pg_attrdef d), b")
+    >>> _nulled("SELECT (SELECT substring(g(d.x) for 9) FROM pg_attrdef d), b", _SCALAR)
     'SELECT NULL, b'
+    >>> _nulled("SELECT col_description(CAST(f(x) AS oid), 1) AS c", _DESCRIPTION)
+    'SELECT NULL AS c'
     """
-    while match := _SCALAR.search(sql):
+    while match := pattern.search(sql):
         depth, end = 0, match.start()
-        for end in range(match.start(), len(sql)):
+        for end in range(sql.index("(", match.start()), len(sql)):
             depth += {"(": 1, ")": -1}.get(sql[end], 0)
             if depth == 0:
                 break

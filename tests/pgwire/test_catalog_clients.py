@@ -205,7 +205,7 @@ def test_grafana_browses_the_schema(two_tables: PgServe, query: str, expected: l
 
 
 # Metabase's Postgres driver (driver/postgres.clj): describe-database's table list, its
-# enum-type lookup.
+# enum-type lookup, describe-fields' column list.
 METABASE_TABLES = """SELECT n.nspname AS schema, c.relname AS name,
   CASE c.relkind WHEN 'r' THEN 'TABLE' WHEN 'p' THEN 'PARTITIONED TABLE' WHEN 'v' THEN 'VIEW'
     WHEN 'f' THEN 'FOREIGN TABLE' WHEN 'm' THEN 'MATERIALIZED VIEW' ELSE NULL END AS type,
@@ -224,6 +224,48 @@ METABASE_ENUMS = (
     " WHERE t.oid IN (SELECT DISTINCT enumtypid FROM pg_enum e)"
 )
 
+# describe-fields: the columns of the synced tables, with primary keys and comments
+METABASE_FIELDS = """SELECT "c"."column_name" AS "name",
+  CASE WHEN "c"."udt_schema" IN ('public', 'pg_catalog') THEN FORMAT('%s', "c"."udt_name")
+    ELSE FORMAT('"%s"."%s"', "c"."udt_schema", "c"."udt_name") END AS "database-type",
+  "c"."ordinal_position" - 1 AS "database-position",
+  "c"."table_schema" AS "table-schema", "c"."table_name" AS "table-name",
+  "pk"."column_name" IS NOT NULL AS "pk?",
+  COL_DESCRIPTION(CAST(CAST(FORMAT('%I.%I', CAST("c"."table_schema" AS TEXT),
+    CAST("c"."table_name" AS TEXT)) AS REGCLASS) AS OID), "c"."ordinal_position")
+    AS "field-comment",
+  (("column_default" IS NULL) OR (LOWER("column_default") = 'null')) AND ("is_nullable" = 'NO')
+    AND NOT ((("column_default" IS NOT NULL) AND ("column_default" LIKE '%nextval(%'))
+    OR ("is_identity" <> 'NO')) AS "database-required",
+  (("column_default" IS NOT NULL) AND ("column_default" LIKE '%nextval(%'))
+    OR ("is_identity" <> 'NO') AS "database-is-auto-increment"
+FROM "information_schema"."columns" AS "c"
+LEFT JOIN (SELECT "tc"."table_schema", "tc"."table_name", "kc"."column_name"
+  FROM "information_schema"."table_constraints" AS "tc"
+  INNER JOIN "information_schema"."key_column_usage" AS "kc"
+    ON ("tc"."constraint_name" = "kc"."constraint_name")
+    AND ("tc"."table_schema" = "kc"."table_schema") AND ("tc"."table_name" = "kc"."table_name")
+  WHERE "tc"."constraint_type" = 'PRIMARY KEY') AS "pk"
+  ON ("c"."table_schema" = "pk"."table_schema") AND ("c"."table_name" = "pk"."table_name")
+  AND ("c"."column_name" = "pk"."column_name")
+WHERE c.table_schema !~ '^information_schema|catalog_history|pg_'
+  AND ("c"."table_schema" IN ('public')) AND ("c"."table_name" IN ('other'))
+UNION ALL
+SELECT "pa"."attname" AS "name",
+  CASE WHEN "ptn"."nspname" IN ('public', 'pg_catalog') THEN FORMAT('%s', "pt"."typname")
+    ELSE FORMAT('"%s"."%s"', "ptn"."nspname", "pt"."typname") END AS "database-type",
+  "pa"."attnum" - 1 AS "database-position", "pn"."nspname" AS "table-schema",
+  "pc"."relname" AS "table-name", FALSE AS "pk?", NULL AS "field-comment",
+  FALSE AS "database-required", FALSE AS "database-is-auto-increment"
+FROM "pg_catalog"."pg_class" AS "pc"
+INNER JOIN "pg_catalog"."pg_namespace" AS "pn" ON "pn"."oid" = "pc"."relnamespace"
+INNER JOIN "pg_catalog"."pg_attribute" AS "pa" ON "pa"."attrelid" = "pc"."oid"
+INNER JOIN "pg_catalog"."pg_type" AS "pt" ON "pt"."oid" = "pa"."atttypid"
+INNER JOIN "pg_catalog"."pg_namespace" AS "ptn" ON "ptn"."oid" = "pt"."typnamespace"
+WHERE ("pc"."relkind" = 'm') AND ("pa"."attnum" >= 1) AND ("pn"."nspname" IN ('public'))
+  AND ("pc"."relname" IN ('other'))
+ORDER BY "table-schema" ASC, "table-name" ASC, "database-position" ASC"""
+
 
 def test_metabase_describes_the_database(two_tables: PgServe) -> None:
     with two_tables.connect(autocommit=True) as conn:
@@ -232,5 +274,11 @@ def test_metabase_describes_the_database(two_tables: PgServe) -> None:
             ("public", "other", "TABLE", None, None),
         ]
         assert conn.execute(METABASE_ENUMS).fetchall() == []
+        fields = conn.execute(METABASE_FIELDS).fetchall()
+        described = [(name, kind, position, table) for name, kind, position, _, table, *_ in fields]
+        assert described[-2:] == [("id", "int8", 2, "other"), ("label", "text", 3, "other")]
+        assert {(pk, comment, auto) for *_, pk, comment, _required, auto in fields} == {
+            (False, None, False)
+        }
     with psycopg.connect(two_tables.dsn(two_tables.tokens["read_other"])) as conn:
         assert [r[1] for r in conn.execute(METABASE_TABLES)] == ["other"]
