@@ -103,7 +103,7 @@ class KymaFlightServer(flight.FlightServerBase):
     def _result(self, context: flight.ServerCallContext, sql: str) -> QueryResult:
         caller = self._authorize(context)
         authorize = None if caller.unrestricted else caller.authorize
-        catalog = pgcatalog.answer(sql, self.services.catalog, caller)
+        catalog = pgcatalog.answer(sql, self.services.query, caller)
         return catalog or self.services.query.execute(sql, authorize=authorize)
 
     def _run(

@@ -5,20 +5,23 @@ pgcli's completion and the schema browsers of BI tools.
 
 The Postgres protocol, ``POST /v1/query`` and Flight SQL all ask ``answer`` first. A statement
 it takes runs in its own DataFusion context over Arrow tables built from the catalog, holding
-only the tables the caller's token may read: a table-limited token sees only its tables.
+only the tables the caller's token may read: a table-limited token sees only its tables. It
+runs within the query engine's limits (timeout, memory, concurrency, result size) and can be
+cancelled, as any statement.
 """
 
 from __future__ import annotations
 
 import re
+import threading
 
-import datafusion
 import pyarrow as pa
 
 from kyma.auth import Principal
-from kyma.engine.catalog import Catalog
-from kyma.engine.errors import EngineFailedError, SqlError
-from kyma.engine.query import QueryResult, contained
+from kyma.engine.errors import SqlError
+from kyma.engine.query import QueryEngine, QueryResult
+from kyma.engine.query._datafusion import run_datafusion
+from kyma.engine.query._limits import session_context
 from kyma.pgcatalog import _functions, _relations, _rewrite
 from kyma.pgcatalog._information_schema import VIEWS
 
@@ -30,10 +33,12 @@ _FROM_TABLE = re.compile(r"\bFROM\s+(?!unnest\s*\()", re.I)  # FROM unnest(...):
 _CALL = re.compile(r"(?:\w+\.)?(\w+)\(.*\)", re.S)
 
 
-def answer(sql: str, catalog: Catalog, caller: Principal) -> QueryResult | None:
+def answer(
+    sql: str, query: QueryEngine, caller: Principal, cancel: threading.Event | None = None
+) -> QueryResult | None:
     """The result of a statement over ``information_schema`` or ``pg_catalog``'s relations,
     or of one that calls only catalog functions (``SELECT version()``); None for any other
-    statement."""
+    statement. ``cancel``, set while it runs, cancels it (QueryCancelledError)."""
     code = _STRING.sub("''", sql)  # a name inside a string literal is no reference
     views = _rewrite.views(code)
     relations = {m.group(1).lower() for m in _PG_RELATION.finditer(code)}
@@ -52,9 +57,9 @@ def answer(sql: str, catalog: Catalog, caller: Principal) -> QueryResult | None:
             f"information_schema.{unknown[0]} is not available: kyma has "
             + ", ".join(f"information_schema.{v}" for v in VIEWS)
         )
-    context = datafusion.SessionContext()
+    context = session_context(query.limits)
     _functions.register(context)
-    tables = [info for info in catalog.list_tables() if caller.may_touch(info.name)]
+    tables = [info for info in query.catalog.list_tables() if caller.may_touch(info.name)]
     builders = {f"information_schema_{v}": VIEWS[v] for v in views}
     builders.update({r: _relations.RELATIONS[r] for r in relations})
     for name, build in builders.items():
@@ -62,12 +67,7 @@ def answer(sql: str, catalog: Catalog, caller: Principal) -> QueryResult | None:
         batches = built.to_batches() or [pa.RecordBatch.from_pylist([], built.schema)]
         context.register_record_batches(name, [batches])
     local = _rewrite.local(sql)
-    try:
-        table = contained(lambda: context.sql(local).to_arrow_table())
-    except EngineFailedError:
-        raise
-    except Exception as e:  # DataFusion's errors carry the reason in their text
-        raise SqlError(f"catalog query failed: {e}") from e
+    table = query.gate.run(lambda: run_datafusion(context, local, limits=query.limits), cancel)
     return QueryResult(table.rename_columns(_postgres_names(table.column_names)), "OK")
 
 

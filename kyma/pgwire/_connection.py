@@ -314,13 +314,15 @@ class Connection:
             return answer
         principal = self.principal
         assert principal is not None
-        answer = _asyncpg.answer(sql) or pgcatalog.answer(sql, self.services.catalog, principal)
+        self.cancel = threading.Event()  # a CancelRequest now cancels this statement only
+        answer = _asyncpg.answer(sql) or pgcatalog.answer(
+            sql, self.services.query, principal, self.cancel
+        )
         if answer is not None:
             return answer
         words = sql.split(None, 1)
         if probe and words and words[0].lower() in ("select", "with", "values", "table"):
             sql = f"SELECT * FROM ({sql.strip().rstrip(';')}\n) AS kyma_probe LIMIT 0"
-        self.cancel = threading.Event()  # a CancelRequest now cancels this statement only
         return self.services.query.execute(
             sql,
             authorize=None if principal.unrestricted else principal.authorize,

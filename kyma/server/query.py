@@ -45,7 +45,7 @@ def query():  # type: ignore[no-untyped-def]
             raise SqlError(f"{switch}: expected true or false, got {switches[switch]!r}")
     caller = principal()
     services = current_app.extensions["kyma"]
-    result = pgcatalog.answer(body["sql"], services.catalog, caller) or services.query.execute(
+    result = pgcatalog.answer(body["sql"], services.query, caller) or services.query.execute(
         body["sql"],
         snapshot=snapshot,
         authorize=None if caller.unrestricted else caller.authorize,

@@ -106,6 +106,19 @@ def test_an_unknown_information_schema_view_is_a_precise_400(two_tables: PgServe
     assert "information_schema.tables" in answer["message"]
 
 
+def test_a_catalog_query_keeps_to_the_query_limits(two_tables: PgServe) -> None:
+    """A cross join of catalog relations stops at KYMA_MAX_RESULT_ROWS (1,000,000), over
+    every protocol, and the server goes on."""
+    huge = "SELECT a.oid FROM pg_type a, pg_type b, pg_type c, pg_type d, pg_type e"
+    status, answer = _http(two_tables, huge)
+    assert status == 413, answer
+    assert "KYMA_MAX_RESULT_ROWS" in answer["message"], answer
+    with two_tables.connect(autocommit=True) as conn:
+        with pytest.raises(psycopg.errors.ProgramLimitExceeded, match="KYMA_MAX_RESULT_ROWS"):
+            conn.execute(huge)
+        assert conn.execute("SELECT typname FROM pg_type WHERE oid = 20").fetchone() == ("int8",)
+
+
 def test_pgcli_completes_from_the_catalog_and_runs_a_query(two_tables: PgServe) -> None:
     executor = PGExecute(
         "kyma", "kyma", two_tables.tokens["admin"], "127.0.0.1", two_tables.port, ""
