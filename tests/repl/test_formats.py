@@ -204,3 +204,10 @@ def test_dynamic_values_show_and_copy_as_json_text(serve: Serve, tmp_path: Path)
     table = pq.read_table(tmp_path / "dynamic.parquet")
     assert str(table.schema.field("attrs").type) == "string"
     assert table.column("attrs").to_pylist() == ['{"http":{"code":200},"tags":["a"]}', "42"]
+
+
+def test_kyma_sql_reads_the_postgres_catalog(serve: Serve, tmp_path: Path) -> None:
+    sql = "SELECT table_name FROM information_schema.tables WHERE table_name = 'logs'"
+    done = kyma_sql(serve, tmp_path, "-A", "-t", "-c", sql)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["logs"]
