@@ -26,6 +26,8 @@ from kyma.pgcatalog import _functions, _relations, _rewrite
 from kyma.pgcatalog._information_schema import VIEWS
 
 _STRING = re.compile(r"'(?:[^']|'')*'")
+# a connector's own catalog (src.information_schema.tables): federation's, not this module's
+_CONNECTOR_CATALOG = re.compile(r'[\w"]\s*\.\s*"?(?:information_schema|pg_catalog)"?\s*\.', re.I)
 _PG_RELATION = re.compile(r"\b(" + "|".join(_relations.RELATIONS) + r")\b", re.I)
 _EMPTY_RELATION = re.compile(r"\b(" + "|".join(_relations.EMPTY) + r")\b", re.I)
 _FUNCTION = re.compile(r"\b(" + "|".join(_functions.FUNCTIONS) + r")\s*\(", re.I)
@@ -40,6 +42,8 @@ def answer(
     or of one that calls only catalog functions (``SELECT version()``); None for any other
     statement. ``cancel``, set while it runs, cancels it (QueryCancelledError)."""
     code = _STRING.sub("''", sql)  # a name inside a string literal is no reference
+    if _CONNECTOR_CATALOG.search(code):
+        return None
     views = _rewrite.views(code)
     relations = {m.group(1).lower() for m in _PG_RELATION.finditer(code)}
     empty = _EMPTY_RELATION.search(code)

@@ -99,6 +99,12 @@ def test_catalog_answers_over_flight_sql_within_the_token_scope(two_tables: PgSe
     assert version.startswith("PostgreSQL 15.0")
 
 
+def test_a_connector_catalog_is_left_to_federation(two_tables: PgServe) -> None:
+    status, answer = _http(two_tables, "SELECT table_name FROM src.information_schema.tables")
+    assert status == 404, answer
+    assert answer["message"] == "no connector named 'src'", answer  # federation answered
+
+
 def test_an_unknown_information_schema_view_is_a_precise_400(two_tables: PgServe) -> None:
     status, answer = _http(two_tables, "SELECT * FROM information_schema.routines")
     assert status == 400, answer
