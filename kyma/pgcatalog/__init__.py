@@ -21,6 +21,7 @@ from kyma.auth import Principal
 from kyma.engine.errors import SqlError
 from kyma.engine.query import QueryEngine, QueryResult
 from kyma.engine.query._datafusion import run_datafusion
+from kyma.engine.query._guard import check_statement
 from kyma.engine.query._limits import session_context
 from kyma.pgcatalog import _functions, _relations, _rewrite
 from kyma.pgcatalog._information_schema import VIEWS
@@ -53,6 +54,8 @@ def answer(
     if not views and not relations and not empty and not function:
         return None
     caller.require("read")
+    limits = query.limits  # the statement's size and depth, as the engine bounds them
+    check_statement(sql, limits.max_statement_bytes, limits.max_expression_depth)
     if empty:  # no indexes, constraints, policies… in kyma: no rows
         return QueryResult(pa.table({"?column?": pa.array([], pa.string())}), "OK")
     unknown = sorted(views - set(VIEWS))
@@ -61,7 +64,7 @@ def answer(
             f"information_schema.{unknown[0]} is not available: kyma has "
             + ", ".join(f"information_schema.{v}" for v in VIEWS)
         )
-    context = session_context(query.limits)
+    context = session_context(limits)
     _functions.register(context)
     tables = [info for info in query.catalog.list_tables() if caller.may_touch(info.name)]
     builders = {f"information_schema_{v}": VIEWS[v] for v in views}
@@ -71,7 +74,7 @@ def answer(
         batches = built.to_batches() or [pa.RecordBatch.from_pylist([], built.schema)]
         context.register_record_batches(name, [batches])
     local = _rewrite.local(sql)
-    table = query.gate.run(lambda: run_datafusion(context, local, limits=query.limits), cancel)
+    table = query.gate.run(lambda: run_datafusion(context, local, limits=limits), cancel)
     return QueryResult(table.rename_columns(_postgres_names(table.column_names)), "OK")
 
 

@@ -113,8 +113,8 @@ def test_an_unknown_information_schema_view_is_a_precise_400(two_tables: PgServe
 
 
 def test_a_catalog_query_keeps_to_the_query_limits(two_tables: PgServe) -> None:
-    """A cross join of catalog relations stops at KYMA_MAX_RESULT_ROWS (1,000,000), over
-    every protocol, and the server goes on."""
+    """A cross join of catalog relations stops at KYMA_MAX_RESULT_ROWS (1,000,000), a deep
+    expression at KYMA_MAX_EXPRESSION_DEPTH, over every protocol, and the server goes on."""
     huge = "SELECT a.oid FROM pg_type a, pg_type b, pg_type c, pg_type d, pg_type e"
     status, answer = _http(two_tables, huge)
     assert status == 413, answer
@@ -123,6 +123,11 @@ def test_a_catalog_query_keeps_to_the_query_limits(two_tables: PgServe) -> None:
         with pytest.raises(psycopg.errors.ProgramLimitExceeded, match="KYMA_MAX_RESULT_ROWS"):
             conn.execute(huge)
         assert conn.execute("SELECT typname FROM pg_type WHERE oid = 20").fetchone() == ("int8",)
+    deep = "SELECT " + "(" * 5000 + "1" + ")" * 5000 + " AS x FROM pg_class"
+    status, answer = _http(two_tables, deep)
+    assert status == 400, answer
+    assert "KYMA_MAX_EXPRESSION_DEPTH" in answer["message"], answer
+    assert _http(two_tables, "SELECT count(*) AS c FROM pg_class")[1]["rows"] == [[2]]
 
 
 def test_pgcli_completes_from_the_catalog_and_runs_a_query(two_tables: PgServe) -> None:
