@@ -5,7 +5,9 @@
 One DataFusion session (kyma's UDFs and guards registered, a 2 GiB pool) over ``--rows``
 rows of text and numbers; each query runs as written and as ``rewrite/size_guards`` rewrites
 it (``||``/``concat`` and ``range`` with column bounds under ``CASE WHEN <guard>``). The
-median of ``--repeat`` runs is reported, and the ratio guarded / unguarded.
+median of ``--repeat`` runs is reported, and the ratio guarded / unguarded. Last, the
+cost of a cancellable statement: a 2 M-row answer collected inline (no timeout: the stream
+is iterated) against in a statement thread (its batches awaited on an event loop).
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ import time
 import pyarrow as pa
 import sqlglot
 
+from kyma.engine.query._datafusion import run_datafusion
 from kyma.engine.query._estimate import register_guard
-from kyma.engine.query._limits import QueryLimits, session_context
+from kyma.engine.query._limits import QueryGate, QueryLimits, session_context
 from kyma.engine.query.rewrite import size_guards
 
 QUERIES = {
@@ -49,6 +52,21 @@ def main() -> None:
         guarded = size_guards.rule(stmt).sql(dialect="postgres", normalize_functions="lower")
         times = [_median(ctx, text_, args.repeat) for text_ in (sql, guarded)]
         print(f"{name:28} {times[0]:13.1f} {times[1]:11.1f} {times[1] / times[0]:6.2f}")
+    inline, threaded = (
+        _gate_median(ctx, QueryGate(QueryLimits(timeout_seconds=seconds)), args.repeat)
+        for seconds in (0, 300)
+    )
+    print(f"{'2 M-row answer, cancellable':28} {inline:13.1f} {threaded:11.1f}", end="")
+    print(f" {threaded / inline:6.2f}")
+
+
+def _gate_median(ctx, gate: QueryGate, repeat: int) -> float:  # type: ignore[no-untyped-def]
+    spent = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        gate.run(lambda: run_datafusion(ctx, "SELECT n FROM t"))
+        spent.append((time.perf_counter() - started) * 1000)
+    return statistics.median(spent)
 
 
 def _median(ctx, sql: str, repeat: int) -> float:  # type: ignore[no-untyped-def]

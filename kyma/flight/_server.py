@@ -102,7 +102,8 @@ class KymaFlightServer(flight.FlightServerBase):
     def _result(self, context: flight.ServerCallContext, sql: str) -> QueryResult:
         caller = self._authorize(context)
         authorize = None if caller.unrestricted else caller.authorize
-        return self.services.query.execute(sql, authorize=authorize)
+        # A client that cancels its call or goes away cancels the statement.
+        return self.services.query.execute(sql, authorize=authorize, cancel=context.is_cancelled)
 
     def _run(
         self, context: flight.ServerCallContext, descriptor: flight.FlightDescriptor, sql: str

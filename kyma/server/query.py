@@ -47,6 +47,8 @@ def query():  # type: ignore[no-untyped-def]
         body["sql"],
         snapshot=snapshot,
         authorize=None if caller.unrestricted else caller.authorize,
+        # waitress's (see ingest/listener): true once the client closed its connection
+        cancel=request.environ.get("waitress.client_disconnected"),
         **switches,
     )
     if ARROW_STREAM in request.headers.get("Accept", ""):
