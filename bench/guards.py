@@ -6,8 +6,8 @@ One DataFusion session (kyma's UDFs and guards registered, a 2 GiB pool) over ``
 rows of text and numbers; each query runs as written and as ``rewrite/size_guards`` rewrites
 it (``||``/``concat`` and ``range`` with column bounds under ``CASE WHEN <guard>``). The
 median of ``--repeat`` runs is reported, and the ratio guarded / unguarded. Last, the
-cost of a cancellable statement: a 2 M-row answer collected inline (no timeout: the stream
-is iterated) against in a statement thread (its batches awaited on an event loop).
+cost of a cancellable statement: a 2 M-row answer collected by iterating DataFusion's stream
+against awaiting each batch on an event loop (what a statement with a token does).
 """
 
 from __future__ import annotations
@@ -20,9 +20,8 @@ import time
 import pyarrow as pa
 import sqlglot
 
-from kyma.engine.query._datafusion import run_datafusion
 from kyma.engine.query._estimate import register_guard
-from kyma.engine.query._limits import QueryGate, QueryLimits, session_context
+from kyma.engine.query._limits import QueryLimits, _current, _Token, collect, session_context
 from kyma.engine.query.rewrite import size_guards
 
 QUERIES = {
@@ -52,21 +51,9 @@ def main() -> None:
         guarded = size_guards.rule(stmt).sql(dialect="postgres", normalize_functions="lower")
         times = [_median(ctx, text_, args.repeat) for text_ in (sql, guarded)]
         print(f"{name:28} {times[0]:13.1f} {times[1]:11.1f} {times[1] / times[0]:6.2f}")
-    inline, threaded = (
-        _gate_median(ctx, QueryGate(QueryLimits(timeout_seconds=seconds)), args.repeat)
-        for seconds in (0, 300)
-    )
-    print(f"{'2 M-row answer, cancellable':28} {inline:13.1f} {threaded:11.1f}", end="")
-    print(f" {threaded / inline:6.2f}")
-
-
-def _gate_median(ctx, gate: QueryGate, repeat: int) -> float:  # type: ignore[no-untyped-def]
-    spent = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        gate.run(lambda: run_datafusion(ctx, "SELECT n FROM t"))
-        spent.append((time.perf_counter() - started) * 1000)
-    return statistics.median(spent)
+    plain, awaited = (_collect_median(ctx, token, args.repeat) for token in (None, _Token(300)))
+    print(f"{'2 M-row answer, cancellable':28} {plain:13.1f} {awaited:11.1f}", end="")
+    print(f" {awaited / plain:6.2f}")
 
 
 def _median(ctx, sql: str, repeat: int) -> float:  # type: ignore[no-untyped-def]
@@ -75,6 +62,21 @@ def _median(ctx, sql: str, repeat: int) -> float:  # type: ignore[no-untyped-def
         started = time.perf_counter()
         ctx.sql(sql).to_arrow_table()
         spent.append((time.perf_counter() - started) * 1000)
+    return statistics.median(spent)
+
+
+def _collect_median(ctx, token: _Token | None, repeat: int) -> float:  # type: ignore[no-untyped-def]
+    """``collect`` of a 2 M-row answer: iterated (no token) or awaited (a statement's token)."""
+    spent = []
+    for _ in range(repeat):
+        entered = _current.set(token)
+        try:
+            started = time.perf_counter()
+            frame = ctx.sql("SELECT n FROM t")
+            collect(frame.execute_stream(), frame.schema(), None)
+            spent.append((time.perf_counter() - started) * 1000)
+        finally:
+            _current.reset(entered)
     return statistics.median(spent)
 
 
