@@ -65,6 +65,7 @@ _CARRIER: dict[str, type[Exception]] = {
     "UNAVAILABLE": flight.FlightUnavailableError,
     "INVALID_ARGUMENT": InvalidArgument,
     "INTERNAL": flight.FlightInternalError,
+    "CANCELLED": flight.FlightCancelledError,
 }
 
 F = TypeVar("F", bound=Callable[..., Any])
