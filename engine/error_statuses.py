@@ -29,7 +29,8 @@ STATUSES: tuple[tuple[type[BaseException], Status], ...] = (
     (e.PermissionDeniedError, Status(403, "PERMISSION_DENIED", "PERMISSION_DENIED", "42501")),
     (e.NotFoundError, Status(404, "NOT_FOUND", sqlstate="42P01")),  # undefined_table
     (e.QueryTimeoutError, Status(408, sqlstate="57014")),  # query_canceled
-    (e.QueryCancelledError, Status(sqlstate="57014")),
+    # 499: the client closed the request (nginx's code); it is gone and never reads it.
+    (e.QueryCancelledError, Status(499, "CANCELLED", sqlstate="57014")),
     (e.LimitExceededError, Status(413, otlp="RESOURCE_EXHAUSTED", sqlstate="54000")),
     (e.TooManyQueriesError, Status(429, sqlstate="53300")),  # too_many_connections
     (e.UnsupportedStatementError, Status(flight="UNIMPLEMENTED", sqlstate="0A000")),

@@ -47,7 +47,11 @@ class HttpListener:
                 f"{setting}: cannot listen on {host}:{port} ({e.strerror or e});"
                 f" set {setting} to a free port (0: any free port)"
             ) from e
-        self._server: Any = create_server(app, sockets=[listening], threads=threads)
+        # A lookahead keeps reading while a request runs, so a client that went away is
+        # seen: ``environ["waitress.client_disconnected"]()`` turns true (its query stops).
+        self._server: Any = create_server(
+            app, sockets=[listening], threads=threads, channel_request_lookahead=1
+        )
         self._probes = _probes_apart(self._server, probes) if probes else None
         if tls is not None:
             serve_tls(self._server, server_context(*tls))

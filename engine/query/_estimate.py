@@ -144,22 +144,40 @@ def too_large(what: str, size: float, memory_bytes: int, where: str = "") -> Lim
 
 
 GUARD = "kyma_size_guard"  # wrapped around size arguments by rewrite/size_guards
+SERIES_GUARD = "kyma_series_guard"  # decides whether range/generate_series may run
+
+
+def _numbers(values: pa.Array) -> np.ndarray:
+    return pc.fill_null(values, 0).to_numpy(zero_copy_only=False).astype(np.float64)
 
 
 def register_guard(ctx: SessionContext, memory_bytes: int) -> None:
     """``kyma_size_guard(count, unit_bytes, name)``: ``count`` unchanged, unless the batch's
-    ``count × unit_bytes`` summed over its rows passes ``memory_bytes / COPIES`` (0: never)."""
+    ``count × unit_bytes`` summed over its rows passes ``memory_bytes / COPIES`` (0: never).
+
+    ``kyma_series_guard(start, stop, step, name)``: true, unless the batch's series
+    (``range``/``generate_series`` from ``start`` to ``stop`` by ``step``) of 8-byte numbers
+    would pass that budget; ``CASE WHEN`` it, the series is built only after it passed."""
     budget = memory_bytes // COPIES
 
-    def guard(count: pa.Array, unit: pa.Array, name: pa.Array) -> pa.Array:
-        counts = pc.fill_null(count, 0).to_numpy(zero_copy_only=False).astype(np.float64)
-        units = pc.fill_null(unit, 0).to_numpy(zero_copy_only=False).astype(np.float64)
-        size = float((np.maximum(counts, 0) * np.maximum(units, 0)).sum())
+    def check(size: float, name: pa.Array) -> None:
         if budget and size > budget:
             raise too_large(name[0].as_py(), size, memory_bytes, " in one batch of rows")
+
+    def guard(count: pa.Array, unit: pa.Array, name: pa.Array) -> pa.Array:
+        check(float((np.maximum(_numbers(count), 0) * np.maximum(_numbers(unit), 0)).sum()), name)
         return count
 
-    # Immutable: DataFusion folds it on constants and shares it between equal expressions.
+    def series(start: pa.Array, stop: pa.Array, step: pa.Array, name: pa.Array) -> pa.Array:
+        steps = _numbers(step)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            counts = np.where(steps != 0, (_numbers(stop) - _numbers(start)) / steps + 1, 0)
+        check(_ELEMENT * float(np.maximum(counts, 0).sum()), name)
+        return pa.array(np.ones(len(start), dtype=bool))
+
+    # Immutable: DataFusion folds them on constants and shares them between equal expressions.
     ctx.register_udf(
         udf(guard, [pa.int64(), pa.int64(), pa.string()], pa.int64(), "immutable", name=GUARD)
     )
+    numbers = [pa.float64(), pa.float64(), pa.float64(), pa.string()]
+    ctx.register_udf(udf(series, numbers, pa.bool_(), "immutable", name=SERIES_GUARD))

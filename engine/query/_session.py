@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Sequence
 
 import pyarrow as pa
@@ -25,7 +24,7 @@ from kyma.engine.query._access import (
 )
 from kyma.engine.query._estimate import check_functions
 from kyma.engine.query._guard import check_in_lists, check_statement, too_deep
-from kyma.engine.query._limits import QueryGate, QueryLimits
+from kyma.engine.query._limits import Cancel, QueryGate, QueryLimits
 from kyma.engine.query._parse import parse, table_name
 from kyma.engine.query._result import QueryResult
 from kyma.engine.query._select import SelectPlanner
@@ -68,7 +67,7 @@ class QueryEngine:
         pruning: bool = True,
         pushdown: bool = True,
         authorize: Callable[[Access], None] | None = None,
-        cancel: threading.Event | None = None,
+        cancel: Cancel | None = None,
     ) -> QueryResult:
         """Run one statement; SqlError / SchemaError / NotFoundError for user mistakes.
 
@@ -77,7 +76,8 @@ class QueryEngine:
         ``pushdown=False`` pushes only projections to federated sources (a baseline).
         ``authorize`` is called with what the statement needs before anything runs, and
         raises to refuse it; SHOW TABLES lists the tables it lets the caller read. ``cancel``,
-        set while the statement runs, cancels it (QueryCancelledError).
+        set (an Event) or true (a callable, polled) while the statement runs, cancels it
+        (QueryCancelledError).
         """
         limits = self.limits
         check_statement(sql, limits.max_statement_bytes, limits.max_expression_depth)

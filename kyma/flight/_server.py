@@ -103,8 +103,10 @@ class KymaFlightServer(flight.FlightServerBase):
     def _result(self, context: flight.ServerCallContext, sql: str) -> QueryResult:
         caller = self._authorize(context)
         authorize = None if caller.unrestricted else caller.authorize
-        catalog = pgcatalog.answer(sql, self.services.query, caller)
-        return catalog or self.services.query.execute(sql, authorize=authorize)
+        # A client that cancels its call or goes away cancels the statement.
+        cancel = context.is_cancelled
+        catalog = pgcatalog.answer(sql, self.services.query, caller, cancel)
+        return catalog or self.services.query.execute(sql, authorize=authorize, cancel=cancel)
 
     def _run(
         self, context: flight.ServerCallContext, descriptor: flight.FlightDescriptor, sql: str

@@ -13,7 +13,6 @@ cancelled, as any statement.
 from __future__ import annotations
 
 import re
-import threading
 
 import pyarrow as pa
 
@@ -22,7 +21,7 @@ from kyma.engine.errors import SqlError
 from kyma.engine.query import QueryEngine, QueryResult
 from kyma.engine.query._datafusion import run_datafusion
 from kyma.engine.query._guard import check_statement
-from kyma.engine.query._limits import session_context
+from kyma.engine.query._limits import Cancel, session_context
 from kyma.pgcatalog import _functions, _relations, _rewrite
 from kyma.pgcatalog._information_schema import VIEWS
 
@@ -37,7 +36,7 @@ _CALL = re.compile(r"(?:\w+\.)?(\w+)\(.*\)", re.S)
 
 
 def answer(
-    sql: str, query: QueryEngine, caller: Principal, cancel: threading.Event | None = None
+    sql: str, query: QueryEngine, caller: Principal, cancel: Cancel | None = None
 ) -> QueryResult | None:
     """The result of a statement over ``information_schema`` or ``pg_catalog``'s relations,
     or of one that calls only catalog functions (``SELECT version()``); None for any other

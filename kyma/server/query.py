@@ -45,10 +45,14 @@ def query():  # type: ignore[no-untyped-def]
             raise SqlError(f"{switch}: expected true or false, got {switches[switch]!r}")
     caller = principal()
     services = current_app.extensions["kyma"]
-    result = pgcatalog.answer(body["sql"], services.query, caller) or services.query.execute(
+    # waitress's (see ingest/listener): true once the client closed its connection
+    cancel = request.environ.get("waitress.client_disconnected")
+    catalog = pgcatalog.answer(body["sql"], services.query, caller, cancel)
+    result = catalog or services.query.execute(
         body["sql"],
         snapshot=snapshot,
         authorize=None if caller.unrestricted else caller.authorize,
+        cancel=cancel,
         **switches,
     )
     if ARROW_STREAM in request.headers.get("Accept", ""):

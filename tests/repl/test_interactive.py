@@ -8,7 +8,7 @@ from pathlib import Path
 import pyarrow.csv as csv
 import pyarrow.parquet as pq
 from repl_terminal import SLOW_SQL, Terminal
-from serve_helpers import Serve
+from serve_helpers import Serve, request
 
 
 def test_tab_completes_table_and_column_names(terminal: Terminal, tmp_path: Path) -> None:
@@ -93,7 +93,7 @@ def test_copy_to_csv_and_parquet(terminal: Terminal, tmp_path: Path) -> None:
     assert from_parquet.to_pydict() == expected
 
 
-def test_ctrl_c_cancels_a_slow_query_and_the_prompt_stays(terminal: Terminal) -> None:
+def test_ctrl_c_cancels_a_slow_query_and_the_prompt_stays(terminal: Terminal, serve: Serve) -> None:
     started = time.monotonic()
     terminal.child.send(SLOW_SQL + "\r")
     terminal.child.expect_exact(SLOW_SQL)
@@ -102,6 +102,9 @@ def test_ctrl_c_cancels_a_slow_query_and_the_prompt_stays(terminal: Terminal) ->
     terminal.child.expect_exact("cancelled")
     terminal.prompt()
     assert time.monotonic() - started < 3.5, "the query ran to its end instead of cancelling"
+    # The server saw the client go: the statement counts as cancelled, not ok.
+    metrics = request(f"{serve.url}/metrics")[2].decode()
+    assert 'kyma_queries_total{outcome="cancelled"} 1.0' in metrics, metrics
     assert "(1 row)" in terminal.run("SELECT 3 AS three;")
     terminal.child.send("SELECT half a line")
     terminal.child.sendintr()  # at the prompt: drops the line

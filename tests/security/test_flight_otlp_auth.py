@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import adbc_driver_manager
 import grpc
+import pyarrow as pa
+import pyarrow.flight as flight
 import pytest
 import requests
+from adbc_driver_manager import AdbcStatusCode
+from flightsql import flightsql_pb2 as sql_pb2
 from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter as GrpcLogs
 from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter as HttpLogs
 from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
@@ -14,6 +19,8 @@ from opentelemetry.sdk._logs.export import SimpleLogRecordProcessor
 from opentelemetry.sdk.resources import Resource
 from secure_client import call
 from secure_serve import Secure
+
+from kyma.flight import _commands as cmd
 
 
 def flight_rows(secure: Secure, token: str | None, sql: str) -> list[tuple]:
@@ -136,3 +143,40 @@ def test_otlp_http_status_codes(secure: Secure) -> None:
         assert got == status, (path, token)
         if status == 401:
             assert headers["www-authenticate"].startswith("Bearer")
+
+
+def _query_descriptor(sql: str) -> flight.FlightDescriptor:
+    return flight.FlightDescriptor.for_command(cmd.pack(sql_pb2.CommandStatementQuery(query=sql)))
+
+
+def test_flight_errors_carry_no_traceback(secure: Secure) -> None:
+    """pyarrow appends a Python traceback to the statuses raised from Python (bar FlightError):
+    kyma's messages reach clients with their code and without the server's stack."""
+    cases = (  # token, statement, pyarrow's exception, ADBC's code, words of the message
+        ("read", "SELECT msg FROM logs WHERE (", pa.ArrowInvalid, "INVALID_ARGUMENT", "syntax"),
+        ("read", "SELECT msg FROM nope", pa.ArrowKeyError, "NOT_FOUND", "'nope'"),
+        (
+            "read_logs",
+            "SELECT msg FROM secrets",
+            flight.FlightUnauthorizedError,
+            "UNAUTHORIZED",
+            "'secrets'",
+        ),
+    )
+    for token, sql, kind, code, words in cases:
+        client, options = secure.flight(secure.tokens[token])
+        with pytest.raises(kind, match=words) as raised:
+            client.get_flight_info(_query_descriptor(sql), options)
+        assert "Traceback" not in str(raised.value) and 'File "' not in str(raised.value)
+        with (
+            secure.adbc(secure.tokens[token]) as conn,
+            conn.cursor() as cur,
+            pytest.raises(adbc_driver_manager.Error, match=words) as failed,
+        ):
+            cur.execute(sql)
+        assert failed.value.status_code == AdbcStatusCode[code], str(failed.value)
+        assert "Traceback" not in str(failed.value) and 'File "' not in str(failed.value)
+    with pytest.raises(pa.ArrowInvalid, match="expected") as raised:  # not Flight SQL
+        client.get_flight_info(flight.FlightDescriptor.for_command(b"junk"), options)
+    assert "Traceback" not in str(raised.value)
+    secure.assert_healthy()

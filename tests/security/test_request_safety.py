@@ -130,6 +130,15 @@ def test_function_results_are_bounded_by_the_memory_limit(
 RSS_BOUND = 1024 << 20  # the server's resident memory after the memory cases, in bytes
 
 
+def _doubled(levels: int) -> str:
+    """``levels`` subqueries over 1000 rows of 'ab', each doubling the text before it."""
+    source, column = "(SELECT 'ab' AS s FROM generate_series(1, 1000))", "s"
+    for level in range(levels):
+        source = f"(SELECT {column} || {column} AS s{level} FROM {source} q{level})"
+        column = f"s{level}"
+    return source
+
+
 @pytest.mark.parametrize(
     ("sql", "built"),
     [  # sizes only known while running: kyma_size_guard refuses the batch before it is built
@@ -140,6 +149,18 @@ RSS_BOUND = 1024 << 20  # the server's resident memory after the memory cases, i
             "SELECT cardinality(array_repeat(1, n)) AS n FROM (VALUES (500000000)) t(n)",
             "array_repeat",
         ),
+        (
+            "SELECT count(*) AS n FROM (SELECT unnest(range(1, n)) FROM (VALUES (100000000)) t(n))",
+            "range",
+        ),
+        ("SELECT cardinality(range(n)) AS n FROM (VALUES (100000000)) t(n)", "range"),
+        ("SELECT cardinality(range(0, n, 2)) AS n FROM (VALUES (200000000)) t(n)", "range"),
+        (
+            "SELECT cardinality(generate_series(1, n)) AS n FROM (VALUES (100000000)) t(n)",
+            "generate_series",
+        ),
+        # s || s nested 20 times over subqueries: 2^20 times the text (3.6 GB) unguarded
+        (f"SELECT max(length(s19)) AS n FROM {_doubled(20)} z", "concatenation"),
         # each value is small; a batch of them is not (result materialization)
         (
             "SELECT sum(length(repeat(CAST(value AS TEXT), 100000))) AS n"
@@ -156,6 +177,33 @@ def test_function_results_from_values_are_bounded_while_running(
     assert "in one batch of rows" in body["message"], body
     assert f"KYMA_QUERY_MEMORY_BYTES ({MEMORY_LIMIT})" in body["message"]
     assert _memory(serve, "VmRSS") < RSS_BOUND
+
+
+def test_a_recursive_doubling_is_bounded(serve: Serve) -> None:
+    """A recursive CTE keeps its rows in the pool, and each step's || is guarded too."""
+    sql = (
+        "WITH RECURSIVE r(s, n) AS (SELECT repeat('x', 1000), 0 UNION ALL"
+        " SELECT s || s, n + 1 FROM r WHERE n < 40) SELECT max(length(s)) AS n FROM r"
+    )
+    _refused(serve, sql, 413, "query_memory_bytes")
+    assert _memory(serve, "VmRSS") < RSS_BOUND
+
+
+def test_guarded_series_and_concatenations_answer_as_before(serve: Serve) -> None:
+    for sql, rows in (
+        ("SELECT unnest(range(1, n)) AS v FROM (VALUES (3)) t(n)", [[1], [2]]),
+        ("SELECT generate_series(0, n, 2) AS v FROM (VALUES (4)) t(n)", [[[0, 2, 4]]]),
+        ("SELECT range(n) AS v FROM (VALUES (2), (NULL)) t(n)", [[[0, 1]], [None]]),
+        (
+            "SELECT s || t || '!' AS v FROM (VALUES ('a', 'b'), ('c', NULL)) x(s, t)",
+            [["ab!"], [None]],
+        ),
+        ("SELECT concat(s, t, 1) AS v FROM (VALUES ('a', NULL)) x(s, t)", [["a1"]]),
+        ("SELECT cardinality(a || a) AS v FROM (SELECT [1, 2] AS a) x", [[4]]),
+        (f"SELECT max(length(s9)) AS v FROM {_doubled(10)} z", [[2048]]),
+    ):
+        status, _, body = query(serve, sql)
+        assert (status, body.get("rows")) == (200, rows), (sql, body)
 
 
 def test_aggregates_over_large_series_are_bounded(serve: Serve) -> None:
