@@ -55,16 +55,20 @@ class ParquetExtentWriter(BlockedWriter):
         schema = self._schema
         for s in shreds:
             schema = schema.append(pa.field(s.name, TYPES[s.type]))
-        self._file = pq.ParquetWriter(str(self._staging), schema, **writer_options(schema))
         for i, batch in enumerate(self._held):
             columns = list(batch.columns)
             for shredded in self._shredded.values():
                 columns.extend(shredded.blocks[i])
             block = pa.RecordBatch.from_arrays(columns, schema=schema)
+            if self._file is None:  # the first block is the sample for the encodings
+                options = writer_options(schema, block)
+                self._file = pq.ParquetWriter(str(self._staging), schema, **options)
             self._wait()  # one block in flight
             self._written = self._encoder.submit(
                 self._file.write_batch, block, row_group_size=max(block.num_rows, 1)
             )
+        if self._file is None:  # no rows
+            self._file = pq.ParquetWriter(str(self._staging), schema, **writer_options(schema))
         self._held = []
 
     def _wait(self) -> None:
