@@ -28,6 +28,7 @@ lint:
 bench:
 	$(PYTHON) bench/format.py
 	$(PYTHON) bench/ingest.py
+	$(PYTHON) bench/ingest_inprocess.py
 	$(PYTHON) bench/query.py
 	$(PYTHON) bench/guards.py
 	$(PYTHON) bench/dynamic.py

@@ -1,10 +1,12 @@
 """The commit: publish extents as a new snapshot by compare-and-swap on the table head.
 
-One transaction reads the head, draws a snapshot id, inserts the snapshot and manifest
-rows, marks removed extents, runs the caller's payload (ledger row, Kafka offsets, CDC
-cursor) and swaps ``tables.current_snapshot_id`` from the head it read. If another commit
-moved the head in between, the swap touches no row: the transaction rolls back and the
-commit retries on the new head. Extents being removed must still be live at the new head.
+One transaction reads the head, draws a snapshot id, swaps ``tables.current_snapshot_id``
+from the head it read, then inserts the manifest rows, marks removed extents and runs the
+caller's payload (ledger row, Kafka offsets, CDC cursor). If another commit moved the head
+in between, the swap touches no row: the transaction rolls back and the commit retries on
+the new head. Swapping first holds the head row's lock while the costly manifest rows
+(their stats and GIN keys) are inserted, so a concurrent commit waits for it rather than
+doing that work and throwing it away. Extents being removed must still be live at the new head.
 """
 
 from __future__ import annotations
@@ -84,6 +86,15 @@ def _attempt(
             " VALUES (%s, %s, %s, %s) RETURNING snapshot_id",
             (table_id, head, Jsonb(summary), count),
         ).fetchone()
+        # The swap comes first: it locks the head row, so a concurrent commit waits here
+        # and, losing the race, retries before it has inserted any manifest rows.
+        cur.execute(
+            "UPDATE kyma.tables SET current_snapshot_id = %s WHERE table_id = %s"
+            " AND current_snapshot_id IS NOT DISTINCT FROM %s",
+            (snapshot_id, table_id, head),
+        )
+        if cur.rowcount != 1:
+            raise _HeadMoved()
         if added:
             # set_keys index the distinct and token sets for stage 1 (sql/011_manifest_scale.sql)
             cur.executemany(
@@ -125,13 +136,6 @@ def _attempt(
                 )
         if payload is not None:
             payload(cur, snapshot_id)
-        cur.execute(
-            "UPDATE kyma.tables SET current_snapshot_id = %s WHERE table_id = %s"
-            " AND current_snapshot_id IS NOT DISTINCT FROM %s",
-            (snapshot_id, table_id, head),
-        )
-        if cur.rowcount != 1:
-            raise _HeadMoved()
         return snapshot_id, head
 
 

@@ -1,7 +1,9 @@
 """What every extent writer shares: cutting appends into blocks, statistics, staging, storing.
 
 A format subclasses ``BlockedWriter`` and says how a block is written (``_write_block``)
-and how the staged file is sealed (``_seal``); the rest is here.
+and how the staged file is sealed (``_seal``); the rest is here. A block's statistics are
+computed after ``_write_block`` returns, so a format that encodes on another thread overlaps
+the two.
 """
 
 from __future__ import annotations
@@ -39,6 +41,10 @@ class BlockedWriter(ExtentWriter):
     shred_paths = 0
     """How many paths per dynamic column the format stores as typed sub-columns
     (``_shred.py``); 0: none."""
+    hold_blocks = False
+    """Whether blocks are held until the extent is sealed (a format whose file schema holds
+    the shredded sub-columns, known only then): they are written, and their statistics
+    computed, after the paths are found."""
 
     def __init__(
         self, store: ObjectStore, schema: pa.Schema, path_prefix: str, block_rows: int
@@ -61,6 +67,7 @@ class BlockedWriter(ExtentWriter):
         self._parsed: dict[str, list[ParsedDynamic]] = {name: [] for name in self._dynamic}
         self._rows = 0
         self._shredded: dict[str, ShreddedColumn] = {}
+        self._held: list[pa.RecordBatch] = []
 
     @abc.abstractmethod
     def _write_block(self, batch: pa.RecordBatch) -> None:
@@ -101,15 +108,22 @@ class BlockedWriter(ExtentWriter):
         self._pending = rest.to_batches()
         self._pending_rows = rest.num_rows
         (batch,) = block or [pa.RecordBatch.from_pylist([], self._schema)]
-        stats = block_stats(batch)
-        self._write_block(batch)
-        self._extent_stats.update(batch, stats)
-        self._stats.append(stats)
         for name, blocks in self._dynamic.items():
             blocks.append(batch.column(name))
         self._rows += batch.num_rows
+        if self.hold_blocks:
+            self._held.append(batch)
+        else:
+            self._write_and_count(batch)
 
-    def _finish_stats(self) -> None:
+    def _write_and_count(self, batch: pa.RecordBatch) -> None:
+        """Write one block, then its statistics (the format may still be encoding it)."""
+        self._write_block(batch)
+        stats = block_stats(batch)
+        self._extent_stats.update(batch, stats)
+        self._stats.append(stats)
+
+    def _find_paths(self) -> dict[str, list[frozenset[str] | None]]:
         """Dynamic paths of every block, found in one pass over the extent's values (each
         distinct value decoded once, only of the rows Arrow's parse does not vouch for), and
         the shredded sub-columns if the format has them."""
@@ -131,6 +145,10 @@ class BlockedWriter(ExtentWriter):
             paths[name] = block_paths(name, distinct, per_block)
             if self.shred_paths:
                 self._shredded[name] = shred(name, distinct, self.shred_paths, found)
+        return paths
+
+    def _finish_stats(self, paths: dict[str, list[frozenset[str] | None]]) -> None:
+        """Each block's statistics with its dynamic paths and shredded sub-columns."""
         for i, partial in enumerate(self._stats):
             stats = with_paths(partial, {name: found[i] for name, found in paths.items()})
             for shredded in self._shredded.values():
@@ -148,7 +166,11 @@ class BlockedWriter(ExtentWriter):
     def finish(self) -> ExtentWriteResult:
         if self._pending_rows:
             self._flush(self._pending_rows)
-        self._finish_stats()
+        paths = self._find_paths()
+        held, self._held = self._held, []
+        for batch in held:  # the format encodes each block while the next one's stats run
+            self._write_and_count(batch)
+        self._finish_stats(paths)
         self._seal()
         byte_size = self._staging.stat().st_size
         self._store.put_file(self.object_path, self._staging)

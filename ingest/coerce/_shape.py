@@ -23,33 +23,39 @@ def _all_but(keep: bytes) -> bytes:
     return bytes(b for b in range(256) if b not in keep)
 
 
-_NOT_COLON = _all_but(b":\n")
+_NOT_STRUCTURAL = _all_but(b":[]{}\n")
+_BRACKETS = b"[]{}"
 _NOT_BRACKET = _all_but(b"[]{}\n")
 
 
 def check_shape(body: bytes, max_keys: int, max_depth: int) -> None:
     """LimitExceededError for a row with more than ``max_keys`` top-level keys; IngestError
     for a value nested deeper than ``max_depth``; 0 turns a limit off."""
-    if max_keys and body.count(b":") > max_keys:
-        for line, text in _lines_holding(body, _NOT_COLON, max_keys):
+    if not (max_keys or max_depth):
+        return
+    structural = body.translate(None, _NOT_STRUCTURAL)  # one pass; the rest is ~1/30 of it
+    if max_keys and structural.count(b":") > max_keys:
+        colons = structural.translate(None, _BRACKETS)
+        for line, text in _lines_holding(body, colons, max_keys):
             keys = _top_level_keys(text)
             if keys > max_keys:
                 raise LimitExceededError(
                     f"line {line} has {keys} keys, over max_keys_per_row={max_keys}",
                     "max_keys_per_row",
                 )
-    if max_depth and body.count(b"[") + body.count(b"{") > max_depth:
-        for line, text in _lines_holding(body, _NOT_BRACKET, max_depth):
+    if max_depth and structural.count(b"[") + structural.count(b"{") > max_depth:
+        brackets = structural.translate(None, b":")
+        for line, text in _lines_holding(body, brackets, max_depth):
             if nesting_depth(text, max_depth) > max_depth:
                 raise IngestError(
                     f"line {line}: JSON nested deeper than max_nesting_depth={max_depth}", line
                 )
 
 
-def _lines_holding(body: bytes, others: bytes, count: int) -> Iterator[tuple[int, bytes]]:
-    """(line number, text) of each line with more than ``count`` bytes not in ``others``."""
-    kept = body.translate(None, others).split(b"\n")
-    flagged = [i for i, chars in enumerate(kept) if len(chars) > count]
+def _lines_holding(body: bytes, kept: bytes, count: int) -> Iterator[tuple[int, bytes]]:
+    """(line number, text) of each line of ``body`` whose line of ``kept`` (``body`` with
+    some bytes removed, newlines kept) is longer than ``count``."""
+    flagged = [i for i, chars in enumerate(kept.split(b"\n")) if len(chars) > count]
     if flagged:
         lines = body.split(b"\n")
         for i in flagged:

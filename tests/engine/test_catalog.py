@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import threading
+import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -165,6 +167,40 @@ def test_concurrent_writers_lose_nothing(catalog: Catalog) -> None:
     assert len(chain) == writers * commits
     assert [s.parent_id for s in chain[1:]] == [s.snapshot_id for s in chain[:-1]]
     assert sum(retries) > 0, "8 writers never collided: the CAS path was not exercised"
+
+
+def test_a_commit_waiting_on_the_head_has_inserted_no_manifest_rows(catalog: Catalog) -> None:
+    """The swap of the head comes before the manifest rows: a commit that will lose the race
+    (or wait for the head's lock) has not yet done the costly part."""
+    catalog.create_table("logs", [])
+    with psycopg.connect(catalog.url) as holder, psycopg.connect(catalog.url) as watch:
+        holder.execute(  # what a concurrent commit's swap holds until it commits
+            "SELECT 1 FROM kyma.tables WHERE name = 'logs' FOR NO KEY UPDATE"
+        )
+        done: list[int] = []
+        committing = threading.Thread(
+            target=lambda: done.append(catalog.commit("logs", [extent()]).attempts)
+        )
+        committing.start()
+        waiting = None
+        for _ in range(200):  # up to 10 s for the commit to block on the head
+            waiting = watch.execute(
+                "SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> %s",
+                (holder.info.backend_pid,),
+            ).fetchone()
+            if waiting is not None:
+                break
+            time.sleep(0.05)
+        assert waiting is not None, "the commit never waited on the head's lock"
+        (manifest_locks,) = watch.execute(
+            "SELECT count(*) FROM pg_locks WHERE pid = %s AND relation = 'kyma.manifest'::regclass",
+            waiting,
+        ).fetchone()
+        holder.rollback()
+        committing.join(timeout=30)
+    assert manifest_locks == 0
+    assert done == [1]  # the head did not move: the swap succeeded once unblocked
+    assert len(catalog.live_extents("logs")) == 1
 
 
 def _write(store: LocalStore, prefix: str) -> ExtentWriteResult:

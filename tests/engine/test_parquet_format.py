@@ -143,11 +143,43 @@ def test_footer_holds_kyma_stats_and_the_chosen_encodings(local_store) -> None:
     assert "DELTA_BINARY_PACKED" in encodings["l"]
     assert "BYTE_STREAM_SPLIT" in encodings["r"]
     assert "BYTE_STREAM_SPLIT" in encodings["v.list.element"]
-    assert "RLE_DICTIONARY" in encodings["s"]
+    assert "RLE_DICTIONARY" not in encodings["s"]  # 3 distinct strings in 4 rows
     chunk = meta.row_group(0).column(names.index("l"))
     assert chunk.compression == "ZSTD"
     assert (chunk.statistics.min, chunk.statistics.max) == (0, 3)
     assert chunk.has_column_index and chunk.has_offset_index  # the page index
+
+
+def test_dictionaries_only_for_values_a_block_repeats(local_store) -> None:
+    rows = [
+        {
+            "s": f"svc-{i % 3}",
+            "as": [f"id-{i}"],
+            "l": 200 + 100 * (i % 4),
+            "i": i,
+            "d": cbor2.dumps({"code": 200 + 100 * (i % 4), "user": f"u{i}", "m": f"m{i % 2}"}),
+        }
+        for i in range(32)
+    ]
+    _, result = _write(local_store, [*rows, {"s": "x"}], block_rows=16)
+    meta = pq.ParquetFile(local_store.root / result.object_path).metadata
+    names = [meta.schema.column(i).path for i in range(meta.num_columns)]
+    dictionary = {
+        name
+        for i, name in enumerate(names)
+        if "RLE_DICTIONARY" in meta.row_group(0).column(i).encodings
+    }
+    assert dictionary == {
+        "s",  # 3 distinct strings in 16 rows
+        "l",  # 4 distinct longs in 16 rows
+        "__kyma/d/code:long",
+        "__kyma/d/m:string",
+        "as.list.element",  # list elements are not sampled
+    }
+    assert "DELTA_BINARY_PACKED" in meta.row_group(0).column(names.index("i")).encodings
+    back = pq.read_table(local_store.root / result.object_path)
+    assert back.column("s").to_pylist() == [r["s"] for r in rows] + ["x"]
+    assert back.column("__kyma/d/user:string").to_pylist()[:3] == ["u0", "u1", "u2"]
 
 
 def test_an_extent_opens_in_duckdb(local_store) -> None:

@@ -1,8 +1,13 @@
 """How kyma lays out a Parquet extent: writer properties per column, and its metadata keys.
 
 Encodings were picked by measurement (``bench/format.py``, BENCHMARKS.md): delta for
-timestamps and integers, byte-stream-split for floats, dictionaries for strings, plain for
-dynamic (CBOR) values -- their dictionaries were larger than zstd over plain values.
+timestamps and integers, byte-stream-split for floats, plain for dynamic (CBOR) values --
+their dictionaries were larger than zstd over plain values. Strings and integers are
+dictionary-encoded when a sample block (a row group) repeats its values: strings whose
+distinct values are at most half the block's, integers at most a quarter. A block of mostly
+distinct strings (ids, messages) costs more as a dictionary plus its indices than as zstd
+over plain values (trace ids: +16 %), and few distinct integers (status codes) cost less as
+a dictionary than as deltas (-60 %).
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from kyma.engine.format._shred import is_hidden
 
@@ -39,6 +45,11 @@ def _leaves(name: str, dtype: pa.DataType) -> Iterator[tuple[str, pa.DataType]]:
         yield name, dtype
 
 
+STRING_REPEATS = 2
+INTEGER_REPEATS = 4
+"""A sampled column is dictionary-encoded when its values repeat this often on average."""
+
+
 def _encoding(dtype: pa.DataType) -> str | None:
     if pa.types.is_timestamp(dtype) or pa.types.is_int32(dtype) or pa.types.is_int64(dtype):
         return "DELTA_BINARY_PACKED"
@@ -47,17 +58,36 @@ def _encoding(dtype: pa.DataType) -> str | None:
     return None
 
 
-def writer_options(schema: pa.Schema) -> dict[str, Any]:
-    """Keyword arguments of ``pq.ParquetWriter`` for an extent of ``schema``."""
+def _repeats(values: pa.Array | pa.ChunkedArray | None, times: int) -> bool:
+    """Whether ``values`` (a sample; None: no sample) hold each distinct value ``times``
+    times on average."""
+    if values is None:
+        return True
+    present = len(values) - values.null_count
+    return pc.count_distinct(values).as_py() * times <= present
+
+
+def _dictionary(dtype: pa.DataType, values: pa.Array | pa.ChunkedArray | None) -> bool:
+    if pa.types.is_string(dtype) or pa.types.is_large_string(dtype):
+        return _repeats(values, STRING_REPEATS)
+    if pa.types.is_int32(dtype) or pa.types.is_int64(dtype):
+        return values is not None and _repeats(values, INTEGER_REPEATS)
+    return False
+
+
+def writer_options(schema: pa.Schema, sample: pa.RecordBatch | None = None) -> dict[str, Any]:
+    """Keyword arguments of ``pq.ParquetWriter`` for an extent of ``schema``; ``sample``, a
+    block of it, chooses which columns get dictionaries (without: every string column)."""
     dictionary: list[str] = []
     encodings: dict[str, str] = {}
     for field in schema:
+        values = sample.column(field.name) if sample is not None else None
         for path, dtype in _leaves(field.name, field.type):
-            encoding = _encoding(dtype)
-            if encoding is not None:
-                encodings[path] = encoding
-            elif pa.types.is_string(dtype) or pa.types.is_large_string(dtype):
+            flat = values if path == field.name else None  # list elements: not sampled
+            if _dictionary(dtype, flat):
                 dictionary.append(path)
+            elif (encoding := _encoding(dtype)) is not None:
+                encodings[path] = encoding
     return {
         "compression": COMPRESSION,
         "use_dictionary": dictionary,

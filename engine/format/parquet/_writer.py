@@ -3,7 +3,7 @@
 Blocks are held until the extent is sealed: the shredded sub-columns of dynamic paths
 (``_shred.py``) are known only once every value of the extent has been seen, and they are
 part of the file's schema. Blocks are then encoded on a worker thread (pyarrow releases the
-GIL) while the next block's sub-columns are joined to it.
+GIL) while the main thread computes their statistics and joins the next block's sub-columns.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from kyma.engine.storage import ObjectStore
 
 class ParquetExtentWriter(BlockedWriter):
     format_name = "parquet"
+    hold_blocks = True
 
     def __init__(
         self,
@@ -41,31 +42,42 @@ class ParquetExtentWriter(BlockedWriter):
     ) -> None:
         super().__init__(store, schema, path_prefix, block_rows)
         self.shred_paths = SHRED_PATHS if shred_paths is None else shred_paths
-        self._held: list[pa.RecordBatch] = []
+        self._written_blocks = 0
+        self._schema_with_shreds: pa.Schema | None = None
         self._file: pq.ParquetWriter | None = None
         self._encoder = ThreadPoolExecutor(1, thread_name_prefix="kyma-parquet")
         self._written: Future[None] | None = None
         self._closed = False
 
     def _write_block(self, batch: pa.RecordBatch) -> None:
-        self._held.append(batch)
+        """Join block ``batch``'s shredded sub-columns and hand it to the encoding thread."""
+        i = self._written_blocks
+        self._written_blocks += 1
+        columns = list(batch.columns)
+        for shredded in self._shredded.values():
+            columns.extend(shredded.blocks[i])
+        schema = self._file_schema()
+        block = pa.RecordBatch.from_arrays(columns, schema=schema)
+        if self._file is None:  # the first block is the sample for the encodings
+            self._open(schema, block)
+        self._wait()  # one block in flight
+        assert self._file is not None
+        self._written = self._encoder.submit(
+            self._file.write_batch, block, row_group_size=max(block.num_rows, 1)
+        )
 
-    def _write_all(self) -> None:
-        shreds = [s for shredded in self._shredded.values() for s in shredded.shreds]
-        schema = self._schema
-        for s in shreds:
-            schema = schema.append(pa.field(s.name, TYPES[s.type]))
-        self._file = pq.ParquetWriter(str(self._staging), schema, **writer_options(schema))
-        for i, batch in enumerate(self._held):
-            columns = list(batch.columns)
+    def _file_schema(self) -> pa.Schema:
+        if self._schema_with_shreds is None:
+            schema = self._schema
             for shredded in self._shredded.values():
-                columns.extend(shredded.blocks[i])
-            block = pa.RecordBatch.from_arrays(columns, schema=schema)
-            self._wait()  # one block in flight
-            self._written = self._encoder.submit(
-                self._file.write_batch, block, row_group_size=max(block.num_rows, 1)
-            )
-        self._held = []
+                for s in shredded.shreds:
+                    schema = schema.append(pa.field(s.name, TYPES[s.type]))
+            self._schema_with_shreds = schema
+        return self._schema_with_shreds
+
+    def _open(self, schema: pa.Schema, sample: pa.RecordBatch | None) -> None:
+        options = writer_options(schema, sample)
+        self._file = pq.ParquetWriter(str(self._staging), schema, **options)
 
     def _wait(self) -> None:
         if self._written is not None:
@@ -73,7 +85,8 @@ class ParquetExtentWriter(BlockedWriter):
             written.result()
 
     def _seal(self) -> None:
-        self._write_all()
+        if self._file is None:  # no rows
+            self._open(self._file_schema(), None)
         self._wait()
         assert self._file is not None
         stats = self._extent_stats
