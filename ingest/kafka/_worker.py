@@ -40,7 +40,7 @@ from kyma.engine.crashpoints import crash_point
 from kyma.engine.errors import FencedWriterError, IngestError, NotFoundError, RetryableError
 from kyma.engine.types import Column, KymaType
 from kyma.ingest.kafka._assign import DirectAssignment
-from kyma.ingest.kafka._batch import Origins, build_body
+from kyma.ingest.kafka._batch import Body, Origins, build_body
 from kyma.ingest.kafka._client_log import client_logger
 from kyma.ingest.kafka._spec import KafkaSpec
 from kyma.ingest.kafka.positions import PositionStore
@@ -306,8 +306,10 @@ class KafkaWorker(SourceWorker):
 
     def _hand_off(self, messages: list[Any], stop: threading.Event) -> None:
         """Queue a polled batch for the committing thread; blocks while the queue is full."""
+        origins = Origins.of(messages)  # per-message Python here, while the other thread writes
+        body = build_body(messages, origins if self.spec.metadata_columns else None)
         with self._lock:
-            polled = _Polled(messages, self._fences_handled, dict(self.epochs))
+            polled = _Polled(messages, self._fences_handled, dict(self.epochs), origins, body)
         while not stop.is_set():
             try:
                 self._queue.put(polled, timeout=POLL_SECONDS)
@@ -345,11 +347,11 @@ class KafkaWorker(SourceWorker):
     def _commit_batch(self, polled: _Polled, stop: threading.Event) -> bool:
         """Write a batch and advance its positions; False when it was fenced and dropped."""
         batch = polled.messages
-        origins = Origins.of(batch)
+        origins = polled.origins
         positions = origins.next_positions()  # every message counts, dead letters included
         while not stop.is_set():
             try:
-                rows = self._ingest(batch, origins, positions, polled.epochs)
+                rows = self._ingest(batch, origins, positions, polled.epochs, polled.body)
             except FencedWriterError as e:  # the partitions moved on: drop, never write twice
                 self.last_error = str(e)
                 log.warning("source %r: batch dropped: %s", self.spec.name, e)
@@ -372,12 +374,14 @@ class KafkaWorker(SourceWorker):
         origins: Origins,
         positions: dict[tuple[str, int], int],
         epochs: dict[tuple[str, int], int],
+        body: Body | None = None,
     ) -> int:
         """Write the batch and advance ``positions`` in one commit; bad messages dead-letter.
         The rows written."""
         messages = list(batch)
         for _ in range(len(messages) + 1):
-            body = build_body(messages, origins if self.spec.metadata_columns else None)
+            if body is None:
+                body = build_body(messages, origins if self.spec.metadata_columns else None)
             payload = self._advance(positions, epochs) if self.spec.exactly_once else None
             if not body.ndjson:
                 if payload is not None:
@@ -401,6 +405,7 @@ class KafkaWorker(SourceWorker):
                 keep = [i for i in range(len(messages)) if i != bad]
                 messages = [messages[i] for i in keep]
                 origins = origins.take(pa.array(keep, pa.int64()))
+                body = None
         return 0
 
     def _advance(
@@ -493,6 +498,8 @@ class _Polled:
     messages: list[Any]
     fences_handled: int  # the polling thread's count when it was polled
     epochs: dict[tuple[str, int], int]
+    origins: Origins
+    body: Body
 
 
 def prepare_table(spec: KafkaSpec, catalog: Catalog) -> None:
