@@ -1,10 +1,10 @@
 """Group commit: concurrent exports into one table share one snapshot.
 
 An export hands its rows to the table's ``GroupCommit`` and waits. A batch commits when it
-holds ``max_rows`` rows or its first rows have waited ``max_latency`` seconds, whichever
-comes first; then every export in it is answered — all acknowledged (the rows are in the
-catalog) or all failed with a RetryableError (nothing of the batch is). Exports arriving
-during a commit gather in the next batch.
+holds ``max_rows`` rows or ``max_bytes`` bytes of Arrow data, or its first rows have waited
+``max_latency`` seconds, whichever comes first; then every export in it is answered — all
+acknowledged (the rows are in the catalog) or all failed with a RetryableError (nothing of
+the batch is). Exports arriving during a commit gather in the next batch.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from kyma.engine.errors import RetryableError
+from kyma.ingest.source_metrics import SourceMetrics
 from kyma.ingest.write_path import WritePath
 
 log = logging.getLogger("kyma.ingest.otlp")
@@ -31,15 +32,24 @@ class _Waiter:
 
 class GroupCommit:
     def __init__(
-        self, write_path: WritePath, table: str, *, max_rows: int, max_latency: float
+        self,
+        write_path: WritePath,
+        table: str,
+        *,
+        max_rows: int,
+        max_latency: float,
+        max_bytes: int = 64 << 20,
     ) -> None:
         self.write_path = write_path
         self.table = table
         self.max_rows = max_rows
+        self.max_bytes = max_bytes
         self.max_latency = max_latency
+        self.metrics = SourceMetrics("rows")  # lag: rows waiting for their commit
         self._changed = threading.Condition()
         self._pending: list[_Waiter] = []
         self._pending_rows = 0
+        self._pending_bytes = 0
         self._first_at = 0.0
         self._closing = False
         self._thread = threading.Thread(target=self._run, daemon=True, name=f"otlp-{table}")
@@ -55,6 +65,8 @@ class GroupCommit:
                 self._first_at = time.monotonic()
             self._pending.append(waiter)
             self._pending_rows += batch.num_rows
+            self._pending_bytes += batch.nbytes
+            self.metrics.lag = self._pending_rows
             self._changed.notify()
         if not waiter.done.wait(timeout):
             raise RetryableError(f"the commit into {self.table!r} took over {timeout:g} s")
@@ -78,21 +90,29 @@ class GroupCommit:
                 if not self._pending:
                     return
                 deadline = self._first_at + self.max_latency
-                while self._pending_rows < self.max_rows and not self._closing:
+                while not self._full() and not self._closing:
                     left = deadline - time.monotonic()
                     if left <= 0:
                         break
                     self._changed.wait(left)
-                group, self._pending, self._pending_rows = self._pending, [], 0
+                group, self._pending = self._pending, []
+                self._pending_rows = self._pending_bytes = 0
             self._commit(group)
+            with self._changed:
+                self.metrics.lag = self._pending_rows
+
+    def _full(self) -> bool:
+        return self._pending_rows >= self.max_rows or self._pending_bytes >= self.max_bytes
 
     def _commit(self, group: list[_Waiter]) -> None:
         error: Exception | None = None
         try:
             batch = pa.concat_batches([waiter.batch for waiter in group])
             self.write_path.ingest_batches(self.table, [batch], source="otlp")
+            self.metrics.committed(batch.num_rows)
         except Exception as e:
             log.warning("OTLP commit of %d exports into %r failed: %s", len(group), self.table, e)
+            self.metrics.error(f"the commit into {self.table!r} failed: {e}")
             error = e
         for waiter in group:
             waiter.error = error
