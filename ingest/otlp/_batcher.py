@@ -4,7 +4,9 @@ An export hands its rows to the table's ``GroupCommit`` and waits. A batch commi
 holds ``max_rows`` rows or ``max_bytes`` bytes of Arrow data, or its first rows have waited
 ``max_latency`` seconds, whichever comes first; then every export in it is answered — all
 acknowledged (the rows are in the catalog) or all failed with a RetryableError (nothing of
-the batch is). Exports arriving during a commit gather in the next batch.
+the batch is). Exports arriving during a commit gather in the next batch, which a second
+committing thread writes while the first one's commit is still in progress (their extent
+writes and fsyncs overlap; the catalog orders the commits).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ class GroupCommit:
         max_rows: int,
         max_latency: float,
         max_bytes: int = 64 << 20,
+        committers: int = 2,
     ) -> None:
         self.write_path = write_path
         self.table = table
@@ -52,8 +55,12 @@ class GroupCommit:
         self._pending_bytes = 0
         self._first_at = 0.0
         self._closing = False
-        self._thread = threading.Thread(target=self._run, daemon=True, name=f"otlp-{table}")
-        self._thread.start()
+        self._threads = [
+            threading.Thread(target=self._run, daemon=True, name=f"otlp-{table}-{i}")
+            for i in range(committers)
+        ]
+        for thread in self._threads:
+            thread.start()
 
     def submit(self, batch: pa.RecordBatch, timeout: float) -> None:
         """Return once ``batch`` is committed; RetryableError when it was not, or not in time."""
@@ -67,7 +74,7 @@ class GroupCommit:
             self._pending_rows += batch.num_rows
             self._pending_bytes += batch.nbytes
             self.metrics.lag = self._pending_rows
-            self._changed.notify()
+            self._changed.notify_all()
         if not waiter.done.wait(timeout):
             raise RetryableError(f"the commit into {self.table!r} took over {timeout:g} s")
         if waiter.error is not None:
@@ -79,8 +86,9 @@ class GroupCommit:
         """Commit what is pending, then stop."""
         with self._changed:
             self._closing = True
-            self._changed.notify()
-        self._thread.join()
+            self._changed.notify_all()
+        for thread in self._threads:
+            thread.join()
 
     def _run(self) -> None:
         while True:
@@ -90,11 +98,13 @@ class GroupCommit:
                 if not self._pending:
                     return
                 deadline = self._first_at + self.max_latency
-                while not self._full() and not self._closing:
+                while self._pending and not self._full() and not self._closing:
                     left = deadline - time.monotonic()
                     if left <= 0:
                         break
                     self._changed.wait(left)
+                if not self._pending:
+                    continue  # the other committing thread took the batch
                 group, self._pending = self._pending, []
                 self._pending_rows = self._pending_bytes = 0
             self._commit(group)
