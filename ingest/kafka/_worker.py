@@ -127,7 +127,7 @@ class KafkaWorker(SourceWorker):
         done = threading.Event()
         committer = threading.Thread(
             target=self._commit_loop,
-            args=(stop, done),
+            args=(done,),
             name=f"source-{self.spec.name}-commit",
             daemon=True,
         )
@@ -329,27 +329,27 @@ class KafkaWorker(SourceWorker):
             return  # the catalog is away: again on the next round, dropping what was polled
         self._fences_handled = fences
 
-    def _commit_loop(self, stop: threading.Event, done: threading.Event) -> None:
+    def _commit_loop(self, done: threading.Event) -> None:
         """The committing thread: write each queued batch while the next one is polled."""
         try:
-            while not (stop.is_set() or done.is_set()):
+            while not done.is_set():  # set once the polling thread stops, for any reason
                 try:
                     polled = self._queue.get(timeout=POLL_SECONDS)
                 except queue.Empty:
                     continue
                 if polled.fences_handled < self._fences:
                     continue  # polled before the polling thread acted on a fence
-                if not self._commit_batch(polled, stop):
+                if not self._commit_batch(polled, done):
                     self._fences += 1
         except BaseException as e:  # the polling thread stops and raises it
             self._failure = e
 
-    def _commit_batch(self, polled: _Polled, stop: threading.Event) -> bool:
+    def _commit_batch(self, polled: _Polled, done: threading.Event) -> bool:
         """Write a batch and advance its positions; False when it was fenced and dropped."""
         batch = polled.messages
         origins = polled.origins
         positions = origins.next_positions()  # every message counts, dead letters included
-        while not stop.is_set():
+        while not done.is_set():
             try:
                 rows = self._ingest(batch, origins, positions, polled.epochs, polled.body)
             except FencedWriterError as e:  # the partitions moved on: drop, never write twice
@@ -359,7 +359,7 @@ class KafkaWorker(SourceWorker):
             except RetryableError as e:
                 self.last_error = str(e)
                 log.warning("source %r: retrying a batch: %s", self.spec.name, e)
-                stop.wait(RETRY_SECONDS)
+                done.wait(RETRY_SECONDS)
                 continue
             self.committed_batches += 1
             self.metrics.committed(rows)
