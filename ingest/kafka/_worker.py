@@ -291,12 +291,14 @@ class KafkaWorker(SourceWorker):
                 if timeout <= 0:
                     break
             wanted = self.spec.max_rows - len(self._pending)
+            before = len(self._pending)
             for message in consumer.consume(wanted, timeout=timeout):
                 if message.error() is None:
                     self._pending.append(message)
-                    self.metrics.degrade(None)
                 else:
                     log.warning("source %r: %s", self.spec.name, message.error())
+            if len(self._pending) > before and self.degraded is not None:
+                self.metrics.degrade(None)  # messages arrive: the broker serves
             if not self._pending:
                 break  # nothing yet: the caller looks after the partitions, then polls again
             if deadline is None:
