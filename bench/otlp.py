@@ -198,7 +198,8 @@ def measure_kyma(
             answer = server.sql(f"SELECT count(*) FROM {table}")
             rows, extents = answer["rows"][0][0], answer["stats"]["extents_total"]
             assert rows == sent, f"{table} has {rows} rows of {sent}"
-            print(f"{latency_ms or 'baseline'} ms batches: {table} has {rows:,} rows in {extents} extents")
+            label = "baseline" if latency_ms is None else f"{latency_ms} ms batches"
+            print(f"{label}: {table} has {rows:,} rows in {extents} extents")
     finally:
         server.stop()
     return rates
