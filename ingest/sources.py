@@ -22,6 +22,7 @@ from kyma.engine.query import QueryResult
 from kyma.engine.storage import ObjectStore
 from kyma.ingest import filedrop, source_statements
 from kyma.ingest.source import Source, SourceWorker
+from kyma.ingest.source_metrics import SourceMetrics
 from kyma.ingest.source_store import SourceRecord, SourceStore
 from kyma.ingest.source_types import SOURCE_TYPES
 from kyma.ingest.write_path import WritePath
@@ -106,21 +107,16 @@ class SourceRegistry:
         record = self.store.get(name)
         running = self._running.get(name)
         worker = running.worker if running else None
-        health = worker.metrics.snapshot() if worker else {}
+        # A source not running here (a ``kafka-consume`` may run it): nothing done here yet.
+        health = (worker.metrics if worker else SourceMetrics(lag_unit="")).snapshot()
         if running is not None and running.thread.is_alive():
             state = "degraded" if health["degraded_reason"] else "running"
         else:
             state = "failed" if name in self._errors else "idle"
             health["degraded_reason"] = health["degraded_since"] = None
-        answer = {
-            "name": name,
-            "type": record.type,
-            "state": state,
-            "degraded_reason": None,
-            "degraded_since": None,
-            "last_error": self._errors.get(name),
-            **health,
-        }
+        answer = {"name": name, "type": record.type, "state": state, **health}
+        if worker is None:
+            answer["last_error"] = self._errors.get(name)  # why it could not start, if so
         source = source_type(record.type)
         return {**answer, **source.status(source.parse(record.definition), self, worker)}
 
