@@ -29,6 +29,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--files", type=int, default=10)
+    parser.add_argument(
+        "--baseline",
+        help="a folder holding another kyma package (e.g. an earlier commit's, laid out as"
+        " installed) to measure in the same run, on the same files",
+    )
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="kyma-bench-drop-"))
     per_file = args.rows // args.files
@@ -47,7 +52,26 @@ def main() -> None:
     arrow_s = time.perf_counter() - start
     assert parsed == per_file * args.files
 
-    server = Server()
+    try:
+        before = None
+        if args.baseline:
+            before = kyma_drop(folder, len(files), parsed, PYTHONPATH=args.baseline)
+        kyma_s = kyma_drop(folder, len(files), parsed)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    print(
+        f"| pyarrow.json.read_json, parse only | {size_mb / arrow_s:.1f} MB/s | {arrow_s:.1f} s |"
+    )
+    print(f"| kyma file-drop source | {size_mb / kyma_s:.1f} MB/s | {kyma_s:.1f} s |")
+    if before is not None:
+        print(f"| baseline kyma file-drop source | {size_mb / before:.1f} MB/s | {before:.1f} s |")
+        print(f"baseline ÷ pyarrow read_json: {arrow_s / before:.2f}x")
+    print(f"kyma ÷ pyarrow read_json: {arrow_s / kyma_s:.2f}x")
+
+
+def kyma_drop(folder: Path, files: int, rows: int, **env: str) -> float:
+    """Seconds from creating a file-drop source on ``folder`` until all ``files`` are in."""
+    server = Server(**env)
     try:
         server.sql(KYMA_DDL)
         body = {
@@ -68,21 +92,16 @@ def main() -> None:
         while time.monotonic() < deadline:
             conn.request("GET", "/v1/sources/drops/status")
             status = json.loads(conn.getresponse().read())
-            if status["files_ingested"] + status["files_failed"] == len(files):
+            if status["files_ingested"] + status["files_failed"] == files:
                 break
             time.sleep(0.2)
-        kyma_s = time.perf_counter() - start
+        seconds = time.perf_counter() - start
         assert status["files_failed"] == 0, status
-        rows = server.sql("SELECT count(*) AS n FROM logs", conn)["rows"][0][0]
-        assert rows == parsed, (rows, parsed)
+        count = server.sql("SELECT count(*) AS n FROM logs", conn)["rows"][0][0]
+        assert count == rows, (count, rows)
     finally:
         server.stop()
-        shutil.rmtree(folder, ignore_errors=True)
-    print(
-        f"| pyarrow.json.read_json, parse only | {size_mb / arrow_s:.1f} MB/s | {arrow_s:.1f} s |"
-    )
-    print(f"| kyma file-drop source | {size_mb / kyma_s:.1f} MB/s | {kyma_s:.1f} s |")
-    print(f"kyma ÷ pyarrow read_json: {arrow_s / kyma_s:.2f}x")
+    return seconds
 
 
 if __name__ == "__main__":

@@ -141,6 +141,11 @@ def main() -> None:
     parser.add_argument("--max-rows", type=int, default=50_000)
     parser.add_argument("--restarts", type=int, default=5)
     parser.add_argument("--assignment", choices=("direct", "group"), default="direct")
+    parser.add_argument(
+        "--baseline",
+        help="a folder holding another kyma package (e.g. an earlier commit's, laid out as"
+        " installed) to measure in the same run, on the same messages",
+    )
     args = parser.parse_args()
     print(f"messages={args.messages:,}; {platform.node()} {platform.machine()}")
     with KafkaBroker() as broker:
@@ -149,6 +154,13 @@ def main() -> None:
         seconds = produce(broker, args.messages)
         print(f"produced {args.messages:,} messages of ~{size} B in {seconds:.1f}s")
         peer = bare_poll(broker, args.messages)
+        before = None
+        if args.baseline:
+            server = Server(PYTHONPATH=args.baseline)
+            try:
+                before = kyma_source(server, broker, args.messages, args.max_rows, args.assignment)
+            finally:
+                server.stop()
         server = Server()
         resumes = []
         try:
@@ -161,6 +173,10 @@ def main() -> None:
     rate_peer, rate_ours = args.messages / peer, args.messages / ours
     print(f"| bare confluent-kafka poll | {rate_peer:,.0f} rows/s | {peer:.1f} s |")
     print(f"| kyma source, exactly once | {rate_ours:,.0f} rows/s | {ours:.1f} s |")
+    if before is not None:
+        rate_before = args.messages / before
+        print(f"| baseline kyma source | {rate_before:,.0f} rows/s | {before:.1f} s |")
+        print(f"baseline ÷ bare poll: {rate_before / rate_peer:.2f}x")
     print(f"kyma ÷ bare poll: {rate_ours / rate_peer:.2f}x")
     if resumes:
         each = ", ".join(f"{s:.2f}" for s in resumes)

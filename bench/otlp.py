@@ -10,7 +10,7 @@ them in batches of ``--batch`` (the SDK's BatchSpanProcessor default is 512) as 
 the answers come back. The peer is a bare OTLP/gRPC sink in a process of its own: the
 generated TraceService/LogsService servicers, 8 threads, answering every Export at once.
 kyma is a real ``kyma serve`` (embedded Postgres catalog, local store), once per
-``--latency-ms`` (the group commit's wait; 200 is the default): an export is answered only
+``--latency-ms`` (the group commit's wait; 20 is the default): an export is answered only
 after the snapshot holding it is committed, and the rows are counted in SQL afterwards.
 """
 
@@ -137,7 +137,12 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--batch", type=int, default=512)
     parser.add_argument(
-        "--latency-ms", type=int, nargs="+", default=[200, 20], help="KYMA_OTLP_BATCH_LATENCY_MS"
+        "--latency-ms", type=int, nargs="+", default=[20, 200], help="KYMA_OTLP_BATCH_LATENCY_MS"
+    )
+    parser.add_argument(
+        "--baseline",
+        help="a folder holding another kyma package (e.g. an earlier commit's, laid out as"
+        " installed) to measure at its own defaults in the same run",
     )
     parser.add_argument("--sink", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -157,12 +162,21 @@ def main() -> None:
     finally:
         sink.kill()
         sink.wait()
+    before = None
+    if args.baseline:
+        before = measure_kyma(spans, logs, args, None, PYTHONPATH=args.baseline)
     ours = {ms: measure_kyma(spans, logs, args, ms) for ms in args.latency_ms}
     print("| path | spans/s | log records/s |")
     print("|---|---|---|")
     print(f"| bare OTLP/gRPC sink (no-op Export) | {peer['spans']:,.0f} | {peer['logs']:,.0f} |")
     for ms, rates in ours.items():
         print(f"| kyma serve, {ms} ms batches | {rates['spans']:,.0f} | {rates['logs']:,.0f} |")
+    if before is not None:
+        print(f"| baseline kyma serve | {before['spans']:,.0f} | {before['logs']:,.0f} |")
+        print(
+            f"baseline ÷ bare sink: spans {before['spans'] / peer['spans']:.2f}x,"
+            f" log records {before['logs'] / peer['logs']:.2f}x"
+        )
     for ms, rates in ours.items():
         print(
             f"kyma ({ms} ms) ÷ bare sink: spans {rates['spans'] / peer['spans']:.2f}x,"
@@ -170,16 +184,22 @@ def main() -> None:
         )
 
 
-def measure_kyma(spans: list, logs: list, args: argparse.Namespace, latency_ms: int) -> dict:
-    """Rates into a fresh ``kyma serve`` whose group commits wait up to ``latency_ms``."""
-    server = Server(KYMA_OTLP_BATCH_LATENCY_MS=str(latency_ms))
+def measure_kyma(
+    spans: list, logs: list, args: argparse.Namespace, latency_ms: int | None, **env: str
+) -> dict:
+    """Rates into a fresh ``kyma serve`` whose group commits wait up to ``latency_ms``
+    (None: its default)."""
+    if latency_ms is not None:
+        env["KYMA_OTLP_BATCH_LATENCY_MS"] = str(latency_ms)
+    server = Server(**env)
     try:
         rates = measure(server.otlp_grpc_url.replace("grpc://", "http://"), spans, logs, args)
         for table, sent in (("otel_traces", len(spans)), ("otel_logs", len(logs))):
             answer = server.sql(f"SELECT count(*) FROM {table}")
             rows, extents = answer["rows"][0][0], answer["stats"]["extents_total"]
             assert rows == sent, f"{table} has {rows} rows of {sent}"
-            print(f"{latency_ms} ms batches: {table} has {rows:,} rows in {extents} extents")
+            label = "baseline" if latency_ms is None else f"{latency_ms} ms batches"
+            print(f"{label}: {table} has {rows:,} rows in {extents} extents")
     finally:
         server.stop()
     return rates

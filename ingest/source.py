@@ -11,16 +11,46 @@ import threading
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from kyma.ingest.source_metrics import SourceMetrics
+
 if TYPE_CHECKING:
     from kyma.ingest.sources import SourceRegistry
 
 
 class SourceWorker(ABC):
-    """Runs one source until stopped; the registry reads its health from the attributes."""
+    """Runs one source until stopped; the registry reads its health from ``metrics``.
+
+    ``last_error`` and ``degraded`` are kept in ``metrics`` (with when they were set); a
+    worker counts its commits there with ``metrics.committed(rows)`` and sets ``lag``.
+    """
 
     spec: Any  # the type's parsed definition (it has a ``name``)
-    last_error: str | None  # the latest failure, if any
-    degraded: str | None  # why it cannot work now (broker unreachable, folder gone), or None
+    lag_unit: ClassVar[str] = "rows"  # what the worker's lag counts
+
+    @property
+    def metrics(self) -> SourceMetrics:
+        found = self.__dict__.get("_metrics")
+        if found is None:
+            found = self.__dict__.setdefault("_metrics", SourceMetrics(self.lag_unit))
+        return found  # type: ignore[no-any-return]
+
+    @property
+    def last_error(self) -> str | None:
+        """The latest failure, if any."""
+        return self.metrics.last_error
+
+    @last_error.setter
+    def last_error(self, message: str | None) -> None:
+        self.metrics.error(message)
+
+    @property
+    def degraded(self) -> str | None:
+        """Why it cannot work now (broker unreachable, folder gone), or None."""
+        return self.metrics.degraded
+
+    @degraded.setter
+    def degraded(self, reason: str | None) -> None:
+        self.metrics.degrade(reason)
 
     @abstractmethod
     def run(self, stop: threading.Event) -> None:

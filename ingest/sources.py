@@ -22,6 +22,7 @@ from kyma.engine.query import QueryResult
 from kyma.engine.storage import ObjectStore
 from kyma.ingest import filedrop, source_statements
 from kyma.ingest.source import Source, SourceWorker
+from kyma.ingest.source_metrics import SourceMetrics
 from kyma.ingest.source_store import SourceRecord, SourceStore
 from kyma.ingest.source_types import SOURCE_TYPES
 from kyma.ingest.write_path import WritePath
@@ -98,26 +99,35 @@ class SourceRegistry:
 
         ``state`` is this process's (a Kafka source may be running in a ``kafka-consume``):
         ``running``; ``degraded`` while it runs but cannot work (broker unreachable, folder
-        gone), the cause in ``degraded_reason``; ``failed`` (could not start) or ``idle``.
+        gone), the cause in ``degraded_reason`` and since when in ``degraded_since``;
+        ``failed`` (could not start) or ``idle``. Every type reports this process's
+        ``rows_total``, ``rows_per_second``, ``lag`` (in ``lag_unit``), ``last_commit_at``,
+        ``last_error`` and ``last_error_at`` (Unix seconds).
         """
         record = self.store.get(name)
         running = self._running.get(name)
-        degraded = None
+        worker = running.worker if running else None
+        # A source not running here (a ``kafka-consume`` may run it): nothing done here yet.
+        health = (worker.metrics if worker else SourceMetrics(lag_unit="")).snapshot()
         if running is not None and running.thread.is_alive():
-            degraded = running.worker.degraded
-            state = "degraded" if degraded else "running"
+            state = "degraded" if health["degraded_reason"] else "running"
         else:
             state = "failed" if name in self._errors else "idle"
-        answer = {
-            "name": name,
-            "type": record.type,
-            "state": state,
-            "degraded_reason": degraded,
-            "last_error": running.worker.last_error if running else self._errors.get(name),
-        }
+            health["degraded_reason"] = health["degraded_since"] = None
+        answer = {"name": name, "type": record.type, "state": state, **health}
+        if worker is None:
+            answer["last_error"] = self._errors.get(name)  # why it could not start, if so
         source = source_type(record.type)
-        worker = running.worker if running else None
         return {**answer, **source.status(source.parse(record.definition), self, worker)}
+
+    def metrics(self) -> builtins.list[tuple[str, str, dict[str, Any]]]:
+        """(name, type, metrics snapshot) of every source running in this process."""
+        with self._lock:
+            running = builtins.list(self._running.values())
+        return [
+            (r.worker.spec.name, r.worker.spec.to_json()["type"], r.worker.metrics.snapshot())
+            for r in running
+        ]
 
     def drop(self, name: str) -> None:
         self.store.drop(name)

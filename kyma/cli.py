@@ -410,13 +410,16 @@ def _start_otlp(services):  # type: ignore[no-untyped-def]
             "metrics": settings.otlp_metrics_table,
         },
         batch_rows=settings.otlp_batch_rows,
+        batch_bytes=settings.otlp_batch_bytes,
         batch_latency_ms=settings.otlp_batch_latency_ms,
         max_body_bytes=settings.max_body_bytes,
         threads=settings.http_threads,
         authorize=authorize if authenticator.required else None,
         tls=_tls_files(settings),
     )
-    return start_otlp_receiver(services.catalog, services.write_path, options)
+    receiver = start_otlp_receiver(services.catalog, services.write_path, options)
+    services.metrics.track_sources(receiver.metrics)
+    return receiver
 
 
 def _maintenance_loop(services, stopping: threading.Event) -> None:  # type: ignore[no-untyped-def]

@@ -8,7 +8,8 @@ Prometheus: it calls listeners (catalog commits, query statements) that land her
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -21,6 +22,7 @@ from prometheus_client import (
     ProcessCollector,
     generate_latest,
 )
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
 from kyma.engine.catalog import CommitEvent
 from kyma.engine.query import QueryEvent
@@ -31,6 +33,9 @@ _PRUNING = ("extents_total", "extents_after_catalog", "blocks_total", "blocks_af
 _BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300)
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
+
+#: The running sources of one kind: (name, type, SourceMetrics.snapshot()) each.
+SourceReport = Callable[[], Iterable[tuple[str, str, dict[str, Any]]]]
 
 
 class Metrics:
@@ -92,6 +97,13 @@ class Metrics:
             registry=registry,
         )
 
+        self._sources = _SourcesCollector()
+        registry.register(self._sources)
+
+    def track_sources(self, report: SourceReport) -> None:
+        """Report the sources ``report`` names at every scrape (``kyma_source_*``)."""
+        self._sources.reports.append(report)
+
     def observe_commit(self, event: CommitEvent) -> None:
         path = event.source.split(":", 1)[0] or "unknown"
         self.commit_seconds.labels(path).observe(event.seconds)
@@ -114,3 +126,73 @@ class Metrics:
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
+
+
+class _SourcesCollector:
+    """Every running source's record (ingest/source_metrics.py), read at scrape time."""
+
+    def __init__(self) -> None:
+        self.reports: list[SourceReport] = []
+
+    def describe(self) -> list[Metric]:
+        return []  # collected at scrape time only
+
+    def collect(self) -> Iterator[Metric]:
+        labels = ["source", "type"]
+        families: dict[str, GaugeMetricFamily | CounterMetricFamily] = {
+            "rows_total": CounterMetricFamily(
+                "kyma_source_rows", "Rows a running source committed since it started", None, labels
+            ),
+            "rows_per_second": GaugeMetricFamily(
+                "kyma_source_rows_per_second",
+                "Rows a source committed per second, over the last 10 s",
+                labels=labels,
+            ),
+            "lag": GaugeMetricFamily(
+                "kyma_source_lag",
+                "How far behind its input a source is, in unit (messages, files, rows)",
+                labels=[*labels, "unit"],
+            ),
+            "last_commit_at": GaugeMetricFamily(
+                "kyma_source_last_commit_timestamp_seconds",
+                "When a source last committed (Unix time)",
+                labels=labels,
+            ),
+            "errors": CounterMetricFamily(
+                "kyma_source_errors", "Errors a running source met since it started", None, labels
+            ),
+            "last_error_at": GaugeMetricFamily(
+                "kyma_source_last_error_timestamp_seconds",
+                "When a source last met an error (Unix time)",
+                labels=labels,
+            ),
+            "last_error": GaugeMetricFamily(
+                "kyma_source_last_error_info",
+                "A source's latest error, as the error label (its status has it too)",
+                labels=[*labels, "error"],
+            ),
+            "degraded_since": GaugeMetricFamily(
+                "kyma_source_degraded_since_timestamp_seconds",
+                "Since when a degraded source cannot work (Unix time); absent when it can",
+                labels=labels,
+            ),
+        }
+        degraded = GaugeMetricFamily(
+            "kyma_source_degraded", "1 while a source runs but cannot work", labels=labels
+        )
+        for report in self.reports:
+            for name, kind, snap in report():
+                each = [name, kind]
+                degraded.add_metric(each, 1.0 if snap["degraded_reason"] else 0.0)
+                for key, family in families.items():
+                    value = snap.get(key)
+                    if value is None:
+                        continue
+                    if key == "lag":
+                        family.add_metric([*each, snap["lag_unit"]], value)
+                    elif key == "last_error":
+                        family.add_metric([*each, str(value)[:200]], 1.0)
+                    else:
+                        family.add_metric(each, value)
+        yield from families.values()
+        yield degraded

@@ -52,6 +52,7 @@ class Services:
         self.query.gate.listeners.append(self.metrics.observe_query)
         self.query.gate.listeners.append(log_query)
         self.metrics.track_running(lambda: self.query.gate.running)
+        self.metrics.track_sources(self.sources.metrics)
 
     def run_maintenance(self) -> dict[str, int]:
         """One round: retention and compaction of every table, the ledger sweeper, orphan GC."""

@@ -75,8 +75,11 @@ class Settings:
     otlp_batch_rows: int = _setting(
         50_000, "KYMA_OTLP_BATCH_ROWS", "OTLP exports commit together up to this many rows"
     )
+    otlp_batch_bytes: int = _setting(
+        64 << 20, "KYMA_OTLP_BATCH_BYTES", "or this many bytes of Arrow data"
+    )
     otlp_batch_latency_ms: int = _setting(
-        200, "KYMA_OTLP_BATCH_LATENCY_MS", "or this long after the first of them arrived"
+        20, "KYMA_OTLP_BATCH_LATENCY_MS", "or this long after the first of them arrived"
     )
     max_body_bytes: int = _setting(
         64 << 20, "KYMA_MAX_BODY_BYTES", "largest ingest body, after decompression"

@@ -11,6 +11,7 @@ from kyma.ingest.source_spec import source_header
 
 FORMATS = ("ndjson", "csv", "parquet")
 SPARK_MIN_BYTES = 1 << 30
+PARALLEL_FILES = 4
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,7 @@ class FileDropSpec:
     csv_delimiter: str = ","
     s3_endpoint_url: str | None = None
     spark_min_bytes: int | None = SPARK_MIN_BYTES  # larger files go to a Spark load
+    parallel_files: int = PARALLEL_FILES  # files read and committed at once
 
     def to_json(self) -> dict[str, Any]:
         """The definition as stored and shown (the body's shape, defaults filled in)."""
@@ -37,6 +39,7 @@ class FileDropSpec:
             "schema_evolve": self.schema_evolve,
             "csv_delimiter": self.csv_delimiter,
             "spark_min_bytes": self.spark_min_bytes,
+            "parallel_files": self.parallel_files,
         }
         if self.s3_endpoint_url is not None:
             body["s3_endpoint_url"] = self.s3_endpoint_url
@@ -56,6 +59,7 @@ def parse_filedrop_spec(body: Any) -> FileDropSpec:
         "csv_delimiter",
         "s3_endpoint_url",
         "spark_min_bytes",
+        "parallel_files",
     }
     name, table = source_header(body, "filedrop", known)
     path = body.get("path")
@@ -83,4 +87,9 @@ def parse_filedrop_spec(body: Any) -> FileDropSpec:
         raise ConfigError(
             f"spark_min_bytes: expected a positive integer or null (never), got {spark_min!r}"
         )
-    return FileDropSpec(name, table, path, fmt, poll_ms, evolve, delimiter, endpoint, spark_min)
+    parallel = body.get("parallel_files", PARALLEL_FILES)
+    if isinstance(parallel, bool) or not isinstance(parallel, int) or not 1 <= parallel <= 64:
+        raise ConfigError(f"parallel_files: expected an integer from 1 to 64, got {parallel!r}")
+    return FileDropSpec(
+        name, table, path, fmt, poll_ms, evolve, delimiter, endpoint, spark_min, parallel
+    )

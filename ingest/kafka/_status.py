@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from kyma.ingest.kafka._client_log import client_logger
 from kyma.ingest.kafka._spec import KafkaSpec
 from kyma.ingest.kafka._worker import KafkaWorker
 from kyma.ingest.kafka.positions import PositionStore
@@ -40,7 +41,12 @@ def _group_offsets(spec: KafkaSpec) -> list[dict[str, Any]]:
     from confluent_kafka import Consumer, KafkaException, TopicPartition
 
     consumer = Consumer(
-        {"bootstrap.servers": spec.bootstrap_servers, "group.id": spec.group_id, **spec.client}
+        {
+            "bootstrap.servers": spec.bootstrap_servers,
+            "group.id": spec.group_id,
+            **spec.client,
+            "logger": client_logger(spec.name),
+        }
     )
     try:
         wanted = []
@@ -72,6 +78,7 @@ def _high_watermarks(
             "bootstrap.servers": spec.bootstrap_servers,
             "group.id": f"{spec.group_id}-status",
             **spec.client,
+            "logger": client_logger(spec.name),
         }
     )
     try:

@@ -10,6 +10,12 @@ The worker takes every partition itself (``assignment: direct``, see ``_assign``
 restart reads again at once; ``assignment: group`` subscribes instead and lets the consumer
 group split the partitions between workers.
 
+Polling overlaps writing: the polling thread hands each batch, with the epochs its
+partitions were read under, to a committing thread through a short queue and polls the
+next one meanwhile. A batch whose commit is fenced is dropped with the batches polled
+before the polling thread let its partitions go, and those are read again from the
+catalog's positions, so no batch is ever written past one that was dropped.
+
 With ``delivery: at_least_once`` the catalog keeps no positions: reading starts at the
 group's offsets in Kafka, committed after each batch, so a crash between the two commits
 reads that batch again. It is there for operators who move offsets with Kafka's own tools,
@@ -21,8 +27,10 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import queue
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -32,7 +40,8 @@ from kyma.engine.crashpoints import crash_point
 from kyma.engine.errors import FencedWriterError, IngestError, NotFoundError, RetryableError
 from kyma.engine.types import Column, KymaType
 from kyma.ingest.kafka._assign import DirectAssignment
-from kyma.ingest.kafka._batch import Origins, build_body
+from kyma.ingest.kafka._batch import Body, Origins, build_body
+from kyma.ingest.kafka._client_log import client_logger
 from kyma.ingest.kafka._spec import KafkaSpec
 from kyma.ingest.kafka.positions import PositionStore
 from kyma.ingest.kafka.positions import advance as advance_positions
@@ -43,6 +52,8 @@ log = logging.getLogger("kyma.kafka")
 
 POLL_SECONDS = 0.2
 RETRY_SECONDS = 1.0
+QUEUE_BATCHES = 2  # batches polled ahead of the one being written
+LAG_SECONDS = 1.0  # how often the lag is worked out
 METADATA_TYPES = (
     ("_kafka_topic", "string"),
     ("_kafka_partition", "int"),
@@ -64,6 +75,8 @@ def dead_letter_table(spec: KafkaSpec) -> str:
 class KafkaWorker(SourceWorker):
     """Consumes ``spec``'s topics into its table until ``stop`` is set."""
 
+    lag_unit = "messages"
+
     def __init__(
         self, spec: KafkaSpec, catalog: Catalog, positions: PositionStore, write_path: WritePath
     ) -> None:
@@ -72,12 +85,22 @@ class KafkaWorker(SourceWorker):
         self.positions = positions
         self.write_path = write_path
         self.epochs: dict[tuple[str, int], int] = {}
-        self.last_error: str | None = None
-        self.degraded: str | None = None  # why the broker is unusable now; None once it serves
+        # last_error, and degraded: why the broker is unusable now; None once it serves
         self.committed_batches = 0
         self.watermarks: dict[tuple[str, int], int] = {}
         self._pending: list[Any] = []
         self._lock = threading.Lock()
+        # Polling runs ahead of writing: the polling thread hands batches, with the
+        # epochs they were read under, to the committing thread through this queue.
+        self._queue: queue.Queue[_Polled] = queue.Queue(QUEUE_BATCHES)
+        self._fences = 0  # fenced batches the committing thread reported
+        self._fences_handled = 0  # ... and the polling thread has acted on
+        self._failure: BaseException | None = None  # what stopped the committing thread
+        # Positions committed to the catalog, for the polling thread to commit to Kafka:
+        # the client serializes its calls, so a commit would wait for a poll to return.
+        self._committed: queue.SimpleQueue[dict[tuple[str, int], int]] = queue.SimpleQueue()
+        self._read_to: dict[tuple[str, int], int] = {}  # committed positions, for the lag
+        self._lag_due = 0.0
 
     def run(self, stop: threading.Event) -> None:
         from confluent_kafka import Consumer
@@ -91,6 +114,7 @@ class KafkaWorker(SourceWorker):
                 "auto.offset.reset": "earliest",
                 **self.spec.client,
                 "error_cb": self._client_error,
+                "logger": client_logger(self.spec.name),
             }
         )
         direct = None
@@ -100,15 +124,32 @@ class KafkaWorker(SourceWorker):
             consumer.subscribe(
                 list(self.spec.topics), on_assign=self._assigned, on_revoke=self._revoked
             )
+        done = threading.Event()
+        committer = threading.Thread(
+            target=self._commit_loop,
+            args=(done,),
+            name=f"source-{self.spec.name}-commit",
+            daemon=True,
+        )
+        committer.start()
         try:
-            while not stop.is_set():
+            while not stop.is_set() and committer.is_alive():
+                if self._fences_handled < self._fences:
+                    self._after_fence(consumer, direct)
                 if direct is not None:
                     self._take_new(consumer, direct)
                 batch = self._collect(consumer, stop)
                 if batch:
-                    self._commit_batch(consumer, batch, stop, direct)
+                    self._hand_off(batch, stop)
+                self._commit_to_kafka(consumer)
+                self._update_lag(consumer)
         finally:
+            done.set()
+            committer.join()
+            self._commit_to_kafka(consumer)
             consumer.close()
+        if self._failure is not None:
+            raise self._failure
 
     def _client_error(self, error: Any) -> None:
         """librdkafka's client-wide errors. Every broker down, a name that does not resolve,
@@ -122,15 +163,16 @@ class KafkaWorker(SourceWorker):
             KafkaError._AUTHENTICATION,
             KafkaError._SSL,
         }
-        self.last_error = f"Kafka {self.spec.bootstrap_servers}: {error.str()}"
+        message = f"Kafka {self.spec.bootstrap_servers}: {error.str()}"
+        self.last_error = message
         if error.fatal() or error.code() in degrading:
-            self.degraded = self.last_error
-            log.warning("source %r degraded: %s", self.spec.name, self.degraded)
+            self.metrics.degrade(message)
+            log.warning("source %r degraded: %s", self.spec.name, message)
 
     # ---------------------------------------------------------------- assignment
 
     def _assigned(self, consumer: Any, partitions: list[Any]) -> None:
-        self.degraded = None
+        self.metrics.degrade(None)
         if self.spec.exactly_once:
             self._claim(partitions)
         consumer.assign(partitions)
@@ -144,7 +186,7 @@ class KafkaWorker(SourceWorker):
             fresh = direct.new_partitions(consumer)
             if fresh is None:
                 return
-            self.degraded = None  # the broker answered
+            self.metrics.degrade(None)  # the broker answered
             for topic in direct.missing:
                 self.last_error = f"Kafka {self.spec.bootstrap_servers}: no topic {topic!r} (yet)"
             if not fresh:
@@ -181,12 +223,38 @@ class KafkaWorker(SourceWorker):
         if mine:
             consumer.incremental_unassign([TopicPartition(*key) for key in mine])
         direct.release(lost, again=[k for k in mine if k not in lost])
+        for key in lost:
+            self._read_to.pop(key, None)
         if lost:
             log.warning(
                 "source %r: %s taken over by a newer worker; not reading them any more",
                 self.spec.name,
                 ", ".join(f"{t}[{p}]" for t, p in lost),
             )
+
+    def _seek_back(self, consumer: Any) -> bool:
+        """After a fenced batch (group assignment): stop writing the partitions a newer
+        worker claimed (the group moves them on its next rebalance) and read the others
+        again from the catalog's positions."""
+        from confluent_kafka import KafkaException, TopicPartition
+
+        try:
+            rows = {(p.stream, p.partition): p for p in self.positions.positions(self.spec.name)}
+        except RetryableError as e:
+            self.last_error = str(e)
+            return False
+        with self._lock:
+            mine = dict(self.epochs)
+            for key, epoch in mine.items():
+                row = rows.get(key)
+                if row is None or row.epoch != epoch:
+                    self.epochs.pop(key)
+                    continue
+                try:
+                    consumer.seek(TopicPartition(key[0], key[1], row.position))
+                except KafkaException as e:  # not fetching yet: it starts at the claim's
+                    log.info("source %r: no seek of %s[%d]: %s", self.spec.name, *key, e)
+        return True
 
     def _claim(self, partitions: list[Any]) -> None:
         """Take the partitions over in the catalog and start them at its positions."""
@@ -201,11 +269,13 @@ class KafkaWorker(SourceWorker):
                         claim = claims[tp.partition]
                         tp.offset = claim.position
                         self.epochs[(topic, tp.partition)] = claim.epoch
+                        self._read_to[(topic, tp.partition)] = claim.position
 
     def _revoked(self, consumer: Any, partitions: list[Any]) -> None:
         with self._lock:
             for tp in partitions:
                 self.epochs.pop((tp.topic, tp.partition), None)
+                self._read_to.pop((tp.topic, tp.partition), None)
             self._pending.clear()  # the new owner reads them from the catalog's positions
         consumer.unassign()
 
@@ -221,12 +291,14 @@ class KafkaWorker(SourceWorker):
                 if timeout <= 0:
                     break
             wanted = self.spec.max_rows - len(self._pending)
+            before = len(self._pending)
             for message in consumer.consume(wanted, timeout=timeout):
                 if message.error() is None:
                     self._pending.append(message)
-                    self.degraded = None
                 else:
                     log.warning("source %r: %s", self.spec.name, message.error())
+            if len(self._pending) > before and self.degraded is not None:
+                self.metrics.degrade(None)  # messages arrive: the broker serves
             if not self._pending:
                 break  # nothing yet: the caller looks after the partitions, then polls again
             if deadline is None:
@@ -234,48 +306,91 @@ class KafkaWorker(SourceWorker):
         batch, self._pending = self._pending, []
         return batch
 
-    def _commit_batch(
-        self,
-        consumer: Any,
-        batch: list[Any],
-        stop: threading.Event,
-        direct: DirectAssignment | None = None,
-    ) -> None:
-        origins = Origins.of(batch)
-        positions = origins.next_positions()  # every message counts, dead letters included
+    def _hand_off(self, messages: list[Any], stop: threading.Event) -> None:
+        """Queue a polled batch for the committing thread; blocks while the queue is full."""
+        origins = Origins.of(messages)  # per-message Python here, while the other thread writes
+        body = build_body(messages, origins if self.spec.metadata_columns else None)
+        with self._lock:
+            polled = _Polled(messages, self._fences_handled, dict(self.epochs), origins, body)
         while not stop.is_set():
             try:
-                self._ingest(batch, origins, positions)
+                self._queue.put(polled, timeout=POLL_SECONDS)
+                return
+            except queue.Full:
+                continue
+
+    def _after_fence(self, consumer: Any, direct: DirectAssignment | None) -> None:
+        """A batch was fenced: give up the partitions a newer worker claimed and read the
+        others again from the catalog's positions. Batches polled before this are dropped
+        by the committing thread: they continue where the dropped one ended."""
+        fences = self._fences
+        self._pending = []
+        if direct is not None:
+            self._let_go(consumer, direct)
+        elif not self._seek_back(consumer):
+            return  # the catalog is away: again on the next round, dropping what was polled
+        self._fences_handled = fences
+
+    def _commit_loop(self, done: threading.Event) -> None:
+        """The committing thread: write each queued batch while the next one is polled."""
+        try:
+            while not done.is_set():  # set once the polling thread stops, for any reason
+                try:
+                    polled = self._queue.get(timeout=POLL_SECONDS)
+                except queue.Empty:
+                    continue
+                if polled.fences_handled < self._fences:
+                    continue  # polled before the polling thread acted on a fence
+                if not self._commit_batch(polled, done):
+                    self._fences += 1
+        except BaseException as e:  # the polling thread stops and raises it
+            self._failure = e
+
+    def _commit_batch(self, polled: _Polled, done: threading.Event) -> bool:
+        """Write a batch and advance its positions; False when it was fenced and dropped."""
+        batch = polled.messages
+        origins = polled.origins
+        positions = origins.next_positions()  # every message counts, dead letters included
+        while not done.is_set():
+            try:
+                rows = self._ingest(batch, origins, positions, polled.epochs, polled.body)
             except FencedWriterError as e:  # the partitions moved on: drop, never write twice
                 self.last_error = str(e)
                 log.warning("source %r: batch dropped: %s", self.spec.name, e)
-                if direct is not None:
-                    self._let_go(consumer, direct)
-                return
+                return False
             except RetryableError as e:
                 self.last_error = str(e)
                 log.warning("source %r: retrying a batch: %s", self.spec.name, e)
-                stop.wait(RETRY_SECONDS)
+                done.wait(RETRY_SECONDS)
                 continue
             self.committed_batches += 1
+            self.metrics.committed(rows)
             crash_point("kafka.catalog_committed")
-            self._commit_to_kafka(consumer, positions)
-            return
+            self._committed.put(positions)
+            return True
+        return True
 
     def _ingest(
-        self, batch: list[Any], origins: Origins, positions: dict[tuple[str, int], int]
-    ) -> None:
-        """Write the batch and advance ``positions`` in one commit; bad messages dead-letter."""
+        self,
+        batch: list[Any],
+        origins: Origins,
+        positions: dict[tuple[str, int], int],
+        epochs: dict[tuple[str, int], int],
+        body: Body | None = None,
+    ) -> int:
+        """Write the batch and advance ``positions`` in one commit; bad messages dead-letter.
+        The rows written."""
         messages = list(batch)
         for _ in range(len(messages) + 1):
-            body = build_body(messages, origins if self.spec.metadata_columns else None)
-            payload = self._advance(positions) if self.spec.exactly_once else None
+            if body is None:
+                body = build_body(messages, origins if self.spec.metadata_columns else None)
+            payload = self._advance(positions, epochs) if self.spec.exactly_once else None
             if not body.ndjson:
                 if payload is not None:
                     self.catalog.commit(self.spec.table, [], payload=payload)
-                return
+                return 0
             try:
-                self.write_path.ingest_ndjson(
+                ack = self.write_path.ingest_ndjson(
                     self.spec.table,
                     body.ndjson,
                     schema_evolve=self.spec.schema_evolve,
@@ -283,7 +398,7 @@ class KafkaWorker(SourceWorker):
                     columns=body.columns,
                     payload=payload,
                 )
-                return
+                return ack.rows
             except IngestError as e:
                 if e.line is None:
                     raise
@@ -292,10 +407,14 @@ class KafkaWorker(SourceWorker):
                 keep = [i for i in range(len(messages)) if i != bad]
                 messages = [messages[i] for i in keep]
                 origins = origins.take(pa.array(keep, pa.int64()))
+                body = None
+        return 0
 
-    def _advance(self, positions: dict[tuple[str, int], int]) -> Payload:
-        with self._lock:
-            epochs = dict(self.epochs)
+    def _advance(
+        self, positions: dict[tuple[str, int], int], epochs: dict[tuple[str, int], int]
+    ) -> Payload:
+        """The payload moving ``positions``, under the epochs the batch was read with: a
+        partition claimed again since (a rebalance, a newer worker) fences the batch."""
         by_topic: dict[str, dict[int, tuple[int, int]]] = {}
         for (topic, partition), position in positions.items():
             epoch = epochs.get((topic, partition))
@@ -334,9 +453,17 @@ class KafkaWorker(SourceWorker):
         )
         log.warning("source %r: dead-lettered %s", self.spec.name, key)
 
-    def _commit_to_kafka(self, consumer: Any, positions: dict[tuple[str, int], int]) -> None:
+    def _commit_to_kafka(self, consumer: Any) -> None:
+        """Commit the positions of the batches written since, on the polling thread."""
         from confluent_kafka import KafkaException, TopicPartition
 
+        positions: dict[tuple[str, int], int] = {}
+        while not self._committed.empty():
+            for key, offset in self._committed.get().items():
+                positions[key] = max(offset, positions.get(key, offset))
+        if not positions:
+            return
+        self._read_to.update(positions)
         offsets = [TopicPartition(t, p, o) for (t, p), o in positions.items()]
         try:
             # At least once, these offsets are where the next reader starts: wait for them.
@@ -344,6 +471,37 @@ class KafkaWorker(SourceWorker):
         except KafkaException as e:  # exactly once, the catalog's positions are the truth
             self.last_error = f"offsets not committed to Kafka: {e}"
             log.warning("source %r: %s", self.spec.name, self.last_error)
+
+    def _update_lag(self, consumer: Any) -> None:
+        """Messages behind the high watermarks the client last fetched (no broker call)."""
+        from confluent_kafka import KafkaException, TopicPartition
+
+        now = time.monotonic()
+        if now < self._lag_due:
+            return
+        self._lag_due = now + LAG_SECONDS
+        lag = None
+        for (topic, partition), position in list(self._read_to.items()):
+            try:
+                _, high = consumer.get_watermark_offsets(
+                    TopicPartition(topic, partition), cached=True
+                )
+            except KafkaException:
+                continue
+            if high >= 0:
+                lag = (lag or 0) + max(0, high - position)
+        self.metrics.lag = lag
+
+
+@dataclass
+class _Polled:
+    """A polled batch, the fences acted on before it was polled, the epochs it was read under."""
+
+    messages: list[Any]
+    fences_handled: int  # the polling thread's count when it was polled
+    epochs: dict[tuple[str, int], int]
+    origins: Origins
+    body: Body
 
 
 def prepare_table(spec: KafkaSpec, catalog: Catalog) -> None:

@@ -20,7 +20,8 @@ class OtlpOptions:
         }
     )
     batch_rows: int = 50_000  # a group commit happens at this many rows...
-    batch_latency_ms: int = 200  # ...or this long after its first export arrived
+    batch_bytes: int = 64 << 20  # ...or this many bytes of Arrow data...
+    batch_latency_ms: int = 20  # ...or this long after its first export arrived
     max_body_bytes: int = 64 << 20
     threads: int = 8  # exports served at once, per protocol
     # Called with an export's Authorization header and its table before it is stored;

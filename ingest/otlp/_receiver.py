@@ -37,6 +37,7 @@ class OtlpReceiver:
                 write_path,
                 options.tables[name],
                 max_rows=options.batch_rows,
+                max_bytes=options.batch_bytes,
                 max_latency=options.batch_latency_ms / 1000,
             )
             for name in SIGNALS
@@ -73,6 +74,10 @@ class OtlpReceiver:
             if signal.name not in self._prepared:
                 prepare_table(self.catalog, self.options.tables[signal.name], signal.columns)
                 self._prepared.add(signal.name)
+
+    def metrics(self) -> list[tuple[str, str, dict[str, Any]]]:
+        """Each signal's group commit as a source for ``/metrics``: ``otlp-<signal>``."""
+        return [(f"otlp-{name}", "otlp", c.metrics.snapshot()) for name, c in self._commits.items()]
 
     def start(self) -> None:
         """Listen for OTLP/gRPC and OTLP/HTTP; ConfigError when a port is taken."""

@@ -39,8 +39,24 @@ def any_value(value: Any) -> Any:
 
 
 def attributes(pairs: Any) -> dict[str, Any]:
-    """Repeated ``KeyValue`` → a dict (a repeated key keeps its last value)."""
-    return {kv.key: any_value(kv.value) for kv in pairs}
+    """Repeated ``KeyValue`` → a dict (a repeated key keeps its last value).
+
+    Strings, the commonest values, are read without a call; other scalars with one getattr.
+    """
+    found: dict[str, Any] = {}
+    for kv in pairs:
+        value = kv.value
+        kind = value.WhichOneof("value")
+        if kind == "string_value":
+            found[kv.key] = value.string_value
+        elif kind in _SCALARS:
+            found[kv.key] = getattr(value, kind)
+        else:
+            found[kv.key] = any_value(value)
+    return found
+
+
+_SCALARS = frozenset({"int_value", "bool_value", "double_value"})
 
 
 def dynamic(pairs: Any) -> bytes | None:

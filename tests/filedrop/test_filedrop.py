@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
+import os
 import time
 import uuid
 from pathlib import Path
@@ -271,3 +273,53 @@ def test_a_folder_removed_under_a_running_source_is_degraded(client, services, t
         time.sleep(0.05)
     assert status(client)["state"] == "running"
     assert status(client)["degraded_reason"] is None
+
+
+def test_several_files_are_in_flight_at_once_and_no_more(client, services, tmp_path) -> None:
+    """Three files whose reads wait (named pipes nobody writes to yet) fill the three slots:
+    a fourth waits for one; when one pipe ends, it goes in while the other two still wait."""
+    folder = tmp_path / "drop"
+    folder.mkdir()
+    pipes = [folder / name for name in ("a.ndjson", "b.ndjson", "c.ndjson")]
+    for pipe in pipes:
+        os.mkfifo(pipe)
+    (folder / "d.ndjson").write_bytes(ndjson(range(0, 20)))
+    sql(client, "CREATE TABLE events (n long)")
+    services.sources.start()
+    create(client, folder, parallel_files=3)
+    try:
+        deadline = time.monotonic() + WAIT
+        while status(client)["lag"] != 4:
+            assert time.monotonic() < deadline, status(client)
+            time.sleep(0.05)
+        time.sleep(0.5)  # d would be in by now if a fourth file could start
+        assert sql(client, "SELECT count(*) FROM events")["rows"] == [[0]]
+        release(pipes[0], client)  # a slot frees: d goes in while b and c still wait
+        deadline = time.monotonic() + WAIT
+        while sql(client, "SELECT count(*) FROM events")["rows"] != [[20]]:
+            assert time.monotonic() < deadline, status(client)
+            time.sleep(0.05)
+        answer = status(client)
+        assert [f["key"] for f in answer["files"]] == ["a.ndjson", "d.ndjson"]
+        assert answer["lag"] == 2 and answer["lag_unit"] == "files"
+        assert answer["rows_total"] == 20 and answer["last_commit_at"] <= time.time()
+        metrics = client.get("/metrics").get_data(as_text=True)
+        assert 'kyma_source_rows_total{source="drops",type="filedrop"} 20.0' in metrics
+        assert 'kyma_source_lag{source="drops",type="filedrop",unit="files"} 2.0' in metrics
+        assert 'kyma_source_last_commit_timestamp_seconds{source="drops"' in metrics
+    finally:
+        for pipe in pipes:
+            release(pipe, client)
+    answer = wait_for_files(client, 4)
+    assert [f["key"] for f in answer["files"]] == ["a.ndjson", "b.ndjson", "c.ndjson", "d.ndjson"]
+    assert answer["lag"] == 0
+
+
+def release(fifo: Path, client) -> None:  # type: ignore[no-untyped-def]
+    """End a named pipe's reads (open it for writing and close it) until it is recorded."""
+    deadline = time.monotonic() + WAIT
+    while fifo.name not in {f["key"] for f in status(client)["files"]}:
+        assert time.monotonic() < deadline, status(client)
+        with contextlib.suppress(OSError):  # no reader at this moment
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        time.sleep(0.02)

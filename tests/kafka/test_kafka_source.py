@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import socket
 import threading
 import time
@@ -74,6 +75,15 @@ def test_a_source_ingests_every_message_once_with_its_origin(
         ends[partition] = max(ends.get(partition, 0), offset + 1)
     assert {p["partition"]: p["position"] for p in status["partitions"]} == ends
     assert all(p["lag"] == 0 for p in status["partitions"])
+    assert status["rows_total"] == 600 and status["last_commit_at"] <= time.time()
+    deadline = time.monotonic() + WAIT  # the lag in the metrics: from the fetched watermarks
+    while status["lag"] != 0 and time.monotonic() < deadline:
+        time.sleep(0.1)
+        status = client.get("/v1/sources/clicks_src/status").get_json()
+    assert (status["lag"], status["lag_unit"]) == (0, "messages")
+    metrics = client.get("/metrics").get_data(as_text=True)
+    assert 'kyma_source_rows_total{source="clicks_src",type="kafka"} 600.0' in metrics
+    assert 'kyma_source_lag{source="clicks_src",type="kafka",unit="messages"} 0.0' in metrics
     assert client.get("/v1/sources").get_json()["sources"][0]["name"] == "clicks_src"
     assert client.delete("/v1/sources/clicks_src").status_code == 204
     assert client.get("/v1/sources/clicks_src/status").status_code == 404
@@ -193,7 +203,7 @@ def test_fencing_is_in_the_commit_itself(services, kafka_broker) -> None:
     batch = [Message(0)]
     origins = Origins.of(batch)
     with pytest.raises(FencedWriterError, match="superseded"):
-        worker._ingest(batch, origins, origins.next_positions())
+        worker._ingest(batch, origins, origins.next_positions(), dict(worker.epochs))
     assert services.query.execute("SELECT count(*) AS n FROM clicks").table.to_pylist() == [
         {"n": 0}
     ]
@@ -249,8 +259,10 @@ def test_unknown_fields_are_dropped_unless_the_source_evolves(
         assert rows == [[1, "red", 0], [2, None, 0]]
 
 
-def test_a_source_on_a_dead_broker_is_degraded_with_the_cause(client, services) -> None:
-    """Nothing listens on the port: the status says degraded and why, not running."""
+def test_a_source_on_a_dead_broker_is_degraded_with_the_cause(client, services, caplog) -> None:
+    """Nothing listens on the port: the status says degraded and why, not running; the
+    client's reconnect attempts reach kyma's log once per kind, not dozens a second."""
+    caplog.set_level(logging.DEBUG, logger="kyma.kafka.client")
     with socket.socket() as probe:  # a port that was free a moment ago, nothing listening
         probe.bind(("127.0.0.1", 0))
         dead = f"127.0.0.1:{probe.getsockname()[1]}"
@@ -272,4 +284,14 @@ def test_a_source_on_a_dead_broker_is_degraded_with_the_cause(client, services) 
     assert status["state"] == "degraded", status
     assert dead in status["degraded_reason"] and "brokers are down" in status["degraded_reason"]
     assert dead in status["last_error"]  # the latest error: the same, or a refused connection
+    assert status["degraded_since"] <= time.time()
+    metrics = client.get("/metrics").get_data(as_text=True)
+    assert 'kyma_source_degraded{source="dead_src",type="kafka"} 1.0' in metrics
+    assert 'kyma_source_degraded_since_timestamp_seconds{source="dead_src"' in metrics
+    assert f'kyma_source_last_error_info{{error="Kafka {dead}' in metrics
+    time.sleep(2.0)  # librdkafka retries the connection every 100 ms to 1 s meanwhile
+    client_lines = [r for r in caplog.records if r.name == "kyma.kafka.client.dead_src"]
+    assert client_lines and any(dead in r.getMessage() for r in client_lines)
+    kinds = [(r.levelno, r.args[0]) for r in client_lines]  # type: ignore[index]
+    assert len(kinds) == len(set(kinds)), kinds
     assert client.delete("/v1/sources/dead_src").status_code == 204

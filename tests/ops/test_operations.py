@@ -56,6 +56,8 @@ def test_metrics_and_json_logs_with_request_ids(catalog_url: str, tmp_path: Path
         assert metric(text, "kyma_http_requests_total", route="/v1/ingest/<table>", **route) == 4
         assert metric(text, "kyma_http_requests_total", route="/v1/query", **route) >= 2
         assert metric(text, "process_resident_memory_bytes") > 0
+        # The OTLP receiver's group commits report as sources, as Kafka and file drops do.
+        assert metric(text, "kyma_source_rows_total", source="otlp-logs", type="otlp") == 0
         assert metric(text, "process_cpu_seconds_total") > 0
     finally:
         assert serve.stop() == 0

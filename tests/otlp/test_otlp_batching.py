@@ -70,6 +70,21 @@ def test_a_full_batch_commits_without_waiting_for_the_latency(services, numbers_
     assert len(services.catalog.live_extents(numbers_table)) == 1
 
 
+def test_a_batch_of_max_bytes_commits_without_waiting(services, numbers_table: str) -> None:  # type: ignore[no-untyped-def]
+    """100 rows of int64 are 800 bytes of Arrow data: past max_bytes, rows far below max_rows."""
+    commit = GroupCommit(
+        services.write_path, numbers_table, max_rows=1_000_000, max_bytes=800, max_latency=600
+    )
+    try:
+        commit.submit(numbers(0, 100), timeout=30)  # raises if it waited for the 600 s
+    finally:
+        commit.close()
+    assert len(services.catalog.live_extents(numbers_table)) == 1
+    snap = commit.metrics.snapshot()
+    assert (snap["rows_total"], snap["commits"], snap["lag"]) == (100, 1, 0)
+    assert snap["last_commit_at"] is not None and snap["last_error"] is None
+
+
 def test_a_failed_commit_fails_every_export_retryably(services) -> None:  # type: ignore[no-untyped-def]
     commit = GroupCommit(services.write_path, "no_such_table", max_rows=10_000, max_latency=1.0)
     try:
@@ -78,6 +93,8 @@ def test_a_failed_commit_fails_every_export_retryably(services) -> None:  # type
         commit.close()
     assert all(isinstance(e, RetryableError) for e in errors), errors
     assert all(isinstance(e.__cause__, NotFoundError) for e in errors)
+    snap = commit.metrics.snapshot()
+    assert snap["rows_total"] == 0 and "no_such_table" in snap["last_error"]
 
 
 def test_stop_commits_what_is_pending(services, numbers_table: str) -> None:  # type: ignore[no-untyped-def]
