@@ -27,14 +27,14 @@ ARROW_SCHEMA_KEY = b"ARROW:schema"
 COMPRESSION = "zstd"
 
 
-def _leaves(name: str, dtype: pa.DataType) -> Iterator[tuple[str, pa.DataType]]:
+def leaf_paths(name: str, dtype: pa.DataType) -> Iterator[tuple[str, pa.DataType]]:
     """Parquet leaf column paths of an Arrow field (lists are ``name.list.element``)."""
     if (
         pa.types.is_list(dtype)
         or pa.types.is_large_list(dtype)
         or pa.types.is_fixed_size_list(dtype)
     ):
-        yield from _leaves(f"{name}.list.element", dtype.value_type)
+        yield from leaf_paths(f"{name}.list.element", dtype.value_type)
     else:
         yield name, dtype
 
@@ -52,7 +52,7 @@ def writer_options(schema: pa.Schema) -> dict[str, Any]:
     dictionary: list[str] = []
     encodings: dict[str, str] = {}
     for field in schema:
-        for path, dtype in _leaves(field.name, field.type):
+        for path, dtype in leaf_paths(field.name, field.type):
             encoding = _encoding(dtype)
             if encoding is not None:
                 encodings[path] = encoding
