@@ -15,15 +15,16 @@ read, from the footer.
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import tempfile
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import reduce
-from pathlib import Path
 
 import pyarrow as pa
 from datafusion import DataFrame, SessionContext, col
@@ -98,35 +99,77 @@ footers = _Footers(FOOTERS)
 
 
 class ScanFolders:
-    """Folders of links to the extents one statement scans, removed when it ends.
+    """Folders of links to sets of extents, for DataFusion to list.
 
     DataFusion's Python API registers a Parquet listing over a folder, not over a list of
     files; the extents of a snapshot share their folder with others (older, compacted or
-    uncommitted ones), so each scan lists a folder of its own. One listing is one Parquet
-    scan whose files DataFusion spreads over its target partitions: a union of one scan per
-    extent has as many partitions as extents (slower, and an aggregate per partition)."""
+    uncommitted ones), so a scan lists a folder of links of its own. One listing is one
+    Parquet scan whose files DataFusion spreads over its target partitions: a union of one
+    scan per extent has as many partitions as extents (slower, and an aggregate per
+    partition for the memory pool to hold). Extents are immutable, so a folder serves every
+    statement that reads the same extents; the least recently used unused ones go."""
 
-    def __init__(self, scratch: Path | None = None) -> None:
-        self.scratch = scratch
-        self._folders: list[str] = []
+    def __init__(self, size: int = 256) -> None:
+        self.size = size
+        self._root: str | None = None
+        self._folders: OrderedDict[tuple[str, ...], str] = OrderedDict()
+        self._users: dict[str, int] = {}
+        self._lock = threading.Lock()
 
-    def folder(self, files: list[str]) -> str:
-        folder = tempfile.mkdtemp(prefix="kyma-scan-", dir=self.scratch)
-        self._folders.append(folder)
+    def acquire(self, files: list[str]) -> str:
+        """A folder linking exactly ``files``; ``release`` it when the statement ends."""
+        key = tuple(files)
+        with self._lock:
+            folder = self._folders.get(key)
+            if folder is not None:
+                self._folders.move_to_end(key)
+                self._users[folder] += 1
+                return folder
+            if self._root is None:
+                self._root = tempfile.mkdtemp(prefix="kyma-scans-")
+                atexit.register(shutil.rmtree, self._root, True)
+            root = self._root
+        folder = tempfile.mkdtemp(dir=root)
         for i, path in enumerate(files):
             os.symlink(path, os.path.join(folder, f"{i}.parquet"))
+        with self._lock:
+            self._folders[key] = folder
+            self._users[folder] = 1
+            idle = [k for k, f in self._folders.items() if not self._users[f]]
+            gone = [self._forget(k) for k in idle[: max(0, len(self._folders) - self.size)]]
+        for old in gone:
+            shutil.rmtree(old, ignore_errors=True)
         return folder
 
-    def close(self) -> None:
-        for folder in self._folders:
-            shutil.rmtree(folder, ignore_errors=True)
-        self._folders = []
+    def _forget(self, key: tuple[str, ...]) -> str:
+        folder = self._folders.pop(key)
+        del self._users[folder]
+        return folder
 
-    def __enter__(self) -> ScanFolders:
-        return self
+    def release(self, folder: str) -> None:
+        with self._lock:
+            if folder in self._users:
+                self._users[folder] -= 1
 
-    def __exit__(self, *_: object) -> None:
-        self.close()
+    @contextmanager
+    def lease(self) -> Iterator[Callable[[list[str]], str]]:
+        """``acquire`` for one statement: its folders are released when it ends."""
+        held: list[str] = []
+
+        def acquire(files: list[str]) -> str:
+            held.append(self.acquire(files))
+            return held[-1]
+
+        try:
+            yield acquire
+        finally:
+            for folder in held:
+                self.release(folder)
+
+
+folders = ScanFolders()
+Folders = Callable[[list[str]], str]
+"""Gives the folder that links a list of extent files, for one statement."""
 
 
 @dataclass
@@ -146,7 +189,7 @@ def register(
     extents: list[ExtentRef],
     store: ObjectStore,
     fmt: SegmentFormat,
-    folders: ScanFolders,
+    folders: Folders,
     partitions: int,
 ) -> None:
     """Register table ``name`` in ``ctx``: the surviving blocks of ``extents``, projected to
@@ -190,14 +233,14 @@ def _count(scan: TableScan, footer: Footer, blocks: list[int], extra: list[str])
 
 
 def _listing(
-    ctx: SessionContext, name: str, scan: TableScan, group: _Group, folders: ScanFolders
+    ctx: SessionContext, name: str, scan: TableScan, group: _Group, folders: Folders
 ) -> DataFrame:
     names = _names(scan)
     extra = [c for c in group.paths.reads if c not in names]
     fields = [scan.schema.field(n) for n in names]
     fields += [group.footer.file_schema.field(c) for c in extra]
     hidden = f"__kyma_scan/{name}"
-    ctx.register_listing_table(hidden, folders.folder(group.files), schema=pa.schema(fields))
+    ctx.register_listing_table(hidden, folders(group.files), schema=pa.schema(fields))
     frame = ctx.table(_path_scan.quoted(hidden))
     if not scan.paths and not extra:
         return frame

@@ -82,8 +82,8 @@ class SelectPlanner:
         pruning: bool = True,
         pushdown: bool = True,
     ) -> QueryResult:
-        """The answer of a query; the folders its scans list are gone when it returns."""
-        with _native.ScanFolders() as folders:
+        """The answer of a query (its scans hold their folders of links while it runs)."""
+        with _native.folders.lease() as folders:
             return self._run(stmt, snapshot, explain, pruning, pushdown, folders)
 
     def _run(
@@ -93,7 +93,7 @@ class SelectPlanner:
         explain: bool,
         pruning: bool,
         pushdown: bool,
-        folders: _native.ScanFolders,
+        folders: _native.Folders,
     ) -> QueryResult:
         started = time.perf_counter()
         names = None if explain else output_names(stmt)
@@ -158,7 +158,7 @@ class SelectPlanner:
     ) -> QueryResult:
         """``SELECT count(*) FROM t``: the row counts of the catalog's extents, nothing read."""
         total, extents = self.catalog.prune_extents(
-            source.info.name, source.snapshot, None, cancelled_with_statement
+            source.info.name, source.snapshot, None, cancelled_with_statement, source.info
         )
         stats = ScanStats(total, len(extents), sum(e.block_count for e in extents))
         table = pa.table({"count": pa.array([sum(e.row_count for e in extents)], pa.int64())})
@@ -295,14 +295,18 @@ class SelectPlanner:
         }
 
     def _register(
-        self, ctx: SessionContext, name: str, source: _Source, folders: _native.ScanFolders
+        self, ctx: SessionContext, name: str, source: _Source, folders: _native.Folders
     ) -> ScanStats:
         fields = [c.to_arrow() for c in source.info.columns if c.name in source.columns]
         fields += [pa.field(p.name, pa.string()) for p in source.paths]
         schema = pa.schema(fields or [source.info.columns[0].to_arrow()])
         scan = TableScan(schema, source.predicate, paths=source.paths)
         total, survivors = self.catalog.prune_extents(
-            source.info.name, source.snapshot, scan.predicate, cancelled_with_statement
+            source.info.name,
+            source.snapshot,
+            scan.predicate,
+            cancelled_with_statement,
+            source.info,
         )
         scan.stats.extents_total = total
         scan.stats.extents_after_catalog = len(survivors)
