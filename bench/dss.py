@@ -75,7 +75,9 @@ CONTAINERS1 = ["SM", "LG", "MED", "JUMBO", "WRAP"]
 CONTAINERS2 = ["CASE", "BOX", "BAG", "JAR", "PKG", "PACK", "CAN", "DRUM"]
 INSTRUCTIONS = ["DELIVER IN PERSON", "COLLECT COD", "NONE", "TAKE BACK RETURN"]
 MODES = ["REG AIR", "AIR", "RAIL", "SHIP", "TRUCK", "MAIL", "FOB"]
-WORDS = "carefully final ironic pending regular express bold quick special requests deposits".split()
+WORDS = (
+    "carefully final ironic pending regular express bold quick special requests deposits".split()
+)
 START = "TIMESTAMPTZ '1992-01-01 00:00:00+00'"
 
 
@@ -435,8 +437,10 @@ def main() -> None:
                 f"{got.num_rows:>6}  {'yes' if agree else 'NO'}"
             )
         geomean = math.exp(statistics.fmean(math.log(r) for r in ratios))
-        print(f"geometric mean kyma/duckdb: {geomean:.2f}x (goal <= 1.5x); load"
-              f" {os.getloadavg()[0]:.1f}")
+        print(
+            f"geometric mean kyma/duckdb: {geomean:.2f}x (goal <= 1.5x); load"
+            f" {os.getloadavg()[0]:.1f}"
+        )
         if disagree:
             print(f"answers differ: {', '.join(disagree)}")
     finally:

@@ -36,6 +36,7 @@ from kyma.engine.format.parquet._reader import ParquetExtentReader
 from kyma.engine.format.predicate import BlockPredicate, BlockStats, block_evaluator
 from kyma.engine.query import _path_scan
 from kyma.engine.query._limits import checkpoint
+from kyma.engine.query._recent import Recent
 from kyma.engine.query._scan import TableScan, scan_blocks
 from kyma.engine.storage import ObjectStore
 
@@ -60,29 +61,22 @@ class Footer:
         return [i for i, stats in enumerate(self.block_stats) if keep(stats)]
 
 
-class _Footers:
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._cache: OrderedDict[tuple[str, str], Footer | None] = OrderedDict()
-        self._lock = threading.Lock()
+_UNREAD = object()
 
-    def get(self, store: ObjectStore, fmt: SegmentFormat, path: str) -> Footer | None:
-        """The extent's footer; None when it is not a Parquet extent."""
-        key = (store.url, path)
-        with self._lock:
-            if key in self._cache:
-                self._cache.move_to_end(key)
-                return self._cache[key]
-        reader = fmt.open_extent(store, path)
-        try:
-            footer = _footer(reader) if isinstance(reader, ParquetExtentReader) else None
-        finally:
-            reader.close()
-        with self._lock:
-            self._cache[key] = footer
-            while len(self._cache) > self.size:
-                self._cache.popitem(last=False)
-        return footer
+
+def footer_of(store: ObjectStore, fmt: SegmentFormat, path: str) -> Footer | None:
+    """The extent's footer, parsed on its first read; None when it is not Parquet."""
+    key = (store.url, path)
+    found = footers.get(key, _UNREAD)
+    if found is not _UNREAD:
+        return found
+    reader = fmt.open_extent(store, path)
+    try:
+        footer = _footer(reader) if isinstance(reader, ParquetExtentReader) else None
+    finally:
+        reader.close()
+    footers.put(key, footer)
+    return footer
 
 
 def _footer(reader: ParquetExtentReader) -> Footer:
@@ -95,7 +89,7 @@ def _footer(reader: ParquetExtentReader) -> Footer:
     )
 
 
-footers = _Footers(FOOTERS)
+footers: Recent[Footer | None] = Recent(FOOTERS)
 
 
 class ScanFolders:
@@ -198,7 +192,7 @@ def register(
     others: list[ExtentRef] = []
     for entry in extents:
         checkpoint()
-        footer = footers.get(store, fmt, entry.object_path)
+        footer = footer_of(store, fmt, entry.object_path)
         if footer is None:
             others.append(entry)
             continue

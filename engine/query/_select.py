@@ -15,7 +15,7 @@ from sqlglot import exp
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import traverse_scope
 
-from kyma.engine.catalog import Catalog, TableInfo
+from kyma.engine.catalog import Catalog, ExtentRef, TableInfo
 from kyma.engine.errors import NotFoundError, SqlError, UnsupportedStatementError
 from kyma.engine.format import SegmentFormat
 from kyma.engine.format.predicate import BlockPredicate, Or
@@ -29,6 +29,7 @@ from kyma.engine.query._limits import (
 )
 from kyma.engine.query._lower import lower
 from kyma.engine.query._output_names import output_names, renamed
+from kyma.engine.query._recent import Recent
 from kyma.engine.query._result import QueryResult
 from kyma.engine.query._scan import ScanStats, TableScan
 from kyma.engine.query.federation import FederatedScan, Federation, references_sources
@@ -37,6 +38,9 @@ from kyma.engine.query.rewrite.time_travel import split_versioned
 from kyma.engine.storage import ObjectStore
 
 PARTITIONS = max(2, os.cpu_count() or 2)
+PRUNED = 1024
+"""Stage-1 answers kept (table, snapshot, predicate): a few hundred bytes per extent each."""
+
 _SQL_TYPES = {"vector": "ARRAY", "dynamic": "BLOB", "timestamp": "TIMESTAMPTZ"}
 
 
@@ -72,6 +76,7 @@ class SelectPlanner:
         self.format = fmt
         self.federation = federation
         self.limits = limits
+        self._pruned: Recent[tuple[int, list[ExtentRef]]] = Recent(PRUNED)
 
     def run(
         self,
@@ -157,9 +162,7 @@ class SelectPlanner:
         self, name: str, source: _Source, names: list[str] | None, started: float
     ) -> QueryResult:
         """``SELECT count(*) FROM t``: the row counts of the catalog's extents, nothing read."""
-        total, extents = self.catalog.prune_extents(
-            source.info.name, source.snapshot, None, cancelled_with_statement, source.info
-        )
+        total, extents = self._stage1(source, None)
         stats = ScanStats(total, len(extents), sum(e.block_count for e in extents))
         table = pa.table({"count": pa.array([sum(e.row_count for e in extents)], pa.int64())})
         summary = {
@@ -168,6 +171,23 @@ class SelectPlanner:
             "tables": {name: asdict(stats)},
         }
         return QueryResult(renamed(table, names), "SELECT", summary, [])
+
+    def _stage1(
+        self, source: _Source, predicate: BlockPredicate | None
+    ) -> tuple[int, list[ExtentRef]]:
+        """Stage 1 in the catalog. A snapshot's extents never change, so the answer for the
+        table's current snapshot (a time-travel read checks its snapshot still exists) is
+        kept for the next statement with the same predicate."""
+        info = source.info
+        key = (info.table_id, info.current_snapshot_id, predicate)
+        if source.snapshot is None and (found := self._pruned.get(key)) is not None:
+            return found
+        pruned = self.catalog.prune_extents(
+            info.name, source.snapshot, predicate, cancelled_with_statement, info
+        )
+        if source.snapshot is None:
+            self._pruned.put(key, pruned)
+        return pruned
 
     def _local_schemas(self, stmt: exp.Expression) -> dict[str, dict[str, str]]:
         """``{table: {column: SQL type}}`` for the kyma tables a federated statement names."""
@@ -301,13 +321,7 @@ class SelectPlanner:
         fields += [pa.field(p.name, pa.string()) for p in source.paths]
         schema = pa.schema(fields or [source.info.columns[0].to_arrow()])
         scan = TableScan(schema, source.predicate, paths=source.paths)
-        total, survivors = self.catalog.prune_extents(
-            source.info.name,
-            source.snapshot,
-            scan.predicate,
-            cancelled_with_statement,
-            source.info,
-        )
+        total, survivors = self._stage1(source, scan.predicate)
         scan.stats.extents_total = total
         scan.stats.extents_after_catalog = len(survivors)
         _native.register(ctx, name, scan, survivors, self.store, self.format, folders, PARTITIONS)
