@@ -29,6 +29,7 @@ bench:
 	$(PYTHON) bench/format.py
 	$(PYTHON) bench/ingest.py
 	$(PYTHON) bench/query.py
+	$(PYTHON) bench/dss.py
 	$(PYTHON) bench/dynamic.py
 	$(PYTHON) bench/federation.py
 	$(PYTHON) bench/federation_dss.py
