@@ -101,9 +101,10 @@ class ScanFolders:
     Parquet scan whose files DataFusion spreads over its target partitions: a union of one
     scan per extent has as many partitions as extents (slower, and an aggregate per
     partition for the memory pool to hold). Extents are immutable, so a folder serves every
-    statement that reads the same extents; the least recently used unused ones go."""
+    statement that reads the same extents; the least recently used unused ones go. The
+    folders live in memory (``/dev/shm``) where there is such a folder."""
 
-    def __init__(self, size: int = 256) -> None:
+    def __init__(self, size: int = 64) -> None:
         self.size = size
         self._root: str | None = None
         self._folders: OrderedDict[tuple[str, ...], str] = OrderedDict()
@@ -120,7 +121,7 @@ class ScanFolders:
                 self._users[folder] += 1
                 return folder
             if self._root is None:
-                self._root = tempfile.mkdtemp(prefix="kyma-scans-")
+                self._root = tempfile.mkdtemp(prefix="kyma-scans-", dir=_memory_folder())
                 atexit.register(shutil.rmtree, self._root, True)
             root = self._root
         folder = tempfile.mkdtemp(dir=root)
@@ -159,6 +160,13 @@ class ScanFolders:
         finally:
             for folder in held:
                 self.release(folder)
+
+
+def _memory_folder() -> str | None:
+    """A folder in memory (tmpfs) when the system has one: a table of many extents means as
+    many links per folder, cheap to make and remove there. None: the temporary folder."""
+    shm = "/dev/shm"
+    return shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None
 
 
 folders = ScanFolders()
@@ -208,8 +216,8 @@ def register(
         group.files.append(str(store.local_path(entry.object_path)))
     frames = [_listing(ctx, f"{name}/{i}", scan, g, folders) for i, g in enumerate(groups.values())]
     if others or not frames:
-        blocks = scan_blocks(scan, others, store, fmt)
-        frames.append(_memory(ctx, f"__kyma_blocks/{name}", scan.schema, blocks, partitions))
+        read = scan_blocks(scan, others, store, fmt)
+        frames.append(_memory(ctx, f"__kyma_blocks/{name}", scan.schema, read, partitions))
     ctx.register_table(name, reduce(DataFrame.union, frames).into_view())
 
 
