@@ -41,16 +41,100 @@ NATIONS = [
     ("MOZAMBIQUE", 0), ("PERU", 1), ("CHINA", 2), ("ROMANIA", 3), ("SAUDI ARABIA", 4),
     ("VIETNAM", 2), ("RUSSIA", 3), ("UNITED KINGDOM", 3), ("UNITED STATES", 1),
 ]  # fmt: skip
-COLORS = (
-    "almond antique aquamarine azure beige bisque black blanched blue blush brown burlywood"
-    " burnished chartreuse chiffon chocolate coral cornflower cornsilk cream cyan dark deep"
-    " dim dodger drab firebrick floral forest frosted gainsboro ghost goldenrod green grey"
-    " honeydew hot indian ivory khaki lace lavender lawn lemon light lime linen magenta"
-    " maroon medium metallic midnight mint misty moccasin navajo navy olive orange orchid"
-    " pale papaya peach peru pink plum powder puff purple red rose rosy royal saddle salmon"
-    " sandy seashell sienna sky slate smoke snow spring steel tan thistle tomato turquoise"
-    " violet wheat white yellow"
-).split()
+COLORS = [
+    "almond",
+    "antique",
+    "aquamarine",
+    "azure",
+    "beige",
+    "bisque",
+    "black",
+    "blanched",
+    "blue",
+    "blush",
+    "brown",
+    "burlywood",
+    "burnished",
+    "chartreuse",
+    "chiffon",
+    "chocolate",
+    "coral",
+    "cornflower",
+    "cornsilk",
+    "cream",
+    "cyan",
+    "dark",
+    "deep",
+    "dim",
+    "dodger",
+    "drab",
+    "firebrick",
+    "floral",
+    "forest",
+    "frosted",
+    "gainsboro",
+    "ghost",
+    "goldenrod",
+    "green",
+    "grey",
+    "honeydew",
+    "hot",
+    "indian",
+    "ivory",
+    "khaki",
+    "lace",
+    "lavender",
+    "lawn",
+    "lemon",
+    "light",
+    "lime",
+    "linen",
+    "magenta",
+    "maroon",
+    "medium",
+    "metallic",
+    "midnight",
+    "mint",
+    "misty",
+    "moccasin",
+    "navajo",
+    "navy",
+    "olive",
+    "orange",
+    "orchid",
+    "pale",
+    "papaya",
+    "peach",
+    "peru",
+    "pink",
+    "plum",
+    "powder",
+    "puff",
+    "purple",
+    "red",
+    "rose",
+    "rosy",
+    "royal",
+    "saddle",
+    "salmon",
+    "sandy",
+    "seashell",
+    "sienna",
+    "sky",
+    "slate",
+    "smoke",
+    "snow",
+    "spring",
+    "steel",
+    "tan",
+    "thistle",
+    "tomato",
+    "turquoise",
+    "violet",
+    "wheat",
+    "white",
+    "yellow",
+]
 
 
 def _list(words: list[str]) -> str:
@@ -75,9 +159,19 @@ CONTAINERS1 = ["SM", "LG", "MED", "JUMBO", "WRAP"]
 CONTAINERS2 = ["CASE", "BOX", "BAG", "JAR", "PKG", "PACK", "CAN", "DRUM"]
 INSTRUCTIONS = ["DELIVER IN PERSON", "COLLECT COD", "NONE", "TAKE BACK RETURN"]
 MODES = ["REG AIR", "AIR", "RAIL", "SHIP", "TRUCK", "MAIL", "FOB"]
-WORDS = (
-    "carefully final ironic pending regular express bold quick special requests deposits".split()
-)
+WORDS = [
+    "carefully",
+    "final",
+    "ironic",
+    "pending",
+    "regular",
+    "express",
+    "bold",
+    "quick",
+    "special",
+    "requests",
+    "deposits",
+]
 START = "TIMESTAMPTZ '1992-01-01 00:00:00+00'"
 
 
