@@ -31,6 +31,7 @@ bench:
 	$(PYTHON) bench/ingest_inprocess.py
 	$(PYTHON) bench/query.py
 	$(PYTHON) bench/guards.py
+	$(PYTHON) bench/dss.py
 	$(PYTHON) bench/dynamic.py
 	$(PYTHON) bench/federation.py
 	$(PYTHON) bench/federation_dss.py

@@ -132,6 +132,7 @@ class Catalog(ABC):
         snapshot_id: int | None,
         predicate: BlockPredicate | None,
         watch: Watch | None = None,
+        info: TableInfo | None = None,
     ) -> tuple[int, list[ExtentRef]]: ...
 
     @abstractmethod

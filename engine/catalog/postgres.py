@@ -297,14 +297,16 @@ class PostgresCatalog(Catalog):
         snapshot_id: int | None,
         predicate: BlockPredicate | None,
         watch: Watch | None = None,
+        info: TableInfo | None = None,
     ) -> tuple[int, list[ExtentRef]]:
         """Stage 1: (extents in the snapshot, those whose catalog stats may match).
 
         Only the survivors travel back, without their stats. ``watch`` (the caller's
         deadline) is given the connection's cancel and yields the seconds left: the
         statements run at most that long, and are cancelled when the caller gives up.
+        ``info``: the table as the caller already read it (its current snapshot), if it did.
         """
-        info = self.get_table(table)
+        info = info if info is not None else self.get_table(table)
         snapshot = info.current_snapshot_id if snapshot_id is None else snapshot_id
         if snapshot is None:
             return 0, []

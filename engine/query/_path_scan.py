@@ -16,12 +16,13 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 import pyarrow.compute as pc
+from datafusion import Expr, col, functions, lit
 
 from kyma.engine.format import ExtentReader
 from kyma.engine.format._shred import Shred, double_text
 from kyma.engine.format.predicate import MAX_PATH_DEPTH, BlockStats, dynamic_path
 from kyma.engine.query._path_columns import PathColumn
-from kyma.engine.query.udfs import dyn_get
+from kyma.engine.query.udfs import DOUBLE_TEXT, DYN_GET, dyn_get
 
 
 @dataclass
@@ -50,6 +51,25 @@ class ExtentPaths:
             names.append(path.name)
         return pa.RecordBatch.from_arrays(columns, names=names)
 
+    def source(self, path: PathColumn, blocks: list[int]) -> tuple[str, ...]:
+        """Where ``path`` comes from in ``blocks``: its sub-columns' names, ``("absent",)`` or
+        ``("cbor",)``. Extents alike in this read alike (one native scan)."""
+        shreds = self.shredded.get(path.name)
+        if shreds:
+            return tuple(s.name for s in shreds)
+        return ("absent",) if all(self.absent(b, path) for b in blocks) else ("cbor",)
+
+    def expression(self, path: PathColumn, blocks: list[int]) -> Expr:
+        """The path column of ``blocks`` as a DataFusion expression over the extent's
+        columns: what ``fill`` computes block by block, for a native scan."""
+        shreds = self.shredded.get(path.name)
+        if shreds:
+            texts = [_text_expr(s) for s in shreds]
+            return texts[0] if len(texts) == 1 else functions.coalesce(*texts)
+        if self.source(path, blocks) == ("absent",):
+            return lit(None).cast(pa.string())
+        return DYN_GET(col(quoted(path.column)), lit(json.dumps(list(path.path))))
+
     def _answer(self, block: int, path: PathColumn, batch: pa.RecordBatch) -> pa.Array:
         shreds = self.shredded.get(path.name)
         if shreds:
@@ -60,6 +80,18 @@ class ExtentPaths:
         return dyn_get(batch.column(path.column), pa.array([json.dumps(list(path.path))]))
 
 
+def quoted(name: str) -> str:
+    """A column name as DataFusion's ``col`` takes it verbatim (dots, slashes, quotes)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _text_expr(shred: Shred) -> Expr:
+    column = col(quoted(shred.name))
+    if shred.type == "double":
+        return DOUBLE_TEXT(column)
+    return column if shred.type == "string" else column.cast(pa.string())
+
+
 def _text(kind: str, values: pa.Array) -> pa.Array:
     if kind == "double":
         return double_text(values)
@@ -68,10 +100,21 @@ def _text(kind: str, values: pa.Array) -> pa.Array:
 
 def plan(reader: ExtentReader, paths: Sequence[PathColumn], blocks: list[int]) -> ExtentPaths:
     """Which columns ``reader`` must read to answer ``paths`` in ``blocks``."""
+    stats = reader.metadata().block_stats if paths else None
+    return plan_of(reader.shredded(), stats, paths, blocks)
+
+
+def plan_of(
+    shredded: Sequence[Shred],
+    block_stats: list[BlockStats] | None,
+    paths: Sequence[PathColumn],
+    blocks: list[int],
+) -> ExtentPaths:
+    """``plan`` from an extent's sub-columns and block stats (a cached footer's)."""
     by_path: dict[str, list[Shred]] = {}
-    for s in reader.shredded():
+    for s in shredded:
         by_path.setdefault(PathColumn(s.column, s.path).name, []).append(s)
-    out = ExtentPaths(by_path, reader.metadata().block_stats if paths else None, paths)
+    out = ExtentPaths(by_path, block_stats, paths)
     for path in paths:
         shreds = by_path.get(path.name)
         if shreds:

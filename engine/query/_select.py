@@ -15,29 +15,32 @@ from sqlglot import exp
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import traverse_scope
 
-from kyma.engine.catalog import Catalog, TableInfo
+from kyma.engine.catalog import Catalog, ExtentRef, TableInfo
 from kyma.engine.errors import NotFoundError, SqlError, UnsupportedStatementError
 from kyma.engine.format import SegmentFormat
 from kyma.engine.format.predicate import BlockPredicate, Or
-from kyma.engine.query import _path_columns, pg_numeric, udfs
+from kyma.engine.query import _native, _path_columns, pg_numeric, udfs
 from kyma.engine.query._datafusion import run_datafusion
 from kyma.engine.query._estimate import register_guard
 from kyma.engine.query._limits import (
     QueryLimits,
     cancelled_with_statement,
-    checkpoint,
     session_context,
 )
 from kyma.engine.query._lower import lower
 from kyma.engine.query._output_names import output_names, renamed
+from kyma.engine.query._recent import Recent
 from kyma.engine.query._result import QueryResult
-from kyma.engine.query._scan import ScanStats, TableScan, scan_blocks
+from kyma.engine.query._scan import ScanStats, TableScan
 from kyma.engine.query.federation import FederatedScan, Federation, references_sources
 from kyma.engine.query.rewrite import current_state, evolved, postgres_semantics, size_guards
 from kyma.engine.query.rewrite.time_travel import split_versioned
 from kyma.engine.storage import ObjectStore
 
 PARTITIONS = max(2, os.cpu_count() or 2)
+PRUNED = 1024
+"""Stage-1 answers kept (table, snapshot, predicate): a few hundred bytes per extent each."""
+
 _SQL_TYPES = {"vector": "ARRAY", "dynamic": "BLOB", "timestamp": "TIMESTAMPTZ"}
 
 
@@ -73,6 +76,7 @@ class SelectPlanner:
         self.format = fmt
         self.federation = federation
         self.limits = limits
+        self._pruned: Recent[tuple[int, list[ExtentRef]]] = Recent(PRUNED)
 
     def run(
         self,
@@ -82,6 +86,19 @@ class SelectPlanner:
         explain: bool,
         pruning: bool = True,
         pushdown: bool = True,
+    ) -> QueryResult:
+        """The answer of a query (its scans hold their folders of links while it runs)."""
+        with _native.folders.lease() as folders:
+            return self._run(stmt, snapshot, explain, pruning, pushdown, folders)
+
+    def _run(
+        self,
+        stmt: exp.Expression,
+        snapshot: int | None,
+        explain: bool,
+        pruning: bool,
+        pushdown: bool,
+        folders: _native.Folders,
     ) -> QueryResult:
         started = time.perf_counter()
         names = None if explain else output_names(stmt)
@@ -102,6 +119,9 @@ class SelectPlanner:
                 summary = {"elapsed_ms": _ms_since(started)}
                 return QueryResult(table, "SELECT", summary, [plan.whole.summary()])
         sources = self._resolve(stmt, snapshot, skip={scan.name for scan in scans})
+        counted = None if explain or scans else _counted_table(stmt, sources)
+        if counted is not None:
+            return self._count(counted, sources[counted], names, started)
         stmt = evolved.rule(stmt, [source.info.columns for source in sources.values()])
         ctx = session_context(self.limits)
         udfs.register(ctx)
@@ -119,7 +139,7 @@ class SelectPlanner:
             stmt = size_guards.rule(stmt)
         stats: dict[str, ScanStats] = {}
         for name, source in sources.items():
-            stats[name] = self._register(ctx, name, source)
+            stats[name] = self._register(ctx, name, source, folders)
         total = ScanStats()
         for table_stats in stats.values():
             total.add(table_stats)
@@ -137,6 +157,37 @@ class SelectPlanner:
         if explain:
             table = _explain_table(stats, pushdown_summary, table)
         return QueryResult(table, "EXPLAIN" if explain else "SELECT", summary, pushdown_summary)
+
+    def _count(
+        self, name: str, source: _Source, names: list[str] | None, started: float
+    ) -> QueryResult:
+        """``SELECT count(*) FROM t``: the row counts of the catalog's extents, nothing read."""
+        total, extents = self._stage1(source, None)
+        stats = ScanStats(total, len(extents), sum(e.block_count for e in extents))
+        table = pa.table({"count": pa.array([sum(e.row_count for e in extents)], pa.int64())})
+        summary = {
+            **asdict(stats),
+            "elapsed_ms": _ms_since(started),
+            "tables": {name: asdict(stats)},
+        }
+        return QueryResult(renamed(table, names), "SELECT", summary, [])
+
+    def _stage1(
+        self, source: _Source, predicate: BlockPredicate | None
+    ) -> tuple[int, list[ExtentRef]]:
+        """Stage 1 in the catalog. A snapshot's extents never change, so the answer for the
+        table's current snapshot (a time-travel read checks its snapshot still exists) is
+        kept for the next statement with the same predicate."""
+        info = source.info
+        key = (info.table_id, info.current_snapshot_id, predicate)
+        if source.snapshot is None and (found := self._pruned.get(key)) is not None:
+            return found
+        pruned = self.catalog.prune_extents(
+            info.name, source.snapshot, predicate, cancelled_with_statement, info
+        )
+        if source.snapshot is None:
+            self._pruned.put(key, pruned)
+        return pruned
 
     def _local_schemas(self, stmt: exp.Expression) -> dict[str, dict[str, str]]:
         """``{table: {column: SQL type}}`` for the kyma tables a federated statement names."""
@@ -263,23 +314,51 @@ class SelectPlanner:
             for name, s in sources.items()
         }
 
-    def _register(self, ctx: SessionContext, name: str, source: _Source) -> ScanStats:
+    def _register(
+        self, ctx: SessionContext, name: str, source: _Source, folders: _native.Folders
+    ) -> ScanStats:
         fields = [c.to_arrow() for c in source.info.columns if c.name in source.columns]
         fields += [pa.field(p.name, pa.string()) for p in source.paths]
         schema = pa.schema(fields or [source.info.columns[0].to_arrow()])
         scan = TableScan(schema, source.predicate, paths=source.paths)
-        total, survivors = self.catalog.prune_extents(
-            source.info.name, source.snapshot, scan.predicate, cancelled_with_statement
-        )
+        total, survivors = self._stage1(source, scan.predicate)
         scan.stats.extents_total = total
         scan.stats.extents_after_catalog = len(survivors)
-        partitions: list[list[pa.RecordBatch]] = [[] for _ in range(PARTITIONS)]
-        for i, batch in enumerate(scan_blocks(scan, survivors, self.store, self.format)):
-            checkpoint()
-            partitions[i % PARTITIONS].append(batch)
-        partitions = [p for p in partitions if p] or [[pa.RecordBatch.from_pylist([], schema)]]
-        ctx.register_record_batches(name, partitions)
+        _native.register(ctx, name, scan, survivors, self.store, self.format, folders, PARTITIONS)
         return scan.stats
+
+
+def _counted_table(stmt: exp.Expression, sources: dict[str, _Source]) -> str | None:
+    """The session name of the table ``stmt`` only counts the rows of, if it is
+    ``SELECT count(*) FROM t`` and nothing more."""
+    if not isinstance(stmt, exp.Select) or len(stmt.expressions) != 1:
+        return None
+    if any(
+        stmt.args.get(k)
+        for k in (
+            "joins",
+            "where",
+            "group",
+            "having",
+            "qualify",
+            "distinct",
+            "limit",
+            "offset",
+            "order",
+            "with",
+            "windows",
+            "laterals",
+        )
+    ):
+        return None
+    source = stmt.args.get("from_")
+    table = source.this if source is not None else None
+    call = stmt.expressions[0]
+    call = call.this if isinstance(call, exp.Alias) else call
+    counts = isinstance(call, exp.Count) and isinstance(call.this, exp.Star)
+    if not counts or not isinstance(table, exp.Table) or table.name not in sources:
+        return None
+    return table.name
 
 
 def _sql_type(kyma: str) -> str:

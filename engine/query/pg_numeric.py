@@ -17,7 +17,6 @@ from __future__ import annotations
 import decimal
 import re
 from decimal import Decimal
-from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -140,18 +139,24 @@ class _Average(Accumulator):
         return _result([divide(total, Decimal(self.count))])[0]
 
 
+_DIV = udf(
+    numeric_div,
+    [ARGUMENT, ARGUMENT, pa.string(), pa.string()],
+    RESULT,
+    "immutable",
+    name="kyma_numeric_div",
+)
+_AVG = udaf(
+    _Average,
+    [ARGUMENT, pa.string()],
+    RESULT,
+    [pa.string(), pa.int64(), pa.int64()],
+    "immutable",
+    name="kyma_numeric_avg",
+)
+
+
 def register(ctx: SessionContext) -> None:
-    """Add ``kyma_numeric_div`` and ``kyma_numeric_avg`` to a session."""
-    ctx.register_udf(
-        udf(
-            numeric_div,
-            [ARGUMENT, ARGUMENT, pa.string(), pa.string()],
-            RESULT,
-            "immutable",
-            name="kyma_numeric_div",
-        )
-    )
-    state: Any = [pa.string(), pa.int64(), pa.int64()]
-    ctx.register_udaf(
-        udaf(_Average, [ARGUMENT, pa.string()], RESULT, state, "immutable", name="kyma_numeric_avg")
-    )
+    """Add ``kyma_numeric_div`` and ``kyma_numeric_avg`` to a session (built once)."""
+    ctx.register_udf(_DIV)
+    ctx.register_udaf(_AVG)

@@ -6,6 +6,7 @@
 - ``has_token(text, token)``: whether ``text`` holds ``token`` as a word (the same
   tokenization as the extent token sets: lower-cased ASCII alphanumeric runs).
 - ``cosine_distance(vector, array)``: 1 - cosine similarity.
+- ``kyma_double_text(double)``: a double as ``kyma_dyn_get`` words it (shredded paths).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import pyarrow.compute as pc
 from datafusion import SessionContext, udf
 
 from kyma.engine.errors import SqlError
+from kyma.engine.format._shred import double_text
 
 
 def _constant(array: pa.Array) -> Any:
@@ -93,19 +95,23 @@ def cosine_distance(vectors: pa.Array, query: pa.Array) -> pa.Array:
     return pa.array(out, pa.float64(), mask=~valid)
 
 
+# Built once: every session registers the same functions (no per-statement construction).
+DYN_GET = udf(dyn_get, [pa.binary(), pa.string()], pa.string(), "immutable", name="kyma_dyn_get")
+DOUBLE_TEXT = udf(double_text, [pa.float64()], pa.string(), "immutable", name="kyma_double_text")
+_FUNCTIONS = (
+    DYN_GET,
+    DOUBLE_TEXT,
+    udf(has_token, [pa.string(), pa.string()], pa.bool_(), "immutable", name="has_token"),
+    udf(
+        cosine_distance,
+        [pa.list_(pa.float32()), pa.list_(pa.float64())],
+        pa.float64(),
+        "immutable",
+        name="cosine_distance",
+    ),
+)
+
+
 def register(ctx: SessionContext) -> None:
-    ctx.register_udf(
-        udf(dyn_get, [pa.binary(), pa.string()], pa.string(), "immutable", name="kyma_dyn_get")
-    )
-    ctx.register_udf(
-        udf(has_token, [pa.string(), pa.string()], pa.bool_(), "immutable", name="has_token")
-    )
-    ctx.register_udf(
-        udf(
-            cosine_distance,
-            [pa.list_(pa.float32()), pa.list_(pa.float64())],
-            pa.float64(),
-            "immutable",
-            name="cosine_distance",
-        )
-    )
+    for function in _FUNCTIONS:
+        ctx.register_udf(function)

@@ -18,6 +18,7 @@ from kyma.engine.errors import SqlError
 from kyma.engine.query import QueryResult
 from kyma.engine.types import KymaType
 from kyma.server.auth import principal
+from kyma.server.json_rows import rows_json
 
 blueprint = Blueprint("query", __name__)
 ARROW_STREAM = "application/vnd.apache.arrow.stream"
@@ -77,8 +78,10 @@ def to_json(result: QueryResult) -> dict[str, Any]:
     """
     table = result.table
     columns = [{"name": f.name, "type": _type_name(f)} for f in table.schema]
-    values = [json_column(f, table.column(i)) for i, f in enumerate(table.schema)]
-    rows = [list(row) for row in zip(*values, strict=True)] if values else []
+    rows: Any = rows_json(table, _timestamps)
+    if rows is None:
+        values = [json_column(f, table.column(i)) for i, f in enumerate(table.schema)]
+        rows = [list(row) for row in zip(*values, strict=True)] if values else []
     answer = {"columns": columns, "rows": rows, "status": result.status, "stats": result.stats}
     if result.pushdown_summary:
         answer["pushdown_summary"] = result.pushdown_summary

@@ -33,14 +33,14 @@ ARROW_SCHEMA_KEY = b"ARROW:schema"
 COMPRESSION = "zstd"
 
 
-def _leaves(name: str, dtype: pa.DataType) -> Iterator[tuple[str, pa.DataType]]:
+def leaf_paths(name: str, dtype: pa.DataType) -> Iterator[tuple[str, pa.DataType]]:
     """Parquet leaf column paths of an Arrow field (lists are ``name.list.element``)."""
     if (
         pa.types.is_list(dtype)
         or pa.types.is_large_list(dtype)
         or pa.types.is_fixed_size_list(dtype)
     ):
-        yield from _leaves(f"{name}.list.element", dtype.value_type)
+        yield from leaf_paths(f"{name}.list.element", dtype.value_type)
     else:
         yield name, dtype
 
@@ -82,7 +82,7 @@ def writer_options(schema: pa.Schema, sample: pa.RecordBatch | None = None) -> d
     encodings: dict[str, str] = {}
     for field in schema:
         values = sample.column(field.name) if sample is not None else None
-        for path, dtype in _leaves(field.name, field.type):
+        for path, dtype in leaf_paths(field.name, field.type):
             flat = values if path == field.name else None  # list elements: not sampled
             if _dictionary(dtype, flat):
                 dictionary.append(path)

@@ -18,6 +18,7 @@ from kyma.engine.format.parquet._layout import (
     BLOCK_STATS_KEY,
     SHREDDED_KEY,
     VERSION_KEY,
+    leaf_paths,
     written_schema,
 )
 from kyma.engine.format.predicate import BlockPredicate, BlockStats, block_evaluator
@@ -79,6 +80,31 @@ class ParquetExtentReader(ExtentReader):
 
     def shredded(self) -> list[Shred]:
         return self._shredded
+
+    @property
+    def file_schema(self) -> pa.Schema:
+        """The Arrow schema of the file as a Parquet reader sees it, sub-columns included."""
+        return self._file.schema_arrow
+
+    def column_bytes(self) -> list[dict[str, int]]:
+        """Per row group, the decoded (uncompressed) bytes of each top-level column."""
+        owners = [
+            field.name
+            for field in self._file.schema_arrow
+            for _ in leaf_paths(field.name, field.type)
+        ]
+        meta = self._file.metadata
+        out = []
+        for g in range(self._blocks):
+            group = meta.row_group(g)
+            sizes: dict[str, int] = {}
+            for c, owner in enumerate(owners[: group.num_columns]):
+                sizes[owner] = sizes.get(owner, 0) + group.column(c).total_uncompressed_size
+            out.append(sizes)
+        return out
+
+    def block_rows(self) -> list[int]:
+        return [self._row_count(b) for b in range(self._blocks)]
 
     def metadata(self) -> ExtentMetadata:
         return ExtentMetadata(

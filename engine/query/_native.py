@@ -1,0 +1,268 @@
+"""Stage 3 inside DataFusion: each surviving Parquet extent becomes a native Parquet scan.
+
+Stages 1 (catalog) and 2 (block stats, from footers parsed once and cached: extents are
+immutable) decide which extents are read; an extent with no surviving block is not read at
+all. Each other one is a DataFusion Parquet scan of the file, and the table is their union:
+decoding, projection, filter and limit pushdown, row-group and page pruning (by the same
+min/max the block stats hold), parallelism and memory are DataFusion's, streaming. Path
+columns are expressions over the extent's shredded sub-columns, or ``kyma_dyn_get`` over
+its CBOR column (``_path_scan``). Extents of other formats (tlm) go through
+``scan_blocks`` into a memory table joined to the same union.
+
+Stats stay kyma's: blocks kept by stage 2, their rows and the decoded bytes of the columns
+read, from the footer.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import tempfile
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import reduce
+
+import pyarrow as pa
+from datafusion import DataFrame, SessionContext, col
+
+from kyma.engine.catalog import ExtentRef
+from kyma.engine.format import SegmentFormat
+from kyma.engine.format._shred import Shred
+from kyma.engine.format.parquet._reader import ParquetExtentReader
+from kyma.engine.format.predicate import BlockPredicate, BlockStats, block_evaluator
+from kyma.engine.query import _path_scan
+from kyma.engine.query._limits import checkpoint
+from kyma.engine.query._recent import Recent
+from kyma.engine.query._scan import TableScan, scan_blocks
+from kyma.engine.storage import ObjectStore
+
+FOOTERS = 16_384
+"""Parsed footers kept (least recently used out): about 1 KB each plus the block stats."""
+
+
+@dataclass(frozen=True)
+class Footer:
+    """What a native scan needs of a Parquet extent, parsed once."""
+
+    file_schema: pa.Schema
+    block_stats: list[BlockStats] | None
+    shredded: list[Shred]
+    block_rows: list[int]
+    column_bytes: list[dict[str, int]]
+
+    def pruned(self, predicate: BlockPredicate | None) -> list[int]:
+        if self.block_stats is None:
+            return list(range(len(self.block_rows)))
+        keep = block_evaluator(predicate)
+        return [i for i, stats in enumerate(self.block_stats) if keep(stats)]
+
+
+_UNREAD = object()
+
+
+def footer_of(store: ObjectStore, fmt: SegmentFormat, path: str) -> Footer | None:
+    """The extent's footer, parsed on its first read; None when it is not Parquet."""
+    key = (store.url, path)
+    found = footers.get(key, _UNREAD)
+    if found is not _UNREAD:
+        return found
+    reader = fmt.open_extent(store, path)
+    try:
+        footer = _footer(reader) if isinstance(reader, ParquetExtentReader) else None
+    finally:
+        reader.close()
+    footers.put(key, footer)
+    return footer
+
+
+def _footer(reader: ParquetExtentReader) -> Footer:
+    return Footer(
+        reader.file_schema,
+        reader.metadata().block_stats,
+        reader.shredded(),
+        reader.block_rows(),
+        reader.column_bytes(),
+    )
+
+
+footers: Recent[Footer | None] = Recent(FOOTERS)
+
+
+class ScanFolders:
+    """Folders of links to sets of extents, for DataFusion to list.
+
+    DataFusion's Python API registers a Parquet listing over a folder, not over a list of
+    files; the extents of a snapshot share their folder with others (older, compacted or
+    uncommitted ones), so a scan lists a folder of links of its own. One listing is one
+    Parquet scan whose files DataFusion spreads over its target partitions: a union of one
+    scan per extent has as many partitions as extents (slower, and an aggregate per
+    partition for the memory pool to hold). Extents are immutable, so a folder serves every
+    statement that reads the same extents; the least recently used unused ones go. The
+    folders live in memory (``/dev/shm``) where there is such a folder."""
+
+    def __init__(self, size: int = 64) -> None:
+        self.size = size
+        self._root: str | None = None
+        self._folders: OrderedDict[tuple[str, ...], str] = OrderedDict()
+        self._users: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def acquire(self, files: list[str]) -> str:
+        """A folder linking exactly ``files``; ``release`` it when the statement ends."""
+        key = tuple(files)
+        with self._lock:
+            folder = self._folders.get(key)
+            if folder is not None:
+                self._folders.move_to_end(key)
+                self._users[folder] += 1
+                return folder
+            if self._root is None:
+                self._root = tempfile.mkdtemp(prefix="kyma-scans-", dir=_memory_folder())
+                atexit.register(shutil.rmtree, self._root, True)
+            root = self._root
+        folder = tempfile.mkdtemp(dir=root)
+        for i, path in enumerate(files):
+            os.symlink(path, os.path.join(folder, f"{i}.parquet"))
+        with self._lock:
+            self._folders[key] = folder
+            self._users[folder] = 1
+            idle = [k for k, f in self._folders.items() if not self._users[f]]
+            gone = [self._forget(k) for k in idle[: max(0, len(self._folders) - self.size)]]
+        for old in gone:
+            shutil.rmtree(old, ignore_errors=True)
+        return folder
+
+    def _forget(self, key: tuple[str, ...]) -> str:
+        folder = self._folders.pop(key)
+        del self._users[folder]
+        return folder
+
+    def release(self, folder: str) -> None:
+        with self._lock:
+            if folder in self._users:
+                self._users[folder] -= 1
+
+    @contextmanager
+    def lease(self) -> Iterator[Callable[[list[str]], str]]:
+        """``acquire`` for one statement: its folders are released when it ends."""
+        held: list[str] = []
+
+        def acquire(files: list[str]) -> str:
+            held.append(self.acquire(files))
+            return held[-1]
+
+        try:
+            yield acquire
+        finally:
+            for folder in held:
+                self.release(folder)
+
+
+def _memory_folder() -> str | None:
+    """A folder in memory (tmpfs) when the system has one: a table of many extents means as
+    many links per folder, cheap to make and remove there. None: the temporary folder."""
+    shm = "/dev/shm"
+    return shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None
+
+
+folders = ScanFolders()
+Folders = Callable[[list[str]], str]
+"""Gives the folder that links a list of extent files, for one statement."""
+
+
+@dataclass
+class _Group:
+    """Extents whose columns are read alike: one listing scan."""
+
+    footer: Footer
+    paths: _path_scan.ExtentPaths
+    blocks: list[int]
+    files: list[str] = field(default_factory=list)
+
+
+def register(
+    ctx: SessionContext,
+    name: str,
+    scan: TableScan,
+    extents: list[ExtentRef],
+    store: ObjectStore,
+    fmt: SegmentFormat,
+    folders: Folders,
+    partitions: int,
+) -> None:
+    """Register table ``name`` in ``ctx``: the surviving blocks of ``extents``, projected to
+    ``scan.schema``; ``scan.stats`` counts stage 2 and 3."""
+    groups: dict[tuple[tuple[str, ...], ...], _Group] = {}
+    others: list[ExtentRef] = []
+    for entry in extents:
+        checkpoint()
+        footer = footer_of(store, fmt, entry.object_path)
+        if footer is None:
+            others.append(entry)
+            continue
+        blocks = footer.pruned(scan.predicate)
+        scan.stats.blocks_total += entry.block_count
+        scan.stats.blocks_after_stats += len(blocks)
+        if not blocks:
+            continue
+        paths = _path_scan.plan_of(footer.shredded, footer.block_stats, scan.paths, blocks)
+        _count(scan, footer, blocks, paths.reads)
+        key = tuple(paths.source(p, blocks) for p in scan.paths)
+        group = groups.setdefault(key, _Group(footer, paths, blocks))
+        group.files.append(str(store.local_path(entry.object_path)))
+    frames = [_listing(ctx, f"{name}/{i}", scan, g, folders) for i, g in enumerate(groups.values())]
+    if others or not frames:
+        read = scan_blocks(scan, others, store, fmt)
+        frames.append(_memory(ctx, f"__kyma_blocks/{name}", scan.schema, read, partitions))
+    ctx.register_table(name, reduce(DataFrame.union, frames).into_view())
+
+
+def _names(scan: TableScan) -> list[str]:
+    virtual = {p.name for p in scan.paths}
+    return [n for n in scan.schema.names if n not in virtual]
+
+
+def _count(scan: TableScan, footer: Footer, blocks: list[int], extra: list[str]) -> None:
+    read = set(_names(scan)) | set(extra)
+    scan.stats.rows_scanned += sum(footer.block_rows[b] for b in blocks)
+    scan.stats.bytes_read += sum(
+        size for b in blocks for c, size in footer.column_bytes[b].items() if c in read
+    )
+
+
+def _listing(
+    ctx: SessionContext, name: str, scan: TableScan, group: _Group, folders: Folders
+) -> DataFrame:
+    names = _names(scan)
+    extra = [c for c in group.paths.reads if c not in names]
+    fields = [scan.schema.field(n) for n in names]
+    fields += [group.footer.file_schema.field(c) for c in extra]
+    hidden = f"__kyma_scan/{name}"
+    ctx.register_listing_table(hidden, folders(group.files), schema=pa.schema(fields))
+    frame = ctx.table(_path_scan.quoted(hidden))
+    if not scan.paths and not extra:
+        return frame
+    columns = [col(_path_scan.quoted(n)) for n in names]
+    columns += [group.paths.expression(p, group.blocks).alias(p.name) for p in scan.paths]
+    return frame.select(*columns)
+
+
+def _memory(
+    ctx: SessionContext,
+    name: str,
+    schema: pa.Schema,
+    batches: Iterator[pa.RecordBatch],
+    partitions: int,
+) -> DataFrame:
+    """Extents without a native scan, read block by block into a memory table."""
+    parts: list[list[pa.RecordBatch]] = [[] for _ in range(partitions)]
+    for i, batch in enumerate(batches):
+        checkpoint()
+        parts[i % partitions].append(batch)
+    parts = [p for p in parts if p] or [[pa.RecordBatch.from_pylist([], schema)]]
+    ctx.register_record_batches(name, parts)
+    return ctx.table(_path_scan.quoted(name))
