@@ -65,14 +65,19 @@ _UNREAD = object()
 
 
 def footer_of(store: ObjectStore, fmt: SegmentFormat, path: str) -> Footer | None:
-    """The extent's footer, parsed on its first read; None when it is not Parquet."""
+    """The extent's footer, parsed and its checksum verified on its first read; None when it
+    is not Parquet."""
     key = (store.url, path)
     found = footers.get(key, _UNREAD)
     if found is not _UNREAD:
         return found
     reader = fmt.open_extent(store, path)
     try:
-        footer = _footer(reader) if isinstance(reader, ParquetExtentReader) else None
+        if isinstance(reader, ParquetExtentReader):
+            reader.verify()  # once: the parsed footer is cached, and extents are immutable
+            footer: Footer | None = _footer(reader)
+        else:
+            footer = None
     finally:
         reader.close()
     footers.put(key, footer)

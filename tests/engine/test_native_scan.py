@@ -10,6 +10,7 @@ import sys
 import pyarrow as pa
 import pytest
 
+from kyma.engine.errors import FormatError
 from kyma.engine.format.choice import segment_format
 
 ROWS = 3_000_000
@@ -142,3 +143,16 @@ def test_count_star_answers_from_the_catalog(services) -> None:
     scanned = services.query.execute("SELECT count(*) FROM counted WHERE n > 1")
     assert scanned.table.to_pylist() == [{"count": 1799}]
     assert scanned.stats["rows_scanned"] > 0
+
+
+def test_a_damaged_extent_is_refused_on_its_first_read(services) -> None:
+    """The footer's checksum is checked once per extent, when its footer is first parsed; a
+    flipped byte in a page is a FormatError naming the extent, not a wrong answer."""
+    _load(services, "damaged", ["parquet"])
+    [extent] = services.catalog.prune_extents("damaged", None, None)[1]
+    path = services.store.local_path(extent.object_path)
+    raw = bytearray(path.read_bytes())
+    raw[len(raw) // 4] ^= 1
+    path.write_bytes(bytes(raw))
+    with pytest.raises(FormatError, match="do not match the checksum"):
+        services.query.execute("SELECT sum(n) FROM damaged")

@@ -246,3 +246,20 @@ def test_a_foreign_parquet_file_keeps_every_block(local_store) -> None:
 def test_an_unknown_format_setting_is_refused() -> None:
     with pytest.raises(ConfigError, match="KYMA_EXTENT_FORMAT: expected one of"):
         segment_format("orc")
+
+
+def test_the_footer_checksum_finds_a_flipped_byte(local_store) -> None:
+    fmt, result = _write(local_store, sample(10))
+    path = local_store.root / result.object_path
+    raw = path.read_bytes()
+    checksum = json.loads(pq.ParquetFile(path).metadata.metadata[b"kyma.checksum"])
+    footer = int.from_bytes(raw[-8:-4], "little")
+    assert 4 < checksum["bytes"] < len(raw) - 8 - footer  # the row groups; page index next
+    fmt.open_extent(local_store, result.object_path).verify()  # intact: passes
+    middle = checksum["bytes"] // 2
+    local_store.put_bytes(
+        "tables/3/flipped.parquet", raw[:middle] + bytes([raw[middle] ^ 1]) + raw[middle + 1 :]
+    )
+    reader = fmt.open_extent(local_store, "tables/3/flipped.parquet")
+    with pytest.raises(FormatError, match="do not match the checksum in its footer"):
+        reader.verify()

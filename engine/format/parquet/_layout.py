@@ -13,8 +13,9 @@ a dictionary than as deltas (-60 %).
 from __future__ import annotations
 
 import base64
+import zlib
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, BinaryIO
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -28,7 +29,17 @@ COLUMN_STATS_KEY = b"kyma.column_stats"
 PRESENT_PATHS_KEY = b"kyma.present_paths"
 SHREDDED_KEY = b"kyma.shredded"
 """``[[column, path, type], ...]``: the hidden sub-columns of shredded dynamic paths."""
-KYMA_KEYS = (VERSION_KEY, BLOCK_STATS_KEY, COLUMN_STATS_KEY, PRESENT_PATHS_KEY, SHREDDED_KEY)
+CHECKSUM_KEY = b"kyma.checksum"
+"""``{"crc32": n, "bytes": k}``: the CRC-32 of the file's first k bytes, the magic and every
+row group (the page index and the footer follow), checked once on an extent's first read."""
+KYMA_KEYS = (
+    VERSION_KEY,
+    BLOCK_STATS_KEY,
+    COLUMN_STATS_KEY,
+    PRESENT_PATHS_KEY,
+    SHREDDED_KEY,
+    CHECKSUM_KEY,
+)
 ARROW_SCHEMA_KEY = b"ARROW:schema"
 COMPRESSION = "zstd"
 
@@ -118,3 +129,20 @@ def written_schema(file_schema: pa.Schema, footer: dict[bytes, bytes]) -> pa.Sch
     skip = (*KYMA_KEYS, ARROW_SCHEMA_KEY)
     meta = {k: v for k, v in (schema.metadata or {}).items() if k not in skip}
     return schema.with_metadata(meta) if meta else schema.remove_metadata()
+
+
+CHECKSUM_CHUNK = 4 << 20
+
+
+def crc32_of(source: pa.NativeFile | BinaryIO, length: int) -> int:
+    """The CRC-32 of the first ``length`` bytes of ``source``, read from its start in chunks."""
+    source.seek(0)
+    crc = 0
+    left = length
+    while left > 0:
+        chunk = source.read(min(CHECKSUM_CHUNK, left))
+        if not chunk:
+            break
+        crc = zlib.crc32(chunk, crc)
+        left -= len(chunk)
+    return crc

@@ -16,8 +16,10 @@ from kyma.engine.format import ExtentMetadata, ExtentReader
 from kyma.engine.format._shred import Shred
 from kyma.engine.format.parquet._layout import (
     BLOCK_STATS_KEY,
+    CHECKSUM_KEY,
     SHREDDED_KEY,
     VERSION_KEY,
+    crc32_of,
     leaf_paths,
     written_schema,
 )
@@ -48,6 +50,7 @@ class ParquetExtentReader(ExtentReader):
         self.version = int(kv.get(VERSION_KEY, b"0"))
         self._block_stats = self._parse_stats(kv.get(BLOCK_STATS_KEY))
         self._shredded = self._parse_shredded(kv.get(SHREDDED_KEY))
+        self._checksum = kv.get(CHECKSUM_KEY)
 
     def _error(self, why: str) -> FormatError:
         return FormatError(f"extent {self.object_path!r}: {why}")
@@ -64,6 +67,38 @@ class ParquetExtentReader(ExtentReader):
                 f"footer has stats for {len(stats)} blocks, the file has {self._blocks} row groups"
             )
         return stats
+
+    def verify(self) -> None:
+        """Check the footer's checksum over the bytes of every row group (FormatError when
+        they differ). Extents written before checksums, and foreign Parquet files, pass."""
+        if self._checksum is None:
+            return
+        try:
+            expected = json.loads(self._checksum)
+            crc, length = int(expected["crc32"]), int(expected["bytes"])
+        except (ValueError, KeyError, TypeError) as e:
+            raise self._error(f"checksum in the footer does not parse: {e}") from e
+        footer = int.from_bytes(self._input.read_at(4, self.byte_size - 8), "little")
+        chunks = self._chunks_end()
+        if not chunks <= length <= self.byte_size - 8 - footer:
+            raise self._error(
+                f"damaged: the footer's checksum covers {length} bytes, its column chunks end "
+                f"at byte {chunks} and its footer starts at {self.byte_size - 8 - footer}"
+            )
+        if crc32_of(self._input, length) != crc:
+            raise self._error("damaged: its bytes do not match the checksum in its footer")
+
+    def _chunks_end(self) -> int:
+        """Where the last column chunk ends (the page index and the footer follow)."""
+        meta = self._file.metadata
+        end = 4  # the magic
+        for g in range(meta.num_row_groups):
+            group = meta.row_group(g)
+            for c in range(group.num_columns):
+                chunk = group.column(c)
+                start = chunk.dictionary_page_offset or chunk.data_page_offset
+                end = max(end, start + chunk.total_compressed_size)
+        return end
 
     def _parse_shredded(self, raw: bytes | None) -> list[Shred]:
         if raw is None:

@@ -18,11 +18,13 @@ from kyma.engine.format._blocked import BlockedWriter
 from kyma.engine.format._shred import SHRED_PATHS, TYPES
 from kyma.engine.format.parquet._layout import (
     BLOCK_STATS_KEY,
+    CHECKSUM_KEY,
     COLUMN_STATS_KEY,
     FORMAT_VERSION,
     PRESENT_PATHS_KEY,
     SHREDDED_KEY,
     VERSION_KEY,
+    crc32_of,
     writer_options,
 )
 from kyma.engine.storage import ObjectStore
@@ -91,6 +93,9 @@ class ParquetExtentWriter(BlockedWriter):
         assert self._file is not None
         stats = self._extent_stats
         compact = {"separators": (",", ":")}
+        written = self._staging.stat().st_size  # the row groups; the page index comes next
+        with open(self._staging, "rb") as data:
+            checksum = {"crc32": crc32_of(data, written), "bytes": written}
         shredded = [s.to_json() for c in self._shredded.values() for s in c.shreds]
         self._file.add_key_value_metadata(
             {
@@ -99,6 +104,7 @@ class ParquetExtentWriter(BlockedWriter):
                 COLUMN_STATS_KEY: json.dumps(self._column_stats(), default=str, **compact),
                 PRESENT_PATHS_KEY: json.dumps(stats.present_paths(), **compact),
                 SHREDDED_KEY: json.dumps(shredded, **compact),
+                CHECKSUM_KEY: json.dumps(checksum, **compact),
             }
         )
         self._close()
