@@ -73,8 +73,14 @@ class Messages:
         return np.clip(pos, 0, len(self.buf) - width)
 
     def _view(self, pos: np.ndarray, width: int, dtype: str) -> np.ndarray:
-        index = self._clamp(pos, width)[:, None] + np.arange(width)
-        return self.buf[index].view(dtype).ravel().astype(np.int64)
+        pos = self._clamp(pos, width)
+        value = self.buf[pos].astype(np.int64)
+        for k in range(1, width):
+            value = (value << 8) | self.buf[pos + k]
+        if dtype.startswith(">i"):  # two's complement
+            sign = 1 << (8 * width - 1)
+            value = (value ^ sign) - sign
+        return value
 
 
 @dataclass(frozen=True)
@@ -286,7 +292,10 @@ def _final_versions(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Each (transaction, key)'s last change, in order, and its op: an update of a key the
     same transaction inserted stays an insert."""
-    codes = pc.dictionary_encode(key).indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    encoded = pc.dictionary_encode(key)
+    if len(encoded.dictionary) == len(key):  # every key once: nothing to collapse
+        return np.arange(len(key)), op
+    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     group = txn.astype(np.int64) * (int(codes.max(initial=0)) + 1) + codes
     unique, inverse = np.unique(group, return_inverse=True)
     if len(unique) == len(group):

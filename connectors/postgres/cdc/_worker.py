@@ -142,7 +142,7 @@ class CdcWorker(SyncWorker):
         *,
         on_disabled: Callable[[str, str], None] = lambda reason, detail: None,
         spark: SparkTarget | None = None,
-        batch_changes: int = 20_000,
+        batch_changes: int = 250_000,
         poll_seconds: float = 0.2,
     ) -> None:
         """With ``spark``, large tables' snapshots run there; without it every table is
