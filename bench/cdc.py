@@ -16,8 +16,9 @@ is a connector in mode ``sync`` with the default body, and a ``CdcWorker`` built
    (FORMAT binary)`` read to the end through psycopg (one warm-up, median of
    ``--repeat``). kyma: ``worker.start()`` (publication, slot, exported snapshot, read,
    extents, one commit) → rows/s. The worker gets kyma's store as ``kyma serve`` gives it,
-   so a table past the default ``sync.spark_min_bytes`` snapshots on Spark; ``--sync
-   spark_min_bytes=null`` (any key of the snapshot connector's ``sync``) changes that.
+   so a table past the default ``sync.spark_min_bytes`` snapshots on Spark (its session
+   started, and one Python task run, before the timing: Spark's start is reported apart);
+   ``--sync spark_min_bytes=null`` (any key of the snapshot connector's ``sync``) changes that.
 2. **Streaming**: kyma caught up, a second pgoutput slot ``bench_slot`` is created at that
    point; ``--changes`` row changes (UPDATEs of ranges and INSERTs of new rows, alternating)
    are written in ``--transactions`` transactions before anything is timed. Peer: ``SELECT
@@ -32,7 +33,8 @@ is a connector in mode ``sync`` with the default body, and a ``CdcWorker`` built
    (``services.query.execute``) every ``--poll-ms`` for new probe rows; latency = when the
    poll that first returned the row came back − ``sent_at`` (same host clock).
 
-Ratios are kyma ÷ peer rates: below 1 means kyma is slower.
+Ratios are kyma ÷ peer rates, same run: below 1 means kyma is slower. The load average at the
+start and end is printed (other work on the machine skews every figure).
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ from _cdc_source import SECRET_ENV, Source, create_connector, kyma_rows, make_so
 from _harness import seconds
 
 from kyma.connectors.postgres.cdc import CdcWorker, slot_name
+from kyma.connectors.postgres.cdc._tables import SyncOptions
 from kyma.runtime.postgres import EmbeddedPostgres
 from kyma.services import Services, open_services
 from kyma.settings import Settings
@@ -125,11 +128,32 @@ def copy_binary(source: Source) -> int:
     return total
 
 
+def warm_spark(services: Services, table_bytes: int, options: dict[str, Any]) -> float | None:
+    """When the table snapshots on Spark: start the session and run one Python task, so that
+    the timed snapshot excludes Spark's start (the JVM, the first Python workers); seconds."""
+    limit = options.get("spark_min_bytes", SyncOptions().spark_min_bytes)
+    if limit is None or table_bytes < limit or not services.jobs.spark_available():
+        return None
+    from kyma.ingest.load import spark_session
+
+    def start() -> None:
+        session = spark_session(services.settings.spark_master)
+        session.range(2, numPartitions=2).mapInArrow(lambda batches: batches, "id long").collect()
+
+    return seconds(start)
+
+
 def bench_snapshot(
-    services: Services, source: Source, rows: int, repeat: int, options: dict[str, Any]
+    services: Services,
+    source: Source,
+    rows: int,
+    repeat: int,
+    options: dict[str, Any],
+    table_bytes: int,
 ) -> tuple[dict, CdcWorker]:
     nbytes = copy_binary(source)  # warm-up (and the page cache)
     peer_s = statistics.median(seconds(lambda: copy_binary(source)) for _ in range(repeat))
+    spark_start_s = warm_spark(services, table_bytes, options)
     create_connector(services, source, "snap", ["public.items"], **options)
     worker = make_worker(services, "snap")
     try:
@@ -143,6 +167,7 @@ def bench_snapshot(
         "rows": rows,
         "sync_options": options,
         "spark_available": services.jobs.spark_available(),
+        "spark_start_s": spark_start_s,  # not in kyma_s
         "peer_copy_bytes": nbytes,
         "peer_s": peer_s,
         "peer_rows_per_s": rows / peer_s,
@@ -150,9 +175,10 @@ def bench_snapshot(
         "kyma_rows_per_s": rows / kyma_s,
         "ratio": peer_s / kyma_s,
     }
+    spark = "" if spark_start_s is None else f", Spark started before: {spark_start_s:.1f} s"
     print(
         f"snapshot: COPY binary {rows / peer_s:,.0f} rows/s ({peer_s:.2f} s, median of {repeat});"
-        f" kyma start() {rows / kyma_s:,.0f} rows/s ({kyma_s:.2f} s)"
+        f" kyma start() {rows / kyma_s:,.0f} rows/s ({kyma_s:.2f} s{spark})"
     )
     return result, worker
 
@@ -295,13 +321,15 @@ def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("kyma.connectors").setLevel(logging.ERROR)  # "TLS is disabled", per create
     print(
-        f"{platform.node()} {platform.machine()}, {os.cpu_count()} cores; rows={args.rows:,}"
+        f"{platform.node()} {platform.machine()}, {os.cpu_count()} cores, load average"
+        f" {os.getloadavg()[0]:.1f}; rows={args.rows:,}"
         f" changes={args.changes:,}; source and catalog Postgres on loopback, TLS off"
     )
     results: dict[str, Any] = {
         "bench": "cdc",
         "machine": f"{platform.node()} {platform.machine()}, {os.cpu_count()} cores",
         "args": vars(args),
+        "load_average_start": os.getloadavg()[0],
     }
     # In /tmp: the servers run as the postgres user, which must reach their folders.
     work = Path(tempfile.mkdtemp(prefix="kyma-bench-cdc-", dir="/tmp"))
@@ -316,7 +344,7 @@ def main() -> None:
             contextlib.ExitStack() as stack,
         ):
             results["snapshot"], worker = bench_snapshot(
-                services, source, args.rows, args.repeat, options
+                services, source, args.rows, args.repeat, options, table_bytes
             )
             results["snapshot"]["table_bytes"] = table_bytes
             stack.callback(worker.close)
@@ -330,7 +358,12 @@ def main() -> None:
     finally:
         pg.stop()
         shutil.rmtree(work, ignore_errors=True)
+    results["load_average_end"] = os.getloadavg()[0]
     report(results)
+    print(
+        f"load average: {results['load_average_start']:.1f} at the start,"
+        f" {results['load_average_end']:.1f} at the end"
+    )
     text = json.dumps(results, indent=2, default=str)
     if args.json == "-":
         print(text)

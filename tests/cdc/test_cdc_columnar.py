@@ -4,6 +4,7 @@ row-wise path handles."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pyarrow as pa
@@ -75,7 +76,10 @@ def test_columnar_decoding_matches_row_by_row(services, cdc_source, worker) -> N
     assert columnar is not None, "the column-wise decoder left these to the row-wise one"
     assert len(columnar[0]) == 3 and columnar[1]["public.t"][1] == 10 + 7 + 2
     same_batches(columnar, rowwise)
+    assert w.status()["last_commit_at"] is None
     assert drain(w) == 3
+    status = w.status()
+    assert status["changes_per_s"] > 0 and status["last_commit_at"] <= time.time()
     equal_both_ways(services, "pg.public.t")
     changes = "pg.public.t__changes"
     ops = kyma(

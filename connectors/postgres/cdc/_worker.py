@@ -165,6 +165,8 @@ class CdcWorker(SyncWorker):
         self.state = "starting"
         self.last_error: str | None = None
         self.caught_up_at: float | None = None
+        self.last_commit_at: float | None = None  # when a step last committed changes
+        self.changes_per_s: float | None = None  # that step's changes over its duration
         self.snapshot_rows_read: dict[str, int] = {}
         self.epoch = 0
         self._idle_confirmed_at = 0.0
@@ -277,6 +279,7 @@ class CdcWorker(SyncWorker):
 
     def step(self) -> int:
         """One peek at the slot, committed; the number of source transactions applied."""
+        started = time.monotonic()
         state = self.cdc.state(self.id)
         confirmed = state.confirmed_lsn or 0
         floors = {t.source_table: max(t.cursor_lsn or 0, confirmed) for t in state.tables}
@@ -309,8 +312,13 @@ class CdcWorker(SyncWorker):
         target = max(last, position.wal_end) if complete else last
         self.cdc.confirm(self.id, self.epoch, target)
         self._advance_slot(conn, position, target)
+        now = time.time()
+        if batches:
+            changes = sum(count for _, count in batches.values())
+            self.last_commit_at = now
+            self.changes_per_s = round(changes / max(time.monotonic() - started, 1e-6), 1)
         if complete:
-            self.caught_up_at = time.time()
+            self.caught_up_at = now
         return len(txns)
 
     def _idle(self, conn: psycopg.Connection, position: SlotPosition) -> None:
@@ -330,6 +338,8 @@ class CdcWorker(SyncWorker):
             "worker": self.state,
             "worker_error": self.last_error,
             "caught_up_at": self.caught_up_at,
+            "last_commit_at": self.last_commit_at,
+            "changes_per_s": self.changes_per_s,
             **(
                 {"snapshot_rows_read": dict(self.snapshot_rows_read)}
                 if self.state == "snapshot"
