@@ -130,16 +130,21 @@ def texts(m: Messages, t: Tuples, column: int) -> pa.Array | None:
         return pa.array([], pa.string())
     # Value i is segment 2i of one array over the whole buffer (segment 2i + 1 is the bytes
     # between it and the next value): a take copies the values out in C.
-    bounds = np.empty(2 * n, np.int64)
+    small = len(m.buf) < 2**31
+    bounds = np.empty(2 * n, np.int32 if small else np.int64)
     bounds[0::2], bounds[1::2] = t.starts[column], t.ends[column]
     if (np.diff(bounds) < 0).any():
         raise FormatError("pgoutput tuple: a value runs past the next message")
-    segments = pa.LargeBinaryArray.from_buffers(
-        pa.large_binary(), 2 * n - 1, [None, pa.py_buffer(bounds), pa.py_buffer(m.buf)]
+    kind = pa.binary() if small else pa.large_binary()
+    segments = pa.Array.from_buffers(
+        kind, 2 * n - 1, [None, pa.py_buffer(bounds), pa.py_buffer(m.buf)]
     )
     index = pa.array(np.arange(0, 2 * n, 2), mask=kinds != _KIND_TEXT)
     try:
-        return segments.take(index).cast(pa.large_string()).cast(pa.string())
+        values = segments.take(index)
+        if small:  # the cast checks UTF-8
+            return values.cast(pa.string())
+        return values.cast(pa.large_string()).cast(pa.string())
     except pa.ArrowInvalid as e:
         raise FormatError(f"pgoutput tuple: a text value is not UTF-8: {e}") from e
 

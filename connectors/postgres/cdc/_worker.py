@@ -15,6 +15,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -85,6 +86,8 @@ _PEEK = (
     "SELECT data FROM pg_logical_slot_peek_binary_changes(%s, %s::pg_lsn, %s,"
     " 'proto_version', '1', 'publication_names', %s)"
 )
+COMMIT_THREADS = 4
+"""Tables of one step committed side by side."""
 MAX_BACKOFF = 30.0
 IDLE_CONFIRM_SECONDS = 10.0
 """While nothing synced commits, the slot is confirmed up to the WAL's end (and a heartbeat
@@ -304,11 +307,7 @@ class CdcWorker(SyncWorker):
             self._idle(conn, position)
             return 0
         last = txns[-1].end_lsn
-        for name, (batch, count) in batches.items():
-            payload = advance_table(self.id, name, self.epoch, last, changes=count)
-            self.write_path.ingest_batches(
-                self.tables[name].kyma_table, batch.to_batches(), source="cdc", payload=payload
-            )
+        self._commit(batches, last)
         target = max(last, position.wal_end) if complete else last
         self.cdc.confirm(self.id, self.epoch, target)
         self._advance_slot(conn, position, target)
@@ -320,6 +319,26 @@ class CdcWorker(SyncWorker):
         if complete:
             self.caught_up_at = now
         return len(txns)
+
+    def _commit(self, batches: dict[str, tuple[pa.Table, int]], last: int) -> None:
+        """Each table's batch with its cursor at ``last``, one catalog commit per table, the
+        tables side by side (their extents encode and their commits wait for the catalog
+        concurrently); the first error is raised once all are done."""
+
+        def commit(name: str, batch: pa.Table, count: int) -> None:
+            payload = advance_table(self.id, name, self.epoch, last, changes=count)
+            self.write_path.ingest_batches(
+                self.tables[name].kyma_table, batch.to_batches(), source="cdc", payload=payload
+            )
+
+        tables = [(name, batch, count) for name, (batch, count) in batches.items()]
+        if len(tables) == 1:
+            commit(*tables[0])
+            return
+        with ThreadPoolExecutor(COMMIT_THREADS, thread_name_prefix="kyma-cdc-commit") as pool:
+            done = [pool.submit(commit, *table) for table in tables]
+        for future in done:
+            future.result()
 
     def _idle(self, conn: psycopg.Connection, position: SlotPosition) -> None:
         """Nothing synced committed up to the WAL's end: now and then, confirm the slot
@@ -480,7 +499,11 @@ class CdcWorker(SyncWorker):
         return done
 
     def _relation(self, conn: psycopg.Connection, rel: Relation) -> None:
-        """A table's shape: a changed key disables the sync; new columns widen kyma's table."""
+        """A table's shape: a changed key disables the sync; new columns widen kyma's table.
+        Every peek sends each relation again: one the worker already holds is done."""
+        known = self._relations.get(rel.relid)
+        if known is not None and known[0] == rel:
+            return
         types = tuple(self._type(conn, c.type_oid, c.typmod) for c in rel.columns)
         self._relations[rel.relid] = (rel, types)
         table = self.tables.get(f"{rel.namespace}.{rel.name}")
