@@ -116,21 +116,3 @@ def test_what_the_columnar_decoder_leaves_to_the_row_wise_one(services, cdc_sour
         assert columnar is None, change
         assert drain(w) == 1
         equal_both_ways(services, "pg.public.t")
-
-
-def test_a_peek_read_in_chunks_carries_open_transactions(services, cdc_source, worker) -> None:
-    """Chunks of 7 messages: transactions larger than a chunk are carried into the next ones,
-    every transaction lands once, and the step reports them all."""
-    cdc_source.execute(TABLE)
-    services.connectors.create(body(cdc_source, ["public.t"]))
-    w = worker(batch_changes=7)
-    w.start()
-    cdc_source.execute("UPDATE t SET v = v + 1 WHERE a <= 3")  # 5 messages with Begin, Commit
-    cdc_source.execute("UPDATE t SET g = -a WHERE a > 3")  # 17 rows: spans three chunks
-    cdc_source.execute("DELETE FROM t WHERE a = 1")
-    cdc_source.execute("INSERT INTO t (a, b) SELECT g, 'n' FROM generate_series(30, 40) g")
-    assert w.step() == 4
-    assert w.step() == 0
-    equal_both_ways(services, "pg.public.t")
-    applied = services.connectors.status("pg")["sync"]["changes_applied"]
-    assert applied == 3 + 17 + 1 + 11

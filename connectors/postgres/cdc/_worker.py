@@ -1,8 +1,7 @@
 """One connector's CDC sync loop: snapshot what needs it, then stream the slot's changes.
 
-Each step *peeks* at the slot (``pg_logical_slot_peek_binary_changes``, which consumes
-nothing; measured faster than a streaming replication connection, see BENCHMARKS.md),
-reads the result through a server-side cursor a chunk at a time, commits each touched
+psycopg 3 has no START_REPLICATION streaming, so each step *peeks* at the slot
+(``pg_logical_slot_peek_binary_changes``, which consumes nothing), commits each touched
 table's changes with its cursor as a payload of the extent commit, records that every table
 holds the batch (``confirmed_lsn``), and only then advances the slot
 (``pg_replication_slot_advance``). A kill anywhere replays from the slot; transactions at or
@@ -146,8 +145,7 @@ class CdcWorker(SyncWorker):
         *,
         on_disabled: Callable[[str, str], None] = lambda reason, detail: None,
         spark: SparkTarget | None = None,
-        peek_changes: int = 1_000_000,
-        batch_changes: int = 100_000,
+        batch_changes: int = 250_000,
         poll_seconds: float = 0.2,
     ) -> None:
         """With ``spark``, large tables' snapshots run there; without it every table is
@@ -161,7 +159,6 @@ class CdcWorker(SyncWorker):
         self.write_path = write_path
         self.query = query
         self.on_disabled = on_disabled
-        self.peek_changes = peek_changes
         self.batch_changes = batch_changes
         self.poll_seconds = poll_seconds
         self.spark = spark
@@ -284,40 +281,16 @@ class CdcWorker(SyncWorker):
         )
 
     def step(self) -> int:
-        """One peek at the slot, committed chunk by chunk; the source transactions applied.
-
-        The peek (up to ``peek_changes``, stopping at the WAL end read just before) is read
-        through a server-side cursor, ``batch_changes`` messages at a time: the source
-        decodes the WAL once for the whole peek, and this process holds one chunk (plus a
-        transaction it has not seen the end of). Each chunk's complete transactions commit
-        with their tables' cursors; the slot advances once, after the last."""
+        """One peek at the slot, committed; the number of source transactions applied."""
         started = time.monotonic()
         state = self.cdc.state(self.id)
         confirmed = state.confirmed_lsn or 0
         floors = {t.source_table: max(t.cursor_lsn or 0, confirmed) for t in state.tables}
         conn = self._source()
-        applied, changes, last, read = 0, 0, 0, 0
         try:
             position = _slot.where(conn, self.slot)
-            with conn.transaction(), conn.cursor("kyma_cdc_peek", binary=True) as cur:
-                peek = (self.slot, lsn_text(position.wal_end), self.peek_changes, self.slot)
-                cur.execute(_PEEK, peek)
-                carried: list[bytes] = []
-                while rows := cur.fetchmany(self.batch_changes):
-                    read += len(rows)
-                    datas = carried + [data for (data,) in rows]
-                    cut = _after_last_commit(datas)
-                    datas, carried = datas[:cut], datas[cut:]
-                    decoded = self._columnar(conn, datas, floors)
-                    txns, batches = decoded or self._rowwise(conn, datas, floors)
-                    if txns:
-                        last = txns[-1].end_lsn
-                        self._commit(batches, last)
-                        self.cdc.confirm(self.id, self.epoch, last)
-                        applied += len(txns)
-                        changes += sum(count for _, count in batches.values())
-                    if len(rows) < self.batch_changes:
-                        break
+            peek = (self.slot, lsn_text(position.wal_end), self.batch_changes, self.slot)
+            rows = conn.cursor(binary=True).execute(_PEEK, peek).fetchall()
         except psycopg.errors.UndefinedObject as e:
             raise SyncDisabled(SLOT_MISSING, self.slot) from e
         except psycopg.errors.ObjectNotInPrerequisiteState:
@@ -325,22 +298,27 @@ class CdcWorker(SyncWorker):
             raise
         except psycopg.OperationalError as e:
             raise SourceUnreachableError(f"connector {self.record.name!r}: {e}") from e
-        complete = read < self.peek_changes  # every commit up to wal_end was read
-        if not applied:
+        datas = [data for (data,) in rows]
+        complete = len(rows) < self.batch_changes  # every commit up to wal_end was read
+        decoded = self._columnar(conn, datas, floors) or self._rowwise(conn, datas, floors)
+        txns, batches = decoded
+        if not txns:
             self.caught_up_at = time.time()
             self._idle(conn, position)
             return 0
+        last = txns[-1].end_lsn
+        self._commit(batches, last)
         target = max(last, position.wal_end) if complete else last
-        if target > last:
-            self.cdc.confirm(self.id, self.epoch, target)
+        self.cdc.confirm(self.id, self.epoch, target)
         self._advance_slot(conn, position, target)
         now = time.time()
-        if changes:
+        if batches:
+            changes = sum(count for _, count in batches.values())
             self.last_commit_at = now
             self.changes_per_s = round(changes / max(time.monotonic() - started, 1e-6), 1)
         if complete:
             self.caught_up_at = now
-        return applied
+        return len(txns)
 
     def _commit(self, batches: dict[str, tuple[pa.Table, int]], last: int) -> None:
         """Each table's batch with its cursor at ``last``, one catalog commit per table, the
@@ -612,14 +590,6 @@ class CdcWorker(SyncWorker):
                 self._conn.close()
             finally:
                 self._conn = None
-
-
-def _after_last_commit(datas: list[bytes]) -> int:
-    """How many of the messages end with a Commit (the rest: a transaction still open)."""
-    cut = len(datas)
-    while cut and datas[cut - 1][:1] != b"C":
-        cut -= 1
-    return cut
 
 
 def _warn(records: ConnectorStore, connector_id: int, warnings: list[str]) -> None:
