@@ -24,7 +24,9 @@ is a connector in mode ``sync`` with the default body, and a ``CdcWorker`` built
    are written in ``--transactions`` transactions before anything is timed. Peer: ``SELECT
    count(*) FROM pg_logical_slot_get_binary_changes('bench_slot', …)`` with kyma's
    publication (the server decodes the same WAL and filters the same way, no client work).
-   kyma: ``worker.step()`` until a peek finds nothing → changes/s.
+   kyma: ``worker.step()`` until a peek finds nothing → changes/s. Also CPU seconds (which,
+   unlike wall time, hold still while other work shares the machine): the source's
+   processes for the peer; the source's plus kyma's own process for kyma.
 3. **Lag**: ``pgbench -i -s 1`` on the source (``pgbench_history`` gets a ``bigserial``
    primary key, as kyma syncs only tables with one), a ``probe`` table, all five synced by a
    second connector whose worker runs ``run(stop)`` in a thread (the loop ``kyma serve``
@@ -88,6 +90,25 @@ INSERT = (
     " round((i % 100000 / 100.0)::numeric, 2), now()"
     " FROM generate_series({low} + 1, {high}) AS i"
 )
+
+
+def server_cpu(data_dir: Path) -> float:
+    """CPU seconds of the Postgres serving ``data_dir``: the postmaster, its ended backends
+    (reaped, so counted in its children's time) and the live ones. CPU, unlike wall time,
+    holds still while other work shares the machine."""
+    tick = os.sysconf("SC_CLK_TCK")
+    postmaster = int((data_dir / "postmaster.pid").read_text().split()[0])
+
+    def stat(pid: int | str) -> list[str]:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+    total = sum(int(v) for v in stat(postmaster)[11:15])  # utime stime cutime cstime
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        with contextlib.suppress(OSError, IndexError):
+            fields = stat(pid)
+            if int(fields[1]) == postmaster:
+                total += int(fields[11]) + int(fields[12])
+    return total / tick
 
 
 def drain(worker: CdcWorker, timeout: float) -> int:
@@ -205,6 +226,7 @@ def write_changes(source: Source, rows: int, changes: int, transactions: int) ->
 def bench_streaming(
     services: Services,
     source: Source,
+    data_dir: Path,
     worker: CdcWorker,
     rows: int,
     changes: int,
@@ -227,14 +249,18 @@ def bench_streaming(
             nonlocal messages
             ((messages,),) = source.execute(get)
 
+        cpu = server_cpu(data_dir)
         peer_s = seconds(peer)
+        peer_cpu = server_cpu(data_dir) - cpu
         applied = 0
 
         def kyma() -> None:
             nonlocal applied
             applied = drain(worker, timeout)
 
+        cpu, own = server_cpu(data_dir), time.process_time()
         kyma_s = seconds(kyma)
+        kyma_cpu = (server_cpu(data_dir) - cpu, time.process_time() - own)
     finally:
         with contextlib.suppress(psycopg.Error):
             source.execute(f"SELECT pg_drop_replication_slot('{BENCH_SLOT}')")
@@ -247,6 +273,10 @@ def bench_streaming(
         f"streaming: slot get_binary_changes {changes / peer_s:,.0f} changes/s ({peer_s:.2f} s,"
         f" {messages:,} messages); kyma step() {changes / kyma_s:,.0f} changes/s ({kyma_s:.2f} s)"
     )
+    print(
+        f"streaming CPU: peer {peer_cpu:.2f} s in the source; kyma {kyma_cpu[0]:.2f} s in the"
+        f" source + {kyma_cpu[1]:.2f} s in its own process (not counted: kyma's catalog)"
+    )
     return {
         "changes": changes,
         "transactions": transactions,
@@ -256,6 +286,10 @@ def bench_streaming(
         "kyma_s": kyma_s,
         "kyma_changes_per_s": changes / kyma_s,
         "ratio": peer_s / kyma_s,
+        "peer_source_cpu_s": peer_cpu,
+        "kyma_source_cpu_s": kyma_cpu[0],
+        "kyma_process_cpu_s": kyma_cpu[1],
+        "cpu_ratio": peer_cpu / sum(kyma_cpu),
     }
 
 
@@ -278,6 +312,11 @@ def report(results: dict) -> None:
         f"| {'streaming changes/s (peer: slot get_changes)':<44}"
         f" | {stream['kyma_changes_per_s']:>14,.0f} | {stream['peer_changes_per_s']:>14,.0f}"
         f" | {stream['ratio']:>10.2f}x |"
+    )
+    cpu = stream["kyma_source_cpu_s"] + stream["kyma_process_cpu_s"]
+    print(
+        f"| {'streaming CPU s (peer: the source decoding)':<44} | {cpu:>14.2f}"
+        f" | {stream['peer_source_cpu_s']:>14.2f} | {stream['cpu_ratio']:>10.2f}x |"
     )
     if lag is not None:
         print(
@@ -349,7 +388,14 @@ def main() -> None:
             results["snapshot"]["table_bytes"] = table_bytes
             stack.callback(worker.close)
             results["streaming"] = bench_streaming(
-                services, source, worker, args.rows, args.changes, args.transactions, args.timeout
+                services,
+                source,
+                pg.data_dir,
+                worker,
+                args.rows,
+                args.changes,
+                args.transactions,
+                args.timeout,
             )
             worker.close()
             results["lag"] = (
