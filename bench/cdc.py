@@ -16,14 +16,17 @@ is a connector in mode ``sync`` with the default body, and a ``CdcWorker`` built
    (FORMAT binary)`` read to the end through psycopg (one warm-up, median of
    ``--repeat``). kyma: ``worker.start()`` (publication, slot, exported snapshot, read,
    extents, one commit) → rows/s. The worker gets kyma's store as ``kyma serve`` gives it,
-   so a table past the default ``sync.spark_min_bytes`` snapshots on Spark; ``--sync
-   spark_min_bytes=null`` (any key of the snapshot connector's ``sync``) changes that.
+   so a table past the default ``sync.spark_min_bytes`` snapshots on Spark (its session
+   started, and one Python task run, before the timing: Spark's start is reported apart);
+   ``--sync spark_min_bytes=null`` (any key of the snapshot connector's ``sync``) changes that.
 2. **Streaming**: kyma caught up, a second pgoutput slot ``bench_slot`` is created at that
    point; ``--changes`` row changes (UPDATEs of ranges and INSERTs of new rows, alternating)
    are written in ``--transactions`` transactions before anything is timed. Peer: ``SELECT
    count(*) FROM pg_logical_slot_get_binary_changes('bench_slot', …)`` with kyma's
    publication (the server decodes the same WAL and filters the same way, no client work).
-   kyma: ``worker.step()`` until a peek finds nothing → changes/s.
+   kyma: ``worker.step()`` until a peek finds nothing → changes/s. Also CPU seconds (which,
+   unlike wall time, hold still while other work shares the machine): the source's
+   processes for the peer; the source's plus kyma's own process for kyma.
 3. **Lag**: ``pgbench -i -s 1`` on the source (``pgbench_history`` gets a ``bigserial``
    primary key, as kyma syncs only tables with one), a ``probe`` table, all five synced by a
    second connector whose worker runs ``run(stop)`` in a thread (the loop ``kyma serve``
@@ -32,7 +35,8 @@ is a connector in mode ``sync`` with the default body, and a ``CdcWorker`` built
    (``services.query.execute``) every ``--poll-ms`` for new probe rows; latency = when the
    poll that first returned the row came back − ``sent_at`` (same host clock).
 
-Ratios are kyma ÷ peer rates: below 1 means kyma is slower.
+Ratios are kyma ÷ peer rates, same run: below 1 means kyma is slower. The load average at the
+start and end is printed (other work on the machine skews every figure).
 """
 
 from __future__ import annotations
@@ -57,6 +61,7 @@ from _cdc_source import SECRET_ENV, Source, create_connector, kyma_rows, make_so
 from _harness import seconds
 
 from kyma.connectors.postgres.cdc import CdcWorker, slot_name
+from kyma.connectors.postgres.cdc._tables import SyncOptions
 from kyma.runtime.postgres import EmbeddedPostgres
 from kyma.services import Services, open_services
 from kyma.settings import Settings
@@ -85,6 +90,25 @@ INSERT = (
     " round((i % 100000 / 100.0)::numeric, 2), now()"
     " FROM generate_series({low} + 1, {high}) AS i"
 )
+
+
+def server_cpu(data_dir: Path) -> float:
+    """CPU seconds of the Postgres serving ``data_dir``: the postmaster, its ended backends
+    (reaped, so counted in its children's time) and the live ones. CPU, unlike wall time,
+    holds still while other work shares the machine."""
+    tick = os.sysconf("SC_CLK_TCK")
+    postmaster = int((data_dir / "postmaster.pid").read_text().split()[0])
+
+    def stat(pid: int | str) -> list[str]:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+    total = sum(int(v) for v in stat(postmaster)[11:15])  # utime stime cutime cstime
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        with contextlib.suppress(OSError, IndexError):
+            fields = stat(pid)
+            if int(fields[1]) == postmaster:
+                total += int(fields[11]) + int(fields[12])
+    return total / tick
 
 
 def drain(worker: CdcWorker, timeout: float) -> int:
@@ -125,11 +149,32 @@ def copy_binary(source: Source) -> int:
     return total
 
 
+def warm_spark(services: Services, table_bytes: int, options: dict[str, Any]) -> float | None:
+    """When the table snapshots on Spark: start the session and run one Python task, so that
+    the timed snapshot excludes Spark's start (the JVM, the first Python workers); seconds."""
+    limit = options.get("spark_min_bytes", SyncOptions().spark_min_bytes)
+    if limit is None or table_bytes < limit or not services.jobs.spark_available():
+        return None
+    from kyma.ingest.load import spark_session
+
+    def start() -> None:
+        session = spark_session(services.settings.spark_master)
+        session.range(2, numPartitions=2).mapInArrow(lambda batches: batches, "id long").collect()
+
+    return seconds(start)
+
+
 def bench_snapshot(
-    services: Services, source: Source, rows: int, repeat: int, options: dict[str, Any]
+    services: Services,
+    source: Source,
+    rows: int,
+    repeat: int,
+    options: dict[str, Any],
+    table_bytes: int,
 ) -> tuple[dict, CdcWorker]:
     nbytes = copy_binary(source)  # warm-up (and the page cache)
     peer_s = statistics.median(seconds(lambda: copy_binary(source)) for _ in range(repeat))
+    spark_start_s = warm_spark(services, table_bytes, options)
     create_connector(services, source, "snap", ["public.items"], **options)
     worker = make_worker(services, "snap")
     try:
@@ -143,6 +188,7 @@ def bench_snapshot(
         "rows": rows,
         "sync_options": options,
         "spark_available": services.jobs.spark_available(),
+        "spark_start_s": spark_start_s,  # not in kyma_s
         "peer_copy_bytes": nbytes,
         "peer_s": peer_s,
         "peer_rows_per_s": rows / peer_s,
@@ -150,9 +196,10 @@ def bench_snapshot(
         "kyma_rows_per_s": rows / kyma_s,
         "ratio": peer_s / kyma_s,
     }
+    spark = "" if spark_start_s is None else f", Spark started before: {spark_start_s:.1f} s"
     print(
         f"snapshot: COPY binary {rows / peer_s:,.0f} rows/s ({peer_s:.2f} s, median of {repeat});"
-        f" kyma start() {rows / kyma_s:,.0f} rows/s ({kyma_s:.2f} s)"
+        f" kyma start() {rows / kyma_s:,.0f} rows/s ({kyma_s:.2f} s{spark})"
     )
     return result, worker
 
@@ -179,6 +226,7 @@ def write_changes(source: Source, rows: int, changes: int, transactions: int) ->
 def bench_streaming(
     services: Services,
     source: Source,
+    data_dir: Path,
     worker: CdcWorker,
     rows: int,
     changes: int,
@@ -201,14 +249,18 @@ def bench_streaming(
             nonlocal messages
             ((messages,),) = source.execute(get)
 
+        cpu = server_cpu(data_dir)
         peer_s = seconds(peer)
+        peer_cpu = server_cpu(data_dir) - cpu
         applied = 0
 
         def kyma() -> None:
             nonlocal applied
             applied = drain(worker, timeout)
 
+        cpu, own = server_cpu(data_dir), time.process_time()
         kyma_s = seconds(kyma)
+        kyma_cpu = (server_cpu(data_dir) - cpu, time.process_time() - own)
     finally:
         with contextlib.suppress(psycopg.Error):
             source.execute(f"SELECT pg_drop_replication_slot('{BENCH_SLOT}')")
@@ -221,6 +273,10 @@ def bench_streaming(
         f"streaming: slot get_binary_changes {changes / peer_s:,.0f} changes/s ({peer_s:.2f} s,"
         f" {messages:,} messages); kyma step() {changes / kyma_s:,.0f} changes/s ({kyma_s:.2f} s)"
     )
+    print(
+        f"streaming CPU: peer {peer_cpu:.2f} s in the source; kyma {kyma_cpu[0]:.2f} s in the"
+        f" source + {kyma_cpu[1]:.2f} s in its own process (not counted: kyma's catalog)"
+    )
     return {
         "changes": changes,
         "transactions": transactions,
@@ -230,6 +286,10 @@ def bench_streaming(
         "kyma_s": kyma_s,
         "kyma_changes_per_s": changes / kyma_s,
         "ratio": peer_s / kyma_s,
+        "peer_source_cpu_s": peer_cpu,
+        "kyma_source_cpu_s": kyma_cpu[0],
+        "kyma_process_cpu_s": kyma_cpu[1],
+        "cpu_ratio": peer_cpu / sum(kyma_cpu),
     }
 
 
@@ -252,6 +312,11 @@ def report(results: dict) -> None:
         f"| {'streaming changes/s (peer: slot get_changes)':<44}"
         f" | {stream['kyma_changes_per_s']:>14,.0f} | {stream['peer_changes_per_s']:>14,.0f}"
         f" | {stream['ratio']:>10.2f}x |"
+    )
+    cpu = stream["kyma_source_cpu_s"] + stream["kyma_process_cpu_s"]
+    print(
+        f"| {'streaming CPU s (peer: the source decoding)':<44} | {cpu:>14.2f}"
+        f" | {stream['peer_source_cpu_s']:>14.2f} | {stream['cpu_ratio']:>10.2f}x |"
     )
     if lag is not None:
         print(
@@ -295,13 +360,15 @@ def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("kyma.connectors").setLevel(logging.ERROR)  # "TLS is disabled", per create
     print(
-        f"{platform.node()} {platform.machine()}, {os.cpu_count()} cores; rows={args.rows:,}"
+        f"{platform.node()} {platform.machine()}, {os.cpu_count()} cores, load average"
+        f" {os.getloadavg()[0]:.1f}; rows={args.rows:,}"
         f" changes={args.changes:,}; source and catalog Postgres on loopback, TLS off"
     )
     results: dict[str, Any] = {
         "bench": "cdc",
         "machine": f"{platform.node()} {platform.machine()}, {os.cpu_count()} cores",
         "args": vars(args),
+        "load_average_start": os.getloadavg()[0],
     }
     # In /tmp: the servers run as the postgres user, which must reach their folders.
     work = Path(tempfile.mkdtemp(prefix="kyma-bench-cdc-", dir="/tmp"))
@@ -316,12 +383,19 @@ def main() -> None:
             contextlib.ExitStack() as stack,
         ):
             results["snapshot"], worker = bench_snapshot(
-                services, source, args.rows, args.repeat, options
+                services, source, args.rows, args.repeat, options, table_bytes
             )
             results["snapshot"]["table_bytes"] = table_bytes
             stack.callback(worker.close)
             results["streaming"] = bench_streaming(
-                services, source, worker, args.rows, args.changes, args.transactions, args.timeout
+                services,
+                source,
+                pg.data_dir,
+                worker,
+                args.rows,
+                args.changes,
+                args.transactions,
+                args.timeout,
             )
             worker.close()
             results["lag"] = (
@@ -330,7 +404,12 @@ def main() -> None:
     finally:
         pg.stop()
         shutil.rmtree(work, ignore_errors=True)
+    results["load_average_end"] = os.getloadavg()[0]
     report(results)
+    print(
+        f"load average: {results['load_average_start']:.1f} at the start,"
+        f" {results['load_average_end']:.1f} at the end"
+    )
     text = json.dumps(results, indent=2, default=str)
     if args.json == "-":
         print(text)

@@ -82,6 +82,13 @@ def kyma(services, sql: str) -> pa.Table:  # type: ignore[no-untyped-def]
     return services.query.execute(sql).table
 
 
+def equal_both_ways(services, table: str) -> None:  # type: ignore[no-untyped-def]
+    """The synced table holds what ``live()`` reads from the source, and nothing else."""
+    for left, right in ((table, f"live({table})"), (f"live({table})", table)):
+        diff = kyma(services, f"SELECT * FROM {left} EXCEPT SELECT * FROM {right}")
+        assert diff.num_rows == 0, diff.to_pylist()[:5]
+
+
 def rows(table: pa.Table) -> list[tuple]:
     names = table.column_names
     return sorted(tuple(r[n] for n in names) for r in table.to_pylist())

@@ -7,7 +7,7 @@ import time
 
 import psycopg
 import pytest
-from cdc_helpers import body, drain, kyma
+from cdc_helpers import body, drain, equal_both_ways, kyma
 
 from kyma.connectors.postgres.cdc import NO_PRIMARY_KEY
 from kyma.engine.errors import NotFoundError, SqlError
@@ -22,24 +22,18 @@ FROM generate_series(1, 200) g;
 """
 
 
-def _equal_both_ways(services, table: str) -> None:  # type: ignore[no-untyped-def]
-    for left, right in ((table, f"live({table})"), (f"live({table})", table)):
-        diff = kyma(services, f"SELECT * FROM {left} EXCEPT SELECT * FROM {right}")
-        assert diff.num_rows == 0, diff.to_pylist()[:5]
-
-
 def test_snapshot_then_streaming_insert_update_delete(services, cdc_source, worker) -> None:
     cdc_source.execute(USERS)
     services.connectors.create(body(cdc_source, ["public.users"]))
     w = worker()
     w.start()
     assert kyma(services, "SELECT count(*) AS n FROM pg.public.users").to_pylist() == [{"n": 200}]
-    _equal_both_ways(services, "pg.public.users")
+    equal_both_ways(services, "pg.public.users")
     cdc_source.execute("INSERT INTO users VALUES (201, 'new', 'US', 1.25, now(), '[1, 2]')")
     cdc_source.execute("UPDATE users SET name = 'renamed', score = NULL WHERE id = 5")
     cdc_source.execute("DELETE FROM users WHERE id IN (6, 7)")
     assert drain(w) == 3
-    _equal_both_ways(services, "pg.public.users")
+    equal_both_ways(services, "pg.public.users")
     got = kyma(
         services, "SELECT name, score FROM pg.public.users WHERE id IN (5, 6, 201) ORDER BY id"
     )
@@ -101,7 +95,7 @@ def test_writes_during_the_snapshot_end_exact(services, cdc_source, worker) -> N
         thread.join(timeout=30)
     drain(w)
     assert len(writes) > 5
-    _equal_both_ways(services, "pg.public.events")
+    equal_both_ways(services, "pg.public.events")
     dupes = kyma(
         services,
         "SELECT _kyma_pk, _kyma_lsn, count(*) AS n FROM pg.public.events__changes"
@@ -131,7 +125,7 @@ def test_toast_in_a_mixed_transaction(services, cdc_source, worker) -> None:
         "UPDATE docs SET note = 'later' WHERE a = 1;"  # unchanged TOAST from kyma's version
     )
     drain(w)
-    _equal_both_ways(services, "pg.public.docs")
+    equal_both_ways(services, "pg.public.docs")
     got = kyma(services, "SELECT a, length(body) AS n, note FROM pg.public.docs ORDER BY a")
     assert [(r["a"], r["n"], r["note"]) for r in got.to_pylist()] == [
         (1, 9000, "later"),

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from psycopg import sql as psql
 from sqlglot import exp
 
@@ -84,6 +85,10 @@ class TableChanges:
         final: dict[str, _Row] = {}
         for change in changes:
             self.changes += 1
+            if change.relation is not None:
+                names = [c.name for c in change.relation.columns]
+                for column, type_ in zip(names, change.types, strict=True):
+                    self.types.setdefault(column, type_)
             if change.op == TRUNCATE:
                 latest = self._latest()
                 for key in live_keys() | set(latest) | set(final):
@@ -91,11 +96,6 @@ class TableChanges:
                     if state is None or state.op != DELETE:
                         final[key] = _Row(key, DELETE, {}, txn.commit_lsn, txn.commit_ts_us)
                 continue
-            rel = change.relation
-            assert rel is not None
-            names = [c.name for c in rel.columns]
-            for column, type_ in zip(names, change.types, strict=True):
-                self.types.setdefault(column, type_)
             if change.op == DELETE:
                 values = dict(zip(names, change.old or (), strict=True))
                 key = self.key(values)
@@ -148,7 +148,8 @@ class TableChanges:
     def batch(self, convert: Convert, lookup: Lookup, numeric_mode: str) -> pa.Table:
         """The rows as a table of the kyma table's columns plus the system columns."""
         columns = list(self.types)
-        table = convert(_conversion_sql(columns, self.types, self.rows, numeric_mode), {})
+        values = {c: [_text(row.values.get(c)) for row in self.rows] for c in columns}
+        table = convert(conversion_sql(values, self.types, numeric_mode), {})
         arrays = {name: table.column(name) for name in columns}
         unresolved = {
             (i, c)
@@ -158,27 +159,15 @@ class TableChanges:
         }
         if unresolved:
             arrays = self._resolve(arrays, unresolved, lookup)
-        event_ns = pa.array([r.ts_us * 1000 for r in self.rows], pa.int64()).cast(
-            pa.timestamp("ns", tz="UTC")
+        return assemble(
+            arrays,
+            self.types,
+            numeric_mode,
+            key=pa.array([r.key for r in self.rows], pa.string()),
+            op=pa.array([r.op for r in self.rows], pa.string()),
+            lsn=pa.array([lsn_key(r.lsn) for r in self.rows], pa.string()),
+            event_us=pa.array([r.ts_us for r in self.rows], pa.int64()),
         )
-        system = {
-            "_kyma_pk": pa.array([r.key for r in self.rows], pa.string()),
-            "_kyma_op": pa.array([r.op for r in self.rows], pa.string()),
-            "_kyma_lsn": pa.array([lsn_key(r.lsn) for r in self.rows], pa.string()),
-            "_kyma_event_at": event_ns,
-            "_timestamp": event_ns,
-        }
-        fields = [
-            Column(n, kyma_type(self.types[n], numeric_mode=numeric_mode)[0]).to_arrow()
-            for n in columns
-        ]
-        data = [
-            pa.chunked_array(arrays[n].chunks, f.type) for n, f in zip(columns, fields, strict=True)
-        ]
-        out = pa.Table.from_arrays(data, schema=pa.schema(fields))
-        for name, values in system.items():
-            out = out.append_column(name, values)
-        return out
 
     def _resolve(
         self,
@@ -198,19 +187,46 @@ class TableChanges:
         return arrays
 
 
-def _conversion_sql(
-    columns: Sequence[str], types: Mapping[str, PgType], rows: Sequence[_Row], numeric_mode: str
+def assemble(
+    arrays: Mapping[str, pa.Array | pa.ChunkedArray],
+    types: Mapping[str, PgType],
+    numeric_mode: str,
+    *,
+    key: pa.Array,
+    op: pa.Array,
+    lsn: pa.Array,
+    event_us: pa.Array,
+) -> pa.Table:
+    """Converted columns (in ``types``' order) and the system columns as one kyma batch."""
+    event_ns = pc.multiply(event_us, 1000).cast(pa.timestamp("ns", tz="UTC"))
+    fields = [
+        Column(n, kyma_type(t, numeric_mode=numeric_mode)[0]).to_arrow() for n, t in types.items()
+    ]
+    data = [_chunked(arrays[f.name], f.type) for f in fields]
+    out = pa.Table.from_arrays(data, schema=pa.schema(fields))
+    system = {"_kyma_pk": key, "_kyma_op": op, "_kyma_lsn": lsn}
+    for name, values in {**system, "_kyma_event_at": event_ns, "_timestamp": event_ns}.items():
+        out = out.append_column(name, values)
+    return out
+
+
+def _chunked(values: pa.Array | pa.ChunkedArray, type_: pa.DataType) -> pa.ChunkedArray:
+    chunks = values.chunks if isinstance(values, pa.ChunkedArray) else [values]
+    return pa.chunked_array(chunks, type_)
+
+
+def conversion_sql(
+    values: Mapping[str, Sequence[str | None]], types: Mapping[str, PgType], numeric_mode: str
 ) -> str:
     """A SELECT that casts each column's text values to its source type and fetches them
-    as the snapshot does, in the rows' order."""
+    as the snapshot does, in the given order."""
     arrays, inner, outer = [], [], []
-    for i, name in enumerate(columns):
-        texts = [_text(row.values.get(name)) for row in rows]
-        arrays.append(psql.Literal(texts).as_string(None) + "::text[]")
+    for i, (name, texts) in enumerate(values.items()):
+        arrays.append(psql.Literal(list(texts)).as_string(None) + "::text[]")
         inner.append(f"u.c{i}::{types[name].name} AS c{i}")
         item = fetch_expression(exp.column(f"c{i}"), types[name], name, numeric_mode=numeric_mode)
         outer.append(item.sql("postgres"))
-    names = ", ".join(f"c{i}" for i in range(len(columns)))
+    names = ", ".join(f"c{i}" for i in range(len(values)))
     return (
         f"SELECT {', '.join(outer)} FROM (SELECT {', '.join(inner)}, u.n"
         f" FROM unnest({', '.join(arrays)}) WITH ORDINALITY AS u({names}, n)) AS s ORDER BY s.n"

@@ -8,8 +8,13 @@ an exported snapshot lives only as long as the session that exported it.
 
 from __future__ import annotations
 
+import contextlib
+import queue
+import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import pyarrow as pa
 from sqlglot import exp
@@ -22,6 +27,8 @@ from kyma.connectors.postgres.cdc._slot import ExportedSlot
 from kyma.connectors.postgres.cdc._tables import SyncTable
 from kyma.engine.catalog import Transaction
 from kyma.ingest.write_path import WritePath
+
+T = TypeVar("T")
 
 
 def select_sql(table: SyncTable, numeric_mode: str, geometry_mode: str | None) -> str:
@@ -55,7 +62,63 @@ def snapshot_rows(part: pa.Table, lsn: int, event_ns: int) -> pa.Table:
 def read_table(
     connector: PostgresConnector, table: SyncTable, snapshot_name: str
 ) -> Iterator[pa.Table]:
-    """The table's rows under the exported snapshot, batch by batch, in kyma's types."""
+    """The table's rows under the exported snapshot, batch by batch, in kyma's types: ADBC
+    (``COPY … TO STDOUT (FORMAT binary)`` into Arrow) on a thread that reads up to
+    ``PREFETCH`` batches ahead, so the source's read overlaps the caller's writes."""
+    return prefetched(lambda: _read(connector, table, snapshot_name), PREFETCH)
+
+
+PREFETCH = 4
+
+
+def prefetched(produce: Callable[[], Generator[T, None, None]], depth: int) -> Iterator[T]:
+    """``produce()``'s items, made on a thread at most ``depth`` ahead of the consumer; its
+    error is raised here. A consumer that stops early closes the producer (on its thread)."""
+    items: queue.Queue[Any] = queue.Queue(depth)
+    stop = threading.Event()
+
+    def put(item: Any) -> bool:
+        while not stop.is_set():
+            try:
+                items.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def run() -> None:
+        try:
+            with contextlib.closing(produce()) as source:
+                for item in source:
+                    if not put(item):
+                        return
+            put(_DONE)
+        except BaseException as e:  # handed to the consumer, raised there
+            put(_Failed(e))
+
+    thread = threading.Thread(target=run, name="kyma-cdc-snapshot-read", daemon=True)
+    thread.start()
+    try:
+        while (item := items.get()) is not _DONE:
+            if isinstance(item, _Failed):
+                raise item.error
+            yield item
+    finally:
+        stop.set()
+        thread.join()
+
+
+_DONE = object()
+
+
+@dataclass(frozen=True)
+class _Failed:
+    error: BaseException
+
+
+def _read(
+    connector: PostgresConnector, table: SyncTable, snapshot_name: str
+) -> Generator[pa.Table, None, None]:
     sql = select_sql(
         table, connector.spec.connection.numeric_mode, connector.spec.scope.geometry_mode
     )

@@ -15,8 +15,10 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import numpy as np
 import psycopg
 import pyarrow as pa
 
@@ -32,7 +34,9 @@ from kyma.connectors.postgres.cdc._changes import (
     Change,
     TableChanges,
     Transaction,
+    lsn_key,
 )
+from kyma.connectors.postgres.cdc._columnar import DATA_TAGS, Commits, Messages, table_batch
 from kyma.connectors.postgres.cdc._slot import SlotPosition, create_slot
 from kyma.connectors.postgres.cdc._snapshot import snapshot_table
 from kyma.connectors.postgres.cdc._spark_snapshot import (
@@ -53,8 +57,11 @@ from kyma.connectors.postgres.cdc.pgoutput import (
     Decoder,
     Delete,
     Insert,
+    Message,
+    Origin,
     Relation,
     Truncate,
+    Type,
     Update,
 )
 from kyma.connectors.store import ConnectorRecord, ConnectorStore
@@ -70,6 +77,8 @@ from kyma.engine.errors import (
 from kyma.ingest.write_path import WritePath
 
 log = logging.getLogger("kyma.cdc")
+Decoded = tuple[list[Transaction], dict[str, tuple[pa.Table, int]]]
+"""A peek's complete transactions, and each touched table's batch with its change count."""
 Query = Callable[[str], pa.Table]
 """Runs kyma SQL (the worker reads a key's current version for unchanged TOAST values)."""
 
@@ -77,6 +86,8 @@ _PEEK = (
     "SELECT data FROM pg_logical_slot_peek_binary_changes(%s, %s::pg_lsn, %s,"
     " 'proto_version', '1', 'publication_names', %s)"
 )
+COMMIT_THREADS = 4
+"""Tables of one step committed side by side."""
 MAX_BACKOFF = 30.0
 IDLE_CONFIRM_SECONDS = 10.0
 """While nothing synced commits, the slot is confirmed up to the WAL's end (and a heartbeat
@@ -134,7 +145,7 @@ class CdcWorker(SyncWorker):
         *,
         on_disabled: Callable[[str, str], None] = lambda reason, detail: None,
         spark: SparkTarget | None = None,
-        batch_changes: int = 20_000,
+        batch_changes: int = 250_000,
         poll_seconds: float = 0.2,
     ) -> None:
         """With ``spark``, large tables' snapshots run there; without it every table is
@@ -157,6 +168,8 @@ class CdcWorker(SyncWorker):
         self.state = "starting"
         self.last_error: str | None = None
         self.caught_up_at: float | None = None
+        self.last_commit_at: float | None = None  # when a step last committed changes
+        self.changes_per_s: float | None = None  # that step's changes over its duration
         self.snapshot_rows_read: dict[str, int] = {}
         self.epoch = 0
         self._idle_confirmed_at = 0.0
@@ -269,6 +282,7 @@ class CdcWorker(SyncWorker):
 
     def step(self) -> int:
         """One peek at the slot, committed; the number of source transactions applied."""
+        started = time.monotonic()
         state = self.cdc.state(self.id)
         confirmed = state.confirmed_lsn or 0
         floors = {t.source_table: max(t.cursor_lsn or 0, confirmed) for t in state.tables}
@@ -276,7 +290,7 @@ class CdcWorker(SyncWorker):
         try:
             position = _slot.where(conn, self.slot)
             peek = (self.slot, lsn_text(position.wal_end), self.batch_changes, self.slot)
-            rows = conn.execute(_PEEK, peek).fetchall()
+            rows = conn.cursor(binary=True).execute(_PEEK, peek).fetchall()
         except psycopg.errors.UndefinedObject as e:
             raise SyncDisabled(SLOT_MISSING, self.slot) from e
         except psycopg.errors.ObjectNotInPrerequisiteState:
@@ -284,38 +298,47 @@ class CdcWorker(SyncWorker):
             raise
         except psycopg.OperationalError as e:
             raise SourceUnreachableError(f"connector {self.record.name!r}: {e}") from e
-        txns = self._transactions(conn, [bytes(data) for (data,) in rows])
+        datas = [data for (data,) in rows]
         complete = len(rows) < self.batch_changes  # every commit up to wal_end was read
+        decoded = self._columnar(conn, datas, floors) or self._rowwise(conn, datas, floors)
+        txns, batches = decoded
         if not txns:
             self.caught_up_at = time.time()
             self._idle(conn, position)
             return 0
         last = txns[-1].end_lsn
-        changes: dict[str, TableChanges] = {}
-        for txn in txns:
-            by_table: dict[str, list[Change]] = {}
-            for relid, change in txn.changes:
-                name = self._table_of(relid)
-                if name is not None and txn.end_lsn > floors.get(name, 0):
-                    by_table.setdefault(name, []).append(change)
-            for name, table_changes in by_table.items():
-                table = self.tables[name]
-                tc = changes.setdefault(name, TableChanges(table.kyma_table, table.primary_key))
-                tc.add(txn, table_changes, functools.partial(self._live_keys, table.kyma_table))
-        for name, tc in changes.items():
-            if not tc.rows:
-                continue
-            batch = tc.batch(self._convert, self._lookup, self.numeric_mode)
-            payload = advance_table(self.id, name, self.epoch, last, changes=tc.changes)
-            self.write_path.ingest_batches(
-                self.tables[name].kyma_table, batch.to_batches(), source="cdc", payload=payload
-            )
+        self._commit(batches, last)
         target = max(last, position.wal_end) if complete else last
         self.cdc.confirm(self.id, self.epoch, target)
         self._advance_slot(conn, position, target)
+        now = time.time()
+        if batches:
+            changes = sum(count for _, count in batches.values())
+            self.last_commit_at = now
+            self.changes_per_s = round(changes / max(time.monotonic() - started, 1e-6), 1)
         if complete:
-            self.caught_up_at = time.time()
+            self.caught_up_at = now
         return len(txns)
+
+    def _commit(self, batches: dict[str, tuple[pa.Table, int]], last: int) -> None:
+        """Each table's batch with its cursor at ``last``, one catalog commit per table, the
+        tables side by side (their extents encode and their commits wait for the catalog
+        concurrently); the first error is raised once all are done."""
+
+        def commit(name: str, batch: pa.Table, count: int) -> None:
+            payload = advance_table(self.id, name, self.epoch, last, changes=count)
+            self.write_path.ingest_batches(
+                self.tables[name].kyma_table, batch.to_batches(), source="cdc", payload=payload
+            )
+
+        tables = [(name, batch, count) for name, (batch, count) in batches.items()]
+        if len(tables) == 1:
+            commit(*tables[0])
+            return
+        with ThreadPoolExecutor(COMMIT_THREADS, thread_name_prefix="kyma-cdc-commit") as pool:
+            done = [pool.submit(commit, *table) for table in tables]
+        for future in done:
+            future.result()
 
     def _idle(self, conn: psycopg.Connection, position: SlotPosition) -> None:
         """Nothing synced committed up to the WAL's end: now and then, confirm the slot
@@ -334,6 +357,8 @@ class CdcWorker(SyncWorker):
             "worker": self.state,
             "worker_error": self.last_error,
             "caught_up_at": self.caught_up_at,
+            "last_commit_at": self.last_commit_at,
+            "changes_per_s": self.changes_per_s,
             **(
                 {"snapshot_rows_read": dict(self.snapshot_rows_read)}
                 if self.state == "snapshot"
@@ -342,6 +367,105 @@ class CdcWorker(SyncWorker):
         }
 
     # ---------------------------------------------------------------- decoding
+
+    def _rowwise(
+        self, conn: psycopg.Connection, datas: list[bytes], floors: dict[str, int]
+    ) -> Decoded:
+        """Every message decoded to Python values, each key's changes collapsed row by row
+        (the path for what ``_columnar`` leaves: TRUNCATE, unchanged TOAST, changed keys)."""
+        txns = self._transactions(conn, datas)
+        changes: dict[str, TableChanges] = {}
+        for txn in txns:
+            by_table: dict[str, list[Change]] = {}
+            for relid, change in txn.changes:
+                name = self._table_of(relid)
+                if name is not None and txn.end_lsn > floors.get(name, 0):
+                    by_table.setdefault(name, []).append(change)
+            for name, table_changes in by_table.items():
+                table = self.tables[name]
+                tc = changes.setdefault(name, TableChanges(table.kyma_table, table.primary_key))
+                tc.add(txn, table_changes, functools.partial(self._live_keys, table.kyma_table))
+        batches = {
+            name: (tc.batch(self._convert, self._lookup, self.numeric_mode), tc.changes)
+            for name, tc in changes.items()
+            if tc.rows
+        }
+        return txns, batches
+
+    def _columnar(
+        self, conn: psycopg.Connection, datas: list[bytes], floors: dict[str, int]
+    ) -> Decoded | None:
+        """The peek decoded column-wise (``_columnar``): only transaction and relation
+        messages become Python objects. None where the row-wise path must decode."""
+        m = Messages.of(datas)
+        tags = m.tags
+        data = np.isin(tags, DATA_TAGS)
+        decoder = Decoder()
+        txns: list[Transaction] = []
+        spans: list[tuple[int, int]] = []
+        txn, begun = None, 0
+        seen: dict[int, tuple[int, Relation]] = {}  # relid: (its first message, shape)
+        for i in np.flatnonzero(~data).tolist():
+            msg = decoder.decode(datas[i])
+            if isinstance(msg, Begin):
+                txn, begun = Transaction(msg.final_lsn, msg.commit_ts_us), i
+            elif isinstance(msg, Commit):
+                if txn is not None:
+                    txn.end_lsn = msg.end_lsn
+                    txns.append(txn)
+                    spans.append((begun, i))
+                txn = None
+            elif isinstance(msg, Relation):
+                if msg.relid in seen and seen[msg.relid][1] != msg:
+                    return None  # the table's shape changed within the peek
+                known = self._relations.get(msg.relid)
+                if msg.relid not in seen and (known is None or known[0] != msg):
+                    seen[msg.relid] = (i, msg)  # a shape new to the worker from here on
+                self._relation(conn, msg)
+            elif not isinstance(msg, Type | Origin | Message):
+                return None  # TRUNCATE (or a streamed block)
+        if not txns:
+            return txns, {}
+        begins, ends = (np.array(s, np.int64) for s in zip(*spans, strict=True))
+        index = np.flatnonzero(data)
+        txn_of = np.searchsorted(begins, index, side="right") - 1
+        inside = (txn_of >= 0) & (index < ends[np.maximum(txn_of, 0)])
+        index, txn_of = index[inside], txn_of[inside]
+        relids = m.uint32(m.starts[index] + 1)
+        for relid, (first, _) in seen.items():
+            if ((relids == relid) & (index < first)).any():
+                return None  # changes in the table's previous shape, then a new one
+        commits = Commits(
+            pa.array([lsn_key(t.commit_lsn) for t in txns], pa.string()),
+            np.array([t.commit_ts_us for t in txns], np.int64),
+            np.array([t.end_lsn for t in txns], np.uint64),
+        )
+        batches: dict[str, tuple[pa.Table, int]] = {}
+        for relid in np.unique(relids).tolist():
+            name = self._table_of(relid)
+            if name is None:
+                continue
+            if name in batches:
+                return None  # two relations of one name (dropped and created again)
+            mine = (relids == relid) & (commits.end_lsn[txn_of] > np.uint64(floors.get(name, 0)))
+            if not mine.any():
+                continue
+            rel, types = self._relations[relid]
+            batch = table_batch(
+                m,
+                index[mine],
+                txn_of[mine],
+                rel,
+                types,
+                self.tables[name].primary_key,
+                commits,
+                self._convert,
+                self.numeric_mode,
+            )
+            if batch is None:
+                return None
+            batches[name] = (batch, int(mine.sum()))
+        return txns, batches
 
     def _transactions(self, conn: psycopg.Connection, messages: list[bytes]) -> list[Transaction]:
         """Complete transactions, in commit order (a trailing partial one is left for later)."""
@@ -369,12 +493,17 @@ class CdcWorker(SyncWorker):
                     change = Change(DELETE, rel, old=msg.old, types=types)
                 txn.changes.append((msg.relid, change))
             elif txn is not None and isinstance(msg, Truncate):
-                for relid in msg.relids:
-                    txn.changes.append((relid, Change(TRUNCATE, None)))
+                for relid in msg.relids:  # with its relation (sent before it): a batch
+                    rel, types = self._relations.get(relid, (None, ()))  # of only its
+                    txn.changes.append((relid, Change(TRUNCATE, rel, types=types)))  # deletes
         return done
 
     def _relation(self, conn: psycopg.Connection, rel: Relation) -> None:
-        """A table's shape: a changed key disables the sync; new columns widen kyma's table."""
+        """A table's shape: a changed key disables the sync; new columns widen kyma's table.
+        Every peek sends each relation again: one the worker already holds is done."""
+        known = self._relations.get(rel.relid)
+        if known is not None and known[0] == rel:
+            return
         types = tuple(self._type(conn, c.type_oid, c.typmod) for c in rel.columns)
         self._relations[rel.relid] = (rel, types)
         table = self.tables.get(f"{rel.namespace}.{rel.name}")
