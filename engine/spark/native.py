@@ -79,14 +79,19 @@ def read_table(
     kyma = KymaOptions.resolve({"table": table, **options}, os.environ)
     with kyma.catalog() as catalog:
         info = catalog.get_table(table)
+        snapshot = info.current_snapshot_id if kyma.snapshot is None else kyma.snapshot
         predicate = to_predicate(filters, {c.name: c.type for c in info.columns})
-        _, extents = catalog.prune_extents(table, kyma.snapshot, predicate)
+        _, extents = catalog.prune_extents(table, snapshot, predicate)
     chosen = _columns(info.columns, columns, table)
-    wanted = {c.name for c in chosen} | {n for f in filters for n in _names(f)}
+    filtered = _columns(info.columns, [n for f in filters for n in _names(f)], table)
+    wanted = {c.name for c in chosen + filtered}
     read = [c for c in info.columns if c.name in wanted]  # the filters' columns too
     store = kyma.store()
-    native = [e for e in extents if isinstance(store, LocalStore) and _is_parquet(e)]
-    others = [e for e in extents if e not in native]
+    local = isinstance(store, LocalStore)
+    native = [e for e in extents if local and _is_parquet(e)]
+    others = [e for e in extents if not (local and _is_parquet(e))]
+    if snapshot is not None:  # the fallback reads the same snapshot, whatever commits meanwhile
+        options = {**options, "snapshot": str(snapshot)}
     frames = []
     if native:
         paths = [str(store.local_path(e.object_path)) for e in native]

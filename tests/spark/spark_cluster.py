@@ -114,6 +114,7 @@ def _wait_for(log: Path, text: str, proc: subprocess.Popen) -> None:
 
 
 def start_cluster(home: Path, workers: int = 2) -> Cluster:
+    home.mkdir(parents=True, exist_ok=True)
     port = free_port()
     master, log = _spawn(
         home,
