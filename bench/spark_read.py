@@ -1,7 +1,7 @@
 """Benchmark: Spark SQL over kyma tables -- natively (``read_table``) and through the Python
 data source (``format("kyma")``) -- against Spark over the same Parquet files.
 
-    python bench/spark_read.py [--rows 3000000] [--repeat 3]
+    python bench/spark_read.py [--rows 3000000] [--repeat 3] [--native-only]
 
 The native path's peer is ``spark.read.parquet`` over the extents' own files (the same
 bytes, no catalog), with the same nanosecond-to-microsecond timestamp conversion. The data
@@ -163,6 +163,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rows", type=int, default=3_000_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--native-only", action="store_true", help="skip the data source")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="kyma-bench-spark-", dir="/tmp"))
     pg = EmbeddedPostgres(work / "catalog", log=lambda _: None)
@@ -190,23 +191,28 @@ def main() -> None:
 
         print(f"kyma's read alone, in one process (no Spark): {python_read(options):.2f}s")
         native(spark, catalog, store, options, args.repeat)
-        print(
-            f"{'query':<20}{'kyma s':>8}{'parquet s':>11}{'kyma vs pq':>11}{'kyma tasks':>12}"
-            f"{'parquet tasks':>15}"
-        )
-        for name, (where, schema) in FILTERS.items():
-            sql = AGGREGATE.format(where=where)
-            kyma_rows = sorted(kyma_df(sql, schema).collect())
-            parquet_rows = sorted(parquet_df(sql).collect())
-            assert [r[:2] for r in kyma_rows] == [r[:2] for r in parquet_rows], name
-            kyma_s = median_seconds(lambda q=sql, s=schema: kyma_df(q, s).collect(), args.repeat)
-            parquet_s = median_seconds(lambda q=sql: parquet_df(q).collect(), args.repeat)
-            scan = f"SELECT * FROM logs {where}"
-            tasks = [df.rdd.getNumPartitions() for df in (kyma_df(scan, schema), parquet_df(scan))]
+        if not args.native_only:  # the Python data source against pyarrow's files
             print(
-                f"{name:<20}{kyma_s:>8.2f}{parquet_s:>11.2f}{parquet_s / kyma_s:>10.2f}x"
-                f"{tasks[0]:>12}{tasks[1]:>15}"
+                f"{'query':<20}{'kyma s':>8}{'parquet s':>11}{'kyma vs pq':>11}{'kyma tasks':>12}"
+                f"{'parquet tasks':>15}"
             )
+            for name, (where, schema) in FILTERS.items():
+                sql = AGGREGATE.format(where=where)
+                kyma_rows = sorted(kyma_df(sql, schema).collect())
+                parquet_rows = sorted(parquet_df(sql).collect())
+                assert [r[:2] for r in kyma_rows] == [r[:2] for r in parquet_rows], name
+                kyma_s = median_seconds(
+                    lambda q=sql, s=schema: kyma_df(q, s).collect(), args.repeat
+                )
+                parquet_s = median_seconds(lambda q=sql: parquet_df(q).collect(), args.repeat)
+                scan = f"SELECT * FROM logs {where}"
+                tasks = [
+                    df.rdd.getNumPartitions() for df in (kyma_df(scan, schema), parquet_df(scan))
+                ]
+                print(
+                    f"{name:<20}{kyma_s:>8.2f}{parquet_s:>11.2f}{parquet_s / kyma_s:>10.2f}x"
+                    f"{tasks[0]:>12}{tasks[1]:>15}"
+                )
         spark.stop()
         catalog.close()
     finally:

@@ -84,11 +84,12 @@ class Services:
             from kyma.engine.spark.compaction import on_spark
             from kyma.ingest.load import spark_session
 
-            spark = spark_session(
-                self.settings.spark_master, self.settings.home.absolute() / "spark.log"
-            )
+            master, log = self.settings.spark_master, self.settings.home.absolute() / "spark.log"
             rewriter = on_spark(
-                spark, self.jobs.store, self.settings.extent_format, self.settings.block_rows
+                lambda: spark_session(master, log),
+                self.jobs.store,
+                self.settings.extent_format,
+                self.settings.block_rows,
             )
         return compact_table(
             self.catalog,

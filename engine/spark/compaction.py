@@ -24,14 +24,17 @@ from kyma.engine.storage.config import StoreConfig
 OUTPUT = pa.schema([("group", pa.int64()), ("extent", pa.binary())])
 
 
-def on_spark(spark: Any, store: StoreConfig, format_name: str, block_rows: int) -> Rewriter:
-    """Groups rewritten by ``spark``'s executors into ``store``, in ``format_name``."""
+def on_spark(
+    session: Callable[[], Any], store: StoreConfig, format_name: str, block_rows: int
+) -> Rewriter:
+    """Groups rewritten by the executors of ``session()``'s Spark into ``store``, in
+    ``format_name``; Spark is started only once there is a group to rewrite."""
 
     def rewrite(info: TableInfo, groups: list[list[ManifestEntry]]) -> list[ExtentWriteResult]:
         if not groups:
             return []
         run = _task(info, groups, store, format_name, block_rows)
-        numbers = spark.range(len(groups), numPartitions=len(groups))
+        numbers = session().range(len(groups), numPartitions=len(groups))
         frame = numbers.withColumnRenamed("id", "group").mapInArrow(
             run, "group long, extent binary"
         )

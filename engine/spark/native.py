@@ -22,6 +22,7 @@ stage 1 (``filters``) prunes whole extents by time instead.
 
 from __future__ import annotations
 
+import functools
 import json
 import operator
 import os
@@ -99,9 +100,11 @@ def read_table(
     if others or not native:  # nothing survived: the data source's empty read has the schema
         frames.append(_data_source(spark, kyma, options, others, read))
     frame = frames[0] if len(frames) == 1 else frames[0].unionByName(frames[1])
-    for each in filters:
-        frame = frame.where(as_column(each))
-    return frame.select([c.name for c in chosen])
+    if filters:  # one condition: each DataFrame step is an analysis on the driver
+        frame = frame.where(functools.reduce(operator.and_, map(as_column, filters)))
+    if [c.name for c in read] != [c.name for c in chosen]:
+        frame = frame.select([c.name for c in chosen])
+    return frame
 
 
 def _names(each: Filter) -> list[str]:

@@ -32,7 +32,7 @@ def test_groups_are_rewritten_by_spark_tasks_and_committed_once_each(spark, serv
     before = answers(services)
     snapshots = len(services.catalog.snapshots("t"))
     jobs = len(spark.sparkContext.statusTracker().getJobIdsForGroup(None))
-    rewriter = on_spark(spark, services.jobs.store, "parquet", 1024)
+    rewriter = on_spark(lambda: spark, services.jobs.store, "parquet", 1024)
     result = compact_table(
         services.catalog, services.store, services.format, "t", target_rows=2_000, rewriter=rewriter
     )
