@@ -1,6 +1,6 @@
 """Compaction's rewrites as Spark tasks: one task per group, the commits on the driver.
 
-``on_spark(spark, store, ...)`` is a ``Rewriter`` for ``compact_table``: each group of small
+``on_spark(session, store, ...)`` is a ``Rewriter`` for ``compact_table``: each group of small
 extents is read and written as one extent by a task (``mapInArrow`` over group numbers),
 which reports the extent back pickled. ``compact_table`` then commits group by group with
 the catalog's CAS, as it does in process. Spark retrying a lost task makes a second object,
