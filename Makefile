@@ -44,3 +44,4 @@ bench:
 	$(PYTHON) bench/spark_load.py
 	$(PYTHON) bench/spark_read.py
 	$(PYTHON) bench/catalog.py
+	$(PYTHON) bench/catalog_commits.py

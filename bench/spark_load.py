@@ -1,11 +1,13 @@
 """Benchmark: a Spark bulk load of NDJSON vs DuckDB loading the same files; compaction MB/s.
 
-    python bench/spark_load.py [--rows 20000000] [--files 20] [--master local[2]]
+    python bench/spark_load.py [--rows 20000000] [--files 20] [--masters local[2],standalone]
 
 Narrow event rows (timestamp, service, level, status, latency; ~110 B of NDJSON each) in
-``--files`` files. kyma: ``run_load`` (what ``kyma load`` runs) on Spark ``--master`` into an
-embedded catalog and local store: hashing, planning, tasks coercing and writing extents,
-one commit. Peer: DuckDB's ``read_json`` into a table, same files, same machine.
+``--files`` files. kyma: ``run_load`` (what ``kyma load`` runs) on each Spark master into
+an embedded catalog and local store: hashing, planning, tasks coercing and writing extents,
+one commit. ``standalone`` is a cluster started here from pyspark's distribution (a master
+and two workers of 1 core and 512 MiB on loopback, tests/spark/spark_cluster.py). Peer:
+DuckDB's ``read_json`` into a table, same files, same machine.
 Compaction: 300 extents of 10 000 rows each (written through the write path) merged into
 1 000 000-row extents; MB/s of extents read.
 """
@@ -14,8 +16,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import shutil
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -31,6 +35,8 @@ from kyma.services import open_services
 from kyma.settings import Settings
 
 DDL = "CREATE TABLE events (service string, level string, status int, ms real)"
+TESTS = Path(__file__).resolve().parent.parent / "tests"
+sys.path[:0] = [str(TESTS), str(TESTS / "spark")]  # the cluster the tests start
 
 
 def write_files(folder: Path, rows: int, files: int) -> int:
@@ -65,7 +71,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rows", type=int, default=20_000_000)
     parser.add_argument("--files", type=int, default=20)
-    parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--masters", default="local[2],standalone")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="kyma-bench-spark-", dir="/tmp"))
     data = work / "in"
@@ -73,8 +79,8 @@ def main() -> None:
     rows = write_files(data, args.rows, args.files)
     size_mb = sum(f.stat().st_size for f in data.iterdir()) / 1e6
     print(
-        f"rows={rows:,} in {args.files} files, {size_mb:.0f} MB; master {args.master};"
-        f" {platform.node()} {platform.machine()}"
+        f"rows={rows:,} in {args.files} files, {size_mb:.0f} MB; {platform.node()}"
+        f" {platform.machine()}, load average {os.getloadavg()[0]:.1f}"
     )
 
     con = duckdb.connect(str(work / "duck.db"))
@@ -84,17 +90,53 @@ def main() -> None:
     assert con.execute("SELECT count(*) FROM events").fetchone()[0] == rows
     con.close()
 
-    settings = Settings(home=work / "home", spark_master=args.master)
-    with open_services(settings) as services:
+    from spark_cluster import DRIVER_ENV, start_cluster
+
+    os.environ.update(DRIVER_ENV)  # before the driver's JVM starts: executors fit the workers
+    loads: dict[str, float] = {}
+    cluster = None
+    for master in args.masters.split(","):
+        if master == "standalone":
+            cluster = start_cluster(work / "cluster")
+        try:
+            loads[master] = load(work, data, rows, cluster.master if cluster else master)
+            print(f"{master}: {loads[master]:.1f} s", flush=True)
+        finally:
+            if cluster is not None:
+                cluster.stop()
+                cluster = None
+    result, compact_s = compaction(work)
+    shutil.rmtree(work, ignore_errors=True)
+    print(f"| DuckDB read_json into a table | {rows / duck_s:,.0f} rows/s | {duck_s:.1f} s |")
+    for master, kyma_s in loads.items():
+        print(f"| kyma load on Spark {master} | {rows / kyma_s:,.0f} rows/s | {kyma_s:.1f} s |")
+        print(f"kyma on {master} ÷ DuckDB: {duck_s / kyma_s:.2f}x")
+    print(
+        f"compaction: {result.extents_in} extents -> {result.extents_out},"
+        f" {result.bytes_in / 1e6:.0f} MB in {compact_s:.1f} s:"
+        f" {result.bytes_in / 1e6 / compact_s:.1f} MB/s"
+    )
+
+
+def load(work: Path, data: Path, rows: int, master: str) -> float:
+    """Seconds ``run_load`` takes on ``master`` (its Spark session started beforehand)."""
+    home = work / f"home-{len(list(work.glob('home-*')))}"
+    with open_services(Settings(home=home, spark_master=master)) as services:
         services.query.execute(DDL)
-        spark = spark_session(args.master)
+        spark = spark_session(master)
         spark.sparkContext.setLogLevel("ERROR")
         store = StoreConfig(url=services.store.url, cache_dir=str(work / "cache"))
         start = time.perf_counter()
         ack = run_load(spark, services.write_path, store, LoadRequest("events", str(data)))
-        kyma_s = time.perf_counter() - start
+        seconds = time.perf_counter() - start
         assert ack.rows == rows, ack
+        spark.stop()
+    return seconds
 
+
+def compaction(work: Path):  # type: ignore[no-untyped-def]
+    """300 extents of 10 000 rows compacted in process: the result and its seconds."""
+    with open_services(Settings(home=work / "home-compaction")) as services:
         services.query.execute("CREATE TABLE small (service string, n long)")
         for i in range(300):
             body = "\n".join(
@@ -103,17 +145,7 @@ def main() -> None:
             services.write_path.ingest_ndjson("small", body.encode())
         start = time.perf_counter()
         result = compact_table(services.catalog, services.store, services.format, "small")
-        compact_s = time.perf_counter() - start
-        spark.stop()
-    shutil.rmtree(work, ignore_errors=True)
-    print(f"| DuckDB read_json into a table | {rows / duck_s:,.0f} rows/s | {duck_s:.1f} s |")
-    print(f"| kyma load on Spark {args.master} | {rows / kyma_s:,.0f} rows/s | {kyma_s:.1f} s |")
-    print(f"kyma ÷ DuckDB: {duck_s / kyma_s:.2f}x")
-    print(
-        f"compaction: {result.extents_in} extents -> {result.extents_out},"
-        f" {result.bytes_in / 1e6:.0f} MB in {compact_s:.1f} s:"
-        f" {result.bytes_in / 1e6 / compact_s:.1f} MB/s"
-    )
+        return result, time.perf_counter() - start
 
 
 if __name__ == "__main__":

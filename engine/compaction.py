@@ -9,21 +9,30 @@ ingest committing meanwhile only moves the head, and the commit retries on it). 
 compaction removed one of the group's extents first, the commit is refused and the new
 extent deleted. Old objects stay for time travel until retention or orphan GC removes them.
 Queries see the same rows before and after: only the extents they are stored in change.
+
+Where groups are rewritten is a ``Rewriter``: here, in this process (the default), or in
+Spark tasks (``kyma.engine.spark.compaction``, when a Spark master is set). Commits stay
+here either way, one per group: a Spark task that is retried writes a second object, never
+a second commit, and the object its lost attempt wrote is an orphan for GC.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
-from kyma.engine.catalog import Catalog, ManifestEntry
+from kyma.engine.catalog import Catalog, ManifestEntry, TableInfo
 from kyma.engine.errors import StaleCommitError
-from kyma.engine.format import SegmentFormat
+from kyma.engine.format import ExtentWriteResult, SegmentFormat
 from kyma.engine.query._scan import conform
 from kyma.engine.storage import ObjectStore
 
 log = logging.getLogger("kyma.compaction")
 TARGET_ROWS = 1_000_000
+
+Rewriter = Callable[[TableInfo, list[list[ManifestEntry]]], Iterable[ExtentWriteResult]]
+"""Rewrites each group as one extent; the results in the groups' order."""
 
 
 @dataclass
@@ -66,6 +75,31 @@ def plan_groups(
     return [g for g in groups if len(g) >= 2 or any(foreign(e) for e in g)]
 
 
+def rewrite_group(
+    store: ObjectStore, fmt: SegmentFormat, info: TableInfo, group: list[ManifestEntry]
+) -> ExtentWriteResult:
+    """The group's rows, in its order, as one new extent (not yet committed)."""
+    writer = fmt.start_extent(store, info.schema, info.path_prefix)
+    with writer:
+        for extent in group:
+            reader = fmt.open_extent(store, extent.object_path)
+            try:
+                for batch in reader.read_blocks(list(range(extent.block_count))):
+                    writer.append(conform(batch, info.schema))
+            finally:
+                reader.close()
+        return writer.finish()
+
+
+def in_process(store: ObjectStore, fmt: SegmentFormat) -> Rewriter:
+    """Groups rewritten here, one at a time, each committed before the next is read."""
+
+    def rewrite(info: TableInfo, groups: list[list[ManifestEntry]]) -> Iterator[ExtentWriteResult]:
+        return (rewrite_group(store, fmt, info, group) for group in groups)
+
+    return rewrite
+
+
 def compact_table(
     catalog: Catalog,
     store: ObjectStore,
@@ -73,22 +107,15 @@ def compact_table(
     table: str,
     *,
     target_rows: int = TARGET_ROWS,
+    rewriter: Rewriter | None = None,
 ) -> CompactionResult:
-    """Merge ``table``'s small extents; what was done."""
+    """Merge ``table``'s small extents; what was done. ``rewriter``: where (default here)."""
     result = CompactionResult(table)
     extents = catalog.live_extents(table)
     info = catalog.get_table(table)  # after the listing: every listed extent's columns are in it
-    for group in plan_groups(extents, target_rows, fmt.name):
-        writer = fmt.start_extent(store, info.schema, info.path_prefix)
-        with writer:
-            for extent in group:
-                reader = fmt.open_extent(store, extent.object_path)
-                try:
-                    for batch in reader.read_blocks(list(range(extent.block_count))):
-                        writer.append(conform(batch, info.schema))
-                finally:
-                    reader.close()
-            merged = writer.finish()
+    groups = plan_groups(extents, target_rows, fmt.name)
+    rewrite = rewriter or in_process(store, fmt)
+    for group, merged in zip(groups, rewrite(info, groups), strict=True):
         try:
             commit = catalog.commit(
                 table,

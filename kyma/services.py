@@ -79,12 +79,26 @@ class Services:
         self.connectors.close()
 
     def compact(self, table: str) -> CompactionResult:
+        """Compact ``table`` here, or on Spark's executors when a Spark master is set."""
+        rewriter = None
+        if self.settings.spark_master:
+            from kyma.engine.spark.compaction import on_spark
+            from kyma.ingest.load import spark_session
+
+            master, log = self.settings.spark_master, self.settings.home.absolute() / "spark.log"
+            rewriter = on_spark(
+                lambda: spark_session(master, log),
+                self.jobs.store,
+                self.settings.extent_format,
+                self.settings.block_rows,
+            )
         return compact_table(
             self.catalog,
             self.store,
             self.format,
             table,
             target_rows=self.settings.compaction_target_rows,
+            rewriter=rewriter,
         )
 
 

@@ -7,6 +7,7 @@ resolved values travel to the executors inside the pickled data source.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -36,6 +37,8 @@ class KymaOptions:
     object_store: str
     cache_dir: str
     snapshot: int | None = None
+    extents: frozenset[str] | None = None
+    """Only these extents' object paths (``read_table``'s fallback for what Spark can't read)."""
     s3_endpoint_url: str | None = None
     s3_region: str = "us-east-1"
     s3_access_key_id: str | None = None
@@ -64,7 +67,16 @@ class KymaOptions:
             raise ConfigError(
                 f"option 'snapshot': expected a snapshot id, got {snapshot!r}"
             ) from None
-        return cls(table=table, snapshot=pinned, **values)  # type: ignore[arg-type]
+        return cls(
+            table=table,
+            snapshot=pinned,
+            extents=_extents(options.get("extents")),
+            **values,  # type: ignore[arg-type]
+        )
+
+    def keeps(self, object_path: str) -> bool:
+        """Whether the read covers this extent (every extent unless ``extents`` says)."""
+        return self.extents is None or object_path in self.extents
 
     @contextmanager
     def catalog(self) -> Iterator[Catalog]:
@@ -84,3 +96,15 @@ class KymaOptions:
             self.s3_access_key_id,
             self.s3_secret_access_key,
         ).open()
+
+
+def _extents(text: str | None) -> frozenset[str] | None:
+    if not text:
+        return None
+    try:
+        paths = json.loads(text)
+    except ValueError:
+        paths = None
+    if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+        raise ConfigError(f"option 'extents': expected a JSON list of object paths, got {text!r}")
+    return frozenset(paths)

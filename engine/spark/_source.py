@@ -84,7 +84,8 @@ class KymaReader(DataSourceReader):
                 self.kyma.table, self.kyma.snapshot, self.predicate
             )
         self.extents_total = total
-        return [ExtentPartition(e.object_path, e.block_count) for e in extents]
+        kept = [e for e in extents if self.kyma.keeps(e.object_path)]
+        return [ExtentPartition(e.object_path, e.block_count) for e in kept]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if not isinstance(partition, ExtentPartition):  # no extent survived: Spark's filler
