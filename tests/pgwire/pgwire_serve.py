@@ -19,6 +19,11 @@ ROWS = [
     {"n": 3, "msg": None, "ts": "2024-05-02T00:00:00Z", "attrs": None, "emb": None},
 ]
 
+_JOINED = ", ".join(f"events t{i}" for i in range(19))
+_MIXED = " + ".join(f"t{i}.n * {2 * i + 3}" for i in range(19))
+LONG_QUERY = f"SELECT count(*) FROM {_JOINED} WHERE ({_MIXED}) % 1000 = 7"
+"""Minutes of work over ``events`` (3^19 combinations), one row: what a client cancels."""
+
 
 @dataclass
 class PgServe:

@@ -8,16 +8,17 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from pgwire_serve import PgServe
+from pgwire_serve import LONG_QUERY, PgServe
 
 PROGRAM = Path(__file__).parent / "jdbc" / "KymaJdbc.java"
 DRIVER = Path("/usr/share/java/postgresql.jar")
 
 
-def jdbc(pg: PgServe, token: str) -> list[str]:
+def jdbc(pg: PgServe, token: str, *cancel: str) -> list[str]:
     assert DRIVER.exists(), "run scripts/setup.sh (libpostgresql-jdbc-java)"
+    java = shutil.which("java") or "java"
     done = subprocess.run(
-        [shutil.which("java") or "java", "-cp", str(DRIVER), str(PROGRAM), str(pg.port), token],
+        [java, "-cp", str(DRIVER), str(PROGRAM), str(pg.port), token, *cancel],
         capture_output=True,
         text=True,
         timeout=120,
@@ -48,3 +49,13 @@ def test_jdbc_with_a_bad_token_is_refused(pg: PgServe) -> None:
     lines = jdbc(pg, "kyma_wrong")
     assert len(lines) == 1 and lines[0].startswith("connect 28P01")
     assert "unknown token" in lines[0]
+
+
+def test_jdbc_query_timeout_cancels_the_query(pg: PgServe) -> None:
+    """``setQueryTimeout`` makes the driver send a cancel request: the statement stops with
+    57014 well before its minutes of work, and the connection answers the next query."""
+    lines = jdbc(pg, pg.tokens["admin"], LONG_QUERY)
+    cancelled, after = lines
+    assert cancelled.startswith("cancelled 57014 after ")
+    assert int(cancelled.rsplit(" ", 2)[1]) < 15
+    assert after == "after 3"

@@ -8,15 +8,15 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from pgwire_serve import PgServe
+from pgwire_serve import LONG_QUERY, PgServe
 
 CLIENT = Path(__file__).parent / "node" / "client.js"
 
 
-def node(pg: PgServe, token: str) -> dict[str, Any]:
+def node(pg: PgServe, token: str, *cancel: str) -> dict[str, Any]:
     assert (CLIENT.parent / "node_modules" / "pg").is_dir(), "run scripts/setup.sh (npm ci)"
     done = subprocess.run(
-        [shutil.which("node") or "node", str(CLIENT), str(pg.port), token],
+        [shutil.which("node") or "node", str(CLIENT), str(pg.port), token, *cancel],
         capture_output=True,
         text=True,
         timeout=60,
@@ -50,3 +50,11 @@ def test_node_postgres_lists_queries_and_reads_every_kind(pg: PgServe) -> None:
 def test_node_postgres_with_a_bad_token_is_refused(pg: PgServe) -> None:
     answer = node(pg, "kyma_wrong")
     assert answer["code"] == "28P01" and "unknown token" in answer["connectError"]
+
+
+def test_node_postgres_cancels_a_long_query(pg: PgServe) -> None:
+    answer = node(pg, pg.tokens["admin"], LONG_QUERY)
+    assert answer["error"]["code"] == "57014", answer
+    assert "user request" in answer["error"]["message"]
+    assert answer["seconds"] < 15
+    assert answer["after"] == [{"c": "3"}]

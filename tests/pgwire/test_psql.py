@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
+import time
 
-from pgwire_serve import PgServe
+from pgwire_serve import LONG_QUERY, PgServe
 
 from kyma.runtime.postgres import find_pg_bin_dir
 
@@ -105,3 +107,17 @@ def test_psql_reads_server_functions_and_settings(pg: PgServe) -> None:
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0].startswith("PostgreSQL 15.0 (kyma ") and lines[1:] == ["public", "UTC"]
+
+
+def test_psql_ctrl_c_cancels_a_long_query(pg: PgServe) -> None:
+    """Ctrl-C (SIGINT) in psql sends the cancel request; the statement stops at once."""
+    env = {**os.environ, "PGPASSWORD": pg.tokens["admin"], "PGCONNECT_TIMEOUT": "10"}
+    command = [str(find_pg_bin_dir() / "psql"), "-X", "-d", pg.dsn(), "-c", LONG_QUERY]
+    started = time.monotonic()
+    with subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True) as running:
+        time.sleep(1.5)
+        running.send_signal(signal.SIGINT)
+        _, stderr = running.communicate(timeout=30)
+    assert time.monotonic() - started < 15
+    assert running.returncode == 1
+    assert "canceling statement due to user request" in stderr

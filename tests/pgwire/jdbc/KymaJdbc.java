@@ -1,11 +1,14 @@
 // The Postgres JDBC driver against kyma: java -cp postgresql.jar KymaJdbc.java <port> <token>
-// prints what a schema browser and a prepared query see, one fact a line.
+// prints what a schema browser and a prepared query see, one fact a line. With a third
+// argument, a long query, it runs that under a 1 s query timeout instead (the driver sends
+// a cancel request) and prints the error's SQLSTATE and the next query's answer.
 import java.sql.Connection;
 import java.sql.DatabaseMetaData;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.Properties;
 
 public class KymaJdbc {
@@ -15,6 +18,10 @@ public class KymaJdbc {
         props.setProperty("password", args[1]);
         String url = "jdbc:postgresql://127.0.0.1:" + args[0] + "/kyma";
         try (Connection c = DriverManager.getConnection(url, props)) {
+            if (args.length > 2) {
+                cancel(c, args[2]);
+                return;
+            }
             DatabaseMetaData meta = c.getMetaData();
             try (ResultSet rs = meta.getTables(null, "public", "%", new String[] {"TABLE"})) {
                 while (rs.next()) System.out.println("table " + rs.getString("TABLE_NAME"));
@@ -43,6 +50,22 @@ public class KymaJdbc {
             }
         } catch (SQLException e) {
             System.out.println("connect " + e.getSQLState() + " " + e.getMessage());
+        }
+    }
+
+    static void cancel(Connection c, String longQuery) throws SQLException {
+        long started = System.nanoTime();
+        try (Statement st = c.createStatement()) {
+            st.setQueryTimeout(1);
+            st.executeQuery(longQuery);
+            System.out.println("finished");
+        } catch (SQLException e) {
+            System.out.println("cancelled " + e.getSQLState() + " after "
+                + (System.nanoTime() - started) / 1_000_000_000 + " s");
+        }
+        try (ResultSet rs = c.createStatement().executeQuery("SELECT count(*) FROM events")) {
+            rs.next();
+            System.out.println("after " + rs.getLong(1));
         }
     }
 }
