@@ -40,12 +40,13 @@ def _set_may_hold_any(column: str, kind: str, values: frozenset[object]) -> sql.
     """The extent's ``distinct``/``tokens`` set of ``column`` is unknown or holds one of
     ``values``: one overlap with its ``set_keys`` (GIN-indexed; sql/011_manifest_scale.sql).
 
-    The keys are spelled by Postgres from jsonb on both sides, so a value's text is the same
-    whatever its JSON spelling in the query."""
+    The keys are spelled by Postgres from jsonb on both sides (``kyma.set_key``, which
+    hashes a long value; sql/012_long_set_keys.sql), so a value's key is the same whatever
+    its JSON spelling in the query."""
     prefix = f"{column}/{kind}="
     wanted = sorted(json.dumps(v) for v in values)
     return sql.SQL(
-        "set_keys && (SELECT array_agg({p} || v::jsonb::text) || ARRAY[{p} || '*']"
+        "set_keys && (SELECT array_agg(kyma.set_key({p}, v::jsonb::text)) || ARRAY[{p} || '*']"
         " FROM unnest({v}::text[]) AS v)"
     ).format(p=sql.Literal(prefix), v=sql.Literal(wanted))
 

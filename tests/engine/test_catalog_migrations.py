@@ -27,6 +27,7 @@ BEFORE_THE_SPLIT = [
     (9, "009_cdc_snapshot_chunks.sql"),
     (10, "010_extent_format.sql"),
     (11, "011_manifest_scale.sql"),
+    (12, "012_long_set_keys.sql"),
 ]
 
 
@@ -80,6 +81,7 @@ def test_an_engine_alone_applies_its_own_and_stores_add_theirs(catalog_url: str)
             "006_column_evolution.sql",
             "010_extent_format.sql",
             "011_manifest_scale.sql",
+            "012_long_set_keys.sql",
         ]
     finally:
         catalog.close()

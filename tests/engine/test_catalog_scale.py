@@ -5,6 +5,7 @@ snapshot's extent count is exact."""
 from __future__ import annotations
 
 import uuid
+from importlib import resources
 
 import psycopg
 
@@ -124,3 +125,38 @@ def test_a_path_value_prunes_only_where_the_path_was_shredded(catalog: Catalog) 
         shredded.object_path,
         unshredded.object_path,
     }
+
+
+def test_long_values_in_sets_commit_and_never_prune_wrongly(catalog: Catalog) -> None:
+    """A distinct value too long for an index entry (Postgres caps them near 2.7 KB) marks its
+    set unknown in the index instead of failing the commit; the set itself still decides."""
+    catalog.create_table("t", [Column("s", KymaType("string"))])
+    long_value = "".join(f"{i:x}{i * 7919 % 10007}" for i in range(9_000))  # compresses badly
+    long = extent({"s": {"distinct": [long_value, "short"], "tokens": [long_value[:40_000]]}})
+    other = extent({"s": {"distinct": ["other"], "tokens": ["other"]}})
+    catalog.commit("t", [long, other])
+    assert kept(catalog, "t", Equals("s", long_value)) == {long.object_path}
+    assert kept(catalog, "t", Equals("s", "short")) == {long.object_path}
+    assert kept(catalog, "t", Equals("s", "other")) == {other.object_path}
+    assert kept(catalog, "t", StringHas("s", long_value[:40_000])) == {long.object_path}
+
+
+def test_the_migration_rekeys_members_indexed_as_themselves(catalog: Catalog) -> None:
+    """Members of 512 bytes up to the old cap were indexed as their own text before
+    012_long_set_keys.sql; its update gives them the hashed key a query now looks for."""
+    catalog.create_table("t", [Column("s", KymaType("string"))])
+    medium = "m" * 1_000
+    old = extent({"s": {"distinct": [medium], "tokens": ["m"]}})
+    catalog.commit("t", [old])
+    migration = (resources.files("kyma.migrations") / "012_long_set_keys.sql").read_text()
+    rekey = migration[migration.index("UPDATE kyma.manifest") :]
+    with catalog.db.transaction() as conn:  # type: ignore[attr-defined]
+        conn.execute(  # as the old stat_keys spelled it
+            "UPDATE kyma.manifest SET set_keys = ARRAY['s/distinct=' || to_jsonb(%s::text)::text,"
+            " 's/tokens=\"m\"'] WHERE object_path = %s",
+            [medium, old.object_path],
+        )
+    assert kept(catalog, "t", Equals("s", medium)) == set()  # the key a query looks for
+    with catalog.db.transaction() as conn:  # type: ignore[attr-defined]
+        assert conn.execute(rekey).rowcount == 1
+    assert kept(catalog, "t", Equals("s", medium)) == {old.object_path}
