@@ -494,8 +494,13 @@ class CdcWorker(SyncWorker):
                 txn.changes.append((msg.relid, change))
             elif txn is not None and isinstance(msg, Truncate):
                 for relid in msg.relids:  # with its relation (sent before it): a batch
-                    rel, types = self._relations.get(relid, (None, ()))  # of only its
-                    txn.changes.append((relid, Change(TRUNCATE, rel, types=types)))  # deletes
+                    known = self._relations.get(relid)  # of only its deletes
+                    truncated = (
+                        Change(TRUNCATE, None)
+                        if known is None
+                        else Change(TRUNCATE, known[0], types=known[1])
+                    )
+                    txn.changes.append((relid, truncated))
         return done
 
     def _relation(self, conn: psycopg.Connection, rel: Relation) -> None:
