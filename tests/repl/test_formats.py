@@ -187,23 +187,29 @@ def test_dynamic_values_show_and_copy_as_json_text(serve: Serve, tmp_path: Path)
     """Dynamic values are JSON text in every output: the table, CSV and Parquet (never the
     CBOR bytes kyma keeps)."""
     serve.sql("CREATE TABLE IF NOT EXISTS repl_dynamic (n long, attrs dynamic)")
-    rows = [{"n": 1, "attrs": {"http": {"code": 200}, "tags": ["a"]}}, {"n": 2, "attrs": 42}]
-    body = "\n".join(json.dumps(r) for r in rows).encode()
-    request = urllib.request.Request(f"{serve.url}/v1/ingest/repl_dynamic", data=body)
-    with urllib.request.urlopen(request, timeout=30) as answer:
-        assert json.load(answer)["rows"] == 2
-    sql = "SELECT n, attrs FROM repl_dynamic ORDER BY n"
-    done = kyma_sql(serve, tmp_path, "-A", "-t", "-c", sql)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == ['1|{"http":{"code":200},"tags":["a"]}', "2|42"]
-    for name in ("dynamic.csv", "dynamic.parquet"):
-        done = kyma_sql(serve, tmp_path, "-c", f"\\copy ({sql}) TO '{tmp_path / name}'")
+    try:  # the session's serve is shared: other tests count its tables
+        rows = [{"n": 1, "attrs": {"http": {"code": 200}, "tags": ["a"]}}, {"n": 2, "attrs": 42}]
+        body = "\n".join(json.dumps(r) for r in rows).encode()
+        request = urllib.request.Request(f"{serve.url}/v1/ingest/repl_dynamic", data=body)
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            assert json.load(answer)["rows"] == 2
+        sql = "SELECT n, attrs FROM repl_dynamic ORDER BY n"
+        done = kyma_sql(serve, tmp_path, "-A", "-t", "-c", sql)
         assert done.returncode == 0, done.stderr
-    with (tmp_path / "dynamic.csv").open() as f:
-        assert list(csv.reader(f))[1:] == [["1", '{"http":{"code":200},"tags":["a"]}'], ["2", "42"]]
-    table = pq.read_table(tmp_path / "dynamic.parquet")
-    assert str(table.schema.field("attrs").type) == "string"
-    assert table.column("attrs").to_pylist() == ['{"http":{"code":200},"tags":["a"]}', "42"]
+        assert done.stdout.splitlines() == ['1|{"http":{"code":200},"tags":["a"]}', "2|42"]
+        for name in ("dynamic.csv", "dynamic.parquet"):
+            done = kyma_sql(serve, tmp_path, "-c", f"\\copy ({sql}) TO '{tmp_path / name}'")
+            assert done.returncode == 0, done.stderr
+        with (tmp_path / "dynamic.csv").open() as f:
+            assert list(csv.reader(f))[1:] == [
+                ["1", '{"http":{"code":200},"tags":["a"]}'],
+                ["2", "42"],
+            ]
+        table = pq.read_table(tmp_path / "dynamic.parquet")
+        assert str(table.schema.field("attrs").type) == "string"
+        assert table.column("attrs").to_pylist() == ['{"http":{"code":200},"tags":["a"]}', "42"]
+    finally:
+        serve.sql("DROP TABLE repl_dynamic")
 
 
 def test_kyma_sql_reads_the_postgres_catalog(serve: Serve, tmp_path: Path) -> None:
