@@ -10,20 +10,17 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import tempfile
-import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import boto3
 import psycopg
 import pytest
 from hypothesis import settings
+from loopback import make_s3_store, server_tmpdir, wait_for_port
 from serve_helpers import free_port
 from source_postgres import (
     HOST,
@@ -38,21 +35,6 @@ from kyma.engine.storage import ObjectStore
 from kyma.engine.storage.local import LocalStore
 from kyma.engine.storage.s3 import S3Store
 from kyma.stores import Stores
-
-
-def wait_for_port(port: int, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.05)
-    raise TimeoutError(f"nothing listens on 127.0.0.1:{port} after {timeout}s")
-
-
-def server_tmpdir(prefix: str) -> Path:
-    """A temp folder outside /tmp/pytest-of-root (mode 700), reachable by the postgres user."""
-    return Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
 
 
 @pytest.fixture(scope="session")
@@ -159,23 +141,6 @@ def s3_endpoint() -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
-
-
-S3_CREDENTIALS = {"access_key_id": "testing", "secret_access_key": "testing"}
-
-
-def make_s3_store(endpoint: str, cache_dir: Path) -> S3Store:
-    bucket = f"kyma-{uuid.uuid4().hex[:10]}"
-    boto3.client(
-        "s3",
-        endpoint_url=endpoint,
-        region_name="us-east-1",
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-    ).create_bucket(Bucket=bucket)
-    return S3Store(
-        f"s3://{bucket}/data", cache_dir=cache_dir, endpoint_url=endpoint, **S3_CREDENTIALS
-    )
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyspark
-from conftest import wait_for_port
+from loopback import wait_for_port
 from serve_helpers import free_port
 
 SPARK_HOME = Path(pyspark.__file__).parent

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import boto3
 import pytest
-from conftest import S3_CREDENTIALS, make_s3_store, server_tmpdir
+from loopback import S3_CREDENTIALS, make_s3_store, server_tmpdir
 from spark_cluster import Cluster, start_cluster
 
 from kyma.engine.gc import collect_orphans
