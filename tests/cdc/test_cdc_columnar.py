@@ -36,7 +36,7 @@ def decoded_both_ways(w: Any) -> tuple[Any, Any]:
     position = _slot.where(conn, w.slot)
     peek = (w.slot, lsn_text(position.wal_end), 100_000, w.slot)
     datas = [data for (data,) in conn.cursor(binary=True).execute(_PEEK, peek).fetchall()]
-    return w._columnar(conn, datas, floors), w._rowwise(conn, datas, floors)
+    return w.decoder.columnar(conn, datas, floors), w.decoder.rowwise(conn, datas, floors)
 
 
 def ordered(table: pa.Table) -> list[dict[str, Any]]:

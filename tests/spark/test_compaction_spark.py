@@ -3,26 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
-import json
+
+from compaction_helpers import answers, ingest
 
 from kyma.engine.compaction import compact_table
 from kyma.engine.spark.compaction import on_spark
-
-
-def ingest(services, start: int, rows: int) -> None:  # type: ignore[no-untyped-def]
-    body = "\n".join(
-        json.dumps({"n": n, "host": f"h{n % 5}", "_timestamp": 1_700_000_000_000_000_000 + n})
-        for n in range(start, start + rows)
-    )
-    services.write_path.ingest_ndjson("t", body.encode())
-
-
-def answers(services) -> list:  # type: ignore[no-untyped-def]
-    queries = [
-        "SELECT n, host, _timestamp FROM t ORDER BY n",
-        "SELECT host, count(*) AS c, sum(n) AS s FROM t GROUP BY host ORDER BY host",
-    ]
-    return [services.query.execute(q).table.to_pylist() for q in queries]
 
 
 def test_groups_are_rewritten_by_spark_tasks_and_committed_once_each(spark, services) -> None:

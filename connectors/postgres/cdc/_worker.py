@@ -10,7 +10,6 @@ below a table's cursor are skipped, so nothing is lost and nothing lands twice.
 
 from __future__ import annotations
 
-import functools
 import logging
 import threading
 import time
@@ -18,7 +17,6 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import numpy as np
 import psycopg
 import pyarrow as pa
 
@@ -26,17 +24,7 @@ from kyma.connectors.base import SyncDisabled, SyncWorker
 from kyma.connectors.cdc_state import CHANGES_SUFFIX, CdcStore, advance_table, lsn_text
 from kyma.connectors.postgres._connector import PostgresConnector
 from kyma.connectors.postgres.cdc import _slot, _tables
-from kyma.connectors.postgres.cdc._changes import (
-    DELETE,
-    INSERT,
-    TRUNCATE,
-    UPDATE,
-    Change,
-    TableChanges,
-    Transaction,
-    lsn_key,
-)
-from kyma.connectors.postgres.cdc._columnar import DATA_TAGS, Commits, Messages, table_batch
+from kyma.connectors.postgres.cdc._decode import PeekDecoder
 from kyma.connectors.postgres.cdc._slot import SlotPosition, create_slot
 from kyma.connectors.postgres.cdc._snapshot import snapshot_table
 from kyma.connectors.postgres.cdc._spark_snapshot import (
@@ -51,19 +39,6 @@ from kyma.connectors.postgres.cdc._tables import (
     SyncOptions,
     SyncTable,
 )
-from kyma.connectors.postgres.cdc.pgoutput import (
-    Begin,
-    Commit,
-    Decoder,
-    Delete,
-    Insert,
-    Message,
-    Origin,
-    Relation,
-    Truncate,
-    Type,
-    Update,
-)
 from kyma.connectors.store import ConnectorRecord, ConnectorStore
 from kyma.connectors.sync import kyma_table_name
 from kyma.engine.catalog import Catalog
@@ -77,8 +52,6 @@ from kyma.engine.errors import (
 from kyma.ingest.write_path import WritePath
 
 log = logging.getLogger("kyma.cdc")
-Decoded = tuple[list[Transaction], dict[str, tuple[pa.Table, int]]]
-"""A peek's complete transactions, and each touched table's batch with its change count."""
 Query = Callable[[str], pa.Table]
 """Runs kyma SQL (the worker reads a key's current version for unchanged TOAST values)."""
 
@@ -174,8 +147,7 @@ class CdcWorker(SyncWorker):
         self.epoch = 0
         self._idle_confirmed_at = 0.0
         self.tables: dict[str, SyncTable] = {}
-        self._relations: dict[int, tuple[Relation, tuple[Any, ...]]] = {}
-        self._types: dict[tuple[int, int], Any] = {}
+        self.decoder = self._decoder()
         self._conn: psycopg.Connection | None = None
 
     # ---------------------------------------------------------------- loop
@@ -219,7 +191,7 @@ class CdcWorker(SyncWorker):
         """Prepare, claim the connector, and snapshot every table not yet streaming."""
         tables = prepare(self.record, self.connector, self.catalog, self.records, self.cdc)
         self.tables = {t.qualified: t for t in tables}
-        self._relations.clear()
+        self.decoder = self._decoder()  # the source sends every relation again
         self.epoch = self.cdc.claim(self.id)
         state = self.cdc.state(self.id)
         pending = [t for t in tables if (s := state.table(t.qualified)) and s.phase == "snapshot"]
@@ -300,8 +272,7 @@ class CdcWorker(SyncWorker):
             raise SourceUnreachableError(f"connector {self.record.name!r}: {e}") from e
         datas = [data for (data,) in rows]
         complete = len(rows) < self.batch_changes  # every commit up to wal_end was read
-        decoded = self._columnar(conn, datas, floors) or self._rowwise(conn, datas, floors)
-        txns, batches = decoded
+        txns, batches = self.decoder.decode(conn, datas, floors)
         if not txns:
             self.caught_up_at = time.time()
             self._idle(conn, position)
@@ -366,177 +337,24 @@ class CdcWorker(SyncWorker):
             ),
         }
 
-    # ---------------------------------------------------------------- decoding
-
-    def _rowwise(
-        self, conn: psycopg.Connection, datas: list[bytes], floors: dict[str, int]
-    ) -> Decoded:
-        """Every message decoded to Python values, each key's changes collapsed row by row
-        (the path for what ``_columnar`` leaves: TRUNCATE, unchanged TOAST, changed keys)."""
-        txns = self._transactions(conn, datas)
-        changes: dict[str, TableChanges] = {}
-        for txn in txns:
-            by_table: dict[str, list[Change]] = {}
-            for relid, change in txn.changes:
-                name = self._table_of(relid)
-                if name is not None and txn.end_lsn > floors.get(name, 0):
-                    by_table.setdefault(name, []).append(change)
-            for name, table_changes in by_table.items():
-                table = self.tables[name]
-                tc = changes.setdefault(name, TableChanges(table.kyma_table, table.primary_key))
-                tc.add(txn, table_changes, functools.partial(self._live_keys, table.kyma_table))
-        batches = {
-            name: (tc.batch(self._convert, self._lookup, self.numeric_mode), tc.changes)
-            for name, tc in changes.items()
-            if tc.rows
-        }
-        return txns, batches
-
-    def _columnar(
-        self, conn: psycopg.Connection, datas: list[bytes], floors: dict[str, int]
-    ) -> Decoded | None:
-        """The peek decoded column-wise (``_columnar``): only transaction and relation
-        messages become Python objects. None where the row-wise path must decode."""
-        m = Messages.of(datas)
-        tags = m.tags
-        data = np.isin(tags, DATA_TAGS)
-        decoder = Decoder()
-        txns: list[Transaction] = []
-        spans: list[tuple[int, int]] = []
-        txn, begun = None, 0
-        seen: dict[int, tuple[int, Relation]] = {}  # relid: (its first message, shape)
-        for i in np.flatnonzero(~data).tolist():
-            msg = decoder.decode(datas[i])
-            if isinstance(msg, Begin):
-                txn, begun = Transaction(msg.final_lsn, msg.commit_ts_us), i
-            elif isinstance(msg, Commit):
-                if txn is not None:
-                    txn.end_lsn = msg.end_lsn
-                    txns.append(txn)
-                    spans.append((begun, i))
-                txn = None
-            elif isinstance(msg, Relation):
-                if msg.relid in seen and seen[msg.relid][1] != msg:
-                    return None  # the table's shape changed within the peek
-                known = self._relations.get(msg.relid)
-                if msg.relid not in seen and (known is None or known[0] != msg):
-                    seen[msg.relid] = (i, msg)  # a shape new to the worker from here on
-                self._relation(conn, msg)
-            elif not isinstance(msg, Type | Origin | Message):
-                return None  # TRUNCATE (or a streamed block)
-        if not txns:
-            return txns, {}
-        begins, ends = (np.array(s, np.int64) for s in zip(*spans, strict=True))
-        index = np.flatnonzero(data)
-        txn_of = np.searchsorted(begins, index, side="right") - 1
-        inside = (txn_of >= 0) & (index < ends[np.maximum(txn_of, 0)])
-        index, txn_of = index[inside], txn_of[inside]
-        relids = m.uint32(m.starts[index] + 1)
-        for relid, (first, _) in seen.items():
-            if ((relids == relid) & (index < first)).any():
-                return None  # changes in the table's previous shape, then a new one
-        commits = Commits(
-            pa.array([lsn_key(t.commit_lsn) for t in txns], pa.string()),
-            np.array([t.commit_ts_us for t in txns], np.int64),
-            np.array([t.end_lsn for t in txns], np.uint64),
-        )
-        batches: dict[str, tuple[pa.Table, int]] = {}
-        for relid in np.unique(relids).tolist():
-            name = self._table_of(relid)
-            if name is None:
-                continue
-            if name in batches:
-                return None  # two relations of one name (dropped and created again)
-            mine = (relids == relid) & (commits.end_lsn[txn_of] > np.uint64(floors.get(name, 0)))
-            if not mine.any():
-                continue
-            rel, types = self._relations[relid]
-            batch = table_batch(
-                m,
-                index[mine],
-                txn_of[mine],
-                rel,
-                types,
-                self.tables[name].primary_key,
-                commits,
-                self._convert,
-                self.numeric_mode,
-            )
-            if batch is None:
-                return None
-            batches[name] = (batch, int(mine.sum()))
-        return txns, batches
-
-    def _transactions(self, conn: psycopg.Connection, messages: list[bytes]) -> list[Transaction]:
-        """Complete transactions, in commit order (a trailing partial one is left for later)."""
-        decoder = Decoder()
-        done: list[Transaction] = []
-        txn: Transaction | None = None
-        for data in messages:
-            msg = decoder.decode(data)
-            if isinstance(msg, Begin):
-                txn = Transaction(msg.final_lsn, msg.commit_ts_us)
-            elif isinstance(msg, Commit):
-                if txn is not None:
-                    txn.end_lsn = msg.end_lsn
-                    done.append(txn)
-                txn = None
-            elif isinstance(msg, Relation):
-                self._relation(conn, msg)
-            elif txn is not None and isinstance(msg, Insert | Update | Delete):
-                rel, types = self._relations[msg.relid]
-                if isinstance(msg, Insert):
-                    change = Change(INSERT, rel, new=msg.new, types=types)
-                elif isinstance(msg, Update):
-                    change = Change(UPDATE, rel, new=msg.new, old=msg.old, types=types)
-                else:
-                    change = Change(DELETE, rel, old=msg.old, types=types)
-                txn.changes.append((msg.relid, change))
-            elif txn is not None and isinstance(msg, Truncate):
-                for relid in msg.relids:  # with its relation (sent before it): a batch
-                    known = self._relations.get(relid)  # of only its deletes
-                    truncated = (
-                        Change(TRUNCATE, None)
-                        if known is None
-                        else Change(TRUNCATE, known[0], types=known[1])
-                    )
-                    txn.changes.append((relid, truncated))
-        return done
-
-    def _relation(self, conn: psycopg.Connection, rel: Relation) -> None:
-        """A table's shape: a changed key disables the sync; new columns widen kyma's table.
-        Every peek sends each relation again: one the worker already holds is done."""
-        known = self._relations.get(rel.relid)
-        if known is not None and known[0] == rel:
-            return
-        types = tuple(self._type(conn, c.type_oid, c.typmod) for c in rel.columns)
-        self._relations[rel.relid] = (rel, types)
-        table = self.tables.get(f"{rel.namespace}.{rel.name}")
-        if table is None:
-            return
-        if set(rel.key_columns) != set(table.primary_key):
-            raise SyncDisabled(
-                PK_CHANGED, f"{table.qualified}: {table.primary_key} → {rel.key_columns}"
-            )
-        columns = {c.name: t for c, t in zip(rel.columns, types, strict=True)}
-        warnings = _tables.widen(self.catalog, table.kyma_table, columns, self.numeric_mode)
-        if warnings:  # a new column of a type kyma does not map: it reads as dynamic
-            log.warning("connector %r: %s", self.record.name, "; ".join(warnings))
-            _warn(self.records, self.id, [f"{table.qualified}.{w}" for w in warnings])
-
-    def _type(self, conn: psycopg.Connection, oid: int, typmod: int) -> Any:
-        if (oid, typmod) not in self._types:
-            self._types[oid, typmod] = _tables.pg_type(conn, oid, typmod)
-        return self._types[oid, typmod]
-
-    def _table_of(self, relid: int) -> str | None:
-        entry = self._relations.get(relid)
-        if entry is None:
-            return None
-        name = f"{entry[0].namespace}.{entry[0].name}"
-        return name if name in self.tables else None
-
     # ---------------------------------------------------------------- kyma and the source
+
+    def _decoder(self) -> PeekDecoder:
+        return PeekDecoder(
+            self.tables,
+            self.catalog,
+            self.numeric_mode,
+            self._convert,
+            self._lookup,
+            self._live_keys,
+            self._warn,
+        )
+
+    def _warn(self, warnings: list[str]) -> None:
+        """New columns of types kyma does not map (they read as dynamic): logged, and added
+        to the connector's ``last_error`` (the sync goes on)."""
+        log.warning("connector %r: %s", self.record.name, "; ".join(warnings))
+        _warn(self.records, self.id, warnings)
 
     def _convert(self, sql: str, columns: Any) -> pa.Table:
         return self.connector.fetch(sql, columns).table
