@@ -33,7 +33,13 @@ from kyma.engine.query._recent import Recent
 from kyma.engine.query._result import QueryResult
 from kyma.engine.query._scan import ScanStats, TableScan
 from kyma.engine.query.federation import FederatedScan, Federation, references_sources
-from kyma.engine.query.rewrite import current_state, evolved, postgres_semantics, size_guards
+from kyma.engine.query.rewrite import (
+    current_state,
+    derived_aliases,
+    evolved,
+    postgres_semantics,
+    size_guards,
+)
 from kyma.engine.query.rewrite.time_travel import split_versioned
 from kyma.engine.storage import ObjectStore
 
@@ -143,6 +149,7 @@ class SelectPlanner:
         total = ScanStats()
         for table_stats in stats.values():
             total.add(table_stats)
+        stmt = derived_aliases.rule(stmt)
         # Quote every identifier: DataFusion reserves words Postgres does not (e.g. TOP).
         # Function names in lower case: DataFusion finds table functions by exact name.
         sql = stmt.sql(dialect="postgres", identify=True, normalize_functions="lower")
