@@ -46,12 +46,36 @@ class Messages:
 
     @classmethod
     def of(cls, datas: Sequence[bytes]) -> Messages:
-        lengths = np.fromiter(map(len, datas), np.int64, len(datas))
-        if len(lengths) and lengths.min() == 0:
+        return cls.joined(b"".join(datas), np.fromiter(map(len, datas), np.int64, len(datas)))
+
+    @classmethod
+    def joined(cls, data: bytes, lengths: np.ndarray) -> Messages:
+        """Messages back to back in ``data``, message i ``lengths[i]`` bytes long.
+
+        >>> m = Messages.joined(b"BxC", np.array([2, 1]))
+        >>> [m.message(i) for i in range(len(m))]
+        [b'Bx', b'C']
+        """
+        lengths = lengths.astype(np.int64)
+        if len(lengths) and lengths.min() <= 0:
             raise FormatError("pgoutput: an empty message")
         ends = np.cumsum(lengths)
-        buf = np.frombuffer(b"".join(datas) + bytes(_PAD), np.uint8)
+        total = int(ends[-1]) if len(ends) else 0
+        if total != len(data):
+            raise FormatError(f"pgoutput: {len(data)} bytes of messages, lengths add to {total}")
+        buf = np.frombuffer(data + bytes(_PAD), np.uint8)
         return cls(buf, ends - lengths, ends)
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def message(self, i: int) -> bytes:
+        return self.buf[self.starts[i] : self.ends[i]].tobytes()
+
+    def messages(self) -> list[bytes]:
+        """Every message as bytes (for the row-wise decoder)."""
+        view, ends = memoryview(self.buf), self.ends.tolist()
+        return [view[s:e].tobytes() for s, e in zip(self.starts.tolist(), ends, strict=True)]
 
     @property
     def tags(self) -> np.ndarray:
@@ -73,14 +97,11 @@ class Messages:
         return np.clip(pos, 0, len(self.buf) - width)
 
     def _view(self, pos: np.ndarray, width: int, dtype: str) -> np.ndarray:
+        """The big-endian integers at ``pos``: their bytes gathered in one step, then read
+        as ``dtype``."""
         pos = self._clamp(pos, width)
-        value = self.buf[pos].astype(np.int64)
-        for k in range(1, width):
-            value = (value << 8) | self.buf[pos + k]
-        if dtype.startswith(">i"):  # two's complement
-            sign = 1 << (8 * width - 1)
-            value = (value ^ sign) - sign
-        return value
+        gathered = self.buf[pos[:, None] + np.arange(width)]
+        return gathered.view(dtype).reshape(len(pos)).astype(np.int64)
 
 
 @dataclass(frozen=True)
