@@ -58,8 +58,9 @@ log = logging.getLogger("kyma.cdc")
 Query = Callable[[str], pa.Table]
 """Runs kyma SQL (the worker reads a key's current version for unchanged TOAST values)."""
 
-COMMIT_THREADS = 4
-"""Tables of one step committed side by side."""
+COMMIT_THREADS = 16
+"""Tables of one step committed side by side (each waits mostly on fsyncs: an extent, the
+catalog): a thread per table up to this many."""
 MAX_BACKOFF = 30.0
 IDLE_CONFIRM_SECONDS = 10.0
 """While nothing synced commits, the slot is confirmed up to the WAL's end (and a heartbeat
@@ -335,7 +336,8 @@ class CdcWorker(SyncWorker):
         if len(tables) == 1:
             commit(*tables[0])
             return
-        with ThreadPoolExecutor(COMMIT_THREADS, thread_name_prefix="kyma-cdc-commit") as pool:
+        threads = min(len(tables), COMMIT_THREADS)
+        with ThreadPoolExecutor(threads, thread_name_prefix="kyma-cdc-commit") as pool:
             done = [pool.submit(commit, *table) for table in tables]
         for future in done:
             future.result()
