@@ -74,7 +74,7 @@ class Messages:
 
     def messages(self) -> list[bytes]:
         """Every message as bytes (for the row-wise decoder)."""
-        view, ends = memoryview(self.buf), self.ends.tolist()
+        view, ends = self.buf.data, self.ends.tolist()
         return [view[s:e].tobytes() for s, e in zip(self.starts.tolist(), ends, strict=True)]
 
     @property
@@ -279,12 +279,13 @@ def table_batch(
         return None  # a key changed: the old one needs a tombstone
     op = np.where(tags == INSERT_TAG, 0, np.where(tags == UPDATE_TAG, 1, 2))
     keep, op = _final_versions(txn, key, op)
-    deleted = pa.array(op == 2)
+    every = len(keep) == len(key)  # nothing collapsed: ``keep`` takes every row, in order
+    deleted = pa.array(op == 2) if (op == 2).any() else None
     arrays, fallback = {}, {}
     types_of = dict(zip(names, types, strict=True))
     for j, (name, pg) in enumerate(types_of.items()):
-        text = values[j].take(keep)  # type: ignore[union-attr]
-        if j not in key_at:  # a deleted row keeps only its key
+        text: pa.Array = values[j] if every else values[j].take(keep)  # type: ignore[union-attr,assignment]
+        if deleted is not None and j not in key_at:  # a deleted row keeps only its key
             text = pc.if_else(deleted, pa.scalar(None, pa.string()), text)
         converted = from_text(text, pg, numeric_mode)
         if converted is None:
@@ -299,7 +300,7 @@ def table_batch(
         arrays,
         types_of,
         numeric_mode,
-        key=key.take(keep),
+        key=key if every else key.take(keep),
         op=_OPS.take(op),
         lsn=commits.lsn.take(t),
         event_us=pa.array(commits.ts_us[t]),
