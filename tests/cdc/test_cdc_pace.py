@@ -59,3 +59,20 @@ def test_a_quiet_source_costs_no_peek(services, cdc_source, worker, monkeypatch)
     assert len(peeks) > made
     got = kyma(services, "SELECT id, name FROM pg.public.items ORDER BY id").to_pylist()
     assert got == [{"id": 1, "name": "one"}, {"id": 2, "name": "two"}]
+
+
+def test_a_peek_is_sized_by_the_bytes_of_the_last_one() -> None:
+    from types import SimpleNamespace
+
+    from kyma.connectors.postgres.cdc._worker import CdcWorker
+
+    def limit(message_bytes: float, cap: int = 1_000_000) -> int:
+        worker = SimpleNamespace(
+            batch_bytes=64 * 2**20, batch_changes=cap, _message_bytes=message_bytes
+        )
+        return CdcWorker._limit(worker)  # type: ignore[arg-type]
+
+    assert limit(92) == 729_444  # narrow rows: one step takes a large backlog whole
+    assert limit(8) == 1_000_000  # at most batch_changes
+    assert limit(2**20) == 1000  # wide rows: fewer per step, at least 1000
+    assert limit(2**20, cap=10) == 10

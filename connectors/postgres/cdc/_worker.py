@@ -118,13 +118,16 @@ class CdcWorker(SyncWorker):
         *,
         on_disabled: Callable[[str, str], None] = lambda reason, detail: None,
         spark: SparkTarget | None = None,
-        batch_changes: int = 250_000,
+        batch_bytes: int = 64 * 2**20,
+        batch_changes: int = 1_000_000,
         poll_seconds: float = 0.2,
         min_poll_seconds: float = 0.02,
     ) -> None:
         """With ``spark``, large tables' snapshots run there; without it every table is
-        read in this process. After a step finds nothing new, the loop waits
-        ``min_poll_seconds``, doubling up to ``poll_seconds`` while the source stays quiet."""
+        read in this process. A step peeks about ``batch_bytes`` of messages (counted from
+        the last peek's message size), at most ``batch_changes``. After a step finds
+        nothing new, the loop waits ``min_poll_seconds``, doubling up to ``poll_seconds``
+        while the source stays quiet."""
         self.record = record
         self.id = record.connector_id
         self.connector = connector
@@ -134,7 +137,9 @@ class CdcWorker(SyncWorker):
         self.write_path = write_path
         self.query = query
         self.on_disabled = on_disabled
+        self.batch_bytes = batch_bytes
         self.batch_changes = batch_changes
+        self._message_bytes = 100.0  # a message's size in the last peek
         self.poll_seconds = poll_seconds
         self.pace = Pace(min(min_poll_seconds, poll_seconds), poll_seconds)
         self.spark = spark
@@ -270,7 +275,7 @@ class CdcWorker(SyncWorker):
             if position.wal_end == self._read_to:
                 self._quiet(conn, position)
                 return 0
-            data, lengths = self._peek(conn, position.wal_end)
+            data, lengths, limit = self._peek(conn, position.wal_end, self._limit())
         except psycopg.errors.UndefinedObject as e:
             raise SyncDisabled(SLOT_MISSING, self.slot) from e
         except psycopg.errors.ObjectNotInPrerequisiteState:
@@ -278,7 +283,9 @@ class CdcWorker(SyncWorker):
             raise
         except psycopg.OperationalError as e:
             raise SourceUnreachableError(f"connector {self.record.name!r}: {e}") from e
-        complete = len(lengths) < self.batch_changes  # every commit up to wal_end was read
+        complete = len(lengths) < limit  # every commit up to wal_end was read
+        if len(lengths):
+            self._message_bytes = max(1.0, len(data) / len(lengths))
         txns, batches = self.decoder.decode(conn, Messages.joined(data, lengths), floors)
         self._read_to = position.wal_end if complete else None
         if not txns:
@@ -309,13 +316,26 @@ class CdcWorker(SyncWorker):
             self._floors = {t.source_table: max(t.cursor_lsn or 0, confirmed) for t in state.tables}
         return self._floors
 
-    def _peek(self, conn: psycopg.Connection, upto: int) -> tuple[bytes, Any]:
-        """The pending messages up to ``upto``, at most ``batch_changes`` changes (more if one
-        transaction has more); fewer if the source cannot hold them in one value."""
-        limit = self.batch_changes
+    def _limit(self) -> int:
+        """Messages to peek: about ``batch_bytes`` of them, at most ``batch_changes``. Every
+        peek decodes from the slot's restart point, so fewer, larger ones cost the source
+        less; the bytes bound what one step holds in memory.
+
+        >>> from types import SimpleNamespace as S
+        >>> CdcWorker._limit(S(batch_bytes=64 << 20, batch_changes=10**6, _message_bytes=92))
+        729444
+        >>> CdcWorker._limit(S(batch_bytes=64 << 20, batch_changes=10**6, _message_bytes=1e6))
+        1000
+        """
+        wanted = int(self.batch_bytes / self._message_bytes)
+        return max(min(wanted, self.batch_changes), min(1000, self.batch_changes))
+
+    def _peek(self, conn: psycopg.Connection, upto: int, limit: int) -> tuple[bytes, Any, int]:
+        """The pending messages up to ``upto``, at most ``limit`` (more if one transaction
+        has more), and the limit: a smaller one if the source cannot hold them in one value."""
         while True:
             try:
-                return _slot.peek(conn, self.slot, upto, limit)
+                return (*_slot.peek(conn, self.slot, upto, limit), limit)
             except (psycopg.errors.ProgramLimitExceeded, psycopg.errors.OutOfMemory):
                 if limit == 1:
                     raise
