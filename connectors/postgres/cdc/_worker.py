@@ -287,14 +287,19 @@ class CdcWorker(SyncWorker):
         if len(lengths):
             self._message_bytes = max(1.0, len(data) / len(lengths))
         txns, batches = self.decoder.decode(conn, Messages.joined(data, lengths), floors)
-        self._read_to = position.wal_end if complete else None
         if not txns:
+            self._read_to = position.wal_end if complete else None
             self._quiet(conn, position)
             return 0
         last = txns[-1].end_lsn
-        self._commit(batches, last)
+        try:
+            self._commit(batches, last)
+        except BaseException:
+            self._floors = None  # some tables may have committed: read the cursors again
+            raise
         for name in batches:
             floors[name] = last
+        self._read_to = position.wal_end if complete else None
         target = max(last, position.wal_end) if complete else last
         self.cdc.confirm(self.id, self.epoch, target)
         self._advance_slot(conn, position, target)
