@@ -45,7 +45,9 @@ class ExportedSlot:
 
 @dataclass(frozen=True)
 class SlotPosition:
-    wal_end: int  # pg_current_wal_lsn(): everything committed so far is at or below it
+    wal_end: int  # pg_current_wal_flush_lsn(): every commit up to it is flushed, so decodable
+    # (the write position can run ahead of the flush; a peek reads only flushed WAL, so a
+    # commit between the two would wait, unread, for the WAL to move again)
     confirmed: int  # the slot's confirmed_flush_lsn
 
 
@@ -70,7 +72,7 @@ def where(conn: psycopg.Connection, slot: str) -> SlotPosition:
     """The server's WAL end and the slot's confirmed position; SyncDisabled if the slot is
     gone (``replication_slot_missing``) or invalidated by ``max_slot_wal_keep_size``."""
     row = conn.execute(
-        "SELECT pg_current_wal_lsn()::text, confirmed_flush_lsn::text, wal_status"
+        "SELECT pg_current_wal_flush_lsn()::text, confirmed_flush_lsn::text, wal_status"
         " FROM pg_replication_slots WHERE slot_name = %s",
         (slot,),
     ).fetchone()
