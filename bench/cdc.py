@@ -24,7 +24,9 @@ is a connector in mode ``sync`` with the default body, and a ``CdcWorker`` built
    are written in ``--transactions`` transactions before anything is timed. Peer: ``SELECT
    count(*) FROM pg_logical_slot_get_binary_changes('bench_slot', …)`` with kyma's
    publication (the server decodes the same WAL and filters the same way, no client work).
-   kyma: ``worker.step()`` until a peek finds nothing → changes/s. Also CPU seconds (which,
+   kyma: ``worker.step()`` until a peek finds nothing → changes/s. Before both, the backlog
+   is read (not consumed) in four ways, timed: the server's count, a peek a row per message,
+   kyma's aggregated peek, a START_REPLICATION stream (``_cdc_read.py``). Also CPU seconds (which,
    unlike wall time, hold still while other work shares the machine): the source's
    processes for the peer; the source's plus kyma's own process for kyma.
 3. **Lag**: ``pgbench -i -s 1`` on the source (``pgbench_history`` gets a ``bigserial``
@@ -57,6 +59,7 @@ from typing import Any
 
 import psycopg
 from _cdc_lag import bench_lag
+from _cdc_read import bench_reads
 from _cdc_source import SECRET_ENV, Source, create_connector, kyma_rows, make_source, make_worker
 from _harness import seconds
 
@@ -239,6 +242,7 @@ def bench_streaming(
     try:
         write_s = seconds(lambda: write_changes(source, rows, changes, transactions))
         print(f"wrote {changes:,} changes in {transactions} transactions in {write_s:.1f} s")
+        reads = bench_reads(source, BENCH_SLOT, publication, timeout)
         get = (
             f"SELECT count(*) FROM pg_logical_slot_get_binary_changes('{BENCH_SLOT}', NULL, NULL,"
             f" 'proto_version', '1', 'publication_names', '{publication}')"
@@ -280,6 +284,7 @@ def bench_streaming(
     return {
         "changes": changes,
         "transactions": transactions,
+        "read_paths_s": reads,
         "peer_messages": messages,
         "peer_s": peer_s,
         "peer_changes_per_s": changes / peer_s,

@@ -10,9 +10,8 @@ from typing import Any
 import pyarrow as pa
 from cdc_helpers import body, drain, equal_both_ways, kyma
 
-from kyma.connectors.cdc_state import lsn_text
 from kyma.connectors.postgres.cdc import _slot
-from kyma.connectors.postgres.cdc._worker import _PEEK
+from kyma.connectors.postgres.cdc._columnar import Messages
 
 TABLE = """
 CREATE TABLE t (a int, b text, v numeric(10,2), w numeric, f real, g double precision,
@@ -34,9 +33,8 @@ def decoded_both_ways(w: Any) -> tuple[Any, Any]:
     floors = {t.source_table: max(t.cursor_lsn or 0, confirmed) for t in state.tables}
     conn = w._source()
     position = _slot.where(conn, w.slot)
-    peek = (w.slot, lsn_text(position.wal_end), 100_000, w.slot)
-    datas = [data for (data,) in conn.cursor(binary=True).execute(_PEEK, peek).fetchall()]
-    return w.decoder.columnar(conn, datas, floors), w.decoder.rowwise(conn, datas, floors)
+    m = Messages.joined(*_slot.peek(conn, w.slot, position.wal_end, 100_000))
+    return w.decoder.columnar(conn, m, floors), w.decoder.rowwise(conn, m, floors)
 
 
 def ordered(table: pa.Table) -> list[dict[str, Any]]:

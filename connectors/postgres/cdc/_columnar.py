@@ -46,12 +46,36 @@ class Messages:
 
     @classmethod
     def of(cls, datas: Sequence[bytes]) -> Messages:
-        lengths = np.fromiter(map(len, datas), np.int64, len(datas))
-        if len(lengths) and lengths.min() == 0:
+        return cls.joined(b"".join(datas), np.fromiter(map(len, datas), np.int64, len(datas)))
+
+    @classmethod
+    def joined(cls, data: bytes, lengths: np.ndarray) -> Messages:
+        """Messages back to back in ``data``, message i ``lengths[i]`` bytes long.
+
+        >>> m = Messages.joined(b"BxC", np.array([2, 1]))
+        >>> [m.message(i) for i in range(len(m))]
+        [b'Bx', b'C']
+        """
+        lengths = lengths.astype(np.int64)
+        if len(lengths) and lengths.min() <= 0:
             raise FormatError("pgoutput: an empty message")
         ends = np.cumsum(lengths)
-        buf = np.frombuffer(b"".join(datas) + bytes(_PAD), np.uint8)
+        total = int(ends[-1]) if len(ends) else 0
+        if total != len(data):
+            raise FormatError(f"pgoutput: {len(data)} bytes of messages, lengths add to {total}")
+        buf = np.frombuffer(data + bytes(_PAD), np.uint8)
         return cls(buf, ends - lengths, ends)
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def message(self, i: int) -> bytes:
+        return self.buf[self.starts[i] : self.ends[i]].tobytes()
+
+    def messages(self) -> list[bytes]:
+        """Every message as bytes (for the row-wise decoder)."""
+        view, ends = self.buf.data, self.ends.tolist()
+        return [view[s:e].tobytes() for s, e in zip(self.starts.tolist(), ends, strict=True)]
 
     @property
     def tags(self) -> np.ndarray:
@@ -73,14 +97,11 @@ class Messages:
         return np.clip(pos, 0, len(self.buf) - width)
 
     def _view(self, pos: np.ndarray, width: int, dtype: str) -> np.ndarray:
+        """The big-endian integers at ``pos``: their bytes gathered in one step, then read
+        as ``dtype``."""
         pos = self._clamp(pos, width)
-        value = self.buf[pos].astype(np.int64)
-        for k in range(1, width):
-            value = (value << 8) | self.buf[pos + k]
-        if dtype.startswith(">i"):  # two's complement
-            sign = 1 << (8 * width - 1)
-            value = (value ^ sign) - sign
-        return value
+        gathered = self.buf[pos[:, None] + np.arange(width)]
+        return gathered.view(dtype).reshape(len(pos)).astype(np.int64)
 
 
 @dataclass(frozen=True)
@@ -258,12 +279,13 @@ def table_batch(
         return None  # a key changed: the old one needs a tombstone
     op = np.where(tags == INSERT_TAG, 0, np.where(tags == UPDATE_TAG, 1, 2))
     keep, op = _final_versions(txn, key, op)
-    deleted = pa.array(op == 2)
+    every = len(keep) == len(key)  # nothing collapsed: ``keep`` takes every row, in order
+    deleted = pa.array(op == 2) if (op == 2).any() else None
     arrays, fallback = {}, {}
     types_of = dict(zip(names, types, strict=True))
     for j, (name, pg) in enumerate(types_of.items()):
-        text = values[j].take(keep)  # type: ignore[union-attr]
-        if j not in key_at:  # a deleted row keeps only its key
+        text: pa.Array = values[j] if every else values[j].take(keep)  # type: ignore[union-attr,assignment]
+        if deleted is not None and j not in key_at:  # a deleted row keeps only its key
             text = pc.if_else(deleted, pa.scalar(None, pa.string()), text)
         converted = from_text(text, pg, numeric_mode)
         if converted is None:
@@ -278,7 +300,7 @@ def table_batch(
         arrays,
         types_of,
         numeric_mode,
-        key=key.take(keep),
+        key=key if every else key.take(keep),
         op=_OPS.take(op),
         lsn=commits.lsn.take(t),
         event_us=pa.array(commits.ts_us[t]),

@@ -74,18 +74,14 @@ class PeekDecoder:
         self._relations: dict[int, tuple[Relation, tuple[Any, ...]]] = {}
         self._types: dict[tuple[int, int], Any] = {}
 
-    def decode(
-        self, conn: psycopg.Connection, datas: list[bytes], floors: dict[str, int]
-    ) -> Decoded:
-        """The peek's messages ``datas``; changes at or below a table's floor are skipped."""
-        return self.columnar(conn, datas, floors) or self.rowwise(conn, datas, floors)
+    def decode(self, conn: psycopg.Connection, m: Messages, floors: dict[str, int]) -> Decoded:
+        """The peek's messages; changes at or below a table's floor are skipped."""
+        return self.columnar(conn, m, floors) or self.rowwise(conn, m, floors)
 
-    def rowwise(
-        self, conn: psycopg.Connection, datas: list[bytes], floors: dict[str, int]
-    ) -> Decoded:
+    def rowwise(self, conn: psycopg.Connection, m: Messages, floors: dict[str, int]) -> Decoded:
         """Every message decoded to Python values, each key's changes collapsed row by row
         (the path for what ``columnar`` leaves: TRUNCATE, unchanged TOAST, changed keys)."""
-        txns = self._transactions(conn, datas)
+        txns = self._transactions(conn, m.messages())
         changes: dict[str, TableChanges] = {}
         for txn in txns:
             by_table: dict[str, list[Change]] = {}
@@ -105,11 +101,10 @@ class PeekDecoder:
         return txns, batches
 
     def columnar(
-        self, conn: psycopg.Connection, datas: list[bytes], floors: dict[str, int]
+        self, conn: psycopg.Connection, m: Messages, floors: dict[str, int]
     ) -> Decoded | None:
         """The peek decoded column-wise (``_columnar.py``): only transaction and relation
         messages become Python objects. None where the row-wise path must decode."""
-        m = Messages.of(datas)
         tags = m.tags
         data = np.isin(tags, DATA_TAGS)
         decoder = Decoder()
@@ -118,7 +113,7 @@ class PeekDecoder:
         txn, begun = None, 0
         seen: dict[int, tuple[int, Relation]] = {}  # relid: (its first message, shape)
         for i in np.flatnonzero(~data).tolist():
-            msg = decoder.decode(datas[i])
+            msg = decoder.decode(m.message(i))
             if isinstance(msg, Begin):
                 txn, begun = Transaction(msg.final_lsn, msg.commit_ts_us), i
             elif isinstance(msg, Commit):

@@ -11,14 +11,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import psycopg
 from psycopg import sql
 
 from kyma.connectors.base import SyncDisabled
-from kyma.connectors.cdc_state import lsn_int
+from kyma.connectors.cdc_state import lsn_int, lsn_text
 from kyma.connectors.postgres.cdc._tables import SLOT_INVALIDATED, SLOT_MISSING
 
 HEARTBEAT_PREFIX = "kyma_heartbeat"
+PEEK = (
+    "SELECT string_agg(int4send(octet_length(data)), ''::bytea), string_agg(data, ''::bytea)"
+    " FROM pg_logical_slot_peek_binary_changes(%s, %s::pg_lsn, %s,"
+    " 'proto_version', '1', 'publication_names', %s)"
+)
+"""The slot's pending messages (without consuming them), aggregated at the source into two
+values: each message's length (4 bytes, big-endian) and the messages back to back. One
+bytea each instead of a row per message: the client builds no object per message."""
 
 
 @dataclass
@@ -36,7 +45,9 @@ class ExportedSlot:
 
 @dataclass(frozen=True)
 class SlotPosition:
-    wal_end: int  # pg_current_wal_lsn(): everything committed so far is at or below it
+    wal_end: int  # pg_current_wal_flush_lsn(): every commit up to it is flushed, so decodable
+    # (the write position can run ahead of the flush; a peek reads only flushed WAL, so a
+    # commit between the two would wait, unread, for the WAL to move again)
     confirmed: int  # the slot's confirmed_flush_lsn
 
 
@@ -61,7 +72,7 @@ def where(conn: psycopg.Connection, slot: str) -> SlotPosition:
     """The server's WAL end and the slot's confirmed position; SyncDisabled if the slot is
     gone (``replication_slot_missing``) or invalidated by ``max_slot_wal_keep_size``."""
     row = conn.execute(
-        "SELECT pg_current_wal_lsn()::text, confirmed_flush_lsn::text, wal_status"
+        "SELECT pg_current_wal_flush_lsn()::text, confirmed_flush_lsn::text, wal_status"
         " FROM pg_replication_slots WHERE slot_name = %s",
         (slot,),
     ).fetchone()
@@ -75,6 +86,18 @@ def where(conn: psycopg.Connection, slot: str) -> SlotPosition:
             " needed (max_slot_wal_keep_size)",
         )
     return SlotPosition(lsn_int(wal_end), lsn_int(confirmed))
+
+
+def peek(
+    conn: psycopg.Connection, slot: str, upto_lsn: int, limit: int
+) -> tuple[bytes, np.ndarray]:
+    """The messages of up to ``limit`` changes committed at or before ``upto_lsn``, for the
+    publication named as the slot: (the messages back to back, each one's length)."""
+    row = conn.cursor(binary=True).execute(PEEK, (slot, lsn_text(upto_lsn), limit, slot))
+    lengths, data = row.fetchone() or (None, None)
+    if lengths is None:
+        return b"", np.zeros(0, np.int64)
+    return bytes(data), np.frombuffer(lengths, ">i4").astype(np.int64)
 
 
 def exists(conn: psycopg.Connection, slot: str) -> bool:

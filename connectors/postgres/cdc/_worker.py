@@ -1,11 +1,12 @@
 """One connector's CDC sync loop: snapshot what needs it, then stream the slot's changes.
 
-psycopg 3 has no START_REPLICATION streaming, so each step *peeks* at the slot
-(``pg_logical_slot_peek_binary_changes``, which consumes nothing), commits each touched
-table's changes with its cursor as a payload of the extent commit, records that every table
-holds the batch (``confirmed_lsn``), and only then advances the slot
-(``pg_replication_slot_advance``). A kill anywhere replays from the slot; transactions at or
-below a table's cursor are skipped, so nothing is lost and nothing lands twice.
+Each step *peeks* at the slot (``pg_logical_slot_peek_binary_changes``, which consumes
+nothing; one query returns every pending message), commits each touched table's changes with
+its cursor as a payload of the extent commit, records that every table holds the batch
+(``confirmed_lsn``), and only then advances the slot (``pg_replication_slot_advance``). A
+kill anywhere replays from the slot; transactions at or below a table's cursor are skipped,
+so nothing is lost and nothing lands twice. (A START_REPLICATION stream was measured slower
+than peek and advance here: one CopyData message per change; see BENCHMARKS.md.)
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ from kyma.connectors.base import SyncDisabled, SyncWorker
 from kyma.connectors.cdc_state import CHANGES_SUFFIX, CdcStore, advance_table, lsn_text
 from kyma.connectors.postgres._connector import PostgresConnector
 from kyma.connectors.postgres.cdc import _slot, _tables
+from kyma.connectors.postgres.cdc._columnar import Messages
 from kyma.connectors.postgres.cdc._decode import PeekDecoder
+from kyma.connectors.postgres.cdc._pace import Pace
 from kyma.connectors.postgres.cdc._slot import SlotPosition, create_slot
 from kyma.connectors.postgres.cdc._snapshot import snapshot_table
 from kyma.connectors.postgres.cdc._spark_snapshot import (
@@ -55,12 +58,9 @@ log = logging.getLogger("kyma.cdc")
 Query = Callable[[str], pa.Table]
 """Runs kyma SQL (the worker reads a key's current version for unchanged TOAST values)."""
 
-_PEEK = (
-    "SELECT data FROM pg_logical_slot_peek_binary_changes(%s, %s::pg_lsn, %s,"
-    " 'proto_version', '1', 'publication_names', %s)"
-)
-COMMIT_THREADS = 4
-"""Tables of one step committed side by side."""
+COMMIT_THREADS = 16
+"""Tables of one step committed side by side (each waits mostly on fsyncs: an extent, the
+catalog): a thread per table up to this many."""
 MAX_BACKOFF = 30.0
 IDLE_CONFIRM_SECONDS = 10.0
 """While nothing synced commits, the slot is confirmed up to the WAL's end (and a heartbeat
@@ -118,11 +118,16 @@ class CdcWorker(SyncWorker):
         *,
         on_disabled: Callable[[str, str], None] = lambda reason, detail: None,
         spark: SparkTarget | None = None,
-        batch_changes: int = 250_000,
+        batch_bytes: int = 64 * 2**20,
+        batch_changes: int = 1_000_000,
         poll_seconds: float = 0.2,
+        min_poll_seconds: float = 0.02,
     ) -> None:
         """With ``spark``, large tables' snapshots run there; without it every table is
-        read in this process."""
+        read in this process. A step peeks about ``batch_bytes`` of messages (counted from
+        the last peek's message size), at most ``batch_changes``. After a step finds
+        nothing new, the loop waits ``min_poll_seconds``, doubling up to ``poll_seconds``
+        while the source stays quiet."""
         self.record = record
         self.id = record.connector_id
         self.connector = connector
@@ -132,8 +137,11 @@ class CdcWorker(SyncWorker):
         self.write_path = write_path
         self.query = query
         self.on_disabled = on_disabled
+        self.batch_bytes = batch_bytes
         self.batch_changes = batch_changes
+        self._message_bytes = 100.0  # a message's size in the last peek
         self.poll_seconds = poll_seconds
+        self.pace = Pace(min(min_poll_seconds, poll_seconds), poll_seconds)
         self.spark = spark
         self.options = SyncOptions.of(record.definition.get("sync", {}))
         self.slot = _tables.slot_name(self.id)
@@ -149,6 +157,8 @@ class CdcWorker(SyncWorker):
         self.tables: dict[str, SyncTable] = {}
         self.decoder = self._decoder()
         self._conn: psycopg.Connection | None = None
+        self._floors: dict[str, int] | None = None  # each table's cursor, once read
+        self._read_to: int | None = None  # the WAL end the last complete peek read up to
 
     # ---------------------------------------------------------------- loop
 
@@ -163,8 +173,9 @@ class CdcWorker(SyncWorker):
                 try:
                     self.start()
                     while not stop.is_set():
-                        if self.step() == 0:
-                            stop.wait(self.poll_seconds)
+                        wait = self.pace.after(self.step())
+                        if wait:
+                            stop.wait(wait)
                         backoff = 0.5
                 except FencedWriterError as e:  # another worker claimed the connector
                     self.state, self.last_error = "fenced", str(e)
@@ -192,6 +203,7 @@ class CdcWorker(SyncWorker):
         tables = prepare(self.record, self.connector, self.catalog, self.records, self.cdc)
         self.tables = {t.qualified: t for t in tables}
         self.decoder = self._decoder()  # the source sends every relation again
+        self._floors, self._read_to = None, None  # read again once the snapshots commit
         self.epoch = self.cdc.claim(self.id)
         state = self.cdc.state(self.id)
         pending = [t for t in tables if (s := state.table(t.qualified)) and s.phase == "snapshot"]
@@ -253,16 +265,17 @@ class CdcWorker(SyncWorker):
         )
 
     def step(self) -> int:
-        """One peek at the slot, committed; the number of source transactions applied."""
+        """One peek at the slot, committed; the number of source transactions applied.
+        Nothing written at the source since the last peek read everything: no peek."""
         started = time.monotonic()
-        state = self.cdc.state(self.id)
-        confirmed = state.confirmed_lsn or 0
-        floors = {t.source_table: max(t.cursor_lsn or 0, confirmed) for t in state.tables}
+        floors = self._cursors()
         conn = self._source()
         try:
             position = _slot.where(conn, self.slot)
-            peek = (self.slot, lsn_text(position.wal_end), self.batch_changes, self.slot)
-            rows = conn.cursor(binary=True).execute(_PEEK, peek).fetchall()
+            if position.wal_end == self._read_to:
+                self._quiet(conn, position)
+                return 0
+            data, lengths, limit = self._peek(conn, position.wal_end, self._limit())
         except psycopg.errors.UndefinedObject as e:
             raise SyncDisabled(SLOT_MISSING, self.slot) from e
         except psycopg.errors.ObjectNotInPrerequisiteState:
@@ -270,15 +283,23 @@ class CdcWorker(SyncWorker):
             raise
         except psycopg.OperationalError as e:
             raise SourceUnreachableError(f"connector {self.record.name!r}: {e}") from e
-        datas = [data for (data,) in rows]
-        complete = len(rows) < self.batch_changes  # every commit up to wal_end was read
-        txns, batches = self.decoder.decode(conn, datas, floors)
+        complete = len(lengths) < limit  # every commit up to wal_end was read
+        if len(lengths):
+            self._message_bytes = max(1.0, len(data) / len(lengths))
+        txns, batches = self.decoder.decode(conn, Messages.joined(data, lengths), floors)
         if not txns:
-            self.caught_up_at = time.time()
-            self._idle(conn, position)
+            self._read_to = position.wal_end if complete else None
+            self._quiet(conn, position)
             return 0
         last = txns[-1].end_lsn
-        self._commit(batches, last)
+        try:
+            self._commit(batches, last)
+        except BaseException:
+            self._floors = None  # some tables may have committed: read the cursors again
+            raise
+        for name in batches:
+            floors[name] = last
+        self._read_to = position.wal_end if complete else None
         target = max(last, position.wal_end) if complete else last
         self.cdc.confirm(self.id, self.epoch, target)
         self._advance_slot(conn, position, target)
@@ -290,6 +311,40 @@ class CdcWorker(SyncWorker):
         if complete:
             self.caught_up_at = now
         return len(txns)
+
+    def _cursors(self) -> dict[str, int]:
+        """Each table's floor: changes at or below it are in kyma. Read once per start; then
+        this worker alone moves them (another one fences it: its next commit fails)."""
+        if self._floors is None:
+            state = self.cdc.state(self.id)
+            confirmed = state.confirmed_lsn or 0
+            self._floors = {t.source_table: max(t.cursor_lsn or 0, confirmed) for t in state.tables}
+        return self._floors
+
+    def _limit(self) -> int:
+        """Messages to peek: about ``batch_bytes`` of them, at most ``batch_changes``. Every
+        peek decodes from the slot's restart point, so fewer, larger ones cost the source
+        less; the bytes bound what one step holds in memory.
+
+        >>> from types import SimpleNamespace as S
+        >>> CdcWorker._limit(S(batch_bytes=64 << 20, batch_changes=10**6, _message_bytes=92))
+        729444
+        >>> CdcWorker._limit(S(batch_bytes=64 << 20, batch_changes=10**6, _message_bytes=1e6))
+        1000
+        """
+        wanted = int(self.batch_bytes / self._message_bytes)
+        return max(min(wanted, self.batch_changes), min(1000, self.batch_changes))
+
+    def _peek(self, conn: psycopg.Connection, upto: int, limit: int) -> tuple[bytes, Any, int]:
+        """The pending messages up to ``upto``, at most ``limit`` (more if one transaction
+        has more), and the limit: a smaller one if the source cannot hold them in one value."""
+        while True:
+            try:
+                return (*_slot.peek(conn, self.slot, upto, limit), limit)
+            except (psycopg.errors.ProgramLimitExceeded, psycopg.errors.OutOfMemory):
+                if limit == 1:
+                    raise
+                limit = max(1, limit // 4)
 
     def _commit(self, batches: dict[str, tuple[pa.Table, int]], last: int) -> None:
         """Each table's batch with its cursor at ``last``, one catalog commit per table, the
@@ -306,14 +361,16 @@ class CdcWorker(SyncWorker):
         if len(tables) == 1:
             commit(*tables[0])
             return
-        with ThreadPoolExecutor(COMMIT_THREADS, thread_name_prefix="kyma-cdc-commit") as pool:
+        threads = min(len(tables), COMMIT_THREADS)
+        with ThreadPoolExecutor(threads, thread_name_prefix="kyma-cdc-commit") as pool:
             done = [pool.submit(commit, *table) for table in tables]
         for future in done:
             future.result()
 
-    def _idle(self, conn: psycopg.Connection, position: SlotPosition) -> None:
+    def _quiet(self, conn: psycopg.Connection, position: SlotPosition) -> None:
         """Nothing synced committed up to the WAL's end: now and then, confirm the slot
         there and write a heartbeat, so the source can recycle its WAL."""
+        self.caught_up_at = time.time()
         now = time.monotonic()
         if now - self._idle_confirmed_at < IDLE_CONFIRM_SECONDS:
             return
