@@ -7,9 +7,10 @@ all joined with ``binary_join_element_wise`` -- and says, per row, whether it ca
 that they are byte-identical. It vouches only when every trap is ruled out:
 
 - CBOR keeps a row's key order, a struct its own: the line must hold the JSON text of the
-  struct's keys exactly as many times as the row has keys present, and no two of them in
-  the other order than the struct's. A line with ``\\u``, ``\\"`` or ``\\/`` (where a key
-  may be written otherwise, or a string hold a key's text) is not vouched for;
+  keys of the struct and its nested structs (``"name"`` then ``:``, blanks between
+  allowed) exactly as many times as the row has keys present, and no two of them in
+  another order than theirs. A line with ``\\u``, ``\\"`` or ``\\/`` (where a key may be
+  written otherwise, or a string hold a key's text) is not vouched for;
 - pyarrow reads an explicit ``null`` and an absent key alike: the count above tells them
   apart (the key of a null is in the line but not present);
 - a field of integers and floats is inferred double: an integral double may have been
@@ -36,6 +37,8 @@ _EMPTY = pa.scalar(b"", pa.binary())
 # Where a key's text in the line may differ from its canonical JSON text (or a string
 # value may hold a key's text): such lines are left to Python.
 _ODD_ESCAPE = r'\\[u"/]'
+# What may stand between a key and its colon (JSON's blanks; a line holds no newline).
+_COLON = r"[ \t\r]*:"
 # The most keys (all levels) a column's struct may have for Arrow to encode it: the key
 # checks cost a pass over the lines per level and grow with the keys (the order check with
 # their square); a wider, sparser struct is cheaper in Python.
@@ -50,7 +53,10 @@ def encode_dynamic(array: pa.Array, lines: pa.Array) -> tuple[pa.Array, pa.Array
     valid = pc.is_valid(array)
     if _keys(array.type) > MAX_KEYS:
         return pa.nulls(len(array), pa.binary()), pc.invert(valid)
-    values, ok = _encode(array, lines)
+    values, ok, present = _encode(array, lines)
+    texts = _key_texts(array.type)
+    if texts:
+        ok = pc.and_(ok, _keys_once_in_order(texts, present, lines))
     odd = pc.match_substring_regex(lines, _ODD_ESCAPE)
     ok = pc.and_(ok, pc.invert(pc.and_(valid, odd)))
     return pc.if_else(valid, values, pa.scalar(None, pa.binary())), ok
@@ -62,58 +68,77 @@ def _keys(kind: pa.DataType) -> int:
     return sum(1 + _keys(field.type) for field in kind)
 
 
-def _encode(array: pa.Array, lines: pa.Array) -> tuple[pa.Array, pa.Array]:
-    """(CBOR of each present value, null where absent; whether each row is exact)."""
+def _key_texts(kind: pa.DataType) -> list[str]:
+    """The JSON text (``"name"``) of every key of nested structs, depth first: the order
+    a row holding them all writes them in (a struct's value sits between its key and the
+    next)."""
+    if not pa.types.is_struct(kind):
+        return []
+    texts = []
+    for field in kind:
+        texts += [json.dumps(field.name, ensure_ascii=False), *_key_texts(field.type)]
+    return texts
+
+
+def _encode(array: pa.Array, lines: pa.Array) -> tuple[pa.Array, pa.Array, np.ndarray | int]:
+    """(CBOR of each present value, null where absent; whether each row is exact, but for
+    its key order; how many keys of nested structs each row has present)."""
     kind = array.type
     valid = pc.is_valid(array)
     everywhere = pa.array(np.ones(len(array), np.bool_))
     if pa.types.is_null(kind):
-        return pa.nulls(len(array), pa.binary()), everywhere
+        return pa.nulls(len(array), pa.binary()), everywhere, 0
     if pa.types.is_boolean(kind):
-        return pc.if_else(array, _TRUE, _FALSE), everywhere
+        return pc.if_else(array, _TRUE, _FALSE), everywhere, 0
     if pa.types.is_int64(kind):
-        return _ints(array), everywhere
+        return _ints(array), everywhere, 0
     if pa.types.is_float64(kind):
         integral = pc.and_(valid, pc.equal(pc.floor(array), array))
-        return _doubles(array), pc.invert(pc.fill_null(integral, False))
+        return _doubles(array), pc.invert(pc.fill_null(integral, False)), 0
     if pa.types.is_string(kind):
         heads = _heads(_MAJOR_TEXT, _numpy(pc.binary_length(array)))
-        return _join([heads, array.cast(pa.binary())], "emit_null"), everywhere
+        return _join([heads, array.cast(pa.binary())], "emit_null"), everywhere, 0
     if pa.types.is_struct(kind):
         return _struct(array, lines)
-    return pa.nulls(len(array), pa.binary()), pc.invert(valid)  # lists etc.: Python's
+    return pa.nulls(len(array), pa.binary()), pc.invert(valid), 0  # lists etc.: Python's
 
 
-def _struct(array: pa.StructArray, lines: pa.Array) -> tuple[pa.Array, pa.Array]:
+def _struct(array: pa.StructArray, lines: pa.Array) -> tuple[pa.Array, pa.Array, np.ndarray]:
     rows = len(array)
     ok = pa.array(np.ones(rows, np.bool_))
     count = np.zeros(rows, np.uint64)
+    nested = np.zeros(rows, np.uint64)
     parts: list[pa.Array] = []
     for i, field in enumerate(array.type):
         child = pc.struct_field(array, [i])
-        values, child_ok = _encode(child, lines)
+        values, child_ok, child_keys = _encode(child, lines)
         key = field.name.encode()
         head = _heads(_MAJOR_TEXT, np.array([len(key)], np.uint64))[0].as_py()
         parts.append(_join([pa.scalar(head + key, pa.binary()), values], "emit_null"))
         count += pc.is_valid(child).to_numpy(zero_copy_only=False).astype(np.uint64)
+        nested += np.uint64(0) if isinstance(child_keys, int) else child_keys
         ok = pc.and_(ok, child_ok)
-    if parts:
-        ok = pc.and_(ok, _keys_once_in_order(array.type, count, lines))
     encoded = _join([_heads(_MAJOR_MAP, count), *parts], "replace")
-    return pc.if_else(pc.is_valid(array), encoded, pa.scalar(None, pa.binary())), ok
+    return pc.if_else(pc.is_valid(array), encoded, pa.scalar(None, pa.binary())), ok, count + nested
 
 
-def _keys_once_in_order(kind: pa.StructType, present: np.ndarray, lines: pa.Array) -> pa.Array:
-    """Whether the line holds the JSON text of the struct's keys exactly as often as the row
-    has keys present (each present key once, no absent one), and no two in the other order
-    than the struct's: then the row's keys are in the struct's order."""
-    texts = [re.escape(json.dumps(f.name, ensure_ascii=False) + ":") for f in kind]
-    found = pc.count_substring_regex(lines, "|".join(texts)).to_numpy(zero_copy_only=False)
+def _keys_once_in_order(texts: list[str], present: np.ndarray, lines: pa.Array) -> pa.Array:
+    """Whether the line holds the key ``texts`` (of every nesting level, depth first)
+    exactly as often as the row has keys present (each present key once, no absent one),
+    and no two in the other order than ``texts``: then each struct's keys are in its order.
+
+    Two passes over the lines however deep the structs nest. A present key's text is in
+    the line (lines with escapes are not vouched for), so equal counts pair each occurrence
+    with one present key; a name used at two levels makes its rows fail, as it should not
+    matter which of them came first."""
+    escaped = [re.escape(text) + _COLON for text in texts]
+    alternatives = "|".join(dict.fromkeys(escaped))
+    found = pc.count_substring_regex(lines, alternatives).to_numpy(zero_copy_only=False)
     ok = pa.array(found.astype(np.uint64) == present)
-    if len(texts) < 2:
+    if len(escaped) < 2:
         return ok
     inversions = "|".join(
-        f"(?:{'|'.join(texts[i + 1 :])}).*{texts[i]}" for i in range(len(texts) - 1)
+        f"(?:{'|'.join(escaped[i + 1 :])}).*{escaped[i]}" for i in range(len(escaped) - 1)
     )
     return pc.and_(ok, pc.invert(pc.match_substring_regex(lines, inversions)))
 

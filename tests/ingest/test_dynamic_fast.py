@@ -191,6 +191,41 @@ def test_rows_with_traps_are_left_to_python() -> None:
     _same_as_slow(body)
 
 
+def test_keys_with_a_blank_before_the_colon_are_found() -> None:
+    """A key written ``"a" :`` is a key of the row: before it was looked for with its
+    blank, a null there read as absent, and its order went unchecked."""
+    lines = [
+        '{"attrs":{"a":"x","b":"y"}}',
+        '{"attrs":{"a" :null,"b":"s"}}',  # an explicit null
+        '{"attrs":{"b":"r","a"\t:"q"},"a":9}',  # after b, and "a": elsewhere in the line
+        '{"attrs":{"a"\r :"p","b":"o"}}',
+    ]
+    body = ("\n".join(lines) + "\n").encode()
+    table = pj.read_json(io.BytesIO(body))
+    values, exact = encode_dynamic(table.column("attrs").combine_chunks(), layout(body).lines)
+    assert exact.to_pylist() == [True, False, False, True]
+    assert values[3].as_py() == cbor2.dumps({"a": "p", "b": "o"})
+    _same_as_slow(body)
+
+
+def test_nested_keys_out_of_order_or_at_two_levels_are_left_to_python() -> None:
+    """The key checks of every nesting level run together (two passes over the lines)."""
+    nested = [
+        '{"attrs":{"a":1,"c":{"x":1,"y":"p"}}}',
+        '{"attrs":{"a":2,"c":{"y":"q","x":2}}}',  # nested keys in another order
+        '{"attrs":{"c":{"x":3},"a":3}}',  # the nested object before a
+        '{"attrs":{"c":{"y":"r"}}}',
+        '{"attrs":{"a":6,"c":{"x":6,"y":null}}}',  # a nested explicit null
+    ]
+    twice = ['{"attrs":{"a":4,"c":{"x":4,"a":5}}}', '{"attrs":{"a":7}}']  # a at two levels
+    for lines, expected in ((nested, [True, False, False, True, False]), (twice, [False, True])):
+        body = ("\n".join(lines) + "\n").encode()
+        table = pj.read_json(io.BytesIO(body))
+        _, exact = encode_dynamic(table.column("attrs").combine_chunks(), layout(body).lines)
+        assert exact.to_pylist() == expected
+        _same_as_slow(body)
+
+
 def test_a_struct_wider_than_the_key_bound_is_left_to_python() -> None:
     rows = [{"attrs": {f"k{i}": i, f"k{i + 1}": "v"}} for i in range(0, MAX_KEYS + 2, 2)]
     body = "".join(json.dumps(r) + "\n" for r in rows).encode()
