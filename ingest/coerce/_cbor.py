@@ -40,8 +40,8 @@ _ODD_ESCAPE = r'\\[u"/]'
 # What may stand between a key and its colon (JSON's blanks; a line holds no newline).
 _COLON = r"[ \t\r]*:"
 # The most keys (all levels) a column's struct may have for Arrow to encode it: the key
-# checks cost a pass over the lines per level and grow with the keys (the order check with
-# their square); a wider, sparser struct is cheaper in Python.
+# checks' patterns grow with the keys (the counting order check with their square), and a
+# bitmask of them names a row's shape; a wider, sparser struct is cheaper in Python.
 MAX_KEYS = 32
 # The most key shapes (which keys a row has) checked shape by shape, two passes over each
 # shape's lines; past it, two passes over all lines, the costlier counting one among them.
