@@ -56,7 +56,8 @@ def encode_dynamic(array: pa.Array, lines: pa.Array) -> tuple[pa.Array, pa.Array
     valid = pc.is_valid(array)
     if _keys(array.type) > MAX_KEYS:
         return pa.nulls(len(array), pa.binary()), pc.invert(valid)
-    values, ok, presence = _encode(array, lines)
+    pieces, ok, presence = _encode(array, lines)
+    values = pieces[0] if len(pieces) == 1 else _join(pieces, "emit_null")
     if presence:
         present = np.column_stack(presence)
         ok = pc.and_(ok, _keys_once_in_order(_key_texts(array.type), present, lines))
@@ -83,30 +84,33 @@ def _key_texts(kind: pa.DataType) -> list[str]:
     return texts
 
 
-def _encode(array: pa.Array, lines: pa.Array) -> tuple[pa.Array, pa.Array, list[np.ndarray]]:
-    """(CBOR of each present value, null where absent; whether each row is exact, but for
-    its keys' order and count; which rows have each key of nested structs, depth first)."""
+def _encode(array: pa.Array, lines: pa.Array) -> tuple[list[pa.Array], pa.Array, list[np.ndarray]]:
+    """(CBOR of each present value as pieces to join, null where absent -- joined once with
+    the key that precedes them; whether each row is exact, but for its keys' order and
+    count; which rows have each key of nested structs, depth first)."""
     kind = array.type
     valid = pc.is_valid(array)
     everywhere = pa.array(np.ones(len(array), np.bool_))
     if pa.types.is_null(kind):
-        return pa.nulls(len(array), pa.binary()), everywhere, []
+        return [pa.nulls(len(array), pa.binary())], everywhere, []
     if pa.types.is_boolean(kind):
-        return pc.if_else(array, _TRUE, _FALSE), everywhere, []
+        return [pc.if_else(array, _TRUE, _FALSE)], everywhere, []
     if pa.types.is_int64(kind):
-        return _ints(array), everywhere, []
+        return [_ints(array)], everywhere, []
     if pa.types.is_float64(kind):
         integral = pc.and_(valid, pc.equal(pc.floor(array), array))
-        return _doubles(array), pc.invert(pc.fill_null(integral, False)), []
+        return [_doubles(array)], pc.invert(pc.fill_null(integral, False)), []
     if pa.types.is_string(kind):
         heads = _heads(_MAJOR_TEXT, _numpy(pc.binary_length(array)))
-        return _join([heads, array.cast(pa.binary())], "emit_null"), everywhere, []
+        return [heads, array.cast(pa.binary())], everywhere, []
     if pa.types.is_struct(kind):
         return _struct(array, lines)
-    return pa.nulls(len(array), pa.binary()), pc.invert(valid), []  # lists etc.: Python's
+    return [pa.nulls(len(array), pa.binary())], pc.invert(valid), []  # lists etc.: Python's
 
 
-def _struct(array: pa.StructArray, lines: pa.Array) -> tuple[pa.Array, pa.Array, list[np.ndarray]]:
+def _struct(
+    array: pa.StructArray, lines: pa.Array
+) -> tuple[list[pa.Array], pa.Array, list[np.ndarray]]:
     rows = len(array)
     ok = pa.array(np.ones(rows, np.bool_))
     count = np.zeros(rows, np.uint64)
@@ -114,16 +118,17 @@ def _struct(array: pa.StructArray, lines: pa.Array) -> tuple[pa.Array, pa.Array,
     parts: list[pa.Array] = []
     for i, field in enumerate(array.type):
         child = pc.struct_field(array, [i])
-        values, child_ok, nested = _encode(child, lines)
+        pieces, child_ok, nested = _encode(child, lines)
         key = field.name.encode()
         head = _heads(_MAJOR_TEXT, np.array([len(key)], np.uint64))[0].as_py()
-        parts.append(_join([pa.scalar(head + key, pa.binary()), values], "emit_null"))
+        parts.append(_join([pa.scalar(head + key, pa.binary()), *pieces], "emit_null"))
         here = pc.is_valid(child).to_numpy(zero_copy_only=False)
         count += here.astype(np.uint64)
         presence += [here, *nested]
         ok = pc.and_(ok, child_ok)
     encoded = _join([_heads(_MAJOR_MAP, count), *parts], "replace")
-    return pc.if_else(pc.is_valid(array), encoded, pa.scalar(None, pa.binary())), ok, presence
+    valid = pc.is_valid(array)
+    return [pc.if_else(valid, encoded, pa.scalar(None, pa.binary()))], ok, presence
 
 
 def _keys_once_in_order(texts: list[str], present: np.ndarray, lines: pa.Array) -> pa.Array:
