@@ -23,6 +23,12 @@ from kyma.engine.errors import ConfigError
 from kyma.ingest.tls import serve_tls, server_context
 
 STOP_GRACE_SECONDS = 10.0
+# waitress reads a socket 8 KiB at a time on its one loop thread and spools a body past
+# 512 KiB to a temporary file: a 10 000-line ingest body (~2.6 MB) cost ~330 reads and a
+# file round trip, ~17 ms of server CPU a request (BENCHMARKS.md, issue 18). Larger reads,
+# and bodies up to 4 MiB kept in memory (the handler reads the whole body anyway).
+RECV_BYTES = 256 << 10
+INBUF_OVERFLOW = 4 << 20
 
 
 class HttpListener:
@@ -50,7 +56,12 @@ class HttpListener:
         # A lookahead keeps reading while a request runs, so a client that went away is
         # seen: ``environ["waitress.client_disconnected"]()`` turns true (its query stops).
         self._server: Any = create_server(
-            app, sockets=[listening], threads=threads, channel_request_lookahead=1
+            app,
+            sockets=[listening],
+            threads=threads,
+            channel_request_lookahead=1,
+            recv_bytes=RECV_BYTES,
+            inbuf_overflow=INBUF_OVERFLOW,
         )
         self._probes = _probes_apart(self._server, probes) if probes else None
         if tls is not None:

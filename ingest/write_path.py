@@ -112,12 +112,10 @@ class WritePath:
         (e.g. a Kafka message's topic, partition and offset); ``payload`` runs in the commit
         transaction (e.g. advancing source positions), so both land or neither does.
         """
-        body_hash = hashlib.sha256(body).hexdigest()
-        if idempotency_key is None:
-            return self._ingest(
-                table, body, None, body_hash, schema_evolve, source, columns, payload
-            )
+        if idempotency_key is None:  # the hash identifies what a key stands for: none here
+            return self._ingest(table, body, None, "", schema_evolve, source, columns, payload)
         check_idempotency_key(idempotency_key)
+        body_hash = hashlib.sha256(body).hexdigest()
         with self.ledger.lock(idempotency_key, self.idempotency_wait_seconds):
             replayed = self._replayed(idempotency_key, body_hash, table)
             if replayed is not None:

@@ -96,13 +96,15 @@ def _attempt(
         if cur.rowcount != 1:
             raise _HeadMoved()
         if added:
-            # set_keys index the distinct and token sets for stage 1 (sql/011_manifest_scale.sql)
+            # set_keys index the distinct and token sets for stage 1 (sql/011_manifest_scale.sql,
+            # 013_large_sets_unindexed.sql); the stats are sent and parsed once for both.
             cur.executemany(
                 "INSERT INTO kyma.manifest (extent_id, table_id, object_path, byte_size,"
                 " row_count, block_count, min_ts, max_ts, column_stats, present_paths,"
                 " added_snapshot_id, format, set_keys)"
-                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, kyma.stat_keys(%s,"
-                " ARRAY(SELECT name FROM kyma.columns WHERE table_id = %s)))",
+                " SELECT %s, %s, %s, %s, %s, %s, %s, %s, s, %s, %s, %s, kyma.stat_keys(s,"
+                " ARRAY(SELECT name FROM kyma.columns WHERE table_id = %s))"
+                " FROM (SELECT %s::jsonb AS s) AS stats",
                 [
                     (
                         e.extent_id,
@@ -113,12 +115,11 @@ def _attempt(
                         e.block_count,
                         e.min_timestamp_nanos,
                         e.max_timestamp_nanos,
-                        Jsonb(e.column_stats),
                         e.present_paths,
                         snapshot_id,
                         e.format,
-                        Jsonb(e.column_stats),
                         table_id,
+                        Jsonb(e.column_stats),
                     )
                     for e in added
                 ],

@@ -42,13 +42,22 @@ def _set_may_hold_any(column: str, kind: str, values: frozenset[object]) -> sql.
 
     The keys are spelled by Postgres from jsonb on both sides (``kyma.set_key``, which
     hashes a long value; sql/012_long_set_keys.sql), so a value's key is the same whatever
-    its JSON spelling in the query."""
+    its JSON spelling in the query. A set too large to index is keyed ``~`` alone
+    (sql/013_large_sets_unindexed.sql): the set itself, in ``column_stats``, decides."""
     prefix = f"{column}/{kind}="
     wanted = sorted(json.dumps(v) for v in values)
     return sql.SQL(
-        "set_keys && (SELECT array_agg(kyma.set_key({p}, v::jsonb::text)) || ARRAY[{p} || '*']"
-        " FROM unnest({v}::text[]) AS v)"
-    ).format(p=sql.Literal(prefix), v=sql.Literal(wanted))
+        "(set_keys && (SELECT array_agg(kyma.set_key({p}, v::jsonb::text))"
+        " || ARRAY[{p} || '*', {p} || '~'] FROM unnest({v}::text[]) AS v)"
+        " AND (NOT set_keys @> ARRAY[{p} || '~']"
+        " OR column_stats -> {c} -> {k} @> ANY({members}::jsonb[])))"
+    ).format(
+        p=sql.Literal(prefix),
+        v=sql.Literal(wanted),
+        c=sql.Literal(column),
+        k=sql.Literal(kind),
+        members=sql.Literal([f"[{w}]" for w in wanted]),
+    )
 
 
 def _path_may_exist(column: str, path: tuple[str, ...]) -> sql.Composable:

@@ -7,9 +7,10 @@ all joined with ``binary_join_element_wise`` -- and says, per row, whether it ca
 that they are byte-identical. It vouches only when every trap is ruled out:
 
 - CBOR keeps a row's key order, a struct its own: the line must hold the JSON text of the
-  struct's keys exactly as many times as the row has keys present, and no two of them in
-  the other order than the struct's. A line with ``\\u``, ``\\"`` or ``\\/`` (where a key
-  may be written otherwise, or a string hold a key's text) is not vouched for;
+  keys of the struct and its nested structs (``"name"`` then ``:``, blanks between
+  allowed) exactly as many times as the row has keys present, and no two of them in
+  another order than theirs. A line with ``\\u``, ``\\"`` or ``\\/`` (where a key may be
+  written otherwise, or a string hold a key's text) is not vouched for;
 - pyarrow reads an explicit ``null`` and an absent key alike: the count above tells them
   apart (the key of a null is in the line but not present);
 - a field of integers and floats is inferred double: an integral double may have been
@@ -36,10 +37,15 @@ _EMPTY = pa.scalar(b"", pa.binary())
 # Where a key's text in the line may differ from its canonical JSON text (or a string
 # value may hold a key's text): such lines are left to Python.
 _ODD_ESCAPE = r'\\[u"/]'
+# What may stand between a key and its colon (JSON's blanks; a line holds no newline).
+_COLON = r"[ \t\r]*:"
 # The most keys (all levels) a column's struct may have for Arrow to encode it: the key
-# checks cost a pass over the lines per level and grow with the keys (the order check with
-# their square); a wider, sparser struct is cheaper in Python.
+# checks' patterns grow with the keys (the counting order check with their square), and a
+# bitmask of them names a row's shape; a wider, sparser struct is cheaper in Python.
 MAX_KEYS = 32
+# The most key shapes (which keys a row has) checked shape by shape, two passes over each
+# shape's lines; past it, two passes over all lines, the costlier counting one among them.
+MAX_SHAPES = 8
 
 
 def encode_dynamic(array: pa.Array, lines: pa.Array) -> tuple[pa.Array, pa.Array]:
@@ -50,7 +56,11 @@ def encode_dynamic(array: pa.Array, lines: pa.Array) -> tuple[pa.Array, pa.Array
     valid = pc.is_valid(array)
     if _keys(array.type) > MAX_KEYS:
         return pa.nulls(len(array), pa.binary()), pc.invert(valid)
-    values, ok = _encode(array, lines)
+    pieces, ok, presence = _encode(array, lines)
+    values = pieces[0] if len(pieces) == 1 else _join(pieces, "emit_null")
+    if presence:
+        present = np.column_stack(presence)
+        ok = pc.and_(ok, _keys_once_in_order(_key_texts(array.type), present, lines))
     odd = pc.match_substring_regex(lines, _ODD_ESCAPE)
     ok = pc.and_(ok, pc.invert(pc.and_(valid, odd)))
     return pc.if_else(valid, values, pa.scalar(None, pa.binary())), ok
@@ -62,58 +72,105 @@ def _keys(kind: pa.DataType) -> int:
     return sum(1 + _keys(field.type) for field in kind)
 
 
-def _encode(array: pa.Array, lines: pa.Array) -> tuple[pa.Array, pa.Array]:
-    """(CBOR of each present value, null where absent; whether each row is exact)."""
+def _key_texts(kind: pa.DataType) -> list[str]:
+    """The JSON text (``"name"``) of every key of nested structs, depth first: the order
+    a row holding them all writes them in (a struct's value sits between its key and the
+    next)."""
+    if not pa.types.is_struct(kind):
+        return []
+    texts = []
+    for field in kind:
+        texts += [json.dumps(field.name, ensure_ascii=False), *_key_texts(field.type)]
+    return texts
+
+
+def _encode(array: pa.Array, lines: pa.Array) -> tuple[list[pa.Array], pa.Array, list[np.ndarray]]:
+    """(CBOR of each present value as pieces to join, null where absent -- joined once with
+    the key that precedes them; whether each row is exact, but for its keys' order and
+    count; which rows have each key of nested structs, depth first)."""
     kind = array.type
     valid = pc.is_valid(array)
     everywhere = pa.array(np.ones(len(array), np.bool_))
     if pa.types.is_null(kind):
-        return pa.nulls(len(array), pa.binary()), everywhere
+        return [pa.nulls(len(array), pa.binary())], everywhere, []
     if pa.types.is_boolean(kind):
-        return pc.if_else(array, _TRUE, _FALSE), everywhere
+        return [pc.if_else(array, _TRUE, _FALSE)], everywhere, []
     if pa.types.is_int64(kind):
-        return _ints(array), everywhere
+        return [_ints(array)], everywhere, []
     if pa.types.is_float64(kind):
         integral = pc.and_(valid, pc.equal(pc.floor(array), array))
-        return _doubles(array), pc.invert(pc.fill_null(integral, False))
+        return [_doubles(array)], pc.invert(pc.fill_null(integral, False)), []
     if pa.types.is_string(kind):
         heads = _heads(_MAJOR_TEXT, _numpy(pc.binary_length(array)))
-        return _join([heads, array.cast(pa.binary())], "emit_null"), everywhere
+        return [heads, array.cast(pa.binary())], everywhere, []
     if pa.types.is_struct(kind):
         return _struct(array, lines)
-    return pa.nulls(len(array), pa.binary()), pc.invert(valid)  # lists etc.: Python's
+    return [pa.nulls(len(array), pa.binary())], pc.invert(valid), []  # lists etc.: Python's
 
 
-def _struct(array: pa.StructArray, lines: pa.Array) -> tuple[pa.Array, pa.Array]:
+def _struct(
+    array: pa.StructArray, lines: pa.Array
+) -> tuple[list[pa.Array], pa.Array, list[np.ndarray]]:
     rows = len(array)
     ok = pa.array(np.ones(rows, np.bool_))
     count = np.zeros(rows, np.uint64)
+    presence: list[np.ndarray] = []
     parts: list[pa.Array] = []
     for i, field in enumerate(array.type):
         child = pc.struct_field(array, [i])
-        values, child_ok = _encode(child, lines)
+        pieces, child_ok, nested = _encode(child, lines)
         key = field.name.encode()
         head = _heads(_MAJOR_TEXT, np.array([len(key)], np.uint64))[0].as_py()
-        parts.append(_join([pa.scalar(head + key, pa.binary()), values], "emit_null"))
-        count += pc.is_valid(child).to_numpy(zero_copy_only=False).astype(np.uint64)
+        parts.append(_join([pa.scalar(head + key, pa.binary()), *pieces], "emit_null"))
+        here = pc.is_valid(child).to_numpy(zero_copy_only=False)
+        count += here.astype(np.uint64)
+        presence += [here, *nested]
         ok = pc.and_(ok, child_ok)
-    if parts:
-        ok = pc.and_(ok, _keys_once_in_order(array.type, count, lines))
     encoded = _join([_heads(_MAJOR_MAP, count), *parts], "replace")
-    return pc.if_else(pc.is_valid(array), encoded, pa.scalar(None, pa.binary())), ok
+    valid = pc.is_valid(array)
+    return [pc.if_else(valid, encoded, pa.scalar(None, pa.binary()))], ok, presence
 
 
-def _keys_once_in_order(kind: pa.StructType, present: np.ndarray, lines: pa.Array) -> pa.Array:
-    """Whether the line holds the JSON text of the struct's keys exactly as often as the row
-    has keys present (each present key once, no absent one), and no two in the other order
-    than the struct's: then the row's keys are in the struct's order."""
-    texts = [re.escape(json.dumps(f.name, ensure_ascii=False) + ":") for f in kind]
-    found = pc.count_substring_regex(lines, "|".join(texts)).to_numpy(zero_copy_only=False)
+def _keys_once_in_order(texts: list[str], present: np.ndarray, lines: pa.Array) -> pa.Array:
+    """Whether each line holds the key ``texts`` (of every nesting level, depth first) of
+    the keys its row has ``present`` (rows × texts) once each, in that order, and no other:
+    then each struct's keys are in its order, and a key holding null is told from one absent.
+
+    A present key's text is in the line (lines with escapes are not vouched for). Rows are
+    grouped by the keys they have (mostly one group: a serializer writes the same keys), and
+    each group costs two passes over its lines: one that the present keys' texts are there
+    in order, one that no absent key's text is and no present key's text is there twice."""
+    escaped = [re.escape(text) + _COLON for text in texts]
+    codes = present.astype(np.uint64) @ (np.uint64(1) << np.arange(len(texts), dtype=np.uint64))
+    shapes, shape_of = np.unique(codes, return_inverse=True)
+    if len(shapes) > MAX_SHAPES or len(set(escaped)) < len(escaped):
+        return _counted(escaped, present.sum(axis=1, dtype=np.uint64), lines)
+    ok = np.zeros(len(codes), np.bool_)
+    for shape in range(len(shapes)):
+        rows = np.flatnonzero(shape_of == shape)
+        subset = lines if len(shapes) == 1 else lines.take(rows)
+        has = present[rows[0]]
+        held = [text for text, there in zip(escaped, has, strict=True) if there]
+        others = [text for text, there in zip(escaped, has, strict=True) if not there]
+        extra = pc.match_substring_regex(subset, "|".join([*others, *(f"{t}.*{t}" for t in held)]))
+        good = pc.invert(extra)
+        if held:
+            good = pc.and_(good, pc.match_substring_regex(subset, ".*".join(held)))
+        ok[rows] = good.to_numpy(zero_copy_only=False)
+    return pa.array(ok)
+
+
+def _counted(escaped: list[str], present: np.ndarray, lines: pa.Array) -> pa.Array:
+    """``_keys_once_in_order`` for rows of many shapes, or a name at two levels (whose rows
+    then fail, as it cannot tell which came first): the texts counted (equal counts pair
+    each occurrence with one present key) and no two found in the other order."""
+    alternatives = "|".join(dict.fromkeys(escaped))
+    found = pc.count_substring_regex(lines, alternatives).to_numpy(zero_copy_only=False)
     ok = pa.array(found.astype(np.uint64) == present)
-    if len(texts) < 2:
+    if len(escaped) < 2:
         return ok
     inversions = "|".join(
-        f"(?:{'|'.join(texts[i + 1 :])}).*{texts[i]}" for i in range(len(texts) - 1)
+        f"(?:{'|'.join(escaped[i + 1 :])}).*{escaped[i]}" for i in range(len(escaped) - 1)
     )
     return pc.and_(ok, pc.invert(pc.match_substring_regex(lines, inversions)))
 

@@ -29,6 +29,8 @@ BEFORE_THE_SPLIT = [
     (11, "011_manifest_scale.sql"),
     (12, "012_long_set_keys.sql"),
 ]
+# ... and every one since.
+EVERY = [*BEFORE_THE_SPLIT, (13, "013_large_sets_unindexed.sql")]
 
 
 def _recorded(url: str) -> list[tuple[int, str]]:
@@ -42,9 +44,9 @@ def test_migrations_apply_once_in_version_order(catalog_url: str) -> None:
     first = Stores.open(catalog_url)
     second = Stores.open(catalog_url)
     try:
-        assert first.db.migrations_applied == [name for _, name in BEFORE_THE_SPLIT]
+        assert first.db.migrations_applied == [name for _, name in EVERY]
         assert second.db.migrations_applied == []
-        assert _recorded(catalog_url) == BEFORE_THE_SPLIT
+        assert _recorded(catalog_url) == EVERY
     finally:
         first.close()
         second.close()
@@ -53,7 +55,7 @@ def test_migrations_apply_once_in_version_order(catalog_url: str) -> None:
 def test_a_catalog_made_before_the_split_opens_unchanged(catalog_url: str) -> None:
     """The old code applied every file of one folder in version order: the same files."""
     with psycopg.connect(catalog_url, autocommit=True) as conn:
-        assert migrate(conn, MIGRATIONS) == [name for _, name in BEFORE_THE_SPLIT]
+        assert migrate(conn, MIGRATIONS) == [name for _, name in EVERY]
         conn.execute(
             "INSERT INTO kyma.connectors (name, type, definition) VALUES ('pg', 'postgres', '{}')"
         )
@@ -70,7 +72,7 @@ def test_a_catalog_made_before_the_split_opens_unchanged(catalog_url: str) -> No
         assert stores.catalog.get_table("t").column("n") is not None
     finally:
         stores.close()
-    assert _recorded(catalog_url) == BEFORE_THE_SPLIT
+    assert _recorded(catalog_url) == EVERY
 
 
 def test_an_engine_alone_applies_its_own_and_stores_add_theirs(catalog_url: str) -> None:
@@ -82,6 +84,7 @@ def test_an_engine_alone_applies_its_own_and_stores_add_theirs(catalog_url: str)
             "010_extent_format.sql",
             "011_manifest_scale.sql",
             "012_long_set_keys.sql",
+            "013_large_sets_unindexed.sql",
         ]
     finally:
         catalog.close()
@@ -98,7 +101,7 @@ def test_an_engine_alone_applies_its_own_and_stores_add_theirs(catalog_url: str)
         ]
     finally:
         stores.close()
-    assert _recorded(catalog_url) == BEFORE_THE_SPLIT
+    assert _recorded(catalog_url) == EVERY
 
 
 def test_a_store_opened_on_a_bare_database_brings_what_it_needs(catalog_url: str) -> None:

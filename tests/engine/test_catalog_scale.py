@@ -160,3 +160,45 @@ def test_the_migration_rekeys_members_indexed_as_themselves(catalog: Catalog) ->
     with catalog.db.transaction() as conn:  # type: ignore[attr-defined]
         assert conn.execute(rekey).rowcount == 1
     assert kept(catalog, "t", Equals("s", medium)) == {old.object_path}
+
+
+def test_a_large_set_is_keyed_once_and_still_prunes(catalog: Catalog) -> None:
+    """A set of more than 1 000 members is one '~' key (sql/013_large_sets_unindexed.sql):
+    the commit stays cheap, and stage 1 reads the set itself, so it prunes as before; rows
+    keyed member by member (committed earlier) answer alike."""
+    catalog.create_table("t", [Column("s", KymaType("string")), Column("n", KymaType("long"))])
+    ids = [f"{i * 7919:016x}" for i in range(2_000)]
+    large = extent({"s": {"distinct": None, "tokens": ids}, "n": {"distinct": [*range(1_500)]}})
+    small = extent({"s": {"distinct": ["x"], "tokens": ["x", ids[5]]}, "n": {"distinct": [7]}})
+    old = extent({"s": {"distinct": None, "tokens": ids[:1_001]}, "n": {"distinct": [9_999]}})
+    catalog.commit("t", [large, small, old])
+    with catalog.db.transaction() as conn:  # type: ignore[attr-defined]
+        keys = dict(conn.execute("SELECT object_path, set_keys FROM kyma.manifest").fetchall())
+        assert sorted(k for k in keys[large.object_path] if k[:2] in ("n/", "s/")) == [
+            "n/distinct=~",
+            "n/tokens=*",
+            "s/distinct=*",
+            "s/tokens=~",
+        ]
+        conn.execute(  # as stat_keys before 013 spelled it: every member
+            "UPDATE kyma.manifest SET set_keys = ARRAY['s/distinct=*', 'n/tokens=*',"
+            " 'n/distinct=9999'] || ARRAY(SELECT 's/tokens=' || to_jsonb(t)::text"
+            " FROM unnest(%s::text[]) AS t) WHERE object_path = %s",
+            [ids[:1_001], old.object_path],
+        )
+    paths = {
+        e.object_path: name for name, e in {"large": large, "small": small, "old": old}.items()
+    }
+
+    def names(predicate: object) -> set[str]:
+        return {paths[p] for p in kept(catalog, "t", predicate)}
+
+    assert names(StringHas("s", ids[1_999])) == {"large"}
+    assert names(StringHas("s", ids[5])) == {"large", "small", "old"}
+    assert names(StringHas("s", ids[1_000])) == {"large", "old"}
+    assert names(StringHas("s", "nope")) == set()
+    assert names(Equals("n", 1_499)) == {"large"}
+    assert names(Equals("n", 1_499.0)) == {"large"}  # the same number spelled otherwise
+    assert names(InSet("n", frozenset([5_000, 9_999]))) == {"old"}
+    assert names(InSet("n", frozenset([7, 9_999]))) == {"large", "small", "old"}
+    assert names(InSet("n", frozenset([-1, 2_000]))) == set()

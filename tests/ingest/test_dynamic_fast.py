@@ -26,7 +26,7 @@ from kyma.engine.format._parsed import leaves
 from kyma.engine.format.parquet import ParquetFormat
 from kyma.engine.storage.local import LocalStore
 from kyma.engine.types import DEFAULT_COLUMNS, Column, KymaType
-from kyma.ingest.coerce._cbor import MAX_KEYS, encode_dynamic
+from kyma.ingest.coerce._cbor import MAX_KEYS, MAX_SHAPES, encode_dynamic
 from kyma.ingest.coerce._fast import coerce_fast
 from kyma.ingest.coerce._json import parse_line
 from kyma.ingest.coerce._layout import layout
@@ -189,6 +189,62 @@ def test_rows_with_traps_are_left_to_python() -> None:
     _, exact = encode_dynamic(table.column("attrs").combine_chunks(), layout(body).lines)
     assert exact.to_pylist() == [False, False, False, True, False, False, False, False]
     _same_as_slow(body)
+
+
+def test_keys_with_a_blank_before_the_colon_are_found() -> None:
+    """A key written ``"a" :`` is a key of the row: before it was looked for with its
+    blank, a null there read as absent, and its order went unchecked."""
+    lines = [
+        '{"attrs":{"a":"x","b":"y"}}',
+        '{"attrs":{"a" :null,"b":"s"}}',  # an explicit null
+        '{"attrs":{"b":"r","a"\t:"q"},"a":9}',  # after b, and "a": elsewhere in the line
+        '{"attrs":{"a"\r :"p","b":"o"}}',
+    ]
+    body = ("\n".join(lines) + "\n").encode()
+    table = pj.read_json(io.BytesIO(body))
+    values, exact = encode_dynamic(table.column("attrs").combine_chunks(), layout(body).lines)
+    assert exact.to_pylist() == [True, False, False, True]
+    assert values[3].as_py() == cbor2.dumps({"a": "p", "b": "o"})
+    _same_as_slow(body)
+
+
+def test_nested_keys_out_of_order_or_at_two_levels_are_left_to_python() -> None:
+    """The key checks of every nesting level run together (two passes over the lines)."""
+    nested = [
+        '{"attrs":{"a":1,"c":{"x":1,"y":"p"}}}',
+        '{"attrs":{"a":2,"c":{"y":"q","x":2}}}',  # nested keys in another order
+        '{"attrs":{"c":{"x":3},"a":3}}',  # the nested object before a
+        '{"attrs":{"c":{"y":"r"}}}',
+        '{"attrs":{"a":6,"c":{"x":6,"y":null}}}',  # a nested explicit null
+    ]
+    twice = ['{"attrs":{"a":4,"c":{"x":4,"a":5}}}', '{"attrs":{"a":7}}']  # a at two levels
+    for lines, expected in ((nested, [True, False, False, True, False]), (twice, [False, True])):
+        body = ("\n".join(lines) + "\n").encode()
+        table = pj.read_json(io.BytesIO(body))
+        _, exact = encode_dynamic(table.column("attrs").combine_chunks(), layout(body).lines)
+        assert exact.to_pylist() == expected
+        _same_as_slow(body)
+
+
+def test_rows_of_few_and_of_many_key_shapes_are_checked_alike() -> None:
+    """Rows are checked shape by shape (which keys they have) up to MAX_SHAPES shapes, and
+    all at once past it: the same rows are vouched for either way."""
+    keys = [f"k{i}" for i in range(5)]
+    good = [{k: f"v{i}" for j, k in enumerate(keys) if (i >> j) & 1} for i in range(1, 32)]
+    traps = [
+        '{"attrs":{"k0":"a","k1":null}}',  # an explicit null
+        '{"attrs":{"k1":"a","k0":"b"}}',  # another order
+        '{"attrs":{"k2":"a"},"more":{"k2":"b"}}',  # a key's text twice in the line
+        '{"k2":"x","attrs":{"k0":"a"}}',  # a key's text outside the object
+    ]
+    for count in (MAX_SHAPES - len(traps), 31):
+        lines = [json.dumps({"attrs": row}) for row in good[:count]] + traps
+        body = ("\n".join(lines) + "\n").encode()
+        table = pj.read_json(io.BytesIO(body))
+        values, exact = encode_dynamic(table.column("attrs").combine_chunks(), layout(body).lines)
+        assert exact.to_pylist() == [True] * count + [False] * len(traps)
+        assert values.to_pylist()[:count] == [cbor2.dumps(row) for row in good[:count]]
+        _same_as_slow(body)
 
 
 def test_a_struct_wider_than_the_key_bound_is_left_to_python() -> None:
