@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import reduce
+from itertools import chain
 
 import pyarrow as pa
 from datafusion import DataFrame, SessionContext, col
@@ -35,6 +36,7 @@ from kyma.engine.format._shred import Shred
 from kyma.engine.format.parquet._reader import ParquetExtentReader
 from kyma.engine.format.predicate import BlockPredicate, BlockStats, block_evaluator
 from kyma.engine.query import _path_scan
+from kyma.engine.query._decoded import DecodedColumns
 from kyma.engine.query._limits import checkpoint
 from kyma.engine.query._recent import Recent
 from kyma.engine.query._scan import TableScan, scan_blocks
@@ -198,11 +200,14 @@ def register(
     fmt: SegmentFormat,
     folders: Folders,
     partitions: int,
+    decoded: DecodedColumns | None = None,
 ) -> None:
     """Register table ``name`` in ``ctx``: the surviving blocks of ``extents``, projected to
-    ``scan.schema``; ``scan.stats`` counts stage 2 and 3."""
+    ``scan.schema``; ``scan.stats`` counts stage 2 and 3. A scan without path columns whose
+    columns fit ``decoded`` reads them from there (decoded once) instead of from Parquet."""
     groups: dict[tuple[tuple[str, ...], ...], _Group] = {}
     others: list[ExtentRef] = []
+    kept: list[tuple[ExtentRef, Footer, list[int]]] = []
     for entry in extents:
         checkpoint()
         footer = footer_of(store, fmt, entry.object_path)
@@ -214,16 +219,49 @@ def register(
         scan.stats.blocks_after_stats += len(blocks)
         if not blocks:
             continue
+        kept.append((entry, footer, blocks))
         paths = _path_scan.plan_of(footer.shredded, footer.block_stats, scan.paths, blocks)
         _count(scan, footer, blocks, paths.reads)
         key = tuple(paths.source(p, blocks) for p in scan.paths)
         group = groups.setdefault(key, _Group(footer, paths, blocks))
         group.files.append(str(store.local_path(entry.object_path)))
+    if decoded is not None and not scan.paths and decoded.admits(_decoded_bytes(scan, kept)):
+        read = chain(
+            (
+                batch
+                for entry, footer, blocks in kept
+                for batch in decoded.batches(
+                    store,
+                    fmt,
+                    entry.object_path,
+                    footer.file_schema.names,
+                    scan.schema,
+                    blocks,
+                    footer.block_rows,
+                )
+            ),
+            scan_blocks(scan, others, store, fmt),
+        )
+        frame = _memory(ctx, f"__kyma_blocks/{name}", scan.schema, read, partitions)
+        ctx.register_table(name, frame.into_view())
+        return
     frames = [_listing(ctx, f"{name}/{i}", scan, g, folders) for i, g in enumerate(groups.values())]
     if others or not frames:
         read = scan_blocks(scan, others, store, fmt)
         frames.append(_memory(ctx, f"__kyma_blocks/{name}", scan.schema, read, partitions))
     ctx.register_table(name, reduce(DataFrame.union, frames).into_view())
+
+
+def _decoded_bytes(scan: TableScan, kept: list[tuple[ExtentRef, Footer, list[int]]]) -> int:
+    """What the scanned columns of the extents in ``kept`` take decoded, every block."""
+    read = set(scan.schema.names)
+    return sum(
+        size
+        for _, footer, _ in kept
+        for block in footer.column_bytes
+        for c, size in block.items()
+        if c in read
+    )
 
 
 def _names(scan: TableScan) -> list[str]:

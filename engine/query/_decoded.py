@@ -1,0 +1,112 @@
+"""Decoded columns of Parquet extents, kept in memory up to a size, for scans that fit.
+
+Extents are immutable, so a column decoded once serves every later statement that reads it:
+the key is the store, the object path and the column, and nothing kept can go stale (a new
+snapshot brings new extents, which are new keys). A scan that fits reads its kept blocks as
+zero-copy slices of the kept arrays into a DataFusion memory table instead of decoding
+Parquet again; a larger one streams through DataFusion's Parquet reader (``_native``).
+The least recently used columns go first.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator
+
+import pyarrow as pa
+
+from kyma.engine.format import SegmentFormat
+from kyma.engine.query._limits import checkpoint
+from kyma.engine.storage import ObjectStore
+
+_Key = tuple[str, str, str]  # store URL, object path, column
+
+
+class DecodedColumns:
+    """Up to ``max_bytes`` of decoded columns (0: keep none), one array per block; a scan
+    of more than ``largest_scan`` bytes (default: ``max_bytes``) is not served from here
+    (the statement's memory pool: a scan through here holds its columns at once)."""
+
+    def __init__(self, max_bytes: int, largest_scan: int = 0) -> None:
+        self.max_bytes = max_bytes
+        self.largest_scan = min(largest_scan or max_bytes, max_bytes)
+        self.bytes = 0
+        self._items: OrderedDict[_Key, list[pa.Array]] = OrderedDict()
+        self._sizes: dict[_Key, int] = {}
+        self._lock = threading.Lock()
+
+    def admits(self, size: int) -> bool:
+        """Whether a scan of ``size`` decoded bytes is served from here."""
+        return 0 < size <= self.largest_scan
+
+    def batches(
+        self,
+        store: ObjectStore,
+        fmt: SegmentFormat,
+        path: str,
+        file_names: list[str],
+        schema: pa.Schema,
+        blocks: list[int],
+        block_rows: list[int],
+    ) -> Iterator[pa.RecordBatch]:
+        """The ``blocks`` of extent ``path`` with ``schema``'s columns: those of the file
+        (``file_names``) decoded once for all its blocks, the others null."""
+        present = set(file_names)
+        columns: dict[str, list[pa.Array]] = {}
+        missing = []
+        for field in schema:
+            if field.name not in present:
+                continue
+            found = self._get((store.url, path, field.name))
+            if found is None:
+                missing.append(field.name)
+            else:
+                columns[field.name] = found
+        if missing:
+            columns.update(self._decode(store, fmt, path, missing, len(block_rows)))
+        for block in blocks:
+            checkpoint()
+            arrays = []
+            for field in schema:
+                kept = columns.get(field.name)
+                if kept is None:  # a column added after the extent was written
+                    arrays.append(pa.nulls(block_rows[block], field.type))
+                    continue
+                array = kept[block]
+                arrays.append(array if array.type == field.type else array.cast(field.type))
+            yield pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+    def _decode(
+        self, store: ObjectStore, fmt: SegmentFormat, path: str, names: list[str], blocks: int
+    ) -> dict[str, list[pa.Array]]:
+        reader = fmt.open_extent(store, path)
+        try:
+            read = list(reader.read_blocks(list(range(blocks)), names))
+        finally:
+            reader.close()
+        decoded = {name: [batch.column(name) for batch in read] for name in names}
+        for name, arrays in decoded.items():
+            self._put((store.url, path, name), arrays)
+        return decoded
+
+    def _get(self, key: _Key) -> list[pa.Array] | None:
+        with self._lock:
+            found = self._items.get(key)
+            if found is not None:
+                self._items.move_to_end(key)
+            return found
+
+    def _put(self, key: _Key, arrays: list[pa.Array]) -> None:
+        size = sum(a.nbytes for a in arrays)
+        if size > self.max_bytes:
+            return
+        with self._lock:
+            if key in self._items:
+                return
+            self._items[key] = arrays
+            self._sizes[key] = size
+            self.bytes += size
+            while self.bytes > self.max_bytes:
+                old, _ = self._items.popitem(last=False)
+                self.bytes -= self._sizes.pop(old)
