@@ -36,7 +36,7 @@ from kyma.engine.format._shred import Shred
 from kyma.engine.format.parquet._reader import ParquetExtentReader
 from kyma.engine.format.predicate import BlockPredicate, BlockStats, block_evaluator
 from kyma.engine.query import _path_scan
-from kyma.engine.query._decoded import DecodedColumns
+from kyma.engine.query._decoded import DecodedColumns, viewed
 from kyma.engine.query._limits import checkpoint
 from kyma.engine.query._recent import Recent
 from kyma.engine.query._scan import TableScan, scan_blocks
@@ -226,6 +226,7 @@ def register(
         group = groups.setdefault(key, _Group(footer, paths, blocks))
         group.files.append(str(store.local_path(entry.object_path)))
     if decoded is not None and not scan.paths and decoded.admits(_decoded_bytes(scan, kept)):
+        schema = viewed(scan.schema)
         read = chain(
             (
                 batch
@@ -235,14 +236,14 @@ def register(
                     fmt,
                     entry.object_path,
                     footer.file_schema.names,
-                    scan.schema,
+                    schema,
                     blocks,
                     footer.block_rows,
                 )
             ),
-            scan_blocks(scan, others, store, fmt),
+            (batch.cast(schema) for batch in scan_blocks(scan, others, store, fmt)),
         )
-        frame = _memory(ctx, f"__kyma_blocks/{name}", scan.schema, read, partitions)
+        frame = _memory(ctx, f"__kyma_blocks/{name}", schema, read, partitions)
         ctx.register_table(name, frame.into_view())
         return
     frames = [_listing(ctx, f"{name}/{i}", scan, g, folders) for i, g in enumerate(groups.values())]

@@ -21,7 +21,7 @@ from kyma.engine.format import SegmentFormat
 from kyma.engine.format.predicate import BlockPredicate, Or
 from kyma.engine.query import _native, _path_columns, pg_numeric, udfs
 from kyma.engine.query._datafusion import run_datafusion
-from kyma.engine.query._decoded import DecodedColumns
+from kyma.engine.query._decoded import DecodedColumns, plain
 from kyma.engine.query._estimate import register_guard
 from kyma.engine.query._limits import (
     QueryLimits,
@@ -205,7 +205,7 @@ class SelectPlanner:
         total = ScanStats()
         for table_stats in stats.values():
             total.add(table_stats)
-        table = run_datafusion(ctx, plan.sql, explain=explain, limits=self.limits)
+        table = plain(run_datafusion(ctx, plan.sql, explain=explain, limits=self.limits))
         summary = {
             **asdict(total),
             "elapsed_ms": _ms_since(started),
