@@ -55,28 +55,31 @@ class DecodedColumns:
         """The ``blocks`` of extent ``path`` with ``schema``'s columns: those of the file
         (``file_names``) decoded once for all its blocks, the others null."""
         present = set(file_names)
+        names, types = schema.names, schema.types
         columns: dict[str, list[pa.Array]] = {}
         missing = []
-        for field in schema:
-            if field.name not in present:
+        for name in names:
+            if name not in present:
                 continue
-            found = self._get((store.url, path, field.name))
+            found = self._get((store.url, path, name))
             if found is None:
-                missing.append(field.name)
+                missing.append(name)
             else:
-                columns[field.name] = found
+                columns[name] = found
         if missing:
             columns.update(self._decode(store, fmt, path, missing, len(block_rows)))
+        # Per column: its arrays by block, or None (a column added after the extent was
+        # written: nulls); types checked once per extent, not per block.
+        kept = [columns.get(name) for name in names]
+        exact = [c is None or not c or c[0].type == t for c, t in zip(kept, types, strict=True)]
         for block in blocks:
             checkpoint()
-            arrays = []
-            for field in schema:
-                kept = columns.get(field.name)
-                if kept is None:  # a column added after the extent was written
-                    arrays.append(pa.nulls(block_rows[block], field.type))
-                    continue
-                array = kept[block]
-                arrays.append(array if array.type == field.type else array.cast(field.type))
+            arrays = [
+                pa.nulls(block_rows[block], t)
+                if c is None
+                else (c[block] if same else c[block].cast(t))
+                for c, t, same in zip(kept, types, exact, strict=True)
+            ]
             yield pa.RecordBatch.from_arrays(arrays, schema=schema)
 
     def _decode(
