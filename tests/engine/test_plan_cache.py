@@ -96,3 +96,14 @@ def test_switches_and_time_travel_are_planned_apart(table) -> None:
     old = table.query.execute(SUM, snapshot=snapshot)
     assert old.table.to_pylist() == [{"n": 3, "total": 6}]
     assert table.query.execute(SUM).table.to_pylist() == [{"n": 4, "total": 106}]
+
+
+def test_the_catalog_reads_a_querys_tables_together(table) -> None:
+    table.query.execute("CREATE TABLE other (s string, d dynamic)")
+    table.query.execute("ALTER TABLE other ADD COLUMN later long")
+    found = table.catalog.get_tables(["t", "other", "missing", "bad\x00name"])
+    assert sorted(found) == ["other", "t"]
+    for name in found:
+        assert found[name] == table.catalog.get_table(name)
+    assert [c.name for c in found["other"].columns][-1] == "later"
+    assert table.catalog.get_tables([]) == {}
