@@ -184,6 +184,7 @@ def wire_services(settings: Settings, stores: Stores, store: ObjectStore) -> Ser
             statements=(sources.statement,),
             limits=query_limits(settings),
             writer=SqlWriter(write_path),
+            decoded_bytes=settings.query_cache_bytes,
         ),
         write_path=write_path,
         connectors=connectors,

@@ -103,6 +103,11 @@ class Settings:
     query_memory_bytes: int = _setting(
         2 << 30, "KYMA_QUERY_MEMORY_BYTES", "memory pool of one statement's operators (0: none)"
     )
+    query_cache_bytes: int = _setting(
+        512 << 20,
+        "KYMA_QUERY_CACHE_BYTES",
+        "decoded columns of extents kept in memory for later queries (0: none)",
+    )
     max_concurrent_queries: int = _setting(
         16, "KYMA_MAX_CONCURRENT_QUERIES", "statements running at once; more get 429 (0: any)"
     )

@@ -9,7 +9,7 @@ as payloads that run in its transaction through the small ``Transaction`` protoc
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, Protocol
@@ -21,6 +21,7 @@ from kyma.engine.catalog._model import (
     SnapshotInfo,
     TableInfo,
 )
+from kyma.engine.errors import NotFoundError
 from kyma.engine.format import ExtentWriteResult
 from kyma.engine.format.predicate import BlockPredicate
 from kyma.engine.types import Column
@@ -105,6 +106,16 @@ class Catalog(ABC):
 
     @abstractmethod
     def get_table(self, name: str) -> TableInfo: ...
+
+    def get_tables(self, names: Collection[str]) -> dict[str, TableInfo]:
+        """The tables of ``names`` that exist, by name (a query's tables, read together)."""
+        found = {}
+        for name in names:
+            try:
+                found[name] = self.get_table(name)
+            except NotFoundError:
+                continue
+        return found
 
     @abstractmethod
     def list_tables(self) -> list[TableInfo]: ...

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
@@ -216,6 +216,22 @@ class PostgresCatalog(Catalog):
         with self._conn() as conn:
             return self._table(conn, name)
 
+    def get_tables(self, names: Collection[str]) -> dict[str, TableInfo]:
+        """The tables of ``names`` that exist with their columns: one catalog statement."""
+        wanted = sorted({n for n in names if "\x00" not in n})  # no table can have NUL
+        if not wanted:
+            return {}
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT t.table_id, t.name, t.current_snapshot_id, t.created_at, t.options,"
+                " (SELECT json_agg(json_build_array(c.name, c.type, c.nullable, c.evolved_from,"
+                " c.origin) ORDER BY c.ordinal) FROM kyma.columns c"
+                " WHERE c.table_id = t.table_id)"
+                " FROM kyma.tables t WHERE t.name = ANY(%s)",
+                (wanted,),
+            ).fetchall()
+        return {row[1]: _table_info(row[:5], row[5] or []) for row in rows}
+
     def list_tables(self) -> list[TableInfo]:
         with self._conn() as conn:
             names = [n for (n,) in conn.execute("SELECT name FROM kyma.tables ORDER BY name")]
@@ -234,9 +250,7 @@ class PostgresCatalog(Catalog):
             " WHERE table_id = %s ORDER BY ordinal",
             (row[0],),
         ).fetchall()
-        columns = tuple(Column(n, KymaType.parse(t), null, ev) for n, t, null, ev, _ in rows)
-        origins = {n: origin for n, *_, origin in rows if origin is not None}
-        return TableInfo(row[0], row[1], columns, row[2], row[3], row[4], origins)
+        return _table_info(row, rows)
 
     # ------------------------------------------------------------ snapshots and extents
 
@@ -366,3 +380,12 @@ class PostgresCatalog(Catalog):
             for references in self.db.references:
                 found |= references(conn)
             return found
+
+
+def _table_info(table: Sequence[Any], columns: Sequence[Sequence[Any]]) -> TableInfo:
+    """A table's row (id, name, current snapshot, created, options) and its columns' rows
+    (name, type, nullable, evolved_from, origin) in ordinal order."""
+    parsed = tuple(Column(n, KymaType.parse(t), null, ev) for n, t, null, ev, _ in columns)
+    origins = {n: origin for n, *_, origin in columns if origin is not None}
+    table_id, name, snapshot, created_at, options = table
+    return TableInfo(table_id, name, parsed, snapshot, created_at, options, origins)

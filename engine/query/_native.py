@@ -21,10 +21,11 @@ import shutil
 import tempfile
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import reduce
+from itertools import chain
 
 import pyarrow as pa
 from datafusion import DataFrame, SessionContext, col
@@ -35,6 +36,7 @@ from kyma.engine.format._shred import Shred
 from kyma.engine.format.parquet._reader import ParquetExtentReader
 from kyma.engine.format.predicate import BlockPredicate, BlockStats, block_evaluator
 from kyma.engine.query import _path_scan
+from kyma.engine.query._decoded import DecodedColumns, viewed
 from kyma.engine.query._limits import checkpoint
 from kyma.engine.query._recent import Recent
 from kyma.engine.query._scan import TableScan, scan_blocks
@@ -53,6 +55,12 @@ class Footer:
     shredded: list[Shred]
     block_rows: list[int]
     column_bytes: list[dict[str, int]]
+
+    def decoded_bytes(self, columns: Collection[str], blocks: Iterable[int] | None = None) -> int:
+        """What ``columns`` take decoded in ``blocks`` (None: every block)."""
+        sizes = self.column_bytes
+        chosen = range(len(sizes)) if blocks is None else blocks
+        return sum(sizes[b].get(c, 0) for b in chosen for c in columns)
 
     def pruned(self, predicate: BlockPredicate | None) -> list[int]:
         if self.block_stats is None:
@@ -186,7 +194,7 @@ class _Group:
     footer: Footer
     paths: _path_scan.ExtentPaths
     blocks: list[int]
-    files: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)  # object paths
 
 
 def register(
@@ -198,11 +206,14 @@ def register(
     fmt: SegmentFormat,
     folders: Folders,
     partitions: int,
+    decoded: DecodedColumns | None = None,
 ) -> None:
     """Register table ``name`` in ``ctx``: the surviving blocks of ``extents``, projected to
-    ``scan.schema``; ``scan.stats`` counts stage 2 and 3."""
+    ``scan.schema``; ``scan.stats`` counts stage 2 and 3. A scan without path columns whose
+    columns fit ``decoded`` reads them from there (decoded once) instead of from Parquet."""
     groups: dict[tuple[tuple[str, ...], ...], _Group] = {}
     others: list[ExtentRef] = []
+    kept: list[tuple[ExtentRef, Footer, list[int]]] = []
     for entry in extents:
         checkpoint()
         footer = footer_of(store, fmt, entry.object_path)
@@ -214,16 +225,47 @@ def register(
         scan.stats.blocks_after_stats += len(blocks)
         if not blocks:
             continue
+        kept.append((entry, footer, blocks))
         paths = _path_scan.plan_of(footer.shredded, footer.block_stats, scan.paths, blocks)
         _count(scan, footer, blocks, paths.reads)
         key = tuple(paths.source(p, blocks) for p in scan.paths)
         group = groups.setdefault(key, _Group(footer, paths, blocks))
-        group.files.append(str(store.local_path(entry.object_path)))
-    frames = [_listing(ctx, f"{name}/{i}", scan, g, folders) for i, g in enumerate(groups.values())]
+        group.files.append(entry.object_path)
+    if decoded is not None and not scan.paths and decoded.admits(_decoded_bytes(scan, kept)):
+        schema = viewed(scan.schema)
+        read = chain(
+            (
+                batch
+                for entry, footer, blocks in kept
+                for batch in decoded.batches(
+                    store,
+                    fmt,
+                    entry.object_path,
+                    footer.file_schema.names,
+                    schema,
+                    blocks,
+                    footer.block_rows,
+                )
+            ),
+            (batch.cast(schema) for batch in scan_blocks(scan, others, store, fmt)),
+        )
+        frame = _memory(ctx, f"__kyma_blocks/{name}", schema, read, partitions)
+        ctx.register_table(name, frame.into_view())
+        return
+    frames = [
+        _listing(ctx, f"{name}/{i}", scan, group, folders, store)
+        for i, group in enumerate(groups.values())
+    ]
     if others or not frames:
         read = scan_blocks(scan, others, store, fmt)
         frames.append(_memory(ctx, f"__kyma_blocks/{name}", scan.schema, read, partitions))
     ctx.register_table(name, reduce(DataFrame.union, frames).into_view())
+
+
+def _decoded_bytes(scan: TableScan, kept: list[tuple[ExtentRef, Footer, list[int]]]) -> int:
+    """What the scanned columns of the extents in ``kept`` take decoded, every block."""
+    read = set(scan.schema.names)
+    return sum(footer.decoded_bytes(read) for _, footer, _ in kept)
 
 
 def _names(scan: TableScan) -> list[str]:
@@ -234,20 +276,24 @@ def _names(scan: TableScan) -> list[str]:
 def _count(scan: TableScan, footer: Footer, blocks: list[int], extra: list[str]) -> None:
     read = set(_names(scan)) | set(extra)
     scan.stats.rows_scanned += sum(footer.block_rows[b] for b in blocks)
-    scan.stats.bytes_read += sum(
-        size for b in blocks for c, size in footer.column_bytes[b].items() if c in read
-    )
+    scan.stats.bytes_read += footer.decoded_bytes(read, blocks)
 
 
 def _listing(
-    ctx: SessionContext, name: str, scan: TableScan, group: _Group, folders: Folders
+    ctx: SessionContext,
+    name: str,
+    scan: TableScan,
+    group: _Group,
+    folders: Folders,
+    store: ObjectStore,
 ) -> DataFrame:
     names = _names(scan)
     extra = [c for c in group.paths.reads if c not in names]
     fields = [scan.schema.field(n) for n in names]
     fields += [group.footer.file_schema.field(c) for c in extra]
     hidden = f"__kyma_scan/{name}"
-    ctx.register_listing_table(hidden, folders(group.files), schema=pa.schema(fields))
+    files = [str(store.local_path(path)) for path in group.files]
+    ctx.register_listing_table(hidden, folders(files), schema=pa.schema(fields))
     frame = ctx.table(_path_scan.quoted(hidden))
     if not scan.paths and not extra:
         return frame

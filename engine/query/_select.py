@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Collection
+from collections.abc import Collection, Hashable, Sequence
 from dataclasses import asdict, dataclass, field
 
 import pyarrow as pa
@@ -21,6 +21,7 @@ from kyma.engine.format import SegmentFormat
 from kyma.engine.format.predicate import BlockPredicate, Or
 from kyma.engine.query import _native, _path_columns, pg_numeric, udfs
 from kyma.engine.query._datafusion import run_datafusion
+from kyma.engine.query._decoded import DecodedColumns, plain
 from kyma.engine.query._estimate import register_guard
 from kyma.engine.query._limits import (
     QueryLimits,
@@ -29,6 +30,7 @@ from kyma.engine.query._limits import (
 )
 from kyma.engine.query._lower import lower
 from kyma.engine.query._output_names import output_names, renamed
+from kyma.engine.query._plans import STATEMENTS, Plan, fingerprint
 from kyma.engine.query._recent import Recent
 from kyma.engine.query._result import QueryResult
 from kyma.engine.query._scan import ScanStats, TableScan
@@ -76,13 +78,19 @@ class SelectPlanner:
         fmt: SegmentFormat,
         federation: Federation | None = None,
         limits: QueryLimits | None = None,
+        decoded_bytes: int = 0,
     ) -> None:
+        """``decoded_bytes``: how much decoded column data to keep for later statements
+        (``_decoded``; 0: none)."""
         self.catalog = catalog
         self.store = store
         self.format = fmt
         self.federation = federation
         self.limits = limits
         self._pruned: Recent[tuple[int, list[ExtentRef]]] = Recent(PRUNED)
+        self._plans: Recent[Plan] = Recent(STATEMENTS)
+        pool = limits.memory_bytes if limits is not None else 0
+        self.decoded = DecodedColumns(decoded_bytes, pool)
 
     def run(
         self,
@@ -92,10 +100,24 @@ class SelectPlanner:
         explain: bool,
         pruning: bool = True,
         pushdown: bool = True,
+        text: str | None = None,
     ) -> QueryResult:
-        """The answer of a query (its scans hold their folders of links while it runs)."""
+        """The answer of a query (its scans hold their folders of links while it runs).
+
+        ``text``: the statement as written, when ``stmt`` is the parse cache's (kept as it
+        is: planned as a copy); its plan is kept by the text (``_plans``)."""
         with _native.folders.lease() as folders:
-            return self._run(stmt, snapshot, explain, pruning, pushdown, folders)
+            started = time.perf_counter()
+            if text is None:
+                return self._run(stmt, snapshot, explain, pruning, pushdown, folders)
+            key = (text, pruning, pushdown)
+            plan = self._plans.get(key) if snapshot is None and not explain else None
+            if plan is not None:
+                found = self.catalog.get_tables(plan.lookups)
+                if plan.holds(found):
+                    return self._answer(plan, started, folders)
+            cached = key if snapshot is None and not explain else None
+            return self._run(stmt.copy(), snapshot, explain, pruning, pushdown, folders, cached)
 
     def _run(
         self,
@@ -105,10 +127,15 @@ class SelectPlanner:
         pruning: bool,
         pushdown: bool,
         folders: _native.Folders,
+        key: Hashable | None = None,
     ) -> QueryResult:
+        """Plan ``stmt`` and answer it; the plan is kept under ``key`` (None: not kept) when
+        it reads kyma tables only (connector tables change outside the catalog)."""
         started = time.perf_counter()
         names = None if explain else output_names(stmt)
         scans: list[FederatedScan] = []
+        if references_sources(stmt):
+            key = None
         if self.federation is not None:
             stmt = self.federation.resolve_synced(stmt)  # type: ignore[assignment]
         if references_sources(stmt):
@@ -124,14 +151,16 @@ class SelectPlanner:
                 table = plan.whole.fetch()
                 summary = {"elapsed_ms": _ms_since(started)}
                 return QueryResult(table, "SELECT", summary, [plan.whole.summary()])
-        sources = self._resolve(stmt, snapshot, skip={scan.name for scan in scans})
+        looked: dict[str, TableInfo | None] = {}
+        sources = self._resolve(stmt, snapshot, {scan.name for scan in scans}, looked)
+        tables = fingerprint(list(looked), looked)  # type: ignore[arg-type]
         counted = None if explain or scans else _counted_table(stmt, sources)
         if counted is not None:
-            return self._count(counted, sources[counted], names, started)
+            planned = Plan(tables, sources, "", names, counted)
+            self._keep(key, planned)
+            return self._answer(planned, started, folders)
         stmt = evolved.rule(stmt, [source.info.columns for source in sources.values()])
-        ctx = session_context(self.limits)
-        udfs.register(ctx)
-        pg_numeric.register(ctx)
+        ctx = self._session()
         fetched: dict[str, dict[str, str]] = {}
         for scan in scans:
             answer = scan.fetch()
@@ -141,26 +170,56 @@ class SelectPlanner:
         schemas = {**self._session_schemas(sources), **fetched}
         stmt = postgres_semantics.rule(stmt, schemas, federated=bool(fetched))
         if self.limits is not None and self.limits.memory_bytes:
-            register_guard(ctx, self.limits.memory_bytes)
             stmt = size_guards.rule(stmt)
-        stats: dict[str, ScanStats] = {}
-        for name, source in sources.items():
-            stats[name] = self._register(ctx, name, source, folders)
-        total = ScanStats()
-        for table_stats in stats.values():
-            total.add(table_stats)
         stmt = derived_aliases.rule(stmt)
         # Quote every identifier: DataFusion reserves words Postgres does not (e.g. TOP).
         # Function names in lower case: DataFusion finds table functions by exact name.
         sql = stmt.sql(dialect="postgres", identify=True, normalize_functions="lower")
-        table = run_datafusion(ctx, sql, explain=explain, limits=self.limits)
+        planned = Plan(tables, sources, sql, names, None)
+        self._keep(key, planned)
+        return self._answer(planned, started, folders, ctx, scans, explain)
+
+    def _keep(self, key: Hashable | None, plan: Plan) -> None:
+        if key is not None:
+            self._plans.put(key, plan)
+
+    def _session(self) -> SessionContext:
+        """A DataFusion session with kyma's functions and the statement's memory pool."""
+        ctx = session_context(self.limits)
+        udfs.register(ctx)
+        pg_numeric.register(ctx)
+        if self.limits is not None and self.limits.memory_bytes:
+            register_guard(ctx, self.limits.memory_bytes)
+        return ctx
+
+    def _answer(
+        self,
+        plan: Plan,
+        started: float,
+        folders: _native.Folders,
+        ctx: SessionContext | None = None,
+        scans: Sequence[FederatedScan] = (),
+        explain: bool = False,
+    ) -> QueryResult:
+        """Run a plan: stage 1 and the scans of each table, then DataFusion."""
+        if plan.counted is not None:
+            source = plan.sources[plan.counted]
+            return self._count(plan.counted, source, plan.names, started)
+        ctx = ctx if ctx is not None else self._session()
+        stats: dict[str, ScanStats] = {}
+        for name, source in plan.sources.items():
+            stats[name] = self._register(ctx, name, source, folders)
+        total = ScanStats()
+        for table_stats in stats.values():
+            total.add(table_stats)
+        table = plain(run_datafusion(ctx, plan.sql, explain=explain, limits=self.limits))
         summary = {
             **asdict(total),
             "elapsed_ms": _ms_since(started),
             "tables": {name: asdict(s) for name, s in stats.items()},
         }
         pushdown_summary = [scan.summary() for scan in scans]
-        table = renamed(table, names)  # names is None for EXPLAIN
+        table = renamed(table, plan.names)  # names is None for EXPLAIN
         if explain:
             table = _explain_table(stats, pushdown_summary, table)
         return QueryResult(table, "EXPLAIN" if explain else "SELECT", summary, pushdown_summary)
@@ -200,7 +259,7 @@ class SelectPlanner:
         """``{table: {column: SQL type}}`` for the kyma tables a federated statement names."""
         schemas = {}
         for raw, _ in self.local_tables(stmt):
-            info, current = self._table_info(split_versioned(raw)[0])
+            info, current = self._table_info(split_versioned(raw)[0], {})
             hidden = current_state.HIDDEN if current else ()
             schemas[raw] = {
                 c.name: _sql_type(c.type.name) for c in info.columns if c.name not in hidden
@@ -228,13 +287,23 @@ class SelectPlanner:
         return found
 
     def _resolve(
-        self, stmt: exp.Expression, snapshot: int | None, skip: set[str]
+        self,
+        stmt: exp.Expression,
+        snapshot: int | None,
+        skip: set[str],
+        looked: dict[str, TableInfo | None],
     ) -> dict[str, _Source]:
-        """Find kyma table references; rename each to its session name ("logs" or "logs@42")."""
+        """Find kyma table references; rename each to its session name ("logs" or "logs@42").
+        The tables are read from the catalog together; ``looked`` gets every name looked up
+        and what it found (None: no table)."""
+        refs = self.local_tables(stmt, skip)
+        wanted = {split_versioned(raw)[0] for raw, _ in refs}
+        found = self.catalog.get_tables(wanted)
+        looked.update({name: found.get(name) for name in wanted})
         sources: dict[str, _Source] = {}
-        for raw, table in self.local_tables(stmt, skip):
+        for raw, table in refs:
             name, at = split_versioned(raw)
-            info, current = self._table_info(name)
+            info, current = self._table_info(name, looked)
             at = at if at is not None else (snapshot if self._owns(info, snapshot) else None)
             session_name = info.name if at is None else f"{info.name}@{at}"
             if not table.alias:
@@ -247,20 +316,27 @@ class SelectPlanner:
             raise NotFoundError(f"no table in the query has snapshot {snapshot}")
         return sources
 
-    def _table_info(self, name: str) -> tuple[TableInfo, bool]:
+    def _table_info(self, name: str, looked: dict[str, TableInfo | None]) -> tuple[TableInfo, bool]:
         """A kyma table, and whether reading it by ``name`` means a CDC table's current state
-        (a name the federation maps to the table's change log reads the log itself)."""
-        try:
-            info = self.catalog.get_table(name)
-        except NotFoundError:
-            base = None if self.federation is None else self.federation.change_log_of(name)
-            if base is None:
-                raise
-            info = self.catalog.get_table(base)
-            if not current_state.is_cdc(info.options):
-                raise NotFoundError(f"table {name!r} does not exist") from None
-            return info, False
-        return info, current_state.is_cdc(info.options)
+        (a name the federation maps to the table's change log reads the log itself).
+        ``looked``: tables already read by name (None: no table), and those read here."""
+        if name not in looked:
+            looked[name] = self.catalog.get_tables([name]).get(name)
+        info = looked[name]
+        if info is not None:
+            return info, current_state.is_cdc(info.options)
+        base = None if self.federation is None else self.federation.change_log_of(name)
+        if base is None:
+            info = self.catalog.get_table(name)  # its error: NotFoundError, or a bad name
+            return info, current_state.is_cdc(info.options)
+        if base not in looked:
+            looked[base] = self.catalog.get_tables([base]).get(base)
+        info = looked[base]
+        if info is None:
+            raise NotFoundError(f"table {base!r} does not exist")
+        if not current_state.is_cdc(info.options):
+            raise NotFoundError(f"table {name!r} does not exist") from None
+        return info, False
 
     def _owns(self, info: TableInfo, snapshot: int | None) -> bool:
         return snapshot is not None and any(
@@ -331,7 +407,9 @@ class SelectPlanner:
         total, survivors = self._stage1(source, scan.predicate)
         scan.stats.extents_total = total
         scan.stats.extents_after_catalog = len(survivors)
-        _native.register(ctx, name, scan, survivors, self.store, self.format, folders, PARTITIONS)
+        _native.register(
+            ctx, name, scan, survivors, self.store, self.format, folders, PARTITIONS, self.decoded
+        )
         return scan.stats
 
 

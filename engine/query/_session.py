@@ -26,6 +26,8 @@ from kyma.engine.query._estimate import check_functions
 from kyma.engine.query._guard import check_in_lists, check_statement, too_deep
 from kyma.engine.query._limits import Cancel, QueryGate, QueryLimits
 from kyma.engine.query._parse import parse, table_name
+from kyma.engine.query._plans import STATEMENTS, Parsed
+from kyma.engine.query._recent import Recent
 from kyma.engine.query._result import QueryResult
 from kyma.engine.query._select import SelectPlanner
 from kyma.engine.query.dialect import Explain, Kyma, KymaStatement
@@ -44,19 +46,22 @@ class QueryEngine:
         statements: Sequence[Callable[[KymaStatement], QueryResult | None]] = (),
         limits: QueryLimits | None = None,
         writer: _insert.InsertWriter | None = None,
+        decoded_bytes: int = 0,
     ) -> None:
         """``statements`` run kyma's own statement kinds (CREATE SOURCE…), as kyma's dialect
         parses them: each returns a result, or None when the statement is not its kind.
         ``limits`` (timeout, memory, concurrency, result size) apply to every statement; None:
         no limits.
         ``gate.listeners`` hear of every statement (its time, outcome and stats).
-        ``writer`` commits INSERTs (the ingest write path); None: INSERT is refused."""
+        ``writer`` commits INSERTs (the ingest write path); None: INSERT is refused.
+        ``decoded_bytes``: decoded columns of extents kept for later statements (0: none)."""
         self.catalog = catalog
         self.writer = writer
         self.federation = federation
         self.statements = [*([federation.statement] if federation else []), *statements]
-        self.planner = SelectPlanner(catalog, store, fmt, federation, limits)
+        self.planner = SelectPlanner(catalog, store, fmt, federation, limits, decoded_bytes)
         self.gate = QueryGate(limits)
+        self._parsed: Recent[Parsed] = Recent(STATEMENTS)
         self.limits = limits or QueryLimits()  # the statement's shape is always bounded
 
     def execute(
@@ -79,24 +84,39 @@ class QueryEngine:
         set (an Event) or true (a callable, polled) while the statement runs, cancels it
         (QueryCancelledError).
         """
+        try:
+            parsed = self._parse(sql)
+            stmt = parsed.statement if isinstance(parsed, Parsed) else parsed
+            if authorize is not None:  # every statement, cached or not
+                needs = parsed.needs if isinstance(parsed, Parsed) else self._needs(stmt, sql)
+                for need in needs:
+                    authorize(need)
+            visible = readable(authorize) if authorize is not None else None
+            text = sql if isinstance(parsed, Parsed) else None
+            return self.gate.run(
+                lambda: self._execute(stmt, snapshot, pruning, pushdown, visible, text), cancel
+            )
+        except RecursionError:
+            raise too_deep() from None
+
+    def _parse(self, sql: str) -> Parsed | exp.Expression | SqlError:
+        """A query as kept by its text (``_plans.Parsed``; shared: never changed), or any
+        other statement parsed anew, or its SqlError (told once authorized)."""
+        kept = self._parsed.get(sql)
+        if kept is not None:
+            return kept
         limits = self.limits
         check_statement(sql, limits.max_statement_bytes, limits.max_expression_depth)
         check_in_lists(sql, limits.max_in_list_values)
         try:
-            stmt: exp.Expression | SqlError
-            try:
-                stmt = parse(sql)
-            except SqlError as e:  # reported when the statement runs, after authorization
-                stmt = e
-            if authorize is not None:
-                for needs in self._needs(stmt, sql):
-                    authorize(needs)
-            visible = readable(authorize) if authorize is not None else None
-            return self.gate.run(
-                lambda: self._execute(stmt, snapshot, pruning, pushdown, visible), cancel
-            )
-        except RecursionError:
-            raise too_deep() from None
+            stmt = parse(sql)
+        except SqlError as e:  # reported when the statement runs, after authorization
+            return e
+        if not isinstance(stmt, exp.Query):
+            return stmt
+        parsed = Parsed(stmt, tuple(self._needs(stmt, sql)))
+        self._parsed.put(sql, parsed)
+        return parsed
 
     def _execute(
         self,
@@ -105,7 +125,9 @@ class QueryEngine:
         pruning: bool,
         pushdown: bool,
         visible: Callable[[str], bool] | None,
+        text: str | None = None,
     ) -> QueryResult:
+        """``text``: set when ``stmt`` is the parse cache's (planned as a copy)."""
         if isinstance(stmt, SqlError):
             raise stmt
         explain = isinstance(stmt, Explain)
@@ -113,9 +135,8 @@ class QueryEngine:
             stmt = stmt.this
         if isinstance(stmt, exp.Query):
             check_functions(stmt, self.limits.memory_bytes)
-            return self.planner.run(
-                stmt, snapshot=snapshot, explain=explain, pruning=pruning, pushdown=pushdown
-            )
+            switches = {"pruning": pruning, "pushdown": pushdown}
+            return self.planner.run(stmt, snapshot=snapshot, explain=explain, text=text, **switches)
         if explain:
             raise UnsupportedStatementError("EXPLAIN applies to queries only")
         if isinstance(stmt, KymaStatement):

@@ -1,0 +1,66 @@
+"""Plan caches: a repeated statement text skips parsing, qualification and kyma's rewrites.
+
+Two bounded maps, least recently used out:
+
+- ``Parsed`` by statement text: the parsed and rewritten query, never changed once kept (the
+  planner plans a copy), and what running it needs (``Access``). Authorization is not
+  cached: every statement's caller is checked against these needs, so a plan one token ran
+  never answers another token that may not read its tables.
+- ``Plan`` by (text, switches): the tables as the catalog held them when the statement was
+  planned (read together, one catalog statement), what each scan reads and prunes with, and
+  the SQL handed to DataFusion. A plan is used only while a fresh read of the same names
+  finds exactly the same tables: same ids, current snapshots, columns and options. A new
+  snapshot, a new column, a dropped or recreated table, or a new table under a name the plan
+  resolved elsewhere makes it plan again. Stage 1 and the scans run for every statement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from sqlglot import exp
+
+from kyma.engine.catalog import TableInfo
+from kyma.engine.query._access import Access
+
+STATEMENTS = 512
+"""Statement texts kept (parsed, and planned): a few tens of KB each."""
+
+
+@dataclass(frozen=True)
+class Parsed:
+    statement: exp.Query
+    needs: tuple[Access, ...]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """``tables``: every name looked up in the catalog (None: not found) when planned."""
+
+    tables: tuple[tuple[str, Any], ...]
+    sources: dict[str, Any]  # session name → _Source (see _select)
+    sql: str
+    names: list[str] | None
+    counted: str | None  # ``SELECT count(*) FROM t``: the session name of t
+
+    def holds(self, found: Mapping[str, TableInfo]) -> bool:
+        """Whether the catalog's tables (``found``, read by ``lookups``) are the planned ones."""
+        return self.tables == fingerprint(self.lookups, found)
+
+    @property
+    def lookups(self) -> list[str]:
+        return [name for name, _ in self.tables]
+
+
+def fingerprint(names: list[str], found: Mapping[str, TableInfo]) -> tuple[tuple[str, Any], ...]:
+    """What a plan depends on of each named table (None for a name with no table)."""
+    return tuple((name, _table_key(found.get(name))) for name in sorted(set(names)))
+
+
+def _table_key(info: TableInfo | None) -> Any:
+    if info is None:
+        return None
+    columns = tuple((c.name, c.type, c.nullable, c.evolved_from) for c in info.columns)
+    return (info.table_id, info.current_snapshot_id, columns, info.options, info.origins)
