@@ -27,6 +27,8 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pyarrow as pa
+
 from kyma.engine.catalog import Catalog, Payload
 from kyma.engine.errors import (
     NotFoundError,
@@ -36,7 +38,7 @@ from kyma.engine.errors import (
 )
 from kyma.engine.storage import ObjectInfo, ObjectStore
 from kyma.engine.storage.local import LocalStore
-from kyma.ingest.filedrop._readers import read_batches
+from kyma.ingest.filedrop._readers import read_batches, read_pack
 from kyma.ingest.filedrop._spec import FileDropSpec
 from kyma.ingest.filedrop.files import FileStore, SourceFile
 from kyma.ingest.filedrop.files import ingested as file_ingested
@@ -166,10 +168,18 @@ class FileDropWorker(SourceWorker):
         now = time.time_ns()
 
         def batches():  # type: ignore[no-untyped-def]
-            for digest, (_, path) in fresh.items():
-                for batch in read_batches(path, self.spec, self.write_path, now):
-                    rows[digest] += batch.num_rows
-                    yield batch
+            """The files' batches, those of one schema as one (one extent, not one a file)."""
+            held: list[pa.RecordBatch] = []
+            paths = {digest: path for digest, (_, path) in fresh.items()}
+            for batch, counts in read_pack(paths, self.spec, self.write_path, now):
+                for digest, count in counts.items():
+                    rows[digest] += count  # type: ignore[index]
+                if held and batch.schema != held[0].schema:  # the table was widened
+                    yield pa.concat_batches(held)
+                    held = []
+                held.append(batch)
+            if held:
+                yield pa.concat_batches(held)
 
         def acked(digest: str):  # type: ignore[no-untyped-def]
             return lambda snapshot: IngestAck(self.spec.table, rows[digest], snapshot).to_json()

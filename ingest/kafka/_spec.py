@@ -13,7 +13,7 @@ EXACTLY_ONCE = "exactly_once"
 AT_LEAST_ONCE = "at_least_once"
 DIRECT = "direct"  # the worker takes every partition: a restart reads again at once
 GROUP = "group"  # the consumer group splits the partitions between workers
-MAX_ROWS = 200_000  # a polled round: its rows ...
+MAX_ROWS = 300_000  # a polled round: its rows ...
 MAX_BYTES = 64 << 20  # ... or its messages' bytes, whichever comes first
 WRITERS = 2  # batches of different partitions written at once
 # librdkafka settings a source may pass through (security, timeouts), never group/offset ones:

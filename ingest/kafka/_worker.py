@@ -12,8 +12,10 @@ group split the partitions between workers.
 
 Polling overlaps writing: the polling thread hands each batch, with the epochs its
 partitions were read under, to ``writers`` committing threads (``_lanes``) and polls the
-next one meanwhile. A full round (``max_rows`` or ``max_bytes``) is split by partition, and
-batches of different partitions are written at once, each partition's in the order polled.
+next one meanwhile. A round at least half full (of ``max_rows`` or ``max_bytes``: a backlog)
+is split by partition, and batches of different partitions are written at once, each
+partition's in the order polled. Most of a batch's time is waiting (the extents' fsyncs, the
+catalog's commit), so big batches and two of them at once both pay.
 A batch whose commit is fenced is dropped with the batches polled before the polling thread
 let its partitions go, and those are read again from the catalog's positions once no older
 batch is being written, so no batch is ever written past one that was dropped.
@@ -56,7 +58,7 @@ log = logging.getLogger("kyma.kafka")
 
 POLL_SECONDS = 0.2
 RETRY_SECONDS = 1.0
-QUEUE_BATCHES = 2  # batches polled ahead, per committing thread
+QUEUE_BATCHES = 1  # batches polled ahead, per committing thread, besides one more
 LAG_SECONDS = 1.0  # how often the lag is worked out
 METADATA_TYPES = (
     ("_kafka_topic", "string"),
@@ -130,7 +132,7 @@ class KafkaWorker(SourceWorker):
         done = threading.Event()  # set once the polling thread stops, for any reason
         lanes = self._lanes = Lanes(
             self.spec.writers,
-            QUEUE_BATCHES * self.spec.writers,
+            QUEUE_BATCHES * self.spec.writers + 1,
             lambda polled: self._write(polled, done),
             f"source-{self.spec.name}-commit",
         )
@@ -140,9 +142,9 @@ class KafkaWorker(SourceWorker):
                     self._after_fence(consumer, direct, stop)
                 if direct is not None:
                     self._take_new(consumer, direct)
-                batch, full = self._collect(consumer, stop)
+                batch, big = self._collect(consumer, stop)
                 if batch:
-                    self._hand_off(batch, full, stop)
+                    self._hand_off(batch, big, stop)
                 self._commit_to_kafka(consumer)
                 self._update_lag(consumer)
         finally:
@@ -284,14 +286,12 @@ class KafkaWorker(SourceWorker):
     # ---------------------------------------------------------------- batches
 
     def _collect(self, consumer: Any, stop: threading.Event) -> tuple[list[Any], bool]:
-        """Messages until ``max_rows`` or ``max_bytes`` (then the round is full), or
-        ``max_latency_ms`` after the first one arrived."""
+        """Messages until ``max_rows`` or ``max_bytes``, or ``max_latency_ms`` after the first
+        one arrived; and whether they are at least half of either limit (worth splitting)."""
         deadline = None
         size = 0
-        full = False
         while not stop.is_set():
             if len(self._pending) >= self.spec.max_rows or size >= self.spec.max_bytes:
-                full = True
                 break
             timeout = POLL_SECONDS
             if deadline is not None:
@@ -313,15 +313,16 @@ class KafkaWorker(SourceWorker):
             if deadline is None:
                 deadline = time.monotonic() + self.spec.max_latency_ms / 1000
         batch, self._pending = self._pending, []
-        return batch, full
+        big = 2 * len(batch) >= self.spec.max_rows or 2 * size >= self.spec.max_bytes
+        return batch, big
 
-    def _hand_off(self, messages: list[Any], full: bool, stop: threading.Event) -> None:
+    def _hand_off(self, messages: list[Any], big: bool, stop: threading.Event) -> None:
         """Queue a polled round for the committing threads, split by partition when it is
-        full; blocks while enough batches wait. Per-message Python runs here, while the
+        ``big``; blocks while enough batches wait. Per-message Python runs here, while the
         committing threads write."""
         origins = Origins.of(messages)
         parts = [(messages, origins)]
-        if full and self.spec.writers > 1:
+        if big and self.spec.writers > 1:
             parts = split(messages, origins, 2 * self.spec.writers)
         for part, part_origins in parts:
             body = build_body(part, part_origins if self.spec.metadata_columns else None)

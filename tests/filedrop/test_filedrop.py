@@ -350,6 +350,8 @@ def test_small_files_commit_together_each_once_and_a_bad_one_alone(
     folder.mkdir()
     for i in range(4):
         (folder / f"f{i}.ndjson").write_bytes(ndjson(range(i * 10, i * 10 + 10)))
+    (folder / "f2.ndjson").write_bytes(ndjson(range(20, 30)).rstrip(b"\n"))  # no last newline
+    (folder / "f3.ndjson").write_bytes(ndjson(range(30, 35)) + b"\n  \n" + ndjson(range(35, 40)))
     (folder / "z1-copy.ndjson").write_bytes(ndjson(range(10, 20)))
     sql(client, "CREATE TABLE events (n long)")
     services.sources.start()
@@ -365,6 +367,7 @@ def test_small_files_commit_together_each_once_and_a_bad_one_alone(
     }
     assert len({f["snapshot_id"] for f in files.values()}) == 1  # one commit for all
     assert len(services.catalog.snapshots("events")) == 1
+    assert len(services.catalog.live_extents("events")) == 1  # the files' rows as one extent
     assert sql(client, "SELECT count(*), count(DISTINCT n) FROM events")["rows"] == [[40, 40]]
 
     (folder / "g0.ndjson").write_bytes(ndjson(range(100, 105)))

@@ -31,7 +31,7 @@ def with_changes(**changes):  # type: ignore[no-untyped-def]
 
 def test_defaults_are_filled_in() -> None:
     spec = parse_kafka_spec(GOOD)
-    assert (spec.max_rows, spec.max_latency_ms) == (200_000, 1_000)
+    assert (spec.max_rows, spec.max_latency_ms) == (300_000, 1_000)
     assert (spec.max_bytes, spec.writers) == (64 << 20, 2)
     assert spec.exactly_once and spec.metadata_columns and not spec.schema_evolve
     assert spec.direct and spec.assignment == "direct"
