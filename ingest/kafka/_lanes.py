@@ -53,6 +53,12 @@ class Lanes(Generic[T]):
         return self.failure is None and not self._closed
 
     @property
+    def busy(self) -> bool:
+        """Whether a batch is waiting or being written."""
+        with self._changed:
+            return bool(self._waiting or self._writing)
+
+    @property
     def waiting(self) -> int:
         """Batches put and not taken by a lane yet."""
         with self._changed:

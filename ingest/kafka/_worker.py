@@ -59,6 +59,7 @@ log = logging.getLogger("kyma.kafka")
 POLL_SECONDS = 0.2
 RETRY_SECONDS = 1.0
 QUEUE_BATCHES = 1  # batches polled ahead, per committing thread, besides one more
+EARLY = 8  # a round of max_rows / EARLY goes at once when nothing is being written
 LAG_SECONDS = 1.0  # how often the lag is worked out
 METADATA_TYPES = (
     ("_kafka_topic", "string"),
@@ -287,11 +288,17 @@ class KafkaWorker(SourceWorker):
 
     def _collect(self, consumer: Any, stop: threading.Event) -> tuple[list[Any], bool]:
         """Messages until ``max_rows`` or ``max_bytes``, or ``max_latency_ms`` after the first
-        one arrived; and whether they are at least half of either limit (worth splitting)."""
+        one arrived, or -- once there are ``max_rows / EARLY`` -- while no batch is being
+        written (so writing starts at once, and rounds grow only while the writers are busy);
+        and whether they are at least half of either limit (worth splitting)."""
         deadline = None
         size = 0
         while not stop.is_set():
-            if len(self._pending) >= self.spec.max_rows or size >= self.spec.max_bytes:
+            rows = len(self._pending)
+            if rows >= self.spec.max_rows or size >= self.spec.max_bytes:
+                break
+            lanes = self._lanes
+            if rows * EARLY >= self.spec.max_rows and lanes is not None and not lanes.busy:
                 break
             timeout = POLL_SECONDS
             if deadline is not None:
