@@ -62,8 +62,10 @@ def read_pack(
         return
     bodies: dict[Hashable, bytes] = {}
     for key, path in paths.items():
-        with _open(path) as stream:
-            body = stream.read().removeprefix(codecs.BOM_UTF8)
+        with _open(path) as stream:  # a small .gz may still hold much: read a bounded part
+            body = stream.read(CHUNK_BYTES + 1).removeprefix(codecs.BOM_UTF8)
+        if len(body) > CHUNK_BYTES:
+            raise IngestError(f"{path.name} holds over {CHUNK_BYTES} bytes; file by file")
         if body and not body.endswith(b"\n"):
             body += b"\n"
         bodies[key] = body

@@ -53,6 +53,7 @@ IGNORED_SUFFIXES = (".tmp", ".partial", ".crdownload")
 #: Runs a Spark load of one file: (request, identity, rows-done callback) -> ack.
 BulkLoad = Callable[[LoadRequest, LoadIdentity, Callable[[int], None]], IngestAck]
 DOWNLOAD_BYTES = 16 << 20
+PACK_EXTENT_BYTES = 64 << 20  # a pack's rows are written as extents of about this size
 
 
 class FileDropWorker(SourceWorker):
@@ -174,7 +175,8 @@ class FileDropWorker(SourceWorker):
             for batch, counts in read_pack(paths, self.spec, self.write_path, now):
                 for digest, count in counts.items():
                     rows[digest] += count  # type: ignore[index]
-                if held and batch.schema != held[0].schema:  # the table was widened
+                widened = held and batch.schema != held[0].schema
+                if widened or sum(b.nbytes for b in held) >= PACK_EXTENT_BYTES:
                     yield pa.concat_batches(held)
                     held = []
                 held.append(batch)

@@ -246,6 +246,30 @@ def test_a_large_file_streams_in_bounded_chunks(client, services, tmp_path, monk
     assert peak - start < size / 4, (peak - start, size)
 
 
+def test_a_small_gz_that_holds_much_leaves_its_pack_for_streaming(
+    client, services, tmp_path, monkeypatch
+) -> None:
+    """A pack reads each file whole, but never past a chunk: a small .gz holding more goes
+    file by file, streamed in chunks, and the pack's other file with it."""
+    from kyma.ingest.filedrop import _readers
+
+    monkeypatch.setattr(_readers, "CHUNK_BYTES", 64 << 10)
+    folder = tmp_path / "drop"
+    folder.mkdir()
+    (folder / "a.ndjson.gz").write_bytes(gzip.compress(ndjson(range(20_000))))  # ~700 KiB
+    (folder / "b.ndjson").write_bytes(ndjson(range(20_000, 20_010)))
+    assert (folder / "a.ndjson.gz").stat().st_size < 64 << 10
+    sql(client, "CREATE TABLE events (n long)")
+    services.sources.start()
+    create(client, folder)
+    answer = wait_for_files(client, 2)
+    assert {f["key"]: f["rows"] for f in answer["files"]} == {"a.ndjson.gz": 20_000, "b.ndjson": 10}
+    assert len(services.catalog.snapshots("events")) == 2  # one a file, not one pack
+    assert sql(client, "SELECT count(*), count(DISTINCT n) FROM events")["rows"] == [
+        [20_010, 20_010]
+    ]
+
+
 def test_a_missing_folder_is_a_400_naming_it_and_nothing_is_created(client, tmp_path) -> None:
     missing = tmp_path / "not" / "there"
     body = {
