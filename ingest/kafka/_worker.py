@@ -132,8 +132,8 @@ class KafkaWorker(SourceWorker):
             )
         done = threading.Event()  # set once the polling thread stops, for any reason
         lanes = self._lanes = Lanes(
-            self.spec.writers,
-            QUEUE_BATCHES * self.spec.writers + 1,
+            self._writers,
+            QUEUE_BATCHES * self._writers + 1,
             lambda polled: self._write(polled, done),
             f"source-{self.spec.name}-commit",
         )
@@ -155,6 +155,13 @@ class KafkaWorker(SourceWorker):
             consumer.close()
         if lanes.failure is not None:
             raise lanes.failure
+
+    @property
+    def _writers(self) -> int:
+        """Committing threads. At least once, one: Kafka's offsets are committed after the
+        catalog's, by the polling thread, and batches written at once would widen the gap
+        a crash re-reads."""
+        return self.spec.writers if self.spec.exactly_once else 1
 
     def _client_error(self, error: Any) -> None:
         """librdkafka's client-wide errors. Every broker down, a name that does not resolve,
@@ -329,8 +336,8 @@ class KafkaWorker(SourceWorker):
         committing threads write."""
         origins = Origins.of(messages)
         parts = [(messages, origins)]
-        if big and self.spec.writers > 1:
-            parts = split(messages, origins, 2 * self.spec.writers)
+        if big and self._writers > 1:
+            parts = split(messages, origins, 2 * self._writers)
         for part, part_origins in parts:
             body = build_body(part, part_origins if self.spec.metadata_columns else None)
             positions = part_origins.next_positions()  # every message counts, dead letters too
