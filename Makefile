@@ -39,6 +39,7 @@ bench:
 	$(PYTHON) bench/flight.py
 	$(PYTHON) bench/pgwire.py
 	$(PYTHON) bench/kafka.py
+	$(PYTHON) bench/write_shapes.py
 	$(PYTHON) bench/otlp.py
 	$(PYTHON) bench/filedrop.py
 	$(PYTHON) bench/spark_load.py

@@ -1,8 +1,8 @@
 """Benchmark: sustained Kafka ingest, exactly-once, vs a bare consumer that only polls;
 then how soon the source reads again after kill -9 of ``kyma serve``.
 
-    python bench/kafka.py [--messages 1000000] [--max-rows 50000] [--restarts 5]
-                          [--assignment direct|group]
+    python bench/kafka.py [--messages 1000000] [--max-rows N] [--writers N] [--restarts 5]
+                          [--assignment direct|group] [--baseline DIR]
 
 A tansu broker on loopback (the one the tests use, in memory) holds ``--messages``
 log-shaped JSON messages on a 3-partition topic, produced before anything is timed.
@@ -76,7 +76,7 @@ def bare_poll(broker: KafkaBroker, messages: int) -> float:
 
 
 def kyma_source(
-    server: Server, broker: KafkaBroker, messages: int, max_rows: int, assignment: str
+    server: Server, broker: KafkaBroker, messages: int, batch: dict, assignment: str
 ) -> float:
     """Seconds from creating the source until its catalog positions cover every message."""
     server.sql(
@@ -93,7 +93,7 @@ def kyma_source(
             "topics": [TOPIC],
             "group_id": "bench-kyma",  # librdkafka's session timeout, as a user's
         },
-        "batch": {"max_rows": max_rows, "max_latency_ms": 1000},
+        "batch": {**batch, "max_latency_ms": 1000},
     }
     conn = server.connection()
     start = time.perf_counter()
@@ -138,42 +138,56 @@ def resume_after_kill(server: Server, broker: KafkaBroker, messages: int) -> tup
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--messages", type=int, default=1_000_000)
-    parser.add_argument("--max-rows", type=int, default=50_000)
+    parser.add_argument("--max-rows", type=int, help="the source's batch.max_rows (its default)")
+    parser.add_argument("--writers", type=int, help="the source's batch.writers (its default)")
     parser.add_argument("--restarts", type=int, default=5)
     parser.add_argument("--assignment", choices=("direct", "group"), default="direct")
     parser.add_argument(
+        "--repeat", type=int, default=1, help="rounds of peer, baseline, kyma; best of each"
+    )
+    parser.add_argument(
         "--baseline",
         help="a folder holding another kyma package (e.g. an earlier commit's, laid out as"
-        " installed) to measure in the same run, on the same messages",
+        " installed) to measure in the same run, on the same messages, at its defaults",
     )
     args = parser.parse_args()
     print(f"messages={args.messages:,}; {platform.node()} {platform.machine()}")
+    batch = {"max_rows": args.max_rows} if args.max_rows else {}
+    ours_batch = batch | ({"writers": args.writers} if args.writers else {})
+    peers, befores, ourses, resumes = [], [], [], []
     with KafkaBroker() as broker:
         broker.create_topic(TOPIC, partitions=PARTITIONS)
         size = len(message(0))
         seconds = produce(broker, args.messages)
         print(f"produced {args.messages:,} messages of ~{size} B in {seconds:.1f}s")
-        peer = bare_poll(broker, args.messages)
-        before = None
-        if args.baseline:
-            server = Server(PYTHONPATH=args.baseline)
+        for round_ in range(args.repeat):  # interleaved: a busy machine slows all alike
+            peers.append(bare_poll(broker, args.messages))
+            if args.baseline:
+                server = Server(PYTHONPATH=args.baseline)
+                try:
+                    befores.append(
+                        kyma_source(server, broker, args.messages, batch, args.assignment)
+                    )
+                finally:
+                    server.stop()
+            server = Server()
             try:
-                before = kyma_source(server, broker, args.messages, args.max_rows, args.assignment)
+                ourses.append(
+                    kyma_source(server, broker, args.messages, ours_batch, args.assignment)
+                )
+                for _ in range(args.restarts if round_ == args.repeat - 1 else 0):
+                    server, seconds = resume_after_kill(server, broker, 10_000)
+                    resumes.append(seconds)
             finally:
                 server.stop()
-        server = Server()
-        resumes = []
-        try:
-            ours = kyma_source(server, broker, args.messages, args.max_rows, args.assignment)
-            for _ in range(args.restarts):
-                server, seconds = resume_after_kill(server, broker, 10_000)
-                resumes.append(seconds)
-        finally:
-            server.stop()
+            print(f"round {round_ + 1}: peer {peers[-1]:.1f} s, kyma {ourses[-1]:.1f} s", end="")
+            print(f", baseline {befores[-1]:.1f} s" if befores else "")
+    peer, ours = min(peers), min(ourses)
     rate_peer, rate_ours = args.messages / peer, args.messages / ours
     print(f"| bare confluent-kafka poll | {rate_peer:,.0f} rows/s | {peer:.1f} s |")
     print(f"| kyma source, exactly once | {rate_ours:,.0f} rows/s | {ours:.1f} s |")
-    if before is not None:
+    if befores:
+        before = min(befores)
         rate_before = args.messages / before
         print(f"| baseline kyma source | {rate_before:,.0f} rows/s | {before:.1f} s |")
         print(f"baseline ÷ bare poll: {rate_before / rate_peer:.2f}x")

@@ -12,6 +12,7 @@ from kyma.ingest.source_spec import source_header
 FORMATS = ("ndjson", "csv", "parquet")
 SPARK_MIN_BYTES = 1 << 30
 PARALLEL_FILES = 4
+GROUP_BYTES = 16 << 20
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,7 @@ class FileDropSpec:
     s3_endpoint_url: str | None = None
     spark_min_bytes: int | None = SPARK_MIN_BYTES  # larger files go to a Spark load
     parallel_files: int = PARALLEL_FILES  # files read and committed at once
+    group_bytes: int = GROUP_BYTES  # smaller files are committed together, up to this many bytes
 
     def to_json(self) -> dict[str, Any]:
         """The definition as stored and shown (the body's shape, defaults filled in)."""
@@ -40,6 +42,7 @@ class FileDropSpec:
             "csv_delimiter": self.csv_delimiter,
             "spark_min_bytes": self.spark_min_bytes,
             "parallel_files": self.parallel_files,
+            "group_bytes": self.group_bytes,
         }
         if self.s3_endpoint_url is not None:
             body["s3_endpoint_url"] = self.s3_endpoint_url
@@ -60,6 +63,7 @@ def parse_filedrop_spec(body: Any) -> FileDropSpec:
         "s3_endpoint_url",
         "spark_min_bytes",
         "parallel_files",
+        "group_bytes",
     }
     name, table = source_header(body, "filedrop", known)
     path = body.get("path")
@@ -90,6 +94,12 @@ def parse_filedrop_spec(body: Any) -> FileDropSpec:
     parallel = body.get("parallel_files", PARALLEL_FILES)
     if isinstance(parallel, bool) or not isinstance(parallel, int) or not 1 <= parallel <= 64:
         raise ConfigError(f"parallel_files: expected an integer from 1 to 64, got {parallel!r}")
+    group = body.get("group_bytes", GROUP_BYTES)
+    if isinstance(group, bool) or not isinstance(group, int) or not 0 <= group <= 1 << 30:
+        raise ConfigError(
+            f"group_bytes: expected an integer from 0 (a commit per file) to {1 << 30},"
+            f" got {group!r}"
+        )
     return FileDropSpec(
-        name, table, path, fmt, poll_ms, evolve, delimiter, endpoint, spark_min, parallel
+        name, table, path, fmt, poll_ms, evolve, delimiter, endpoint, spark_min, parallel, group
     )

@@ -8,7 +8,11 @@ record, so a re-scan, a restart or a second copy of the same bytes ingests nothi
 and a one-byte change is a new file. A file that fails is recorded with its error and left
 alone until it changes; the others go on. A file of ``spark_min_bytes`` or more goes to a
 Spark bulk load (same key, same record) when the process can run one. Up to
-``parallel_files`` files of a scan are read and committed at once, each its own snapshot.
+``parallel_files`` files of a scan are read and committed at once, each its own snapshot --
+except small ones: files under ``group_bytes`` are packed together, up to that many bytes,
+and each pack commits as one snapshot holding every file's key and record, so a folder of
+many small files pays one commit per pack instead of one per file. A pack that fails is
+taken again file by file, so the bad file alone is marked failed.
 """
 
 from __future__ import annotations
@@ -23,7 +27,9 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from kyma.engine.catalog import Catalog
+import pyarrow as pa
+
+from kyma.engine.catalog import Catalog, Payload
 from kyma.engine.errors import (
     NotFoundError,
     RetryableError,
@@ -32,10 +38,11 @@ from kyma.engine.errors import (
 )
 from kyma.engine.storage import ObjectInfo, ObjectStore
 from kyma.engine.storage.local import LocalStore
-from kyma.ingest.filedrop._readers import read_batches
+from kyma.ingest.filedrop._readers import read_batches, read_pack
 from kyma.ingest.filedrop._spec import FileDropSpec
 from kyma.ingest.filedrop.files import FileStore, SourceFile
 from kyma.ingest.filedrop.files import ingested as file_ingested
+from kyma.ingest.ledger import record as ledger_record
 from kyma.ingest.load import LoadIdentity, LoadRequest
 from kyma.ingest.source import SourceWorker
 from kyma.ingest.write_path import IngestAck, WritePath
@@ -46,6 +53,7 @@ IGNORED_SUFFIXES = (".tmp", ".partial", ".crdownload")
 #: Runs a Spark load of one file: (request, identity, rows-done callback) -> ack.
 BulkLoad = Callable[[LoadRequest, LoadIdentity, Callable[[int], None]], IngestAck]
 DOWNLOAD_BYTES = 16 << 20
+PACK_EXTENT_BYTES = 64 << 20  # a pack's rows are written as extents of about this size
 
 
 class FileDropWorker(SourceWorker):
@@ -104,39 +112,108 @@ class FileDropWorker(SourceWorker):
                 continue  # not yet stable: look again on the next poll
             due.append(obj)
         self.metrics.lag = len(due)
-        ingested = 0
-        if len(due) <= 1 or self.spec.parallel_files == 1:
-            for obj in due:
-                if stop is not None and stop.is_set():
-                    break
-                ingested += self._ingest(obj)
-        else:
-            ingested = self._ingest_parallel(due, stop)
+        units = packs(due, self.spec.group_bytes)
+
+        def one(unit: list[ObjectInfo]) -> int:
+            if stop is not None and stop.is_set():
+                return 0  # not started: the next run takes it
+            return self._ingest(unit[0]) if len(unit) == 1 else self._ingest_pack(unit)
+
+        if len(units) <= 1 or self.spec.parallel_files == 1:
+            ingested = sum(one(unit) for unit in units)
+        else:  # Arrow's parsers and the extent writes let go of the GIL
+            workers = min(self.spec.parallel_files, len(units))
+            with ThreadPoolExecutor(workers, thread_name_prefix=f"drop-{self.spec.name}") as pool:
+                ingested = sum(pool.map(one, units))
         self._previous = seen
         self.last_scan = time.time()
         return ingested
-
-    def _ingest_parallel(self, due: list[ObjectInfo], stop: threading.Event | None) -> int:
-        """The files on ``parallel_files`` threads (Arrow's parsers and the extent writes let
-        go of the GIL), each still its own commit; a file not started when ``stop`` is set
-        waits for the next run."""
-
-        def one(obj: ObjectInfo) -> int:
-            if stop is not None and stop.is_set():
-                return 0
-            return self._ingest(obj)
-
-        workers = min(self.spec.parallel_files, len(due))
-        with ThreadPoolExecutor(workers, thread_name_prefix=f"drop-{self.spec.name}") as pool:
-            return sum(pool.map(one, due))
 
     def _ingest(self, obj: ObjectInfo) -> int:
         try:
             with _local_copy(self.store, obj) as path:
                 return self._ingest_file(obj, path)
         finally:
+            self._done(1)
+
+    def _done(self, files: int) -> None:
+        with self._lock:
+            self.metrics.lag = max(0, (self.metrics.lag or files) - files)
+
+    def _ingest_pack(self, objs: list[ObjectInfo]) -> int:
+        """Small files as one snapshot; on a terminal error, each again on its own."""
+        try:
+            with contextlib.ExitStack() as stack:
+                paths = [stack.enter_context(_local_copy(self.store, obj)) for obj in objs]
+                ingested = self._ingest_files(objs, paths)
+        except TerminalError as e:
+            name = self.spec.name
+            log.info("source %r: a pack of %d files failed (%s); file by file", name, len(objs), e)
+            return sum(self._ingest(obj) for obj in objs)
+        self._done(len(objs))
+        return ingested
+
+    def _ingest_files(self, objs: list[ObjectInfo], paths: list[Path]) -> int:
+        """Commit the files whose bytes never came before as one snapshot, with each one's
+        idempotency key and record; record the others as replays."""
+        fresh: dict[str, tuple[ObjectInfo, Path]] = {}
+        replays: list[tuple[ObjectInfo, str, int | None]] = []
+        for obj, path in zip(objs, paths, strict=True):
+            digest = _sha256(path)
+            entry = self.write_path.ledger.lookup(f"filedrop:{digest}")
+            if entry is not None or digest in fresh:  # the same bytes, before or in this pack
+                replays.append((obj, digest, entry.ack.get("snapshot_id") if entry else None))
+            else:
+                fresh[digest] = (obj, path)
+        rows = dict.fromkeys(fresh, 0)
+        now = time.time_ns()
+
+        def batches():  # type: ignore[no-untyped-def]
+            """The files' batches, those of one schema as one (one extent, not one a file)."""
+            held: list[pa.RecordBatch] = []
+            paths = {digest: path for digest, (_, path) in fresh.items()}
+            for batch, counts in read_pack(paths, self.spec, self.write_path, now):
+                for digest, count in counts.items():
+                    rows[digest] += count  # type: ignore[index]
+                widened = held and batch.schema != held[0].schema
+                if widened or sum(b.nbytes for b in held) >= PACK_EXTENT_BYTES:
+                    yield pa.concat_batches(held)
+                    held = []
+                held.append(batch)
+            if held:
+                yield pa.concat_batches(held)
+
+        def acked(digest: str):  # type: ignore[no-untyped-def]
+            return lambda snapshot: IngestAck(self.spec.table, rows[digest], snapshot).to_json()
+
+        def counted(digest: str):  # type: ignore[no-untyped-def]
+            return lambda: rows[digest]
+
+        name, table = self.spec.name, self.spec.table
+        payloads = [
+            each
+            for digest, (obj, _) in fresh.items()
+            for each in (
+                file_ingested(name, obj.key, obj.size, obj.modified, digest, counted(digest)),
+                ledger_record(f"filedrop:{digest}", table, digest, acked(digest)),
+            )
+        ]
+        snapshot = None
+        if fresh:
+            ack = self.write_path.ingest_batches(
+                self.spec.table,
+                batches(),
+                source=f"filedrop:{self.spec.name}",
+                payload=_chained(payloads),
+            )
+            snapshot = ack.snapshot_id
             with self._lock:
-                self.metrics.lag = max(0, (self.metrics.lag or 1) - 1)
+                self.files_ingested += len(fresh)
+            self.metrics.committed(ack.rows)
+            log.info("source %r: %d files in one snapshot: %d rows", name, len(fresh), ack.rows)
+        for obj, digest, first in replays:
+            self._record(obj, digest, "ingested", rows=0, snapshot_id=first or snapshot)
+        return len(fresh)
 
     def _ingest_file(self, obj: ObjectInfo, path: Path) -> int:
         digest = _sha256(path)
@@ -199,6 +276,30 @@ class FileDropWorker(SourceWorker):
             error=fields.get("error"),  # type: ignore[arg-type]
         )
         self.files.record(self.spec.name, file)
+
+
+def packs(due: list[ObjectInfo], group_bytes: int) -> list[list[ObjectInfo]]:
+    """The files in units of work: each file under ``group_bytes`` packed with its
+    neighbours (in name order) up to ``group_bytes`` together; larger ones alone."""
+    units: list[list[ObjectInfo]] = []
+    pack: list[ObjectInfo] = []
+    for obj in due:
+        if obj.size >= group_bytes:
+            units.append([obj])
+            continue
+        if pack and sum(o.size for o in pack) + obj.size > group_bytes:
+            units.append(pack)
+            pack = []
+        pack.append(obj)
+    return [*units, pack] if pack else units
+
+
+def _chained(payloads: list[Payload]) -> Payload:
+    def run(cur, snapshot_id: int) -> None:  # type: ignore[no-untyped-def]
+        for payload in payloads:
+            payload(cur, snapshot_id)
+
+    return run
 
 
 def prepare_table(spec: FileDropSpec, catalog: Catalog) -> None:

@@ -1,5 +1,6 @@
 """Kafka messages as one NDJSON body, the columns that say where each row came from, and
-which message each line belongs to (to dead-letter the one a line error points at)."""
+which message each line belongs to (to dead-letter the one a line error points at); a
+polled round split by partition, so that its parts can be written at once."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 
 @dataclass
@@ -33,6 +36,12 @@ class Origins:
 
     def next_positions(self) -> dict[tuple[str, int], int]:
         """Per (topic, partition): the offset after the batch's last message."""
+        if not len(self.offsets):
+            return {}
+        partitions = pc.min_max(self.partitions).as_py()
+        if partitions["min"] == partitions["max"] and pc.count_distinct(self.topics).as_py() == 1:
+            last = pc.max(self.offsets).as_py()  # one partition: the common case after split
+            return {(self.topics[0].as_py(), partitions["min"]): last + 1}
         table = pa.table({"t": self.topics, "p": self.partitions, "o": self.offsets})
         ends = table.group_by(["t", "p"]).aggregate([("o", "max")])
         return {
@@ -78,3 +87,23 @@ def build_body(messages: Sequence[Any], origins: Origins | None) -> Body:
             "_kafka_offset": mine.offsets,
         }
     return Body(b"\n".join(lines), columns, owners)
+
+
+def split(messages: Sequence[Any], origins: Origins, parts: int) -> list[tuple[list[Any], Origins]]:
+    """The messages in up to ``parts`` parts by partition: each partition's messages all in
+    one part, in their order; the parts in a fixed order of their partitions."""
+    topics = origins.topics.dictionary_encode()
+    keys = pc.add(
+        pc.multiply(topics.indices.cast(pa.int64()), 1 << 32), origins.partitions.cast(pa.int64())
+    )
+    distinct = pc.unique(keys).sort()
+    parts = min(parts, len(distinct))
+    if parts <= 1:
+        return [(list(messages), origins)]
+    part_of_key = pa.array(np.arange(len(distinct)) % parts)
+    part = part_of_key.take(pc.index_in(keys, value_set=distinct)).to_numpy()
+    result = []
+    for number in range(parts):
+        chosen = np.flatnonzero(part == number)
+        result.append(([messages[i] for i in chosen.tolist()], origins.take(pa.array(chosen))))
+    return result

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from kyma.ingest.sources import SourceRegistry
 
 _KAFKA_KEYS = {"bootstrap_servers", "topics", "group_id"}
-_BATCH_KEYS = {"max_rows", "max_latency_ms"}
+_BATCH_KEYS = {"max_rows", "max_latency_ms", "max_bytes", "writers"}
 _TOP_KEYS = {"table", "schema_evolve", "metadata_columns", "delivery", "assignment"}
 
 

@@ -13,6 +13,9 @@ EXACTLY_ONCE = "exactly_once"
 AT_LEAST_ONCE = "at_least_once"
 DIRECT = "direct"  # the worker takes every partition: a restart reads again at once
 GROUP = "group"  # the consumer group splits the partitions between workers
+MAX_ROWS = 300_000  # a polled round: its rows ...
+MAX_BYTES = 64 << 20  # ... or its messages' bytes, whichever comes first
+WRITERS = 2  # batches of different partitions written at once
 # librdkafka settings a source may pass through (security, timeouts), never group/offset ones:
 # kyma owns where reading starts.
 _PASSTHROUGH = re.compile(
@@ -27,8 +30,10 @@ class KafkaSpec:
     bootstrap_servers: str
     topics: tuple[str, ...]
     group_id: str
-    max_rows: int = 50_000
+    max_rows: int = MAX_ROWS
     max_latency_ms: int = 1_000
+    max_bytes: int = MAX_BYTES
+    writers: int = WRITERS
     schema_evolve: bool = False
     metadata_columns: bool = True
     delivery: str = EXACTLY_ONCE
@@ -56,7 +61,12 @@ class KafkaSpec:
                 "group_id": self.group_id,
                 **self.client,
             },
-            "batch": {"max_rows": self.max_rows, "max_latency_ms": self.max_latency_ms},
+            "batch": {
+                "max_rows": self.max_rows,
+                "max_latency_ms": self.max_latency_ms,
+                "max_bytes": self.max_bytes,
+                "writers": self.writers,
+            },
             "schema_evolve": plain["schema_evolve"],
             "metadata_columns": plain["metadata_columns"],
             "delivery": self.delivery,
@@ -104,8 +114,10 @@ def parse_kafka_spec(body: Any) -> KafkaSpec:
             )
     batch = body.get("batch", {})
     if not isinstance(batch, dict):
-        raise ConfigError("batch: expected an object with max_rows and max_latency_ms")
-    no_unknown(batch, "batch.", {"max_rows", "max_latency_ms"})
+        raise ConfigError(
+            "batch: expected an object with max_rows, max_latency_ms, max_bytes, writers"
+        )
+    no_unknown(batch, "batch.", {"max_rows", "max_latency_ms", "max_bytes", "writers"})
     delivery = body.get("delivery", EXACTLY_ONCE)
     if delivery not in (EXACTLY_ONCE, AT_LEAST_ONCE):
         raise ConfigError(
@@ -120,8 +132,10 @@ def parse_kafka_spec(body: Any) -> KafkaSpec:
         bootstrap_servers=servers,
         topics=tuple(topics),
         group_id=group,
-        max_rows=_int(batch, "max_rows", 50_000, 1, 10_000_000),
+        max_rows=_int(batch, "max_rows", MAX_ROWS, 1, 10_000_000),
         max_latency_ms=_int(batch, "max_latency_ms", 1_000, 1, 3_600_000),
+        max_bytes=_int(batch, "max_bytes", MAX_BYTES, 1 << 10, 1 << 30),
+        writers=_int(batch, "writers", WRITERS, 1, 16),
         schema_evolve=_bool(body, "schema_evolve", False),
         metadata_columns=_bool(body, "metadata_columns", True),
         delivery=delivery,

@@ -11,10 +11,14 @@ restart reads again at once; ``assignment: group`` subscribes instead and lets t
 group split the partitions between workers.
 
 Polling overlaps writing: the polling thread hands each batch, with the epochs its
-partitions were read under, to a committing thread through a short queue and polls the
-next one meanwhile. A batch whose commit is fenced is dropped with the batches polled
-before the polling thread let its partitions go, and those are read again from the
-catalog's positions, so no batch is ever written past one that was dropped.
+partitions were read under, to ``writers`` committing threads (``_lanes``) and polls the
+next one meanwhile. A round at least half full (of ``max_rows`` or ``max_bytes``: a backlog)
+is split by partition, and batches of different partitions are written at once, each
+partition's in the order polled. Most of a batch's time is waiting (the extents' fsyncs, the
+catalog's commit), so big batches and two of them at once both pay.
+A batch whose commit is fenced is dropped with the batches polled before the polling thread
+let its partitions go, and those are read again from the catalog's positions once no older
+batch is being written, so no batch is ever written past one that was dropped.
 
 With ``delivery: at_least_once`` the catalog keeps no positions: reading starts at the
 group's offsets in Kafka, committed after each batch, so a crash between the two commits
@@ -30,6 +34,7 @@ import logging
 import queue
 import threading
 import time
+from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,8 +45,9 @@ from kyma.engine.crashpoints import crash_point
 from kyma.engine.errors import FencedWriterError, IngestError, NotFoundError, RetryableError
 from kyma.engine.types import Column, KymaType
 from kyma.ingest.kafka._assign import DirectAssignment
-from kyma.ingest.kafka._batch import Body, Origins, build_body
+from kyma.ingest.kafka._batch import Body, Origins, build_body, split
 from kyma.ingest.kafka._client_log import client_logger
+from kyma.ingest.kafka._lanes import Lanes
 from kyma.ingest.kafka._spec import KafkaSpec
 from kyma.ingest.kafka.positions import PositionStore
 from kyma.ingest.kafka.positions import advance as advance_positions
@@ -52,7 +58,8 @@ log = logging.getLogger("kyma.kafka")
 
 POLL_SECONDS = 0.2
 RETRY_SECONDS = 1.0
-QUEUE_BATCHES = 2  # batches polled ahead of the one being written
+QUEUE_BATCHES = 1  # batches polled ahead, per committing thread, besides one more
+EARLY = 8  # a round of max_rows / EARLY goes at once when nothing is being written
 LAG_SECONDS = 1.0  # how often the lag is worked out
 METADATA_TYPES = (
     ("_kafka_topic", "string"),
@@ -91,11 +98,10 @@ class KafkaWorker(SourceWorker):
         self._pending: list[Any] = []
         self._lock = threading.Lock()
         # Polling runs ahead of writing: the polling thread hands batches, with the
-        # epochs they were read under, to the committing thread through this queue.
-        self._queue: queue.Queue[_Polled] = queue.Queue(QUEUE_BATCHES)
-        self._fences = 0  # fenced batches the committing thread reported
+        # epochs they were read under, to the committing threads (set up by ``run``).
+        self._lanes: Lanes[_Polled] | None = None
+        self._fences = 0  # fenced batches the committing threads reported
         self._fences_handled = 0  # ... and the polling thread has acted on
-        self._failure: BaseException | None = None  # what stopped the committing thread
         # Positions committed to the catalog, for the polling thread to commit to Kafka:
         # the client serializes its calls, so a commit would wait for a poll to return.
         self._committed: queue.SimpleQueue[dict[tuple[str, int], int]] = queue.SimpleQueue()
@@ -124,32 +130,38 @@ class KafkaWorker(SourceWorker):
             consumer.subscribe(
                 list(self.spec.topics), on_assign=self._assigned, on_revoke=self._revoked
             )
-        done = threading.Event()
-        committer = threading.Thread(
-            target=self._commit_loop,
-            args=(done,),
-            name=f"source-{self.spec.name}-commit",
-            daemon=True,
+        done = threading.Event()  # set once the polling thread stops, for any reason
+        lanes = self._lanes = Lanes(
+            self._writers,
+            QUEUE_BATCHES * self._writers + 1,
+            lambda polled: self._write(polled, done),
+            f"source-{self.spec.name}-commit",
         )
-        committer.start()
         try:
-            while not stop.is_set() and committer.is_alive():
+            while not stop.is_set() and lanes.alive:
                 if self._fences_handled < self._fences:
-                    self._after_fence(consumer, direct)
+                    self._after_fence(consumer, direct, stop)
                 if direct is not None:
                     self._take_new(consumer, direct)
-                batch = self._collect(consumer, stop)
+                batch, big = self._collect(consumer, stop)
                 if batch:
-                    self._hand_off(batch, stop)
+                    self._hand_off(batch, big, stop)
                 self._commit_to_kafka(consumer)
                 self._update_lag(consumer)
         finally:
             done.set()
-            committer.join()
+            lanes.close()
             self._commit_to_kafka(consumer)
             consumer.close()
-        if self._failure is not None:
-            raise self._failure
+        if lanes.failure is not None:
+            raise lanes.failure
+
+    @property
+    def _writers(self) -> int:
+        """Committing threads. At least once, one: Kafka's offsets are committed after the
+        catalog's, by the polling thread, and batches written at once would widen the gap
+        a crash re-reads."""
+        return self.spec.writers if self.spec.exactly_once else 1
 
     def _client_error(self, error: Any) -> None:
         """librdkafka's client-wide errors. Every broker down, a name that does not resolve,
@@ -281,10 +293,20 @@ class KafkaWorker(SourceWorker):
 
     # ---------------------------------------------------------------- batches
 
-    def _collect(self, consumer: Any, stop: threading.Event) -> list[Any]:
-        """Messages until ``max_rows``, or ``max_latency_ms`` after the first one arrived."""
+    def _collect(self, consumer: Any, stop: threading.Event) -> tuple[list[Any], bool]:
+        """Messages until ``max_rows`` or ``max_bytes``, or ``max_latency_ms`` after the first
+        one arrived, or -- once there are ``max_rows / EARLY`` -- while no batch is being
+        written (so writing starts at once, and rounds grow only while the writers are busy);
+        and whether they are at least half of either limit (worth splitting)."""
         deadline = None
-        while not stop.is_set() and len(self._pending) < self.spec.max_rows:
+        size = 0
+        while not stop.is_set():
+            rows = len(self._pending)
+            if rows >= self.spec.max_rows or size >= self.spec.max_bytes:
+                break
+            lanes = self._lanes
+            if rows * EARLY >= self.spec.max_rows and lanes is not None and not lanes.busy:
+                break
             timeout = POLL_SECONDS
             if deadline is not None:
                 timeout = min(timeout, deadline - time.monotonic())
@@ -297,6 +319,7 @@ class KafkaWorker(SourceWorker):
                     self._pending.append(message)
                 else:
                     log.warning("source %r: %s", self.spec.name, message.error())
+            size += sum(map(len, self._pending[before:]))  # the values' bytes
             if len(self._pending) > before and self.degraded is not None:
                 self.metrics.degrade(None)  # messages arrive: the broker serves
             if not self._pending:
@@ -304,26 +327,36 @@ class KafkaWorker(SourceWorker):
             if deadline is None:
                 deadline = time.monotonic() + self.spec.max_latency_ms / 1000
         batch, self._pending = self._pending, []
-        return batch
+        big = 2 * len(batch) >= self.spec.max_rows or 2 * size >= self.spec.max_bytes
+        return batch, big
 
-    def _hand_off(self, messages: list[Any], stop: threading.Event) -> None:
-        """Queue a polled batch for the committing thread; blocks while the queue is full."""
-        origins = Origins.of(messages)  # per-message Python here, while the other thread writes
-        body = build_body(messages, origins if self.spec.metadata_columns else None)
-        with self._lock:
-            polled = _Polled(messages, self._fences_handled, dict(self.epochs), origins, body)
-        while not stop.is_set():
-            try:
-                self._queue.put(polled, timeout=POLL_SECONDS)
+    def _hand_off(self, messages: list[Any], big: bool, stop: threading.Event) -> None:
+        """Queue a polled round for the committing threads, split by partition when it is
+        ``big``; blocks while enough batches wait. Per-message Python runs here, while the
+        committing threads write."""
+        origins = Origins.of(messages)
+        parts = [(messages, origins)]
+        if big and self._writers > 1:
+            parts = split(messages, origins, 2 * self._writers)
+        for part, part_origins in parts:
+            body = build_body(part, part_origins if self.spec.metadata_columns else None)
+            positions = part_origins.next_positions()  # every message counts, dead letters too
+            with self._lock:
+                polled = _Polled(
+                    part, self._fences_handled, dict(self.epochs), part_origins, body, positions
+                )
+            if self._lanes is None or not self._lanes.put(polled, stop):
                 return
-            except queue.Full:
-                continue
 
-    def _after_fence(self, consumer: Any, direct: DirectAssignment | None) -> None:
+    def _after_fence(
+        self, consumer: Any, direct: DirectAssignment | None, stop: threading.Event
+    ) -> None:
         """A batch was fenced: give up the partitions a newer worker claimed and read the
-        others again from the catalog's positions. Batches polled before this are dropped
-        by the committing thread: they continue where the dropped one ended."""
+        others again from the catalog's positions, once no batch polled before is being
+        written (those waiting are dropped: they continue where the dropped one ended)."""
         fences = self._fences
+        if self._lanes is None or not self._lanes.idle(stop):
+            return  # stopping: the next run reads from the catalog's positions anyway
         self._pending = []
         if direct is not None:
             self._let_go(consumer, direct)
@@ -331,26 +364,19 @@ class KafkaWorker(SourceWorker):
             return  # the catalog is away: again on the next round, dropping what was polled
         self._fences_handled = fences
 
-    def _commit_loop(self, done: threading.Event) -> None:
-        """The committing thread: write each queued batch while the next one is polled."""
-        try:
-            while not done.is_set():  # set once the polling thread stops, for any reason
-                try:
-                    polled = self._queue.get(timeout=POLL_SECONDS)
-                except queue.Empty:
-                    continue
-                if polled.fences_handled < self._fences:
-                    continue  # polled before the polling thread acted on a fence
-                if not self._commit_batch(polled, done):
-                    self._fences += 1
-        except BaseException as e:  # the polling thread stops and raises it
-            self._failure = e
+    def _write(self, polled: _Polled, done: threading.Event) -> None:
+        """A committing thread: write a batch, unless polled before a fence was acted on."""
+        if done.is_set() or polled.fences_handled < self._fences:
+            return  # the next reader starts from the catalog's positions
+        if not self._commit_batch(polled, done):
+            with self._lock:
+                self._fences += 1
 
     def _commit_batch(self, polled: _Polled, done: threading.Event) -> bool:
         """Write a batch and advance its positions; False when it was fenced and dropped."""
         batch = polled.messages
         origins = polled.origins
-        positions = origins.next_positions()  # every message counts, dead letters included
+        positions = polled.positions
         while not done.is_set():
             try:
                 rows = self._ingest(batch, origins, positions, polled.epochs, polled.body)
@@ -363,7 +389,8 @@ class KafkaWorker(SourceWorker):
                 log.warning("source %r: retrying a batch: %s", self.spec.name, e)
                 done.wait(RETRY_SECONDS)
                 continue
-            self.committed_batches += 1
+            with self._lock:
+                self.committed_batches += 1
             self.metrics.committed(rows)
             crash_point("kafka.catalog_committed")
             self._committed.put(positions)
@@ -502,6 +529,12 @@ class _Polled:
     epochs: dict[tuple[str, int], int]
     origins: Origins
     body: Body
+    positions: dict[tuple[str, int], int]  # where its partitions are read to after it
+
+    @property
+    def keys(self) -> frozenset[Hashable]:
+        """Its partitions: batches sharing one are written one after another."""
+        return frozenset(self.positions)
 
 
 def prepare_table(spec: KafkaSpec, catalog: Catalog) -> None:

@@ -197,6 +197,21 @@ def test_sources_in_sql_and_bad_definitions(client, tmp_path) -> None:
     assert "path: expected file:///folder or s3://bucket/prefix" in bad.get_json()["message"]
     bad = sql(client, "CREATE SOURCE y TYPE filedrop WITH (table = 't', path = 'file:///d')", 400)
     assert "format: expected one of ['ndjson', 'csv', 'parquet']" in bad["message"]
+    bad = client.post(
+        "/v1/sources",
+        json={
+            "name": "z",
+            "type": "filedrop",
+            "table": "t",
+            "path": f"file://{folder}",
+            "format": "csv",
+            "group_bytes": -1,
+        },
+    )
+    assert bad.status_code == 400
+    assert (
+        "group_bytes: expected an integer from 0 (a commit per file)" in bad.get_json()["message"]
+    )
 
 
 def test_a_large_file_streams_in_bounded_chunks(client, services, tmp_path, monkeypatch) -> None:
@@ -229,6 +244,30 @@ def test_a_large_file_streams_in_bounded_chunks(client, services, tmp_path, monk
     table = client.get("/v1/tables/events").get_json()
     assert table["extents"] >= size // chunk  # one snapshot of one extent per chunk
     assert peak - start < size / 4, (peak - start, size)
+
+
+def test_a_small_gz_that_holds_much_leaves_its_pack_for_streaming(
+    client, services, tmp_path, monkeypatch
+) -> None:
+    """A pack reads each file whole, but never past a chunk: a small .gz holding more goes
+    file by file, streamed in chunks, and the pack's other file with it."""
+    from kyma.ingest.filedrop import _readers
+
+    monkeypatch.setattr(_readers, "CHUNK_BYTES", 64 << 10)
+    folder = tmp_path / "drop"
+    folder.mkdir()
+    (folder / "a.ndjson.gz").write_bytes(gzip.compress(ndjson(range(20_000))))  # ~700 KiB
+    (folder / "b.ndjson").write_bytes(ndjson(range(20_000, 20_010)))
+    assert (folder / "a.ndjson.gz").stat().st_size < 64 << 10
+    sql(client, "CREATE TABLE events (n long)")
+    services.sources.start()
+    create(client, folder)
+    answer = wait_for_files(client, 2)
+    assert {f["key"]: f["rows"] for f in answer["files"]} == {"a.ndjson.gz": 20_000, "b.ndjson": 10}
+    assert len(services.catalog.snapshots("events")) == 2  # one a file, not one pack
+    assert sql(client, "SELECT count(*), count(DISTINCT n) FROM events")["rows"] == [
+        [20_010, 20_010]
+    ]
 
 
 def test_a_missing_folder_is_a_400_naming_it_and_nothing_is_created(client, tmp_path) -> None:
@@ -286,7 +325,7 @@ def test_several_files_are_in_flight_at_once_and_no_more(client, services, tmp_p
     (folder / "d.ndjson").write_bytes(ndjson(range(0, 20)))
     sql(client, "CREATE TABLE events (n long)")
     services.sources.start()
-    create(client, folder, parallel_files=3)
+    create(client, folder, parallel_files=3, group_bytes=0)  # pipes are 0 bytes: no packs
     try:
         deadline = time.monotonic() + WAIT
         while status(client)["lag"] != 4:
@@ -323,3 +362,44 @@ def release(fifo: Path, client) -> None:  # type: ignore[no-untyped-def]
         with contextlib.suppress(OSError):  # no reader at this moment
             os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
         time.sleep(0.02)
+
+
+def test_small_files_commit_together_each_once_and_a_bad_one_alone(
+    client, services, tmp_path
+) -> None:
+    """Six small files: one snapshot holds the four good distinct ones, each recorded with
+    its rows; a copy of one in the same scan is a replay; the bad one makes the pack go file
+    by file, so it alone fails. A copy dropped later is a replay too."""
+    folder = tmp_path / "drop"
+    folder.mkdir()
+    for i in range(4):
+        (folder / f"f{i}.ndjson").write_bytes(ndjson(range(i * 10, i * 10 + 10)))
+    (folder / "f2.ndjson").write_bytes(ndjson(range(20, 30)).rstrip(b"\n"))  # no last newline
+    (folder / "f3.ndjson").write_bytes(ndjson(range(30, 35)) + b"\n  \n" + ndjson(range(35, 40)))
+    (folder / "z1-copy.ndjson").write_bytes(ndjson(range(10, 20)))
+    sql(client, "CREATE TABLE events (n long)")
+    services.sources.start()
+    create(client, folder)
+    answer = wait_for_files(client, 5)
+    files = {f["key"]: f for f in answer["files"]}
+    assert {k: f["rows"] for k, f in files.items()} == {
+        "f0.ndjson": 10,
+        "f1.ndjson": 10,
+        "f2.ndjson": 10,
+        "f3.ndjson": 10,
+        "z1-copy.ndjson": 0,
+    }
+    assert len({f["snapshot_id"] for f in files.values()}) == 1  # one commit for all
+    assert len(services.catalog.snapshots("events")) == 1
+    assert len(services.catalog.live_extents("events")) == 1  # the files' rows as one extent
+    assert sql(client, "SELECT count(*), count(DISTINCT n) FROM events")["rows"] == [[40, 40]]
+
+    (folder / "g0.ndjson").write_bytes(ndjson(range(100, 105)))
+    (folder / "g1.ndjson").write_bytes(b'{"n": "six"}\n')
+    (folder / "g2.ndjson").write_bytes(ndjson(range(0, 10)))  # f0's bytes: a replay
+    answer = wait_for_files(client, 8)
+    files = {f["key"]: f for f in answer["files"]}
+    assert files["g1.ndjson"]["state"] == "failed"
+    assert "line 1, field 'n'" in files["g1.ndjson"]["error"]
+    assert (files["g0.ndjson"]["rows"], files["g2.ndjson"]["rows"]) == (5, 0)
+    assert sql(client, "SELECT count(*) FROM events")["rows"] == [[45]]

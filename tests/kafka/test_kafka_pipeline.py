@@ -36,41 +36,50 @@ def wait(what: str, ready) -> None:  # type: ignore[no-untyped-def]
         time.sleep(0.05)
 
 
-def held(conn: psycopg.Connection) -> bool:
-    """Whether a session of the catalog's database waits for a row lock (the worker's commit)."""
+def held(conn: psycopg.Connection) -> int:
+    """How many sessions of the catalog's database wait for a lock (the worker's commits)."""
     row = conn.execute(
         "SELECT count(*) FROM pg_stat_activity"
         " WHERE datname = current_database() AND wait_event_type = 'Lock'"
     ).fetchone()
-    return bool(row and row[0])
+    return int(row[0]) if row else 0
 
 
-def test_polling_overlaps_a_commit_and_a_fence_drops_what_was_polled_after(
-    services, kafka_broker: KafkaBroker
-) -> None:
-    topic = f"pipe-{uuid.uuid4().hex[:8]}"
-    kafka_broker.create_topic(topic, partitions=2)
+def started(services, broker: KafkaBroker, table: str, batch: dict):  # type: ignore[no-untyped-def]
+    """A worker of a new source on a new 2-partition topic into ``table`` (n long), running
+    on a thread: (spec, worker, its thread, its stop event, the position store, topic)."""
+    topic = f"{table}-{uuid.uuid4().hex[:8]}"
+    broker.create_topic(topic, partitions=2)
     spec = parse_kafka_spec(
         {
-            "name": "pipe_src",
+            "name": f"{table}_src",
             "type": "kafka",
-            "table": "clicks",
+            "table": table,
             "kafka": {
-                "bootstrap_servers": kafka_broker.bootstrap,
+                "bootstrap_servers": broker.bootstrap,
                 "topics": [topic],
                 "group_id": f"g-{topic}",
                 **{k: str(v) for k, v in GROUP_TIMINGS.items()},
             },
-            "batch": {"max_rows": 1000, "max_latency_ms": 100},
+            "batch": {"max_latency_ms": 100, **batch},
         }
     )
-    services.query.execute("CREATE TABLE clicks (n long)")
+    services.query.execute(f"CREATE TABLE {table} (n long)")
     prepare_table(spec, services.catalog)
     positions = services.stores.sources.positions
     worker = KafkaWorker(spec, services.catalog, positions, services.write_path)
     stop = threading.Event()
     thread = threading.Thread(target=worker.run, args=(stop,))
     thread.start()
+    return spec, worker, thread, stop, positions, topic
+
+
+def test_polling_overlaps_a_commit_and_a_fence_drops_what_was_polled_after(
+    services, kafka_broker: KafkaBroker
+) -> None:
+    spec, worker, thread, stop, positions, topic = started(
+        services, kafka_broker, "clicks", {"max_rows": 1000}
+    )
     try:
         wait("both partitions claimed", lambda: len(positions.positions(spec.name)) == 2)
         with psycopg.connect(positions.db.url) as newer:  # a newer worker takes partition 0
@@ -82,9 +91,10 @@ def test_polling_overlaps_a_commit_and_a_fence_drops_what_was_polled_after(
             produce_to(kafka_broker, topic, 0, range(0, 10, 2))
             produce_to(kafka_broker, topic, 1, range(1, 10, 2))
             with psycopg.connect(positions.db.url, autocommit=True) as watch:
-                wait("a batch of partition 0 held", lambda: held(watch) and worker._queue.empty())
+                lanes = worker._lanes
+                wait("a batch of partition 0 held", lambda: held(watch) and not lanes.waiting)
             produce_to(kafka_broker, topic, 1, range(10, 20))
-            wait("the next batch polled meanwhile", lambda: worker._queue.qsize() == 1)
+            wait("the next batch polled meanwhile", lambda: lanes.waiting == 1)
             newer.commit()
         # Partition 0 is the newer worker's; partition 1 is read again from its position.
         wait(
@@ -99,6 +109,45 @@ def test_polling_overlaps_a_commit_and_a_fence_drops_what_was_polled_after(
     rows = services.query.execute("SELECT n FROM clicks ORDER BY n").table.column("n")
     assert rows.to_pylist() == [*range(1, 10, 2), *range(10, 20)]
     assert [p.position for p in positions.positions(spec.name)] == [0, 15]
+
+
+def test_a_full_round_is_split_and_a_held_partition_does_not_hold_up_the_other(
+    services, kafka_broker: KafkaBroker
+) -> None:
+    """Partition 0's commit waits on its position row; partition 1's batch is coerced,
+    written and committed meanwhile (or waits for the table's head, if partition 0's commit
+    took it first): one committing thread would not have started it. Once released both
+    land, each exactly once."""
+    spec, worker, thread, stop, positions, topic = started(
+        services, kafka_broker, "taps", {"max_rows": 10, "writers": 2}
+    )
+
+    def at() -> list[int]:
+        return [p.position for p in positions.positions(spec.name)]
+
+    try:
+        wait("both partitions claimed", lambda: len(positions.positions(spec.name)) == 2)
+        with psycopg.connect(positions.db.url) as other:  # holds partition 0's row
+            other.execute(
+                "SELECT 1 FROM kyma.source_positions WHERE source = %s AND partition = 0"
+                " FOR UPDATE",
+                (spec.name,),
+            )
+            produce_to(kafka_broker, topic, 0, range(0, 10))
+            produce_to(kafka_broker, topic, 1, range(100, 110))
+            with psycopg.connect(positions.db.url, autocommit=True) as watch:
+                wait(
+                    "partition 1's batch committed, or waiting for the table, meanwhile",
+                    lambda: held(watch) == 2 or at() == [0, 10],
+                )
+            assert at()[0] == 0
+        wait("both written once released", lambda: at() == [10, 10])
+    finally:
+        stop.set()
+        thread.join(timeout=30)
+    assert worker._fences == 0
+    rows = services.query.execute("SELECT n FROM taps ORDER BY n").table.column("n")
+    assert rows.to_pylist() == [*range(0, 10), *range(100, 110)]
 
 
 def test_the_client_log_passes_one_line_per_facility_per_interval() -> None:

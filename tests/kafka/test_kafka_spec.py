@@ -31,7 +31,8 @@ def with_changes(**changes):  # type: ignore[no-untyped-def]
 
 def test_defaults_are_filled_in() -> None:
     spec = parse_kafka_spec(GOOD)
-    assert (spec.max_rows, spec.max_latency_ms) == (50_000, 1_000)
+    assert (spec.max_rows, spec.max_latency_ms) == (300_000, 1_000)
+    assert (spec.max_bytes, spec.writers) == (64 << 20, 2)
     assert spec.exactly_once and spec.metadata_columns and not spec.schema_evolve
     assert spec.direct and spec.assignment == "direct"
     assert parse_kafka_spec(spec.to_json()) == spec
@@ -47,6 +48,8 @@ def test_defaults_are_filled_in() -> None:
         (with_changes(kafka__group__id="x"), "kafka.group.id: not a setting a source may set"),
         (with_changes(batch={"max_rows": 0}), "batch.max_rows: expected an integer from 1"),
         (with_changes(batch={"rows": 5}), "batch.rows: unknown field"),
+        (with_changes(batch={"writers": 0}), "batch.writers: expected an integer from 1 to 16"),
+        (with_changes(batch={"max_bytes": 10}), "batch.max_bytes: expected an integer from 1024"),
         (with_changes(delivery="maybe"), "delivery: expected 'exactly_once' or 'at_least_once'"),
         (with_changes(assignment="sticky"), "assignment: expected 'direct' or 'group'"),
         (with_changes(schema_evolve="yes"), "schema_evolve: expected true or false"),
