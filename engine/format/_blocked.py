@@ -3,7 +3,7 @@
 A format subclasses ``BlockedWriter`` and says how a block is written (``_write_block``)
 and how the staged file is sealed (``_seal``); the rest is here. A block's statistics are
 computed after ``_write_block`` returns, so a format that encodes on another thread overlaps
-the two.
+the two; held blocks' statistics run on a thread of their own while the paths are found.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import abc
 import tempfile
 import uuid
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -24,13 +25,13 @@ from kyma.engine.format import ExtentWriter, ExtentWriteResult
 from kyma.engine.format._parsed import ParsedDynamic, block_leaf_paths, concat, leaves
 from kyma.engine.format._paths import block_paths
 from kyma.engine.format._shred import (
-    DistinctValues,
     ShreddedColumn,
     path_column_stats,
     shred,
     sub_column_stats,
 )
 from kyma.engine.format._stats import ExtentStats, block_stats, is_dynamic, with_paths
+from kyma.engine.format._walk import DistinctValues
 from kyma.engine.format.predicate import BlockStats
 from kyma.engine.storage import ObjectStore
 
@@ -68,6 +69,7 @@ class BlockedWriter(ExtentWriter):
         self._rows = 0
         self._shredded: dict[str, ShreddedColumn] = {}
         self._held: list[pa.RecordBatch] = []
+        self._column_stats_found: dict[str, dict[str, Any]] | None = None
 
     @abc.abstractmethod
     def _write_block(self, batch: pa.RecordBatch) -> None:
@@ -119,9 +121,25 @@ class BlockedWriter(ExtentWriter):
     def _write_and_count(self, batch: pa.RecordBatch) -> None:
         """Write one block, then its statistics (the format may still be encoding it)."""
         self._write_block(batch)
+        self._count(batch)
+
+    def _count(self, batch: pa.RecordBatch) -> None:
         stats = block_stats(batch)
         self._extent_stats.update(batch, stats)
         self._stats.append(stats)
+
+    def _write_held(self) -> dict[str, list[frozenset[str] | None]]:
+        """Write the held blocks; return the extent's dynamic paths. The statistics run on a
+        second thread (Arrow kernels, which release the GIL) while this one finds the paths
+        (Python) and then hands the blocks to the format (which may encode on a third)."""
+        held, self._held = self._held, []
+        with ThreadPoolExecutor(1, thread_name_prefix="kyma-stats") as pool:
+            counted = pool.submit(lambda: [self._count(batch) for batch in held])
+            paths = self._find_paths()
+            for batch in held:
+                self._write_block(batch)
+            counted.result()
+        return paths
 
     def _find_paths(self) -> dict[str, list[frozenset[str] | None]]:
         """Dynamic paths of every block, found in one pass over the extent's values (each
@@ -136,7 +154,7 @@ class BlockedWriter(ExtentWriter):
             whole = concat(self._parsed[name], self._rows)
             if whole is not None and (found := leaves(whole)) is not None:
                 blocks = _without_exact(blocks, whole.exact)
-            distinct = DistinctValues(blocks)
+            distinct = DistinctValues(blocks, leaves=self.shred_paths > 0)
             per_block = None
             if found is not None:
                 starts = np.cumsum([0, *(len(b) for b in blocks)])
@@ -157,19 +175,19 @@ class BlockedWriter(ExtentWriter):
             self._blocks.append(stats.to_json())
 
     def _column_stats(self) -> dict[str, dict[str, Any]]:
-        """Column stats of the extent, and of its single-typed shredded paths by path name."""
-        out = self._extent_stats.column_stats()
-        for shredded in self._shredded.values():
-            out.update(path_column_stats(shredded))
-        return out
+        """Column stats of the extent, and of its single-typed shredded paths by path name
+        (computed once: the footer and the catalog both want them)."""
+        if self._column_stats_found is None:
+            out = self._extent_stats.column_stats()
+            for shredded in self._shredded.values():
+                out.update(path_column_stats(shredded))
+            self._column_stats_found = out
+        return self._column_stats_found
 
     def finish(self) -> ExtentWriteResult:
         if self._pending_rows:
             self._flush(self._pending_rows)
-        paths = self._find_paths()
-        held, self._held = self._held, []
-        for batch in held:  # the format encodes each block while the next one's stats run
-            self._write_and_count(batch)
+        paths = self._write_held() if self.hold_blocks else self._find_paths()
         self._finish_stats(paths)
         self._seal()
         byte_size = self._staging.stat().st_size

@@ -1,6 +1,6 @@
 """Shredding: the scalar paths of an extent's dynamic values as typed hidden sub-columns.
 
-Each distinct CBOR value of the extent is decoded once (``DistinctValues``); per path the
+Each distinct CBOR value of the extent is decoded and walked once (``_walk.py``); per path the
 values are gathered by type (long, double, bool, string) into one Arrow array over the
 distinct values, then spread to the rows of each block with ``take`` -- no per-row Python.
 A path that holds an object, an array or anything else somewhere in the extent is not
@@ -13,13 +13,13 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-import cbor2
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from kyma.engine.format._parsed import Leaf
-from kyma.engine.format.predicate import MAX_PATH_DEPTH, ColStat, dynamic_path
+from kyma.engine.format._walk import DistinctValues
+from kyma.engine.format.predicate import ColStat, dynamic_path
 
 SHRED_PATHS = 256
 """At most this many paths per dynamic column per extent are shredded, most frequent first."""
@@ -31,7 +31,6 @@ TYPES: dict[str, pa.DataType] = {
     "bool": pa.bool_(),
     "string": pa.string(),
 }
-_INT64 = (-(2**63), 2**63 - 1)
 STRING_MINMAX_CAP = 256  # as ``_stats.py``: longer strings give no min/max
 DISTINCT_SET_CAP = 1_000
 
@@ -70,45 +69,6 @@ def is_hidden(name: str) -> bool:
     return name.startswith(HIDDEN_PREFIX)
 
 
-class DistinctValues:
-    """An extent's dynamic column, dictionary-encoded once; each distinct value decoded once."""
-
-    def __init__(self, blocks: list[pa.Array]) -> None:
-        self.encoded = pc.dictionary_encode(pa.chunked_array(blocks, blocks[0].type))
-        dictionary = self.encoded.chunk(0).dictionary if self.encoded.num_chunks else None
-        raw = [] if dictionary is None else dictionary.to_pylist()
-        self.values: list[Any] = [cbor2.loads(b) for b in raw]
-
-    def row_counts(self) -> np.ndarray:
-        """Rows per distinct value."""
-        counts = np.zeros(len(self.values), np.int64)
-        for chunk in self.encoded.chunks:
-            ids = chunk.indices.drop_null().to_numpy(zero_copy_only=False)
-            counts += np.bincount(ids, minlength=len(self.values))
-        return counts
-
-
-_KINDS = {str: "string", bool: "bool", float: "double"}
-
-
-def _scalar_type(value: Any) -> str | None:
-    kind = type(value)
-    if kind is int:
-        return "long" if _INT64[0] <= value <= _INT64[1] else None
-    return _KINDS.get(kind)
-
-
-def _flatten(value: dict, prefix: Path, out: list[tuple[Path, Any]]) -> None:
-    """(path, leaf) for every string-keyed entry; a dict leaf is listed and walked into."""
-    for key, child in value.items():
-        if type(key) is not str:
-            continue
-        path = (*prefix, key)
-        out.append((path, child))
-        if type(child) is dict and len(path) < MAX_PATH_DEPTH:
-            _flatten(child, path, out)
-
-
 @dataclass
 class ShreddedColumn:
     """The sub-columns of one dynamic column of an extent, and each block's arrays."""
@@ -127,21 +87,7 @@ def shred(
     ``parsed``, also the leaves (row-aligned over the extent) of the rows left out of
     ``distinct`` (``_parsed``)."""
     n = len(distinct.values)
-    slots: dict[tuple[Path, str | None], tuple[list[int], list[Any]]] = {}
-    for i, value in enumerate(distinct.values):
-        if type(value) is not dict:
-            continue
-        leaves: list[tuple[Path, Any]] = []
-        _flatten(value, (), leaves)
-        for path, leaf in leaves:
-            if leaf is None:
-                continue  # JSON null: the path's answer is NULL, as when absent
-            key = (path, _scalar_type(leaf))
-            slot = slots.get(key)
-            if slot is None:
-                slot = slots[key] = ([], [])
-            slot[0].append(i)
-            slot[1].append(leaf)
+    slots = distinct.slots
     counts = distinct.row_counts()
     found: dict[Path, dict[str | None, int]] = {}  # rows per path and type
     for (path, kind), (ids, _) in slots.items():

@@ -19,6 +19,8 @@ STRING_MINMAX_CAP = 256
 DISTINCT_SET_CAP = 1_000
 TOKEN_SET_CAP = 10_000
 TOKEN_PATTERN = r"[^a-z0-9]+"
+RUN_ROWS = 131_072
+"""Distinct and token sets are updated per run of blocks of about this many rows."""
 
 
 def _is_int(t: pa.DataType) -> bool:
@@ -100,6 +102,8 @@ class ExtentStats:
                 self._paths[f.name] = set()
         self.min_ts: int | None = None
         self.max_ts: int | None = None
+        self._run: list[pa.RecordBatch] = []
+        self._run_rows = 0
 
     def update(self, batch: pa.RecordBatch, stats: BlockStats) -> None:
         if self._time_column is not None:
@@ -107,12 +111,28 @@ class ExtentStats:
             if stat.min is not None:
                 self.min_ts = stat.min if self.min_ts is None else min(self.min_ts, stat.min)
                 self.max_ts = stat.max if self.max_ts is None else max(self.max_ts, stat.max)
+        self._run.append(batch)
+        self._run_rows += batch.num_rows
+        if self._run_rows >= RUN_ROWS:
+            self._add_run()
+
+    def _add_run(self) -> None:
+        """Distinct and token sets of the blocks since the last run, a few kernel calls per
+        run of blocks rather than per block."""
+        run, self._run, self._run_rows = self._run, [], 0
+        if not run:
+            return
         for name, seen in self._distinct.items():
             tokens = self._tokens.get(name)
             words = tokens is not None and tokens.values is not None
             if seen.values is None and not words:
                 continue
-            distinct = pc.unique(batch.column(name).drop_null())
+            values = pa.chunked_array([b.column(name) for b in run]).drop_null()
+            if seen.values is None:  # only the words: split the values as they are
+                assert tokens is not None
+                tokens.add(_tokens(values))
+                continue
+            distinct = pc.unique(values)
             new = seen.add(distinct)
             if tokens is not None and words:  # the words of values not seen before
                 tokens.add(_tokens(distinct if new is None else new))
@@ -126,6 +146,7 @@ class ExtentStats:
 
     def column_stats(self) -> dict[str, dict[str, Any]]:
         out: dict[str, dict[str, Any]] = {}
+        self._add_run()
         for name, seen in self._distinct.items():
             tokens = self._tokens.get(name)
             out[name] = {
@@ -144,11 +165,12 @@ class ExtentStats:
         return sorted(out)
 
 
-def _tokens(col: pa.Array) -> pa.Array:
-    """Distinct words: split on whitespace first (no regex), then the few distinct pieces
-    on every other separator."""
-    pieces = pc.list_flatten(pc.ascii_split_whitespace(pc.ascii_lower(col.drop_null())))
-    words = pc.list_flatten(pc.split_pattern_regex(pc.unique(pieces), TOKEN_PATTERN))
+def _tokens(col: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """Distinct words: split on whitespace first (no regex), then lowercase the few distinct
+    pieces and split them on every other separator."""
+    pieces = pc.unique(pc.list_flatten(pc.ascii_split_whitespace(col)))
+    lower = pc.unique(pc.ascii_lower(pieces))
+    words = pc.list_flatten(pc.split_pattern_regex(lower, TOKEN_PATTERN))
     return pc.unique(words.filter(pc.greater_equal(pc.binary_length(words), 2)))
 
 

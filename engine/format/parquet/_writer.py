@@ -3,7 +3,8 @@
 Blocks are held until the extent is sealed: the shredded sub-columns of dynamic paths
 (``_shred.py``) are known only once every value of the extent has been seen, and they are
 part of the file's schema. Blocks are then encoded on a worker thread (pyarrow releases the
-GIL) while the main thread computes their statistics and joins the next block's sub-columns.
+GIL) while the main thread joins the next block's sub-columns; their statistics run on a
+third thread from the start of ``finish`` (``BlockedWriter._write_held``).
 """
 
 from __future__ import annotations
