@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 
 from kyma.engine.errors import SchemaError
 from kyma.engine.format import ExtentWriter, ExtentWriteResult
-from kyma.engine.format._parsed import ParsedDynamic, block_leaf_paths, concat, leaves
+from kyma.engine.format._parsed import Leaf, ParsedDynamic, block_leaf_paths, concat, leaves
 from kyma.engine.format._paths import block_paths
 from kyma.engine.format._shred import (
     ShreddedColumn,
@@ -70,10 +70,11 @@ class BlockedWriter(ExtentWriter):
         self._shredded: dict[str, ShreddedColumn] = {}
         self._held: list[pa.RecordBatch] = []
         self._column_stats_found: dict[str, dict[str, Any]] | None = None
+        self._walked: dict[str, tuple[DistinctValues, list[Leaf] | None, list[int]]] = {}
 
     @abc.abstractmethod
     def _write_block(self, batch: pa.RecordBatch) -> None:
-        """Write one block to the staging file."""
+        """Write one block to the staging file (and its shredded sub-columns: ``_shredded``)."""
 
     @abc.abstractmethod
     def _seal(self) -> None:
@@ -128,41 +129,51 @@ class BlockedWriter(ExtentWriter):
         self._extent_stats.update(batch, stats)
         self._stats.append(stats)
 
+    def _write_blocks(self, batches: list[pa.RecordBatch]) -> None:
+        """Write blocks in order; a format may hand them all to its encoder at once."""
+        for batch in batches:
+            self._write_block(batch)
+
     def _write_held(self) -> dict[str, list[frozenset[str] | None]]:
         """Write the held blocks; return the extent's dynamic paths. The statistics run on a
-        second thread (Arrow kernels, which release the GIL) while this one finds the paths
-        (Python) and then hands the blocks to the format (which may encode on a third)."""
+        second thread (Arrow kernels, which release the GIL) while this one walks the dynamic
+        values (Python) and hands the blocks to the format (which may encode on a third);
+        the blocks' paths come last, while the format encodes."""
         held, self._held = self._held, []
         with ThreadPoolExecutor(1, thread_name_prefix="kyma-stats") as pool:
             counted = pool.submit(lambda: [self._count(batch) for batch in held])
-            paths = self._find_paths()
-            for batch in held:
-                self._write_block(batch)
+            self._walk_dynamic()
+            self._write_blocks(held)
+            paths = self._block_paths()
             counted.result()
         return paths
 
-    def _find_paths(self) -> dict[str, list[frozenset[str] | None]]:
-        """Dynamic paths of every block, found in one pass over the extent's values (each
-        distinct value decoded once, only of the rows Arrow's parse does not vouch for), and
-        the shredded sub-columns if the format has them."""
-        paths: dict[str, list[frozenset[str] | None]] = {}
+    def _walk_dynamic(self) -> None:
+        """Each dynamic column's distinct values decoded and walked once (only of the rows
+        Arrow's parse does not vouch for), and its shredded sub-columns if the format has
+        them: a format whose schema holds them needs them before its first block."""
         for name, blocks in self._dynamic.items():
             if not blocks:
-                paths[name] = []
                 continue
             found = None
             whole = concat(self._parsed[name], self._rows)
             if whole is not None and (found := leaves(whole)) is not None:
                 blocks = _without_exact(blocks, whole.exact)
             distinct = DistinctValues(blocks, leaves=self.shred_paths > 0)
-            per_block = None
-            if found is not None:
-                starts = np.cumsum([0, *(len(b) for b in blocks)])
-                bounds = [(int(s), len(b)) for s, b in zip(starts, blocks, strict=False)]
-                per_block = block_leaf_paths(found, bounds)
-            paths[name] = block_paths(name, distinct, per_block)
+            self._walked[name] = (distinct, found, [len(b) for b in blocks])
             if self.shred_paths:
                 self._shredded[name] = shred(name, distinct, self.shred_paths, found)
+
+    def _block_paths(self) -> dict[str, list[frozenset[str] | None]]:
+        """Dynamic paths of every block, from the walk (``_walk_dynamic``)."""
+        paths: dict[str, list[frozenset[str] | None]] = {name: [] for name in self._dynamic}
+        for name, (distinct, found, sizes) in self._walked.items():
+            per_block = None
+            if found is not None:
+                starts = np.cumsum([0, *sizes])
+                bounds = [(int(s), n) for s, n in zip(starts, sizes, strict=False)]
+                per_block = block_leaf_paths(found, bounds)
+            paths[name] = block_paths(name, distinct, per_block)
         return paths
 
     def _finish_stats(self, paths: dict[str, list[frozenset[str] | None]]) -> None:
@@ -187,7 +198,11 @@ class BlockedWriter(ExtentWriter):
     def finish(self) -> ExtentWriteResult:
         if self._pending_rows:
             self._flush(self._pending_rows)
-        paths = self._write_held() if self.hold_blocks else self._find_paths()
+        if self.hold_blocks:
+            paths = self._write_held()
+        else:
+            self._walk_dynamic()
+            paths = self._block_paths()
         self._finish_stats(paths)
         self._seal()
         byte_size = self._staging.stat().st_size

@@ -71,10 +71,15 @@ def is_hidden(name: str) -> bool:
 
 @dataclass
 class ShreddedColumn:
-    """The sub-columns of one dynamic column of an extent, and each block's arrays."""
+    """The sub-columns of one dynamic column of an extent."""
 
     shreds: list[Shred]
-    blocks: list[list[pa.Array]]  # per block, one array per shred
+    columns: list[pa.ChunkedArray]
+    """Per shred, its values over the extent's rows: one chunk per block."""
+
+    def block(self, b: int) -> list[pa.Array]:
+        """Block ``b``'s arrays, one per shred."""
+        return [column.chunk(b) for column in self.columns]
 
 
 def shred(
@@ -105,21 +110,35 @@ def shred(
     frequency = {p: sum(kinds.values()) for p, kinds in scalar.items()}
     chosen = sorted(scalar, key=lambda p: (-frequency[p], p))[:limit]
     shreds: list[Shred] = []
-    blocks: list[list[pa.Array]] = [[] for _ in distinct.encoded.chunks]
+    columns: list[pa.ChunkedArray] = []
+    sizes = [len(chunk) for chunk in distinct.encoded.chunks]
+    indices = pa.chunked_array([chunk.indices for chunk in distinct.encoded.chunks], pa.int32())
     for path in sorted(chosen):
         for kind in sorted(scalar[path]):
             shreds.append(Shred(column, path, kind))
             slot = slots.get((path, kind))
-            dense = None if slot is None else _spread(n, slot[0], slot[1], TYPES[kind])
-            fast, start = rows.get((path, kind)), 0
-            for b, chunk in enumerate(distinct.encoded.chunks):
-                part = None if dense is None else dense.take(chunk.indices)
-                if fast is not None:
-                    piece = fast.slice(start, len(chunk))
-                    part = piece if part is None else pc.coalesce(piece, part)
-                blocks[b].append(part)
-                start += len(chunk)
-    return ShreddedColumn(shreds, blocks)
+            fast = rows.get((path, kind))
+            if slot is None:  # only parsed rows hold it
+                assert fast is not None
+                columns.append(_per_block(fast, sizes))
+                continue
+            dense = _spread(n, slot[0], slot[1], TYPES[kind]).take(indices)
+            if fast is not None:
+                dense = pc.coalesce(_per_block(fast, sizes), dense)
+            columns.append(_per_block(dense, sizes))
+    return ShreddedColumn(shreds, columns)
+
+
+def _per_block(values: pa.Array | pa.ChunkedArray, sizes: list[int]) -> pa.ChunkedArray:
+    """``values`` as a chunked array of one chunk per block (``sizes``: their rows)."""
+    if isinstance(values, pa.ChunkedArray) and [len(c) for c in values.chunks] == sizes:
+        return values
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    starts = np.cumsum([0, *sizes])
+    return pa.chunked_array(
+        [values.slice(int(s), n) for s, n in zip(starts, sizes, strict=False)], values.type
+    )
 
 
 def _spread(n: int, ids: list[int], values: list[Any], dtype: pa.DataType) -> pa.Array:
@@ -146,7 +165,7 @@ def sub_column_stats(shredded: ShreddedColumn, block: int, rows: int) -> dict[st
     keyed by the path's name: predicates on the path prune like on any column."""
     out: dict[str, ColStat] = {}
     for i in _single_typed(shredded):
-        s, array = shredded.shreds[i], shredded.blocks[block][i]
+        s, array = shredded.shreds[i], shredded.columns[i].chunk(block)
         nulls = array.null_count
         lo = hi = None
         if nulls < rows:
@@ -166,8 +185,7 @@ def path_column_stats(shredded: ShreddedColumn) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for i in _single_typed(shredded):
         s = shredded.shreds[i]
-        chunks = [block[i] for block in shredded.blocks]
-        values = pc.unique(pa.chunked_array(chunks, TYPES[s.type])).drop_null()
+        values = pc.unique(shredded.columns[i]).drop_null()
         words = values.cast(pa.string())
         fits = (
             len(words) <= DISTINCT_SET_CAP and not pc.any(pc.match_substring(words, "\x00")).as_py()

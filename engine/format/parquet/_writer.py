@@ -3,8 +3,8 @@
 Blocks are held until the extent is sealed: the shredded sub-columns of dynamic paths
 (``_shred.py``) are known only once every value of the extent has been seen, and they are
 part of the file's schema. Blocks are then encoded on a worker thread (pyarrow releases the
-GIL) while the main thread joins the next block's sub-columns; their statistics run on a
-third thread from the start of ``finish`` (``BlockedWriter._write_held``).
+GIL), all in one call, while the main thread finds each block's paths; their statistics
+run on a third thread from the start of ``finish`` (``BlockedWriter._write_held``).
 """
 
 from __future__ import annotations
@@ -53,20 +53,28 @@ class ParquetExtentWriter(BlockedWriter):
         self._closed = False
 
     def _write_block(self, batch: pa.RecordBatch) -> None:
-        """Join block ``batch``'s shredded sub-columns and hand it to the encoding thread."""
-        i = self._written_blocks
-        self._written_blocks += 1
-        columns = list(batch.columns)
+        self._write_blocks([batch])
+
+    def _write_blocks(self, batches: list[pa.RecordBatch]) -> None:
+        """Join the blocks' shredded sub-columns and hand them to the encoding thread in one
+        call, one row group per block (every block but an extent's last is full)."""
+        if not batches:
+            return
+        first = self._written_blocks
+        self._written_blocks += len(batches)
+        columns = pa.Table.from_batches(batches, self._schema).columns
         for shredded in self._shredded.values():
-            columns.extend(shredded.blocks[i])
+            for column in shredded.columns:
+                chunks = column.chunks[first : first + len(batches)]
+                columns.append(pa.chunked_array(chunks, column.type))
         schema = self._file_schema()
-        block = pa.RecordBatch.from_arrays(columns, schema=schema)
+        table = pa.Table.from_arrays(columns, schema=schema)
         if self._file is None:  # the first block is the sample for the encodings
-            self._open(schema, block)
-        self._wait()  # one block in flight
+            self._open(schema, table.slice(0, batches[0].num_rows))
+        self._wait()  # one call in flight
         assert self._file is not None
         self._written = self._encoder.submit(
-            self._file.write_batch, block, row_group_size=max(block.num_rows, 1)
+            self._file.write_table, table, row_group_size=max(self._block_rows, 1)
         )
 
     def _file_schema(self) -> pa.Schema:
@@ -78,7 +86,7 @@ class ParquetExtentWriter(BlockedWriter):
             self._schema_with_shreds = schema
         return self._schema_with_shreds
 
-    def _open(self, schema: pa.Schema, sample: pa.RecordBatch | None) -> None:
+    def _open(self, schema: pa.Schema, sample: pa.Table | None) -> None:
         options = writer_options(schema, sample)
         self._file = pq.ParquetWriter(str(self._staging), schema, **options)
 
