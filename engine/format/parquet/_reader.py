@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -189,7 +190,7 @@ class ParquetExtentReader(ExtentReader):
                 table = self._file.read_row_groups(groups, columns=schema.names)
                 # Damaged pages can decode into values that break Arrow's invariants
                 # (strings that are not UTF-8): refused here, not crashed on later.
-                table.validate(full=True)
+                _validate(table)
             except (ValueError, OSError) as e:  # ArrowInvalid, ArrowIOError
                 raise self._error(f"blocks {groups} do not decode: {e}") from e
             if table.schema.equals(schema):  # names and types; metadata aside
@@ -222,6 +223,34 @@ class ParquetExtentReader(ExtentReader):
 
     def close(self) -> None:
         self._input.close()
+
+
+def _validate(table: pa.Table) -> None:
+    """Arrow's full validation (ArrowInvalid, a ValueError, when it fails), except that a
+    string chunk whose offsets are in order and whose bytes are all ASCII -- valid UTF-8
+    whatever the cuts -- skips the per-value UTF-8 check, a tenth of a full read's time."""
+    table.validate()
+    for column in table.columns:
+        if not pa.types.is_string(column.type):
+            column.validate(full=True)
+            continue
+        for chunk in column.chunks:
+            if not _ascii_strings(chunk):
+                chunk.validate(full=True)
+
+
+def _ascii_strings(chunk: pa.Array) -> bool:
+    """Whether a (structurally valid) string array's offsets ascend within its data and the
+    bytes they span are ASCII."""
+    offsets_buffer, data_buffer = chunk.buffers()[1:3]
+    if offsets_buffer is None or data_buffer is None:
+        return len(chunk) == 0
+    offsets = np.frombuffer(offsets_buffer, np.int32, len(chunk) + 1, chunk.offset * 4)
+    start, end = int(offsets[0]), int(offsets[-1])
+    if start < 0 or end > data_buffer.size or bool((np.diff(offsets) < 0).any()):
+        return False
+    data = np.frombuffer(data_buffer, np.uint8, end - start, start)
+    return data.size == 0 or int(data.max()) < 0x80
 
 
 def _split(table: pa.Table, sizes: list[int]) -> Iterator[pa.RecordBatch]:
