@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -166,12 +167,35 @@ class ExtentStats:
 
 
 def _tokens(col: pa.Array | pa.ChunkedArray) -> pa.Array:
-    """Distinct words: split on whitespace first (no regex), then lowercase the few distinct
-    pieces and split them on every other separator."""
-    pieces = pc.unique(pc.list_flatten(pc.ascii_split_whitespace(col)))
+    """Distinct words: the text cut at spaces first (``_pieces``: no copy, no regex), then
+    the few distinct pieces lowercased and split on every other separator."""
+    chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+    pieces = pc.unique(pa.chunked_array([_pieces(c) for c in chunks], col.type))
     lower = pc.unique(pc.ascii_lower(pieces))
     words = pc.list_flatten(pc.split_pattern_regex(lower, TOKEN_PATTERN))
     return pc.unique(words.filter(pc.greater_equal(pc.binary_length(words), 2)))
+
+
+def _pieces(chunk: pa.Array) -> pa.Array:
+    """A string array's bytes cut before every space and at every value's start, as a string
+    array over the same data buffer (new offsets only). A piece never spans two values, and
+    cuts fall on ASCII bytes only, so every piece is UTF-8; the regex split that follows
+    treats the leading space as the separator it is. Null values must hold no bytes (the
+    caller drops them)."""
+    wide = pa.types.is_large_string(chunk.type)
+    width = np.dtype(np.int64 if wide else np.int32)
+    _, offsets_buffer, data_buffer = chunk.buffers()
+    if data_buffer is None or len(chunk) == 0:
+        return pa.array([], chunk.type)
+    offsets = np.frombuffer(offsets_buffer, width, len(chunk) + 1, chunk.offset * width.itemsize)
+    start, end = int(offsets[0]), int(offsets[-1])
+    cut = np.frombuffer(data_buffer, np.uint8, end - start, start) == 0x20
+    starts = offsets[:-1] - start
+    cut[starts[starts < len(cut)]] = True
+    bounds = np.append(np.flatnonzero(cut) + start, end).astype(width)
+    return pa.Array.from_buffers(
+        chunk.type, len(bounds) - 1, [None, pa.py_buffer(bounds), data_buffer]
+    )
 
 
 class CappedSet:
