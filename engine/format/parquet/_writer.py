@@ -10,7 +10,9 @@ run on a third thread from the start of ``finish`` (``BlockedWriter._write_held`
 from __future__ import annotations
 
 import json
-from concurrent.futures import Future, ThreadPoolExecutor
+import os
+import zlib
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -19,13 +21,13 @@ from kyma.engine.format._blocked import BlockedWriter
 from kyma.engine.format._shred import SHRED_PATHS, TYPES
 from kyma.engine.format.parquet._layout import (
     BLOCK_STATS_KEY,
+    CHECKSUM_CHUNK,
     CHECKSUM_KEY,
     COLUMN_STATS_KEY,
     FORMAT_VERSION,
     PRESENT_PATHS_KEY,
     SHREDDED_KEY,
     VERSION_KEY,
-    crc32_of,
     writer_options,
 )
 from kyma.engine.storage import ObjectStore
@@ -98,25 +100,41 @@ class ParquetExtentWriter(BlockedWriter):
     def _seal(self) -> None:
         if self._file is None:  # no rows
             self._open(self._file_schema(), None)
-        self._wait()
-        assert self._file is not None
         stats = self._extent_stats
         compact = {"separators": (",", ":")}
-        written = self._staging.stat().st_size  # the row groups; the page index comes next
-        with open(self._staging, "rb") as data:
-            checksum = {"crc32": crc32_of(data, written), "bytes": written}
         shredded = [s.to_json() for c in self._shredded.values() for s in c.shreds]
-        self._file.add_key_value_metadata(
-            {
-                VERSION_KEY: FORMAT_VERSION,
-                BLOCK_STATS_KEY: json.dumps(self._blocks, **compact),
-                COLUMN_STATS_KEY: json.dumps(self._column_stats(), default=str, **compact),
-                PRESENT_PATHS_KEY: json.dumps(stats.present_paths(), **compact),
-                SHREDDED_KEY: json.dumps(shredded, **compact),
-                CHECKSUM_KEY: json.dumps(checksum, **compact),
-            }
-        )
+        metadata = {
+            VERSION_KEY: FORMAT_VERSION,
+            BLOCK_STATS_KEY: json.dumps(self._blocks, **compact),
+            COLUMN_STATS_KEY: json.dumps(self._column_stats(), default=str, **compact),
+            PRESENT_PATHS_KEY: json.dumps(stats.present_paths(), **compact),
+            SHREDDED_KEY: json.dumps(shredded, **compact),
+        }
+        crc, written = self._checksum()  # the row groups; the page index comes next
+        metadata[CHECKSUM_KEY] = json.dumps({"crc32": crc, "bytes": written}, **compact)
+        assert self._file is not None
+        self._file.add_key_value_metadata(metadata)
         self._close()
+
+    def _checksum(self) -> tuple[int, int]:
+        """The CRC-32 and length of the staged row groups, summed while the encoding thread
+        still writes them: the file only grows, and bytes once written stay as they are."""
+        crc, done = 0, 0
+        with open(self._staging, "rb") as data:
+            while self._written is not None and not self._written.done():
+                if os.fstat(data.fileno()).st_size - done < CHECKSUM_CHUNK:
+                    wait([self._written], timeout=0.005)
+                    continue
+                chunk = data.read(CHECKSUM_CHUNK)
+                crc, done = zlib.crc32(chunk, crc), done + len(chunk)
+            self._wait()
+            written = os.fstat(data.fileno()).st_size
+            while done < written:
+                chunk = data.read(min(CHECKSUM_CHUNK, written - done))
+                if not chunk:
+                    break
+                crc, done = zlib.crc32(chunk, crc), done + len(chunk)
+        return crc, written
 
     def _close(self) -> None:
         if not self._closed:
