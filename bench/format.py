@@ -4,8 +4,9 @@ pyarrow's Parquet (zstd) and Arrow IPC.
     python bench/format.py [--rows 5000000] [--repeat 3] [--dir /tmp/kyma-bench-format]
 
 Prints MB/s (of the in-memory Arrow size) for write and for a full read (every block
-read and every value touched by a min/max scan; warm page cache), and bytes on disk, with
-ratios against the peers measured in the same run on the same table. Each format runs
+read and every value touched by a min/max scan; warm page cache), bytes on disk, and the CPU
+seconds of every thread (which a shared machine's load barely moves), with ratios against
+the peers measured in the same run on the same table. Each format runs
 ``--repeat`` times, interleaved with the others, and keeps its best time: a shared machine's
 noise then hits every format alike.
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import platform
+import resource
 import shutil
 import tempfile
 import time
@@ -103,6 +105,30 @@ def timed(fn):
     return time.perf_counter() - start, out
 
 
+def _cpu() -> float:
+    """CPU seconds of every thread of this process so far."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def measure(write, read) -> dict:
+    """Wall and CPU seconds of ``write()``, then of ``read(what write returned)``, which
+    returns the table it read. CPU seconds count every thread, and barely move with the
+    load of a shared machine where wall seconds do."""
+    cpu = _cpu()
+    write_s, written = timed(write)
+    write_cpu, cpu = _cpu() - cpu, _cpu()
+    read_s, back = timed(lambda: read(written))
+    return {
+        "write_s": write_s,
+        "read_s": read_s,
+        "write_cpu": write_cpu,
+        "read_cpu": _cpu() - cpu,
+        "rows": back.num_rows,
+        "written": written,
+    }
+
+
 def bench_extent(table: pa.Table, root: Path, name: str, fmt: SegmentFormat) -> dict:
     store = LocalStore(root / name)
 
@@ -112,19 +138,17 @@ def bench_extent(table: pa.Table, root: Path, name: str, fmt: SegmentFormat) -> 
             writer.append(batch)
         return writer.finish()
 
-    write_s, result = timed(write)
-
-    def read():
+    def read(result):
         reader = fmt.open_extent(store, result.object_path)
         blocks = reader.read_blocks(list(range(reader.metadata().block_count)))
         table = pa.Table.from_batches(blocks, SCHEMA)
         scan(table)
         return table
 
-    read_s, back = timed(read)
-    assert back.num_rows == table.num_rows
-    store.delete(result.object_path)
-    return {"write_s": write_s, "read_s": read_s, "bytes": result.byte_size}
+    r = measure(write, read)
+    assert r["rows"] == table.num_rows
+    store.delete(r["written"].object_path)
+    return {**r, "bytes": r["written"].byte_size}
 
 
 def _scanned(table: pa.Table) -> pa.Table:
@@ -134,10 +158,12 @@ def _scanned(table: pa.Table) -> pa.Table:
 
 def bench_parquet(table: pa.Table, root: Path) -> dict:
     path = root / "t.parquet"
-    write_s, _ = timed(lambda: pq.write_table(table, path, compression="zstd"))
-    read_s, back = timed(lambda: _scanned(pq.read_table(path)))
-    assert back.num_rows == table.num_rows
-    return {"write_s": write_s, "read_s": read_s, "bytes": path.stat().st_size}
+    r = measure(
+        lambda: pq.write_table(table, path, compression="zstd"),
+        lambda _: _scanned(pq.read_table(path)),
+    )
+    assert r["rows"] == table.num_rows
+    return {**r, "bytes": path.stat().st_size}
 
 
 def bench_ipc(table: pa.Table, root: Path) -> dict:
@@ -148,10 +174,9 @@ def bench_ipc(table: pa.Table, root: Path) -> dict:
             for batch in table.to_batches(max_chunksize=65_536):
                 w.write_batch(batch)
 
-    write_s, _ = timed(write)
-    read_s, back = timed(lambda: _scanned(pa.ipc.open_file(pa.memory_map(str(path))).read_all()))
-    assert back.num_rows == table.num_rows
-    return {"write_s": write_s, "read_s": read_s, "bytes": path.stat().st_size}
+    r = measure(write, lambda _: _scanned(pa.ipc.open_file(pa.memory_map(str(path))).read_all()))
+    assert r["rows"] == table.num_rows
+    return {**r, "bytes": path.stat().st_size}
 
 
 def main() -> None:
@@ -184,13 +209,16 @@ def main() -> None:
         for name, run in runs.items():
             r = run()
             best = results.setdefault(name, r)
-            for key in ("write_s", "read_s"):
+            for key in ("write_s", "read_s", "write_cpu", "read_cpu"):
                 best[key] = min(best[key], r[key])
-    print(f"{'format':<14}{'write MB/s':>12}{'read MB/s':>12}{'on disk MB':>12}")
+    print(
+        f"{'format':<14}{'write MB/s':>12}{'read MB/s':>12}{'on disk MB':>12}"
+        f"{'write CPU s':>13}{'read CPU s':>12}"
+    )
     for name, r in results.items():
         print(
             f"{name:<14}{mb / r['write_s']:>12.0f}{mb / r['read_s']:>12.0f}"
-            f"{r['bytes'] / 1e6:>12.0f}"
+            f"{r['bytes'] / 1e6:>12.0f}{r['write_cpu']:>13.2f}{r['read_cpu']:>12.2f}"
         )
     for ours, peer in (
         ("kyma-parquet", "parquet-zstd"),
@@ -202,7 +230,9 @@ def main() -> None:
         o, p = results[ours], results[peer]
         print(
             f"{ours} vs {peer}: write {p['write_s'] / o['write_s']:.2f}x,"
-            f" read {p['read_s'] / o['read_s']:.2f}x, size {o['bytes'] / p['bytes']:.2f}x"
+            f" read {p['read_s'] / o['read_s']:.2f}x, size {o['bytes'] / p['bytes']:.2f}x;"
+            f" CPU seconds: write {p['write_cpu'] / o['write_cpu']:.2f}x,"
+            f" read {p['read_cpu'] / o['read_cpu']:.2f}x"
         )
     shutil.rmtree(root, ignore_errors=True)
 

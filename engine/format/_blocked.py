@@ -3,7 +3,7 @@
 A format subclasses ``BlockedWriter`` and says how a block is written (``_write_block``)
 and how the staged file is sealed (``_seal``); the rest is here. A block's statistics are
 computed after ``_write_block`` returns, so a format that encodes on another thread overlaps
-the two.
+the two; held blocks' statistics run on a thread of their own while the paths are found.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import abc
 import tempfile
 import uuid
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -21,16 +22,16 @@ import pyarrow.compute as pc
 
 from kyma.engine.errors import SchemaError
 from kyma.engine.format import ExtentWriter, ExtentWriteResult
-from kyma.engine.format._parsed import ParsedDynamic, block_leaf_paths, concat, leaves
+from kyma.engine.format._parsed import Leaf, ParsedDynamic, block_leaf_paths, concat, leaves
 from kyma.engine.format._paths import block_paths
 from kyma.engine.format._shred import (
-    DistinctValues,
     ShreddedColumn,
     path_column_stats,
     shred,
     sub_column_stats,
 )
 from kyma.engine.format._stats import ExtentStats, block_stats, is_dynamic, with_paths
+from kyma.engine.format._walk import DistinctValues
 from kyma.engine.format.predicate import BlockStats
 from kyma.engine.storage import ObjectStore
 
@@ -68,10 +69,12 @@ class BlockedWriter(ExtentWriter):
         self._rows = 0
         self._shredded: dict[str, ShreddedColumn] = {}
         self._held: list[pa.RecordBatch] = []
+        self._column_stats_found: dict[str, dict[str, Any]] | None = None
+        self._walked: dict[str, tuple[DistinctValues, list[Leaf] | None, list[int]]] = {}
 
     @abc.abstractmethod
     def _write_block(self, batch: pa.RecordBatch) -> None:
-        """Write one block to the staging file."""
+        """Write one block to the staging file (and its shredded sub-columns: ``_shredded``)."""
 
     @abc.abstractmethod
     def _seal(self) -> None:
@@ -119,32 +122,58 @@ class BlockedWriter(ExtentWriter):
     def _write_and_count(self, batch: pa.RecordBatch) -> None:
         """Write one block, then its statistics (the format may still be encoding it)."""
         self._write_block(batch)
+        self._count(batch)
+
+    def _count(self, batch: pa.RecordBatch) -> None:
         stats = block_stats(batch)
         self._extent_stats.update(batch, stats)
         self._stats.append(stats)
 
-    def _find_paths(self) -> dict[str, list[frozenset[str] | None]]:
-        """Dynamic paths of every block, found in one pass over the extent's values (each
-        distinct value decoded once, only of the rows Arrow's parse does not vouch for), and
-        the shredded sub-columns if the format has them."""
-        paths: dict[str, list[frozenset[str] | None]] = {}
+    def _write_blocks(self, batches: list[pa.RecordBatch]) -> None:
+        """Write blocks in order; a format may hand them all to its encoder at once."""
+        for batch in batches:
+            self._write_block(batch)
+
+    def _write_held(self) -> dict[str, list[frozenset[str] | None]]:
+        """Write the held blocks; return the extent's dynamic paths. The statistics run on a
+        second thread (Arrow kernels, which release the GIL) while this one walks the dynamic
+        values (Python) and hands the blocks to the format (which may encode on a third);
+        the blocks' paths come last, while the format encodes."""
+        held, self._held = self._held, []
+        with ThreadPoolExecutor(1, thread_name_prefix="kyma-stats") as pool:
+            counted = pool.submit(lambda: [self._count(batch) for batch in held])
+            self._walk_dynamic()
+            self._write_blocks(held)
+            paths = self._block_paths()
+            counted.result()
+        return paths
+
+    def _walk_dynamic(self) -> None:
+        """Each dynamic column's distinct values decoded and walked once (only of the rows
+        Arrow's parse does not vouch for), and its shredded sub-columns if the format has
+        them: a format whose schema holds them needs them before its first block."""
         for name, blocks in self._dynamic.items():
             if not blocks:
-                paths[name] = []
                 continue
             found = None
             whole = concat(self._parsed[name], self._rows)
             if whole is not None and (found := leaves(whole)) is not None:
                 blocks = _without_exact(blocks, whole.exact)
-            distinct = DistinctValues(blocks)
-            per_block = None
-            if found is not None:
-                starts = np.cumsum([0, *(len(b) for b in blocks)])
-                bounds = [(int(s), len(b)) for s, b in zip(starts, blocks, strict=False)]
-                per_block = block_leaf_paths(found, bounds)
-            paths[name] = block_paths(name, distinct, per_block)
+            distinct = DistinctValues(blocks, leaves=self.shred_paths > 0)
+            self._walked[name] = (distinct, found, [len(b) for b in blocks])
             if self.shred_paths:
                 self._shredded[name] = shred(name, distinct, self.shred_paths, found)
+
+    def _block_paths(self) -> dict[str, list[frozenset[str] | None]]:
+        """Dynamic paths of every block, from the walk (``_walk_dynamic``)."""
+        paths: dict[str, list[frozenset[str] | None]] = {name: [] for name in self._dynamic}
+        for name, (distinct, found, sizes) in self._walked.items():
+            per_block = None
+            if found is not None:
+                starts = np.cumsum([0, *sizes])
+                bounds = [(int(s), n) for s, n in zip(starts, sizes, strict=False)]
+                per_block = block_leaf_paths(found, bounds)
+            paths[name] = block_paths(name, distinct, per_block)
         return paths
 
     def _finish_stats(self, paths: dict[str, list[frozenset[str] | None]]) -> None:
@@ -157,19 +186,23 @@ class BlockedWriter(ExtentWriter):
             self._blocks.append(stats.to_json())
 
     def _column_stats(self) -> dict[str, dict[str, Any]]:
-        """Column stats of the extent, and of its single-typed shredded paths by path name."""
-        out = self._extent_stats.column_stats()
-        for shredded in self._shredded.values():
-            out.update(path_column_stats(shredded))
-        return out
+        """Column stats of the extent, and of its single-typed shredded paths by path name
+        (computed once: the footer and the catalog both want them)."""
+        if self._column_stats_found is None:
+            out = self._extent_stats.column_stats()
+            for shredded in self._shredded.values():
+                out.update(path_column_stats(shredded))
+            self._column_stats_found = out
+        return self._column_stats_found
 
     def finish(self) -> ExtentWriteResult:
         if self._pending_rows:
             self._flush(self._pending_rows)
-        paths = self._find_paths()
-        held, self._held = self._held, []
-        for batch in held:  # the format encodes each block while the next one's stats run
-            self._write_and_count(batch)
+        if self.hold_blocks:
+            paths = self._write_held()
+        else:
+            self._walk_dynamic()
+            paths = self._block_paths()
         self._finish_stats(paths)
         self._seal()
         byte_size = self._staging.stat().st_size

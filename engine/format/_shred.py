@@ -1,6 +1,6 @@
 """Shredding: the scalar paths of an extent's dynamic values as typed hidden sub-columns.
 
-Each distinct CBOR value of the extent is decoded once (``DistinctValues``); per path the
+Each distinct CBOR value of the extent is decoded and walked once (``_walk.py``); per path the
 values are gathered by type (long, double, bool, string) into one Arrow array over the
 distinct values, then spread to the rows of each block with ``take`` -- no per-row Python.
 A path that holds an object, an array or anything else somewhere in the extent is not
@@ -13,13 +13,13 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-import cbor2
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from kyma.engine.format._parsed import Leaf
-from kyma.engine.format.predicate import MAX_PATH_DEPTH, ColStat, dynamic_path
+from kyma.engine.format._walk import DistinctValues
+from kyma.engine.format.predicate import ColStat, dynamic_path
 
 SHRED_PATHS = 256
 """At most this many paths per dynamic column per extent are shredded, most frequent first."""
@@ -31,7 +31,6 @@ TYPES: dict[str, pa.DataType] = {
     "bool": pa.bool_(),
     "string": pa.string(),
 }
-_INT64 = (-(2**63), 2**63 - 1)
 STRING_MINMAX_CAP = 256  # as ``_stats.py``: longer strings give no min/max
 DISTINCT_SET_CAP = 1_000
 
@@ -70,51 +69,17 @@ def is_hidden(name: str) -> bool:
     return name.startswith(HIDDEN_PREFIX)
 
 
-class DistinctValues:
-    """An extent's dynamic column, dictionary-encoded once; each distinct value decoded once."""
-
-    def __init__(self, blocks: list[pa.Array]) -> None:
-        self.encoded = pc.dictionary_encode(pa.chunked_array(blocks, blocks[0].type))
-        dictionary = self.encoded.chunk(0).dictionary if self.encoded.num_chunks else None
-        raw = [] if dictionary is None else dictionary.to_pylist()
-        self.values: list[Any] = [cbor2.loads(b) for b in raw]
-
-    def row_counts(self) -> np.ndarray:
-        """Rows per distinct value."""
-        counts = np.zeros(len(self.values), np.int64)
-        for chunk in self.encoded.chunks:
-            ids = chunk.indices.drop_null().to_numpy(zero_copy_only=False)
-            counts += np.bincount(ids, minlength=len(self.values))
-        return counts
-
-
-_KINDS = {str: "string", bool: "bool", float: "double"}
-
-
-def _scalar_type(value: Any) -> str | None:
-    kind = type(value)
-    if kind is int:
-        return "long" if _INT64[0] <= value <= _INT64[1] else None
-    return _KINDS.get(kind)
-
-
-def _flatten(value: dict, prefix: Path, out: list[tuple[Path, Any]]) -> None:
-    """(path, leaf) for every string-keyed entry; a dict leaf is listed and walked into."""
-    for key, child in value.items():
-        if type(key) is not str:
-            continue
-        path = (*prefix, key)
-        out.append((path, child))
-        if type(child) is dict and len(path) < MAX_PATH_DEPTH:
-            _flatten(child, path, out)
-
-
 @dataclass
 class ShreddedColumn:
-    """The sub-columns of one dynamic column of an extent, and each block's arrays."""
+    """The sub-columns of one dynamic column of an extent."""
 
     shreds: list[Shred]
-    blocks: list[list[pa.Array]]  # per block, one array per shred
+    columns: list[pa.ChunkedArray]
+    """Per shred, its values over the extent's rows: one chunk per block."""
+
+    def block(self, b: int) -> list[pa.Array]:
+        """Block ``b``'s arrays, one per shred."""
+        return [column.chunk(b) for column in self.columns]
 
 
 def shred(
@@ -127,21 +92,7 @@ def shred(
     ``parsed``, also the leaves (row-aligned over the extent) of the rows left out of
     ``distinct`` (``_parsed``)."""
     n = len(distinct.values)
-    slots: dict[tuple[Path, str | None], tuple[list[int], list[Any]]] = {}
-    for i, value in enumerate(distinct.values):
-        if type(value) is not dict:
-            continue
-        leaves: list[tuple[Path, Any]] = []
-        _flatten(value, (), leaves)
-        for path, leaf in leaves:
-            if leaf is None:
-                continue  # JSON null: the path's answer is NULL, as when absent
-            key = (path, _scalar_type(leaf))
-            slot = slots.get(key)
-            if slot is None:
-                slot = slots[key] = ([], [])
-            slot[0].append(i)
-            slot[1].append(leaf)
+    slots = distinct.slots
     counts = distinct.row_counts()
     found: dict[Path, dict[str | None, int]] = {}  # rows per path and type
     for (path, kind), (ids, _) in slots.items():
@@ -159,21 +110,35 @@ def shred(
     frequency = {p: sum(kinds.values()) for p, kinds in scalar.items()}
     chosen = sorted(scalar, key=lambda p: (-frequency[p], p))[:limit]
     shreds: list[Shred] = []
-    blocks: list[list[pa.Array]] = [[] for _ in distinct.encoded.chunks]
+    columns: list[pa.ChunkedArray] = []
+    sizes = [len(chunk) for chunk in distinct.encoded.chunks]
+    indices = pa.chunked_array([chunk.indices for chunk in distinct.encoded.chunks], pa.int32())
     for path in sorted(chosen):
         for kind in sorted(scalar[path]):
             shreds.append(Shred(column, path, kind))
             slot = slots.get((path, kind))
-            dense = None if slot is None else _spread(n, slot[0], slot[1], TYPES[kind])
-            fast, start = rows.get((path, kind)), 0
-            for b, chunk in enumerate(distinct.encoded.chunks):
-                part = None if dense is None else dense.take(chunk.indices)
-                if fast is not None:
-                    piece = fast.slice(start, len(chunk))
-                    part = piece if part is None else pc.coalesce(piece, part)
-                blocks[b].append(part)
-                start += len(chunk)
-    return ShreddedColumn(shreds, blocks)
+            fast = rows.get((path, kind))
+            if slot is None:  # only parsed rows hold it
+                assert fast is not None
+                columns.append(_per_block(fast, sizes))
+                continue
+            dense = _spread(n, slot[0], slot[1], TYPES[kind]).take(indices)
+            if fast is not None:
+                dense = pc.coalesce(_per_block(fast, sizes), dense)
+            columns.append(_per_block(dense, sizes))
+    return ShreddedColumn(shreds, columns)
+
+
+def _per_block(values: pa.Array | pa.ChunkedArray, sizes: list[int]) -> pa.ChunkedArray:
+    """``values`` as a chunked array of one chunk per block (``sizes``: their rows)."""
+    if isinstance(values, pa.ChunkedArray) and [len(c) for c in values.chunks] == sizes:
+        return values
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    starts = np.cumsum([0, *sizes])
+    return pa.chunked_array(
+        [values.slice(int(s), n) for s, n in zip(starts, sizes, strict=False)], values.type
+    )
 
 
 def _spread(n: int, ids: list[int], values: list[Any], dtype: pa.DataType) -> pa.Array:
@@ -200,7 +165,7 @@ def sub_column_stats(shredded: ShreddedColumn, block: int, rows: int) -> dict[st
     keyed by the path's name: predicates on the path prune like on any column."""
     out: dict[str, ColStat] = {}
     for i in _single_typed(shredded):
-        s, array = shredded.shreds[i], shredded.blocks[block][i]
+        s, array = shredded.shreds[i], shredded.columns[i].chunk(block)
         nulls = array.null_count
         lo = hi = None
         if nulls < rows:
@@ -220,8 +185,7 @@ def path_column_stats(shredded: ShreddedColumn) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for i in _single_typed(shredded):
         s = shredded.shreds[i]
-        chunks = [block[i] for block in shredded.blocks]
-        values = pc.unique(pa.chunked_array(chunks, TYPES[s.type])).drop_null()
+        values = pc.unique(shredded.columns[i]).drop_null()
         words = values.cast(pa.string())
         fits = (
             len(words) <= DISTINCT_SET_CAP and not pc.any(pc.match_substring(words, "\x00")).as_py()

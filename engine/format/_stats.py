@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -19,6 +20,8 @@ STRING_MINMAX_CAP = 256
 DISTINCT_SET_CAP = 1_000
 TOKEN_SET_CAP = 10_000
 TOKEN_PATTERN = r"[^a-z0-9]+"
+RUN_ROWS = 131_072
+"""Distinct and token sets are updated per run of blocks of about this many rows."""
 
 
 def _is_int(t: pa.DataType) -> bool:
@@ -100,6 +103,8 @@ class ExtentStats:
                 self._paths[f.name] = set()
         self.min_ts: int | None = None
         self.max_ts: int | None = None
+        self._run: list[pa.RecordBatch] = []
+        self._run_rows = 0
 
     def update(self, batch: pa.RecordBatch, stats: BlockStats) -> None:
         if self._time_column is not None:
@@ -107,12 +112,28 @@ class ExtentStats:
             if stat.min is not None:
                 self.min_ts = stat.min if self.min_ts is None else min(self.min_ts, stat.min)
                 self.max_ts = stat.max if self.max_ts is None else max(self.max_ts, stat.max)
+        self._run.append(batch)
+        self._run_rows += batch.num_rows
+        if self._run_rows >= RUN_ROWS:
+            self._add_run()
+
+    def _add_run(self) -> None:
+        """Distinct and token sets of the blocks since the last run, a few kernel calls per
+        run of blocks rather than per block."""
+        run, self._run, self._run_rows = self._run, [], 0
+        if not run:
+            return
         for name, seen in self._distinct.items():
             tokens = self._tokens.get(name)
             words = tokens is not None and tokens.values is not None
             if seen.values is None and not words:
                 continue
-            distinct = pc.unique(batch.column(name).drop_null())
+            values = pa.chunked_array([b.column(name) for b in run]).drop_null()
+            if seen.values is None:  # only the words: split the values as they are
+                assert tokens is not None
+                tokens.add(_tokens(values))
+                continue
+            distinct = pc.unique(values)
             new = seen.add(distinct)
             if tokens is not None and words:  # the words of values not seen before
                 tokens.add(_tokens(distinct if new is None else new))
@@ -126,6 +147,7 @@ class ExtentStats:
 
     def column_stats(self) -> dict[str, dict[str, Any]]:
         out: dict[str, dict[str, Any]] = {}
+        self._add_run()
         for name, seen in self._distinct.items():
             tokens = self._tokens.get(name)
             out[name] = {
@@ -144,12 +166,36 @@ class ExtentStats:
         return sorted(out)
 
 
-def _tokens(col: pa.Array) -> pa.Array:
-    """Distinct words: split on whitespace first (no regex), then the few distinct pieces
-    on every other separator."""
-    pieces = pc.list_flatten(pc.ascii_split_whitespace(pc.ascii_lower(col.drop_null())))
-    words = pc.list_flatten(pc.split_pattern_regex(pc.unique(pieces), TOKEN_PATTERN))
+def _tokens(col: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """Distinct words: the text cut at spaces first (``_pieces``: no copy, no regex), then
+    the few distinct pieces lowercased and split on every other separator."""
+    chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+    pieces = pc.unique(pa.chunked_array([_pieces(c) for c in chunks], col.type))
+    lower = pc.unique(pc.ascii_lower(pieces))
+    words = pc.list_flatten(pc.split_pattern_regex(lower, TOKEN_PATTERN))
     return pc.unique(words.filter(pc.greater_equal(pc.binary_length(words), 2)))
+
+
+def _pieces(chunk: pa.Array) -> pa.Array:
+    """A string array's bytes cut before every space and at every value's start, as a string
+    array over the same data buffer (new offsets only). A piece never spans two values, and
+    cuts fall on ASCII bytes only, so every piece is UTF-8; the regex split that follows
+    treats the leading space as the separator it is. Null values must hold no bytes (the
+    caller drops them)."""
+    wide = pa.types.is_large_string(chunk.type)
+    width = np.dtype(np.int64 if wide else np.int32)
+    _, offsets_buffer, data_buffer = chunk.buffers()
+    if data_buffer is None or len(chunk) == 0:
+        return pa.array([], chunk.type)
+    offsets = np.frombuffer(offsets_buffer, width, len(chunk) + 1, chunk.offset * width.itemsize)
+    start, end = int(offsets[0]), int(offsets[-1])
+    cut = np.frombuffer(data_buffer, np.uint8, end - start, start) == 0x20
+    starts = offsets[:-1] - start
+    cut[starts[starts < len(cut)]] = True
+    bounds = np.append(np.flatnonzero(cut) + start, end).astype(width)
+    return pa.Array.from_buffers(
+        chunk.type, len(bounds) - 1, [None, pa.py_buffer(bounds), data_buffer]
+    )
 
 
 class CappedSet:

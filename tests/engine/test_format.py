@@ -4,13 +4,17 @@ byte-level envelope, v1 compatibility and bad objects."""
 from __future__ import annotations
 
 import json
+import re
 import struct
 
 import cbor2
 import pyarrow as pa
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kyma.engine.errors import FormatError, SchemaError
+from kyma.engine.format._stats import _tokens
 from kyma.engine.format.choice import FORMATS, segment_format
 from kyma.engine.format.parquet import ParquetFormat
 from kyma.engine.format.predicate import (
@@ -292,3 +296,23 @@ def test_footer_and_body_disagreeing_is_a_format_error(local_store) -> None:
     raw = raw[: -9 - stats_len] + footer + struct.pack("<I", len(footer)) + b"KYMA\x02"
     with pytest.raises(FormatError, match="footer has stats for 2 blocks, body has 3"):
         _corrupt(local_store, raw)
+
+
+@given(
+    texts=st.lists(st.none() | st.text(alphabet=" \t\nAb1-é_Z9.", max_size=12), max_size=30),
+    cut=st.integers(0, 5),
+    large=st.booleans(),
+)
+def test_token_sets_are_the_regex_words_of_every_value(texts, cut: int, large: bool) -> None:
+    """The words of a column (``_stats._tokens``, cutting the text at spaces without
+    copying it) are what splitting each lowercased value on non-alphanumerics gives,
+    also for sliced arrays and large strings."""
+    array = pa.array(texts, pa.large_string() if large else pa.string()).slice(cut)
+    expected = {
+        word
+        for text in array.to_pylist()
+        if text is not None
+        for word in re.split(r"[^a-z0-9]+", text.lower())
+        if len(word) >= 2
+    }
+    assert set(_tokens(array.drop_null()).to_pylist()) == expected

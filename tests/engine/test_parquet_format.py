@@ -263,3 +263,21 @@ def test_the_footer_checksum_finds_a_flipped_byte(local_store) -> None:
     reader = fmt.open_extent(local_store, "tables/3/flipped.parquet")
     with pytest.raises(FormatError, match="do not match the checksum in its footer"):
         reader.verify()
+
+
+def test_strings_that_are_not_utf8_are_refused_on_read(local_store) -> None:
+    """Arrow's Parquet decoder does not check UTF-8; the reader does (an ASCII chunk by its
+    bytes alone, any other by Arrow's full check): a damaged page must not pass as text."""
+    offsets = pa.py_buffer(b"".join(n.to_bytes(4, "little") for n in (0, 2, 4, 6)))
+    data = b"ok" + "é".encode() + b"\xff\xfe"  # ASCII, UTF-8, not UTF-8
+    bad = pa.Array.from_buffers(pa.string(), 3, [None, offsets, pa.py_buffer(data)])
+    path = local_store.root / "tables/4/bad.parquet"
+    path.parent.mkdir(parents=True)
+    pq.write_table(pa.table({"s": bad}), path, row_group_size=1, compression="none")
+    reader = segment_format().open_extent(local_store, "tables/4/bad.parquet")
+    assert reader.read_block(0).column("s").to_pylist() == ["ok"]
+    assert reader.read_block(1).column("s").to_pylist() == ["é"]
+    with pytest.raises(FormatError, match=r"blocks \[2\] do not decode: .*UTF8"):
+        reader.read_block(2)
+    with pytest.raises(FormatError, match="UTF8"):
+        list(reader.read_blocks([0, 1, 2]))

@@ -86,7 +86,9 @@ def _dictionary(dtype: pa.DataType, values: pa.Array | pa.ChunkedArray | None) -
     return False
 
 
-def writer_options(schema: pa.Schema, sample: pa.RecordBatch | None = None) -> dict[str, Any]:
+def writer_options(
+    schema: pa.Schema, sample: pa.RecordBatch | pa.Table | None = None
+) -> dict[str, Any]:
     """Keyword arguments of ``pq.ParquetWriter`` for an extent of ``schema``; ``sample``, a
     block of it, chooses which columns get dictionaries (without: every string column)."""
     dictionary: list[str] = []

@@ -3,13 +3,16 @@
 Blocks are held until the extent is sealed: the shredded sub-columns of dynamic paths
 (``_shred.py``) are known only once every value of the extent has been seen, and they are
 part of the file's schema. Blocks are then encoded on a worker thread (pyarrow releases the
-GIL) while the main thread computes their statistics and joins the next block's sub-columns.
+GIL), all in one call, while the main thread finds each block's paths; their statistics
+run on a third thread from the start of ``finish`` (``BlockedWriter._write_held``).
 """
 
 from __future__ import annotations
 
 import json
-from concurrent.futures import Future, ThreadPoolExecutor
+import os
+import zlib
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -18,13 +21,13 @@ from kyma.engine.format._blocked import BlockedWriter
 from kyma.engine.format._shred import SHRED_PATHS, TYPES
 from kyma.engine.format.parquet._layout import (
     BLOCK_STATS_KEY,
+    CHECKSUM_CHUNK,
     CHECKSUM_KEY,
     COLUMN_STATS_KEY,
     FORMAT_VERSION,
     PRESENT_PATHS_KEY,
     SHREDDED_KEY,
     VERSION_KEY,
-    crc32_of,
     writer_options,
 )
 from kyma.engine.storage import ObjectStore
@@ -52,20 +55,28 @@ class ParquetExtentWriter(BlockedWriter):
         self._closed = False
 
     def _write_block(self, batch: pa.RecordBatch) -> None:
-        """Join block ``batch``'s shredded sub-columns and hand it to the encoding thread."""
-        i = self._written_blocks
-        self._written_blocks += 1
-        columns = list(batch.columns)
+        self._write_blocks([batch])
+
+    def _write_blocks(self, batches: list[pa.RecordBatch]) -> None:
+        """Join the blocks' shredded sub-columns and hand them to the encoding thread in one
+        call, one row group per block (every block but an extent's last is full)."""
+        if not batches:
+            return
+        first = self._written_blocks
+        self._written_blocks += len(batches)
+        columns = pa.Table.from_batches(batches, self._schema).columns
         for shredded in self._shredded.values():
-            columns.extend(shredded.blocks[i])
+            for column in shredded.columns:
+                chunks = column.chunks[first : first + len(batches)]
+                columns.append(pa.chunked_array(chunks, column.type))
         schema = self._file_schema()
-        block = pa.RecordBatch.from_arrays(columns, schema=schema)
+        table = pa.Table.from_arrays(columns, schema=schema)
         if self._file is None:  # the first block is the sample for the encodings
-            self._open(schema, block)
-        self._wait()  # one block in flight
+            self._open(schema, table.slice(0, batches[0].num_rows))
+        self._wait()  # one call in flight
         assert self._file is not None
         self._written = self._encoder.submit(
-            self._file.write_batch, block, row_group_size=max(block.num_rows, 1)
+            self._file.write_table, table, row_group_size=max(self._block_rows, 1)
         )
 
     def _file_schema(self) -> pa.Schema:
@@ -77,7 +88,7 @@ class ParquetExtentWriter(BlockedWriter):
             self._schema_with_shreds = schema
         return self._schema_with_shreds
 
-    def _open(self, schema: pa.Schema, sample: pa.RecordBatch | None) -> None:
+    def _open(self, schema: pa.Schema, sample: pa.Table | None) -> None:
         options = writer_options(schema, sample)
         self._file = pq.ParquetWriter(str(self._staging), schema, **options)
 
@@ -89,25 +100,41 @@ class ParquetExtentWriter(BlockedWriter):
     def _seal(self) -> None:
         if self._file is None:  # no rows
             self._open(self._file_schema(), None)
-        self._wait()
-        assert self._file is not None
         stats = self._extent_stats
         compact = {"separators": (",", ":")}
-        written = self._staging.stat().st_size  # the row groups; the page index comes next
-        with open(self._staging, "rb") as data:
-            checksum = {"crc32": crc32_of(data, written), "bytes": written}
         shredded = [s.to_json() for c in self._shredded.values() for s in c.shreds]
-        self._file.add_key_value_metadata(
-            {
-                VERSION_KEY: FORMAT_VERSION,
-                BLOCK_STATS_KEY: json.dumps(self._blocks, **compact),
-                COLUMN_STATS_KEY: json.dumps(self._column_stats(), default=str, **compact),
-                PRESENT_PATHS_KEY: json.dumps(stats.present_paths(), **compact),
-                SHREDDED_KEY: json.dumps(shredded, **compact),
-                CHECKSUM_KEY: json.dumps(checksum, **compact),
-            }
-        )
+        metadata = {
+            VERSION_KEY: FORMAT_VERSION,
+            BLOCK_STATS_KEY: json.dumps(self._blocks, **compact),
+            COLUMN_STATS_KEY: json.dumps(self._column_stats(), default=str, **compact),
+            PRESENT_PATHS_KEY: json.dumps(stats.present_paths(), **compact),
+            SHREDDED_KEY: json.dumps(shredded, **compact),
+        }
+        crc, written = self._checksum()  # the row groups; the page index comes next
+        metadata[CHECKSUM_KEY] = json.dumps({"crc32": crc, "bytes": written}, **compact)
+        assert self._file is not None
+        self._file.add_key_value_metadata(metadata)
         self._close()
+
+    def _checksum(self) -> tuple[int, int]:
+        """The CRC-32 and length of the staged row groups, summed while the encoding thread
+        still writes them: the file only grows, and bytes once written stay as they are."""
+        crc, done = 0, 0
+        with open(self._staging, "rb") as data:
+            while self._written is not None and not self._written.done():
+                if os.fstat(data.fileno()).st_size - done < CHECKSUM_CHUNK:
+                    wait([self._written], timeout=0.005)
+                    continue
+                chunk = data.read(CHECKSUM_CHUNK)
+                crc, done = zlib.crc32(chunk, crc), done + len(chunk)
+            self._wait()
+            written = os.fstat(data.fileno()).st_size
+            while done < written:
+                chunk = data.read(min(CHECKSUM_CHUNK, written - done))
+                if not chunk:
+                    break
+                crc, done = zlib.crc32(chunk, crc), done + len(chunk)
+        return crc, written
 
     def _close(self) -> None:
         if not self._closed:
