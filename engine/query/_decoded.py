@@ -141,8 +141,10 @@ def _plain(dtype: pa.DataType) -> pa.DataType:
         return pa.string()
     if pa.types.is_binary_view(dtype):
         return pa.binary()
-    if pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
+    if pa.types.is_list(dtype):
         return pa.list_(dtype.value_field.with_type(_plain(dtype.value_type)))
+    if pa.types.is_large_list(dtype):
+        return pa.large_list(dtype.value_field.with_type(_plain(dtype.value_type)))
     if pa.types.is_fixed_size_list(dtype):
         item = dtype.value_field.with_type(_plain(dtype.value_type))
         return pa.list_(item, dtype.list_size)

@@ -28,6 +28,10 @@ from kyma.engine.query._access import Access
 STATEMENTS = 512
 """Statement texts kept (parsed, and planned): a few tens of KB each."""
 
+MAX_KEPT_TEXT = 16 * 1024
+"""A longer statement is parsed and planned anew each time: the caches stay bounded in bytes
+(512 statements of at most 16 KiB), not only in count."""
+
 
 @dataclass(frozen=True)
 class Parsed:

@@ -26,7 +26,7 @@ from kyma.engine.query._estimate import check_functions
 from kyma.engine.query._guard import check_in_lists, check_statement, too_deep
 from kyma.engine.query._limits import Cancel, QueryGate, QueryLimits
 from kyma.engine.query._parse import parse, table_name
-from kyma.engine.query._plans import STATEMENTS, Parsed
+from kyma.engine.query._plans import MAX_KEPT_TEXT, STATEMENTS, Parsed
 from kyma.engine.query._recent import Recent
 from kyma.engine.query._result import QueryResult
 from kyma.engine.query._select import SelectPlanner
@@ -92,7 +92,10 @@ class QueryEngine:
                 for need in needs:
                     authorize(need)
             visible = readable(authorize) if authorize is not None else None
-            text = sql if isinstance(parsed, Parsed) else None
+            text = None
+            if isinstance(parsed, Parsed) and len(sql) <= MAX_KEPT_TEXT:
+                self._parsed.put(sql, parsed)  # kept once authorized, and only if small
+                text = sql
             return self.gate.run(
                 lambda: self._execute(stmt, snapshot, pruning, pushdown, visible, text), cancel
             )
@@ -114,9 +117,7 @@ class QueryEngine:
             return e
         if not isinstance(stmt, exp.Query):
             return stmt
-        parsed = Parsed(stmt, tuple(self._needs(stmt, sql)))
-        self._parsed.put(sql, parsed)
-        return parsed
+        return Parsed(stmt, tuple(self._needs(stmt, sql)))
 
     def _execute(
         self,

@@ -107,3 +107,23 @@ def test_the_catalog_reads_a_querys_tables_together(table) -> None:
         assert found[name] == table.catalog.get_table(name)
     assert [c.name for c in found["other"].columns][-1] == "later"
     assert table.catalog.get_tables([]) == {}
+
+
+def test_a_refused_statement_is_not_kept(table) -> None:
+    def refuse(needs: Access) -> None:
+        raise PermissionDeniedError("may not read")
+
+    refused = "SELECT sum(v) AS total FROM t WHERE v > 1"
+    with pytest.raises(PermissionDeniedError):
+        table.query.execute(refused, authorize=refuse)
+    assert table.query._parsed.get(refused) is None
+    assert _plan(table, refused) is None
+
+
+def test_a_long_statement_is_planned_anew_each_time(table) -> None:
+    padding = " ".join(f"/* {n:06d} */" for n in range(1_500))  # a long text, a short tree
+    long = f"{SUM} {padding}"
+    assert len(long) > 16 * 1024
+    assert table.query.execute(long).table.to_pylist() == [{"n": 3, "total": 6}]
+    assert table.query._parsed.get(long) is None
+    assert _plan(table, long) is None
