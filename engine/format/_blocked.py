@@ -124,6 +124,10 @@ class BlockedWriter(ExtentWriter):
         self._write_block(batch)
         self._count(batch)
 
+    def _count_all(self, batches: list[pa.RecordBatch]) -> None:
+        for batch in batches:
+            self._count(batch)
+
     def _count(self, batch: pa.RecordBatch) -> None:
         stats = block_stats(batch)
         self._extent_stats.update(batch, stats)
@@ -141,7 +145,7 @@ class BlockedWriter(ExtentWriter):
         the blocks' paths come last, while the format encodes."""
         held, self._held = self._held, []
         with ThreadPoolExecutor(1, thread_name_prefix="kyma-stats") as pool:
-            counted = pool.submit(lambda: [self._count(batch) for batch in held])
+            counted = pool.submit(self._count_all, held)
             self._walk_dynamic()
             self._write_blocks(held)
             paths = self._block_paths()

@@ -257,8 +257,8 @@ def register(
         for i, group in enumerate(groups.values())
     ]
     if others or not frames:
-        read = scan_blocks(scan, others, store, fmt)
-        frames.append(_memory(ctx, f"__kyma_blocks/{name}", scan.schema, read, partitions))
+        tlm_batches = scan_blocks(scan, others, store, fmt)
+        frames.append(_memory(ctx, f"__kyma_blocks/{name}", scan.schema, tlm_batches, partitions))
     ctx.register_table(name, reduce(DataFrame.union, frames).into_view())
 
 

@@ -112,7 +112,8 @@ class FileDropWorker(SourceWorker):
                 continue  # not yet stable: look again on the next poll
             due.append(obj)
         self.metrics.lag = len(due)
-        units = packs(due, self.spec.group_bytes)
+        spark_from = self.spec.spark_min_bytes if self.bulk_load is not None else None
+        units = packs(due, self.spec.group_bytes, spark_from)
 
         def one(unit: list[ObjectInfo]) -> int:
             if stop is not None and stop.is_set():
@@ -278,13 +279,16 @@ class FileDropWorker(SourceWorker):
         self.files.record(self.spec.name, file)
 
 
-def packs(due: list[ObjectInfo], group_bytes: int) -> list[list[ObjectInfo]]:
+def packs(
+    due: list[ObjectInfo], group_bytes: int, spark_from: int | None = None
+) -> list[list[ObjectInfo]]:
     """The files in units of work: each file under ``group_bytes`` packed with its
-    neighbours (in name order) up to ``group_bytes`` together; larger ones alone."""
+    neighbours (in name order) up to ``group_bytes`` together; larger ones alone, and so are
+    files of ``spark_from`` bytes or more (None: none), which go to a Spark load."""
     units: list[list[ObjectInfo]] = []
     pack: list[ObjectInfo] = []
     for obj in due:
-        if obj.size >= group_bytes:
+        if obj.size >= group_bytes or (spark_from is not None and obj.size >= spark_from):
             units.append([obj])
             continue
         if pack and sum(o.size for o in pack) + obj.size > group_bytes:

@@ -10,6 +10,8 @@ alias puts a node between the two projections, and the answer is right again.
 >>> stmt = sqlglot.parse_one("SELECT n + 1 AS n FROM (SELECT n + 1 AS n FROM (SELECT 1 AS n))")
 >>> print(rule(stmt).sql("postgres"))
 SELECT n + 1 AS n FROM (SELECT n + 1 AS n FROM (SELECT 1 AS n) AS _kyma_d1) AS _kyma_d0
+>>> print(rule(sqlglot.parse_one("SELECT 1 FROM k LEFT JOIN (u JOIN o ON o.a = u.a) ON TRUE")).sql())
+SELECT 1 FROM k LEFT JOIN (u JOIN o ON o.a = u.a) ON TRUE
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ def rule(stmt: exp.Expression) -> exp.Expression:
     numbers = count()
     for subquery in stmt.find_all(exp.Subquery):
         placed = isinstance(subquery.parent, exp.From | exp.Join | exp.Lateral)
-        if placed and not subquery.alias:
+        query = isinstance(subquery.this, exp.Query)  # not a parenthesized join: (a JOIN b)
+        if placed and query and not subquery.alias:
             subquery.set("alias", exp.TableAlias(this=exp.to_identifier(f"_kyma_d{next(numbers)}")))
     return stmt
