@@ -10,7 +10,8 @@ alias puts a node between the two projections, and the answer is right again.
 >>> stmt = sqlglot.parse_one("SELECT n + 1 AS n FROM (SELECT n + 1 AS n FROM (SELECT 1 AS n))")
 >>> print(rule(stmt).sql("postgres"))
 SELECT n + 1 AS n FROM (SELECT n + 1 AS n FROM (SELECT 1 AS n) AS _kyma_d1) AS _kyma_d0
->>> print(rule(sqlglot.parse_one("SELECT 1 FROM k LEFT JOIN (u JOIN o ON o.a = u.a) ON TRUE")).sql())
+>>> nested_join = sqlglot.parse_one("SELECT 1 FROM k LEFT JOIN (u JOIN o ON o.a = u.a) ON TRUE")
+>>> print(rule(nested_join).sql())
 SELECT 1 FROM k LEFT JOIN (u JOIN o ON o.a = u.a) ON TRUE
 """
 
