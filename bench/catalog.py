@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from kyma.engine.catalog import Catalog
+from kyma.engine.catalog.postgres import PostgresCatalog
 from kyma.engine.format.predicate import (
     And,
     DynamicPathExists,
@@ -50,11 +51,11 @@ FROM generate_series(0, %(n)s - 1) AS i, LATERAL (SELECT jsonb_build_object(
 """
 
 
-def fill(catalog: Catalog, name: str, n: int) -> None:
+def fill(catalog: PostgresCatalog, name: str, n: int) -> None:
     columns = [Column("service", KymaType("string")), Column("message", KymaType("string"))]
     columns += [Column("attributes", KymaType("dynamic"))]
     info = catalog.create_table(name, columns)
-    with catalog._conn() as conn, conn.transaction():  # a bench may reach behind the API
+    with catalog.db.connection() as conn, conn.transaction():  # a bench reaches behind the API
         (snapshot,) = conn.execute(
             "INSERT INTO kyma.snapshots (table_id, extent_count) VALUES (%s, %s)"
             " RETURNING snapshot_id",
@@ -114,7 +115,7 @@ def main() -> None:
     sizes = [int(s) for s in args.sizes.split(",")]
     home = Path(tempfile.mkdtemp(prefix="kyma-bench-catalog-", dir="/tmp"))
     with EmbeddedPostgres(home / "catalog") as pg:
-        catalog = Catalog(pg.url)
+        catalog = PostgresCatalog.connect(pg.url)
         try:
             print(f"{'extents':>9} | {'query':<30} | {'p50 ms':>8} | {'p95 ms':>8} | kept")
             for n in sizes:
