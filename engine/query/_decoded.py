@@ -5,9 +5,10 @@ the key is the store, the object path and the column, and nothing kept can go st
 snapshot brings new extents, which are new keys). A scan that fits reads its kept blocks as
 zero-copy slices of the kept arrays into a DataFusion memory table instead of decoding
 Parquet again; a larger one streams through DataFusion's Parquet reader (``_native``).
-The least recently used columns go first. Text is kept as Arrow string views, which
-DataFusion groups, joins and compares faster than plain strings (as its own Parquet reads
-do); answers are turned back into plain strings (``plain``).
+The least recently used columns go first. Text is kept as plain strings: as string views
+(which DataFusion groups and joins faster) a window over 5 M synced rows outgrew a 2 GiB
+memory pool that the Parquet scan stays within, and the suite was no faster with them. An
+answer that DataFusion gives with views is turned into plain strings (``plain``).
 """
 
 from __future__ import annotations
@@ -90,7 +91,7 @@ class DecodedColumns:
             read = list(reader.read_blocks(list(range(blocks)), names))
         finally:
             reader.close()
-        decoded = {name: [_viewed(batch.column(name)) for batch in read] for name in names}
+        decoded = {name: [batch.column(name) for batch in read] for name in names}
         for name, arrays in decoded.items():
             self._put((store.url, path, name), arrays)
         return decoded
@@ -117,23 +118,10 @@ class DecodedColumns:
                 self.bytes -= self._sizes.pop(old)
 
 
-def viewed(schema: pa.Schema) -> pa.Schema:
-    """``schema`` with its text columns as string views: how they are kept here."""
-    return pa.schema([f.with_type(_VIEWS.get(f.type, f.type)) for f in schema], schema.metadata)
-
-
 def plain(table: pa.Table) -> pa.Table:
     """An answer with string and binary views (at any depth) as plain strings and binary."""
     schema = pa.schema([f.with_type(_plain(f.type)) for f in table.schema], table.schema.metadata)
     return table if schema.equals(table.schema) else table.cast(schema)
-
-
-_VIEWS = {pa.string(): pa.string_view()}
-
-
-def _viewed(array: pa.Array) -> pa.Array:
-    view = _VIEWS.get(array.type)
-    return array if view is None else array.cast(view)
 
 
 def _plain(dtype: pa.DataType) -> pa.DataType:

@@ -36,7 +36,7 @@ from kyma.engine.format._shred import Shred
 from kyma.engine.format.parquet._reader import ParquetExtentReader
 from kyma.engine.format.predicate import BlockPredicate, BlockStats, block_evaluator
 from kyma.engine.query import _path_scan
-from kyma.engine.query._decoded import DecodedColumns, viewed
+from kyma.engine.query._decoded import DecodedColumns
 from kyma.engine.query._limits import checkpoint
 from kyma.engine.query._recent import Recent
 from kyma.engine.query._scan import TableScan, scan_blocks
@@ -232,7 +232,7 @@ def register(
         group = groups.setdefault(key, _Group(footer, paths, blocks))
         group.files.append(entry.object_path)
     if decoded is not None and not scan.paths and decoded.admits(_decoded_bytes(scan, kept)):
-        schema = viewed(scan.schema)
+        schema = scan.schema
         read = chain(
             (
                 batch

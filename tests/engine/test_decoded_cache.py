@@ -54,7 +54,7 @@ def test_cached_columns_answer_as_parquet_does(engines, extents, k, query) -> No
     for _ in range(2):  # decoding, then from the kept columns
         got, want = cached.execute(sql), uncached.execute(sql)
         assert got.table.to_pylist() == want.table.to_pylist(), sql
-        assert got.table.schema == want.table.schema  # text kept as views answers as text
+        assert got.table.schema == want.table.schema  # answers keep the table's types
         drop = {"elapsed_ms", "tables"}
         assert {k: v for k, v in got.stats.items() if k not in drop} == {
             k: v for k, v in want.stats.items() if k not in drop
