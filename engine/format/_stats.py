@@ -125,11 +125,11 @@ class ExtentStats:
             return
         for name, seen in self._distinct.items():
             tokens = self._tokens.get(name)
-            words = tokens is not None and tokens.values is not None
-            if seen.values is None and not words:
+            words = tokens is not None and tokens.known
+            if not seen.known and not words:
                 continue
             values = pa.chunked_array([b.column(name) for b in run]).drop_null()
-            if seen.values is None:  # only the words: split the values as they are
+            if not seen.known:  # only the words: split the values as they are
                 assert tokens is not None
                 tokens.add(_tokens(values))
                 continue
@@ -151,10 +151,8 @@ class ExtentStats:
         for name, seen in self._distinct.items():
             tokens = self._tokens.get(name)
             out[name] = {
-                "distinct": None if seen.values is None else sorted(seen.values),
-                "tokens": None
-                if tokens is None or tokens.values is None
-                else sorted(tokens.values),
+                "distinct": seen.sorted(),
+                "tokens": None if tokens is None else tokens.sorted(),
             }
         return out
 
@@ -167,21 +165,28 @@ class ExtentStats:
 
 
 def _tokens(col: pa.Array | pa.ChunkedArray) -> pa.Array:
-    """Distinct words: the text cut at spaces first (``_pieces``: no copy, no regex), then
-    the few distinct pieces lowercased and split on every other separator."""
+    """Distinct words: the text cut at spaces first (``_pieces``: no copy, no regex), the
+    pieces lowercased and trimmed of their space, and only the few distinct ones that are
+    not one ASCII word already split on every other separator by a regex."""
     chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
-    pieces = pc.unique(pa.chunked_array([_pieces(c) for c in chunks], col.type))
-    lower = pc.unique(pc.ascii_lower(pieces))
-    words = pc.list_flatten(pc.split_pattern_regex(lower, TOKEN_PATTERN))
-    return pc.unique(words.filter(pc.greater_equal(pc.binary_length(words), 2)))
+    pieces = pa.chunked_array([_pieces(c) for c in chunks], col.type)
+    bare = pc.unique(pc.utf8_ltrim(pc.ascii_lower(pieces), " "))
+    word = pc.ascii_is_alnum(bare)
+    words = bare.filter(pc.and_(word, pc.greater_equal(pc.binary_length(bare), 2)))
+    rest = bare.filter(pc.invert(word))
+    if not len(rest):
+        return words  # distinct already
+    split = pc.list_flatten(pc.split_pattern_regex(rest, TOKEN_PATTERN))
+    split = split.filter(pc.greater_equal(pc.binary_length(split), 2))
+    return pc.unique(pa.chunked_array([words, split], bare.type))
 
 
 def _pieces(chunk: pa.Array) -> pa.Array:
     """A string array's bytes cut before every space and at every value's start, as a string
-    array over the same data buffer (new offsets only). A piece never spans two values, and
-    cuts fall on ASCII bytes only, so every piece is UTF-8; the regex split that follows
-    treats the leading space as the separator it is. Null values must hold no bytes (the
-    caller drops them)."""
+    array over the same data buffer (new offsets only, from 0). A piece never spans two values, and
+    cuts fall on ASCII bytes only, so every piece is UTF-8 and holds at most one space, its
+    first byte (the caller trims it). Null values must hold no bytes (the caller drops
+    them)."""
     wide = pa.types.is_large_string(chunk.type)
     width = np.dtype(np.int64 if wide else np.int32)
     _, offsets_buffer, data_buffer = chunk.buffers()
@@ -192,38 +197,47 @@ def _pieces(chunk: pa.Array) -> pa.Array:
     cut = np.frombuffer(data_buffer, np.uint8, end - start, start) == 0x20
     starts = offsets[:-1] - start
     cut[starts[starts < len(cut)]] = True
-    bounds = np.append(np.flatnonzero(cut) + start, end).astype(width)
-    return pa.Array.from_buffers(
-        chunk.type, len(bounds) - 1, [None, pa.py_buffer(bounds), data_buffer]
-    )
+    bounds = np.append(np.flatnonzero(cut), end - start).astype(width)  # from 0: kernels
+    data = data_buffer.slice(start, end - start)  # such as ascii_lower assume it
+    return pa.Array.from_buffers(chunk.type, len(bounds) - 1, [None, pa.py_buffer(bounds), data])
 
 
 class CappedSet:
-    """Distinct values, given up (``values`` None) past ``cap``.
+    """Distinct values, given up (``known`` False) past ``cap``.
 
-    Values already held are filtered out with Arrow (``is_in``) before any Python object is
-    made: a block mostly repeats what earlier blocks held.
+    Held as an Arrow array, never as Python objects until ``sorted``: values already held
+    are filtered out with Arrow (``is_in``), and a block mostly repeats what earlier blocks
+    held.
     """
 
     def __init__(self, cap: int) -> None:
         self.cap = cap
-        self.values: set[Any] | None = set()
+        self.known = True
         self._held: pa.Array | None = None
+
+    def sorted(self) -> list[Any] | None:
+        """The values in ascending order (None if unknown), sorted by Arrow: UTF-8 bytes
+        sort as their code points do, so the order is Python's."""
+        if not self.known:
+            return None
+        if self._held is None:
+            return []
+        return self._held.take(pc.sort_indices(self._held)).to_pylist()
 
     def add(self, values: pa.Array) -> pa.Array | None:
         """Add distinct ``values``; those not held before, or None if the set is unknown."""
-        if self.values is None:
+        if not self.known:
             return None
+        held = 0 if self._held is None else len(self._held)
         if self._held is not None:
             values = values.filter(pc.invert(pc.is_in(values, value_set=self._held)))
         if len(values) == 0:
             return values
-        if len(self.values) + len(values) > self.cap or (
+        if held + len(values) > self.cap or (
             pa.types.is_string(values.type) and pc.any(pc.match_substring(values, "\x00")).as_py()
         ):  # Postgres' jsonb cannot hold NUL: the set becomes "unknown"
-            self.values, self._held = None, None
+            self.known, self._held = False, None
             return None
-        self.values.update(values.to_pylist())
         self._held = values if self._held is None else pa.concat_arrays([self._held, values])
         return values
 

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kyma.engine.errors import FormatError, SchemaError
-from kyma.engine.format._stats import _tokens
+from kyma.engine.format._stats import CappedSet, _tokens
 from kyma.engine.format.choice import FORMATS, segment_format
 from kyma.engine.format.parquet import ParquetFormat
 from kyma.engine.format.predicate import (
@@ -316,3 +316,22 @@ def test_token_sets_are_the_regex_words_of_every_value(texts, cut: int, large: b
         if len(word) >= 2
     }
     assert set(_tokens(array.drop_null()).to_pylist()) == expected
+
+
+@given(
+    batches=st.lists(st.sets(st.text(max_size=6) | st.integers(-(2**63), 2**63 - 1)), max_size=4),
+    as_text=st.booleans(),
+)
+def test_capped_sets_sort_as_python_does(batches, as_text: bool) -> None:
+    """A capped set of strings (any code points) or integers, added to batch by batch, sorts
+    (by Arrow) as Python's ``sorted`` does, and past its cap is unknown."""
+    kind = pa.string() if as_text else pa.int64()
+    batches = [{v for v in b if isinstance(v, str) == as_text} for b in batches]
+    held = CappedSet(cap=8)
+    for batch in batches:
+        held.add(pa.array(sorted(batch), kind))
+    union = set().union(*batches)
+    if len(union) > 8 or any("\x00" in v for v in union if isinstance(v, str)):
+        assert held.sorted() is None
+    else:
+        assert held.sorted() == sorted(union)
