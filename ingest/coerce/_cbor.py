@@ -43,7 +43,7 @@ _COLON = r"[ \t\r]*:"
 # checks' patterns grow with the keys (the counting order check with their square), and a
 # bitmask of them names a row's shape; a wider, sparser struct is cheaper in Python.
 MAX_KEYS = 32
-# The most key shapes (which keys a row has) checked shape by shape, two passes over each
+# The most key shapes (which keys a row has) checked shape by shape, one pass over each
 # shape's lines; past it, two passes over all lines, the costlier counting one among them.
 MAX_SHAPES = 8
 
@@ -138,8 +138,9 @@ def _keys_once_in_order(texts: list[str], present: np.ndarray, lines: pa.Array) 
 
     A present key's text is in the line (lines with escapes are not vouched for). Rows are
     grouped by the keys they have (mostly one group: a serializer writes the same keys), and
-    each group costs two passes over its lines: one that the present keys' texts are there
-    in order, one that no absent key's text is and no present key's text is there twice."""
+    each group costs one pass over its lines, for what a good line cannot hold: an absent
+    key's text, or a present key's text after its own or a later key's (as each is there,
+    that leaves each once, in order)."""
     escaped = [re.escape(text) + _COLON for text in texts]
     codes = present.astype(np.uint64) @ (np.uint64(1) << np.arange(len(texts), dtype=np.uint64))
     shapes, shape_of = np.unique(codes, return_inverse=True)
@@ -152,11 +153,9 @@ def _keys_once_in_order(texts: list[str], present: np.ndarray, lines: pa.Array) 
         has = present[rows[0]]
         held = [text for text, there in zip(escaped, has, strict=True) if there]
         others = [text for text, there in zip(escaped, has, strict=True) if not there]
-        extra = pc.match_substring_regex(subset, "|".join([*others, *(f"{t}.*{t}" for t in held)]))
-        good = pc.invert(extra)
-        if held:
-            good = pc.and_(good, pc.match_substring_regex(subset, ".*".join(held)))
-        ok[rows] = good.to_numpy(zero_copy_only=False)
+        again = [f"(?:{'|'.join(held[i:])}).*{text}" for i, text in enumerate(held)]
+        bad = pc.match_substring_regex(subset, "|".join([*others, *again]))
+        ok[rows] = pc.invert(bad).to_numpy(zero_copy_only=False)
     return pa.array(ok)
 
 

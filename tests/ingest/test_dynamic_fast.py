@@ -209,7 +209,7 @@ def test_keys_with_a_blank_before_the_colon_are_found() -> None:
 
 
 def test_nested_keys_out_of_order_or_at_two_levels_are_left_to_python() -> None:
-    """The key checks of every nesting level run together (two passes over the lines)."""
+    """The key checks of every nesting level run together (one pass over the lines)."""
     nested = [
         '{"attrs":{"a":1,"c":{"x":1,"y":"p"}}}',
         '{"attrs":{"a":2,"c":{"y":"q","x":2}}}',  # nested keys in another order
