@@ -205,6 +205,12 @@ def _doubles(array: pa.Array) -> pa.Array:
 def _heads(major: int | np.ndarray, n: np.ndarray) -> pa.Array:
     """CBOR heads (major type, argument ``n`` in the fewest bytes) as a binary array."""
     n = n.astype(np.uint64)
+    if not len(n) or n.max() < 24:  # one byte each: the usual short strings and maps
+        data = (np.left_shift(np.asarray(major, np.uint64), np.uint64(5)) | n).astype(np.uint8)
+        offsets = np.arange(len(n) + 1, dtype=np.int32)
+        return pa.Array.from_buffers(
+            pa.binary(), len(n), [None, pa.py_buffer(offsets), pa.py_buffer(data)]
+        )
     widths = [(24, 0, 0), (256, 1, 24), (65536, 2, 25), (2**32, 4, 26)]
     extra = np.full(len(n), 8, np.int32)
     info = np.full(len(n), 27, np.uint64)
