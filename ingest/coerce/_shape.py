@@ -13,6 +13,8 @@ import json
 import re
 from collections.abc import Iterator
 
+import numpy as np
+
 from kyma.engine.errors import IngestError, LimitExceededError
 
 _STRING = re.compile(rb'"(?:[^"\\\n]|\\.)*"')
@@ -55,10 +57,12 @@ def check_shape(body: bytes, max_keys: int, max_depth: int) -> None:
 def _lines_holding(body: bytes, kept: bytes, count: int) -> Iterator[tuple[int, bytes]]:
     """(line number, text) of each line of ``body`` whose line of ``kept`` (``body`` with
     some bytes removed, newlines kept) is longer than ``count``."""
-    flagged = [i for i, chars in enumerate(kept.split(b"\n")) if len(chars) > count]
-    if flagged:
+    newlines = np.flatnonzero(np.frombuffer(kept, np.uint8) == ord("\n"))
+    lengths = np.diff(newlines, prepend=-1, append=len(kept)) - 1  # of kept.split(b"\n")
+    flagged = np.flatnonzero(lengths > count)
+    if len(flagged):
         lines = body.split(b"\n")
-        for i in flagged:
+        for i in flagged.tolist():
             yield i + 1, lines[i]
 
 
