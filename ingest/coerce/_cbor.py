@@ -34,6 +34,7 @@ _MAJOR_UINT, _MAJOR_NEGINT, _MAJOR_TEXT, _MAJOR_MAP = 0, 1, 3, 5
 _FLOAT64 = 0xFB
 _TRUE, _FALSE = pa.scalar(b"\xf5", pa.binary()), pa.scalar(b"\xf4", pa.binary())
 _EMPTY = pa.scalar(b"", pa.binary())
+_NULL = pa.scalar(None, pa.binary())
 # Where a key's text in the line may differ from its canonical JSON text (or a string
 # value may hold a key's text): such lines are left to Python.
 _ODD_ESCAPE = r'\\[u"/]'
@@ -57,7 +58,7 @@ def encode_dynamic(array: pa.Array, lines: pa.Array) -> tuple[pa.Array, pa.Array
     if _keys(array.type) > MAX_KEYS:
         return pa.nulls(len(array), pa.binary()), pc.invert(valid)
     pieces, ok, presence = _encode(array, lines)
-    values = pieces[0] if len(pieces) == 1 else _join(pieces, "emit_null")
+    values = pieces[0] if len(pieces) == 1 else _join(pieces, "replace")
     if presence:
         present = np.column_stack(presence)
         ok = pc.and_(ok, _keys_once_in_order(_key_texts(array.type), present, lines))
@@ -85,9 +86,10 @@ def _key_texts(kind: pa.DataType) -> list[str]:
 
 
 def _encode(array: pa.Array, lines: pa.Array) -> tuple[list[pa.Array], pa.Array, list[np.ndarray]]:
-    """(CBOR of each present value as pieces to join, null where absent -- joined once with
-    the key that precedes them; whether each row is exact, but for its keys' order and
-    count; which rows have each key of nested structs, depth first)."""
+    """(CBOR of each present value as pieces to join, each null where the value is absent
+    -- the pieces of a struct's fields come after its map head, each field's after its key,
+    so all of them join in one call at the end; whether each row is exact, but for its
+    keys' order and count; which rows have each key of nested structs, depth first)."""
     kind = array.type
     valid = pc.is_valid(array)
     everywhere = pa.array(np.ones(len(array), np.bool_))
@@ -101,7 +103,7 @@ def _encode(array: pa.Array, lines: pa.Array) -> tuple[list[pa.Array], pa.Array,
         integral = pc.and_(valid, pc.equal(pc.floor(array), array))
         return [_doubles(array)], pc.invert(pc.fill_null(integral, False)), []
     if pa.types.is_string(kind):
-        heads = _heads(_MAJOR_TEXT, _numpy(pc.binary_length(array)))
+        heads = _heads(_MAJOR_TEXT, _numpy(pc.binary_length(array)), valid)
         return [heads, array.cast(pa.binary())], everywhere, []
     if pa.types.is_struct(kind):
         return _struct(array, lines)
@@ -111,6 +113,8 @@ def _encode(array: pa.Array, lines: pa.Array) -> tuple[list[pa.Array], pa.Array,
 def _struct(
     array: pa.StructArray, lines: pa.Array
 ) -> tuple[list[pa.Array], pa.Array, list[np.ndarray]]:
+    """A struct's pieces: its map head (the count of keys present), then each present
+    field's key and value (``struct_field`` makes a field null where its struct is)."""
     rows = len(array)
     ok = pa.array(np.ones(rows, np.bool_))
     count = np.zeros(rows, np.uint64)
@@ -121,14 +125,13 @@ def _struct(
         pieces, child_ok, nested = _encode(child, lines)
         key = field.name.encode()
         head = _heads(_MAJOR_TEXT, np.array([len(key)], np.uint64))[0].as_py()
-        parts.append(_join([pa.scalar(head + key, pa.binary()), *pieces], "emit_null"))
-        here = pc.is_valid(child).to_numpy(zero_copy_only=False)
+        valid = pc.is_valid(child)
+        parts += [pc.if_else(valid, pa.scalar(head + key, pa.binary()), _NULL), *pieces]
+        here = valid.to_numpy(zero_copy_only=False)
         count += here.astype(np.uint64)
         presence += [here, *nested]
         ok = pc.and_(ok, child_ok)
-    encoded = _join([_heads(_MAJOR_MAP, count), *parts], "replace")
-    valid = pc.is_valid(array)
-    return [pc.if_else(valid, encoded, pa.scalar(None, pa.binary()))], ok, presence
+    return [_heads(_MAJOR_MAP, count, pc.is_valid(array)), *parts], ok, presence
 
 
 def _keys_once_in_order(texts: list[str], present: np.ndarray, lines: pa.Array) -> pa.Array:
@@ -202,15 +205,14 @@ def _doubles(array: pa.Array) -> pa.Array:
     return pc.if_else(pc.is_valid(array), encoded, pa.scalar(None, pa.binary()))
 
 
-def _heads(major: int | np.ndarray, n: np.ndarray) -> pa.Array:
-    """CBOR heads (major type, argument ``n`` in the fewest bytes) as a binary array."""
+def _heads(major: int | np.ndarray, n: np.ndarray, valid: pa.Array | None = None) -> pa.Array:
+    """CBOR heads (major type, argument ``n`` in the fewest bytes) as a binary array, null
+    where ``valid`` (a mask without nulls) is false."""
     n = n.astype(np.uint64)
     if not len(n) or n.max() < 24:  # one byte each: the usual short strings and maps
         data = (np.left_shift(np.asarray(major, np.uint64), np.uint64(5)) | n).astype(np.uint8)
         offsets = np.arange(len(n) + 1, dtype=np.int32)
-        return pa.Array.from_buffers(
-            pa.binary(), len(n), [None, pa.py_buffer(offsets), pa.py_buffer(data)]
-        )
+        return _binary(offsets, data, valid)
     widths = [(24, 0, 0), (256, 1, 24), (65536, 2, 25), (2**32, 4, 26)]
     extra = np.full(len(n), 8, np.int32)
     info = np.full(len(n), 27, np.uint64)
@@ -230,6 +232,15 @@ def _heads(major: int | np.ndarray, n: np.ndarray) -> pa.Array:
         for b in range(width):
             shift = np.uint64(8 * (width - 1 - b))
             data[start[chosen] + 1 + b] = ((n[chosen] >> shift) & np.uint64(0xFF)).astype(np.uint8)
-    return pa.Array.from_buffers(
-        pa.binary(), len(n), [None, pa.py_buffer(offsets), pa.py_buffer(data)]
-    )
+    return _binary(offsets, data, valid)
+
+
+def _binary(offsets: np.ndarray, data: np.ndarray, valid: pa.Array | None) -> pa.Array:
+    """A binary array of ``data`` cut at ``offsets``, null where ``valid`` (a mask without
+    nulls, of the same length) is false: its bitmap is the validity bitmap."""
+    buffers = [None, pa.py_buffer(offsets), pa.py_buffer(data)]
+    if valid is None:
+        return pa.Array.from_buffers(pa.binary(), len(offsets) - 1, buffers)
+    if valid.offset:  # a bitmap must start at the array's first row
+        return pc.if_else(valid, pa.Array.from_buffers(pa.binary(), len(valid), buffers), _NULL)
+    return pa.Array.from_buffers(pa.binary(), len(valid), [valid.buffers()[1], *buffers[1:]])
