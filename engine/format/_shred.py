@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from kyma.engine.format._parsed import Leaf
+from kyma.engine.format._stats import holds_nul
 from kyma.engine.format._walk import DistinctValues
 from kyma.engine.format.predicate import ColStat, dynamic_path
 
@@ -187,9 +188,7 @@ def path_column_stats(shredded: ShreddedColumn) -> dict[str, dict[str, Any]]:
         s = shredded.shreds[i]
         values = pc.unique(shredded.columns[i]).drop_null()
         words = values.cast(pa.string())
-        fits = (
-            len(words) <= DISTINCT_SET_CAP and not pc.any(pc.match_substring(words, "\x00")).as_py()
-        )
+        fits = len(words) <= DISTINCT_SET_CAP and not holds_nul(words)
         stat: dict[str, Any] = {
             "distinct": sorted(words.to_pylist()) if fits else None,
             "tokens": None,

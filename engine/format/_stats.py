@@ -233,13 +233,26 @@ class CappedSet:
             values = values.filter(pc.invert(pc.is_in(values, value_set=self._held)))
         if len(values) == 0:
             return values
-        if held + len(values) > self.cap or (
-            pa.types.is_string(values.type) and pc.any(pc.match_substring(values, "\x00")).as_py()
-        ):  # Postgres' jsonb cannot hold NUL: the set becomes "unknown"
+        if held + len(values) > self.cap or holds_nul(values):
+            # Postgres' jsonb cannot hold NUL: the set becomes "unknown"
             self.known, self._held = False, None
             return None
         self._held = values if self._held is None else pa.concat_arrays([self._held, values])
         return values
+
+
+def holds_nul(values: pa.Array) -> bool:
+    """Whether a string array holds a NUL character, by one scan of its bytes (a substring
+    kernel is ~50 times slower)."""
+    if not (_is_str(values.type) and len(values)):
+        return False
+    if values.null_count:  # a null's bytes are not its value
+        return bool(pc.any(pc.match_substring(values, "\x00")).as_py())
+    width = 8 if pa.types.is_large_string(values.type) else 4
+    _, offsets_buffer, data = values.buffers()
+    offsets = np.frombuffer(offsets_buffer, f"<i{width}", len(values) + 1, values.offset * width)
+    start, end = int(offsets[0]), int(offsets[-1])
+    return end > start and not np.frombuffer(data, np.uint8, end - start, start).all()
 
 
 def _union(seen: set[str], more: frozenset[str]) -> set[str] | None:

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kyma.engine.errors import FormatError, SchemaError
-from kyma.engine.format._stats import CappedSet, _tokens
+from kyma.engine.format._stats import CappedSet, _tokens, holds_nul
 from kyma.engine.format.choice import FORMATS, segment_format
 from kyma.engine.format.parquet import ParquetFormat
 from kyma.engine.format.predicate import (
@@ -335,3 +335,17 @@ def test_capped_sets_sort_as_python_does(batches, as_text: bool) -> None:
         assert held.sorted() is None
     else:
         assert held.sorted() == sorted(union)
+
+
+@given(
+    texts=st.lists(st.none() | st.text(alphabet="a\x00é", max_size=3), max_size=8),
+    cut=st.integers(0, 3),
+    large=st.booleans(),
+)
+def test_a_nul_is_found_by_one_scan_of_the_bytes(texts, cut: int, large: bool) -> None:
+    """``holds_nul`` (numpy over the bytes the values span) agrees with a substring kernel,
+    on sliced and large strings, with and without nulls."""
+    array = pa.array(texts, pa.large_string() if large else pa.string()).slice(cut)
+    expected = any("\x00" in text for text in array.to_pylist() if text is not None)
+    assert holds_nul(array) == expected
+    assert holds_nul(array.drop_null()) == expected
