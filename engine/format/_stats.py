@@ -183,10 +183,10 @@ def _tokens(col: pa.Array | pa.ChunkedArray) -> pa.Array:
 
 def _pieces(chunk: pa.Array) -> pa.Array:
     """A string array's bytes cut before every space and at every value's start, as a string
-    array over the same data buffer (new offsets only, from 0). A piece never spans two values, and
-    cuts fall on ASCII bytes only, so every piece is UTF-8 and holds at most one space, its
-    first byte (the caller trims it). Null values must hold no bytes (the caller drops
-    them)."""
+    array over the same data buffer (new offsets only, from 0). A piece never spans two
+    values, and cuts fall on ASCII bytes only, so every piece is UTF-8 and holds at most one
+    space, its first byte (the caller trims it). Null values must hold no bytes (the caller
+    drops them)."""
     wide = pa.types.is_large_string(chunk.type)
     width = np.dtype(np.int64 if wide else np.int32)
     _, offsets_buffer, data_buffer = chunk.buffers()

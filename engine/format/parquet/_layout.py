@@ -75,8 +75,8 @@ def _repeats(values: pa.Array | pa.ChunkedArray | None, times: int) -> bool:
     if values is None:
         return True
     present = len(values) - values.null_count
-    # A first part as many distinct values shows that the whole sample has too many
-    # (mostly-distinct ids and messages): then the rest is not hashed.
+    # When the sample's first part alone holds too many distinct values (mostly-distinct
+    # ids and messages), so does the whole: the rest is not hashed.
     head = values.slice(0, present // times + 1)
     if len(head) < len(values) and pc.count_distinct(head).as_py() * times > present:
         return False
