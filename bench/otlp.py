@@ -1,7 +1,7 @@
 """Benchmark: OTLP/gRPC ingest from the OpenTelemetry SDK's exporter, vs a bare OTLP sink.
 
     python bench/otlp.py [--spans 100000] [--logs 100000] [--clients 4] [--batch 512]
-                         [--latency-ms 200 20]
+                         [--latency-ms 200 20] [--baseline DIR] [--repeat N]
 
 The SDK makes ``--spans`` spans and ``--logs`` log records once, before anything is timed
 (HTTP-server-shaped: 6 attributes and an event per span, 4 attributes per record). Then
@@ -9,18 +9,23 @@ The SDK makes ``--spans`` spans and ``--logs`` log records once, before anything
 them in batches of ``--batch`` (the SDK's BatchSpanProcessor default is 512) as fast as
 the answers come back. The peer is a bare OTLP/gRPC sink in a process of its own: the
 generated TraceService/LogsService servicers, 8 threads, answering every Export at once.
-kyma is a real ``kyma serve`` (embedded Postgres catalog, local store), once per
-``--latency-ms`` (the group commit's wait; 20 is the default): an export is answered only
-after the snapshot holding it is committed, and the rows are counted in SQL afterwards.
+kyma is a real ``kyma serve`` (embedded Postgres catalog, local store) at its defaults, or
+once per ``--latency-ms`` given (``KYMA_OTLP_BATCH_LATENCY_MS``, the group commit's longest
+wait): an export is answered only after the snapshot holding it is committed, and the rows
+are counted in SQL afterwards. ``--baseline`` measures another kyma package too, and
+``--repeat`` runs the sink, the baseline and kyma in turn that many times (best of each:
+the machine may be shared).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from concurrent import futures
 
 import grpc
@@ -137,55 +142,75 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--batch", type=int, default=512)
     parser.add_argument(
-        "--latency-ms", type=int, nargs="+", default=[20, 200], help="KYMA_OTLP_BATCH_LATENCY_MS"
+        "--latency-ms",
+        type=int,
+        nargs="+",
+        default=[],
+        help="KYMA_OTLP_BATCH_LATENCY_MS values to run kyma at (default: once, at its default)",
     )
     parser.add_argument(
         "--baseline",
         help="a folder holding another kyma package (e.g. an earlier commit's, laid out as"
         " installed) to measure at its own defaults in the same run",
     )
+    parser.add_argument("--repeat", type=int, default=1, help="rounds, interleaved; best of each")
     parser.add_argument("--sink", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.sink:
         return run_sink()
     print(
         f"spans={args.spans:,} logs={args.logs:,} clients={args.clients} batch={args.batch};"
-        f" {platform.node()} {platform.machine()}"
+        f" {platform.node()} {platform.machine()}; load {os.getloadavg()[0]:.1f}"
     )
     start = time.perf_counter()
     spans, logs = make_spans(args.spans), make_logs(args.logs)
     print(f"made them with the SDK in {time.perf_counter() - start:.1f}s")
 
-    sink = subprocess.Popen([sys.executable, __file__, "--sink"], stdout=subprocess.PIPE, text=True)
-    try:
-        peer = measure(f"http://127.0.0.1:{sink.stdout.readline().strip()}", spans, logs, args)
-    finally:
-        sink.kill()
-        sink.wait()
-    before = None
+    runs: dict[str, Callable[[], dict]] = {"bare OTLP/gRPC sink (no-op Export)": lambda: sink()}
     if args.baseline:
-        before = measure_kyma(spans, logs, args, None, PYTHONPATH=args.baseline)
-    ours = {ms: measure_kyma(spans, logs, args, ms) for ms in args.latency_ms}
-    print("| path | spans/s | log records/s |")
-    print("|---|---|---|")
-    print(f"| bare OTLP/gRPC sink (no-op Export) | {peer['spans']:,.0f} | {peer['logs']:,.0f} |")
-    for ms, rates in ours.items():
-        print(f"| kyma serve, {ms} ms batches | {rates['spans']:,.0f} | {rates['logs']:,.0f} |")
-    if before is not None:
-        print(f"| baseline kyma serve | {before['spans']:,.0f} | {before['logs']:,.0f} |")
-        print(
-            f"baseline ÷ bare sink: spans {before['spans'] / peer['spans']:.2f}x,"
-            f" log records {before['logs'] / peer['logs']:.2f}x"
+        runs["baseline kyma serve (its defaults)"] = lambda: measure_kyma(
+            spans, logs, args, None, "baseline", PYTHONPATH=args.baseline
         )
-    for ms, rates in ours.items():
-        print(
-            f"kyma ({ms} ms) ÷ bare sink: spans {rates['spans'] / peer['spans']:.2f}x,"
-            f" log records {rates['logs'] / peer['logs']:.2f}x"
+    for ms in args.latency_ms or [None]:
+        label = "kyma serve (defaults)" if ms is None else f"kyma serve, {ms} ms batch latency"
+        runs[label] = lambda ms=ms, label=label: measure_kyma(spans, logs, args, ms, label)
+
+    def sink() -> dict:
+        peer = subprocess.Popen(
+            [sys.executable, __file__, "--sink"], stdout=subprocess.PIPE, text=True
         )
+        try:
+            return measure(f"http://127.0.0.1:{peer.stdout.readline().strip()}", spans, logs, args)
+        finally:
+            peer.kill()
+            peer.wait()
+
+    best: dict[str, dict] = {}
+    for round_ in range(args.repeat):
+        for label, run in runs.items():
+            rates = run()
+            print(
+                f"round {round_ + 1}, {label}: {rates['spans']:,.0f} spans/s,"
+                f" {rates['logs']:,.0f} records/s; load {os.getloadavg()[0]:.1f}",
+                flush=True,
+            )
+            kept = best.setdefault(label, rates)
+            best[label] = {k: max(kept[k], rates[k]) for k in rates}
+    print("| path | spans/s | log records/s | ÷ sink |")
+    print("|---|---|---|---|")
+    peer = next(iter(best.values()))
+    for label, rates in best.items():
+        ratio = f"{rates['spans'] / peer['spans']:.2f}x, {rates['logs'] / peer['logs']:.2f}x"
+        print(f"| {label} | {rates['spans']:,.0f} | {rates['logs']:,.0f} | {ratio} |")
 
 
 def measure_kyma(
-    spans: list, logs: list, args: argparse.Namespace, latency_ms: int | None, **env: str
+    spans: list,
+    logs: list,
+    args: argparse.Namespace,
+    latency_ms: int | None,
+    label: str,
+    **env: str,
 ) -> dict:
     """Rates into a fresh ``kyma serve`` whose group commits wait up to ``latency_ms``
     (None: its default)."""
@@ -198,7 +223,6 @@ def measure_kyma(
             answer = server.sql(f"SELECT count(*) FROM {table}")
             rows, extents = answer["rows"][0][0], answer["stats"]["extents_total"]
             assert rows == sent, f"{table} has {rows} rows of {sent}"
-            label = "baseline" if latency_ms is None else f"{latency_ms} ms batches"
             print(f"{label}: {table} has {rows:,} rows in {extents} extents")
     finally:
         server.stop()
