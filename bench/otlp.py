@@ -14,7 +14,9 @@ once per ``--latency-ms`` given (``KYMA_OTLP_BATCH_LATENCY_MS``, the group commi
 wait): an export is answered only after the snapshot holding it is committed, and the rows
 are counted in SQL afterwards. ``--baseline`` measures another kyma package too, and
 ``--repeat`` runs the sink, the baseline and kyma in turn that many times (best of each:
-the machine may be shared).
+the machine may be shared). For each kyma it also prints the server process's CPU time per
+span and per record (from /proc; the catalog's Postgres processes not included): on a
+shared machine a steadier figure than the rates.
 """
 
 from __future__ import annotations
@@ -24,9 +26,11 @@ import os
 import platform
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from concurrent import futures
+from pathlib import Path
 
 import grpc
 from _harness import Server
@@ -128,11 +132,26 @@ def run_sink() -> None:
     server.wait_for_termination()
 
 
-def measure(endpoint: str, spans: list, logs: list, args: argparse.Namespace) -> dict:
-    return {
-        "spans": len(spans) / send(OTLPSpanExporter, endpoint, spans, args.clients, args.batch),
-        "logs": len(logs) / send(OTLPLogExporter, endpoint, logs, args.clients, args.batch),
-    }
+def measure(
+    endpoint: str, spans: list, logs: list, args: argparse.Namespace, pid: int | None = None
+) -> dict:
+    """Rates, and with ``pid`` (a kyma serve) its CPU time per span and per record in µs."""
+    rates: dict[str, float] = {}
+    for name, exporter, items in (
+        ("spans", OTLPSpanExporter, spans),
+        ("logs", OTLPLogExporter, logs),
+    ):
+        cpu = cpu_seconds(pid) if pid else 0.0
+        rates[name] = len(items) / send(exporter, endpoint, items, args.clients, args.batch)
+        if pid:
+            rates[f"{name} cpu µs"] = (cpu_seconds(pid) - cpu) / len(items) * 1e6
+    return rates
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time of a process (all its threads), from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def main() -> None:
@@ -158,6 +177,18 @@ def main() -> None:
     args = parser.parse_args()
     if args.sink:
         return run_sink()
+    # `python -m kyma serve` puts its working directory first on sys.path: run from the
+    # repository root it would import this tree's kyma/ whatever --baseline says.
+    os.chdir(tempfile.gettempdir())
+    if args.baseline:
+        where = subprocess.run(
+            [sys.executable, "-c", "import kyma.ingest.otlp as m; print(m.__file__)"],
+            env={**os.environ, "PYTHONPATH": args.baseline},
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        print(f"baseline: {where.stdout.strip()}")
     print(
         f"spans={args.spans:,} logs={args.logs:,} clients={args.clients} batch={args.batch};"
         f" {platform.node()} {platform.machine()}; load {os.getloadavg()[0]:.1f}"
@@ -194,14 +225,20 @@ def main() -> None:
                 f" {rates['logs']:,.0f} records/s; load {os.getloadavg()[0]:.1f}",
                 flush=True,
             )
+            if "spans cpu µs" in rates:
+                print(
+                    f"  server CPU: {rates['spans cpu µs']:.0f} µs a span,"
+                    f" {rates['logs cpu µs']:.0f} µs a record"
+                )
             kept = best.setdefault(label, rates)
-            best[label] = {k: max(kept[k], rates[k]) for k in rates}
-    print("| path | spans/s | log records/s | ÷ sink |")
-    print("|---|---|---|---|")
+            best[label] = {k: (min if "cpu" in k else max)(kept[k], rates[k]) for k in rates}
+    print("| path | spans/s | log records/s | ÷ sink | server CPU µs a span, a record |")
+    print("|---|---|---|---|---|")
     peer = next(iter(best.values()))
     for label, rates in best.items():
         ratio = f"{rates['spans'] / peer['spans']:.2f}x, {rates['logs'] / peer['logs']:.2f}x"
-        print(f"| {label} | {rates['spans']:,.0f} | {rates['logs']:,.0f} | {ratio} |")
+        cpu = f"{rates['spans cpu µs']:.0f}, {rates['logs cpu µs']:.0f}" if len(rates) > 2 else ""
+        print(f"| {label} | {rates['spans']:,.0f} | {rates['logs']:,.0f} | {ratio} | {cpu} |")
 
 
 def measure_kyma(
@@ -218,7 +255,8 @@ def measure_kyma(
         env["KYMA_OTLP_BATCH_LATENCY_MS"] = str(latency_ms)
     server = Server(**env)
     try:
-        rates = measure(server.otlp_grpc_url.replace("grpc://", "http://"), spans, logs, args)
+        endpoint = server.otlp_grpc_url.replace("grpc://", "http://")
+        rates = measure(endpoint, spans, logs, args, server.proc.pid)
         for table, sent in (("otel_traces", len(spans)), ("otel_logs", len(logs))):
             answer = server.sql(f"SELECT count(*) FROM {table}")
             rows, extents = answer["rows"][0][0], answer["stats"]["extents_total"]
