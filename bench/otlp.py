@@ -169,8 +169,10 @@ def main() -> None:
     )
     parser.add_argument(
         "--baseline",
+        action="append",
+        default=[],
         help="a folder holding another kyma package (e.g. an earlier commit's, laid out as"
-        " installed) to measure at its own defaults in the same run",
+        " installed) to measure at its own defaults in the same run; may be repeated",
     )
     parser.add_argument("--repeat", type=int, default=1, help="rounds, interleaved; best of each")
     parser.add_argument("--sink", action="store_true", help=argparse.SUPPRESS)
@@ -180,10 +182,10 @@ def main() -> None:
     # `python -m kyma serve` puts its working directory first on sys.path: run from the
     # repository root it would import this tree's kyma/ whatever --baseline says.
     os.chdir(tempfile.gettempdir())
-    if args.baseline:
+    for baseline in args.baseline:
         where = subprocess.run(
             [sys.executable, "-c", "import kyma.ingest.otlp as m; print(m.__file__)"],
-            env={**os.environ, "PYTHONPATH": args.baseline},
+            env={**os.environ, "PYTHONPATH": baseline},
             capture_output=True,
             text=True,
             check=True,
@@ -198,9 +200,10 @@ def main() -> None:
     print(f"made them with the SDK in {time.perf_counter() - start:.1f}s")
 
     runs: dict[str, Callable[[], dict]] = {"bare OTLP/gRPC sink (no-op Export)": lambda: sink()}
-    if args.baseline:
-        runs["baseline kyma serve (its defaults)"] = lambda: measure_kyma(
-            spans, logs, args, None, "baseline", PYTHONPATH=args.baseline
+    for baseline in args.baseline:
+        label = f"baseline {baseline} (its defaults)"
+        runs[label] = lambda baseline=baseline, label=label: measure_kyma(
+            spans, logs, args, None, label, PYTHONPATH=baseline
         )
     for ms in args.latency_ms or [None]:
         label = "kyma serve (defaults)" if ms is None else f"kyma serve, {ms} ms batch latency"

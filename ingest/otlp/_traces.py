@@ -5,89 +5,67 @@ from __future__ import annotations
 from typing import Any
 
 import cbor2
-import numpy as np
-import pyarrow as pa
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
-from kyma.engine.types import arrow_schema
-
-from ._cbor import arrays, attribute_maps, join, key, texts, uints
-from ._records import Checked, blank_null, hex_ids, named, records, times, timestamps
 from ._tables import SPAN_COLUMNS
-from ._values import Converted, Rejected, attributes, hex_id, nanos
+from ._values import Columns, Converted, Rejected, attributes, dynamic, hex_id, nanos
 
 KINDS = {number: name.removeprefix("SPAN_KIND_") for name, number in Span.SpanKind.items()}
 STATUS_CODES = {
     number: name.removeprefix("STATUS_CODE_") for name, number in Status.StatusCode.items()
 }
-SCHEMA = arrow_schema(SPAN_COLUMNS)
-_EVENT = pa.scalar(b"\xa3" + key("time_unix_nano"), pa.binary())  # a map of 3 keys
-_NAME = pa.scalar(key("name"), pa.binary())
-_ATTRIBUTES = pa.scalar(key("attributes"), pa.binary())
 
 
 def spans_batch(request: Any) -> Converted:
-    """One row per span; a span with a malformed id, time or link is rejected."""
-    spans, columns = records(request.resource_spans, "scope_spans", "spans")
-    checked = Checked("span", spans)
-    ids = {}
-    for name, size in (("trace_id", 16), ("span_id", 8), ("parent_span_id", 8)):
-        ids[name], bad = hex_ids([getattr(s, name) for s in spans], size)
-        checked.check(bad, lambda s, name=name, size=size: hex_id(getattr(s, name), size, name))
-    start, late = times([s.start_time_unix_nano for s in spans])
-    checked.check(late, lambda s: nanos(s.start_time_unix_nano, "start_time_unix_nano"))
-    end, late = times([s.end_time_unix_nano for s in spans])
-    checked.check(late, lambda s: nanos(s.end_time_unix_nano, "end_time_unix_nano"))
-    links, bad = _links([s.links for s in spans])
-    checked.check(bad, lambda s: _link_list(s.links))
-    statuses = [s.status for s in spans]
-    both = (start != 0) & (end != 0)
-    columns.update(
-        ids,
-        _timestamp=timestamps(start),
-        end_timestamp=timestamps(end),
-        duration_ns=pa.array(end - start, pa.int64(), mask=~both),
-        trace_state=blank_null([s.trace_state for s in spans]),
-        name=pa.array([s.name for s in spans], pa.string()),
-        kind=named([s.kind for s in spans], KINDS),
-        status_code=named([s.code for s in statuses], STATUS_CODES),
-        status_message=blank_null([s.message for s in statuses]),
-        attributes=attribute_maps([s.attributes for s in spans]),
-        events=_events([s.events for s in spans]),
-        links=links,
-    )
-    return checked.converted(SCHEMA, columns)
-
-
-def _events(rows: list[Any]) -> pa.Array:
-    """Each span's events as the CBOR of a list of ``{time_unix_nano, name, attributes}``."""
-    counts = np.fromiter(map(len, rows), np.int64, len(rows))
-    events = [e for row in rows for e in row]
-    encoded = join(
-        _EVENT,
-        uints([e.time_unix_nano for e in events]),
-        _NAME,
-        texts(pa.array([e.name for e in events], pa.string())),
-        _ATTRIBUTES,
-        attribute_maps([e.attributes for e in events], empty_as_null=False),
-    )
-    return arrays(encoded, counts)
-
-
-def _links(rows: list[Any]) -> tuple[pa.Array, np.ndarray]:
-    """Each span's links as CBOR (few spans have any: one ``cbor2.dumps`` per span that
-    does), and which spans have a link with a malformed id."""
-    encoded: list[bytes | None] = [None] * len(rows)
-    bad = np.zeros(len(rows), np.bool_)
-    for i in np.flatnonzero(np.fromiter(map(len, rows), np.int64, len(rows))):
+    """One row per span; a span with a malformed id or time is rejected."""
+    columns = Columns(SPAN_COLUMNS)
+    c = columns.lists
+    for span in columns.walk(request.resource_spans, "scope_spans", "spans"):
         try:
-            encoded[i] = _link_list(rows[i])
-        except Rejected:
-            bad[i] = True
-    return pa.array(encoded, pa.binary()), bad
+            trace_id = hex_id(span.trace_id, 16, "trace_id")
+            span_id = hex_id(span.span_id, 8, "span_id")
+            parent_span_id = hex_id(span.parent_span_id, 8, "parent_span_id")
+            start = nanos(span.start_time_unix_nano, "start_time_unix_nano")
+            end = nanos(span.end_time_unix_nano, "end_time_unix_nano")
+            links = _links(span.links)
+        except Rejected as e:
+            columns.reject("span", e)
+            continue
+        c["_timestamp"].append(start)
+        c["end_timestamp"].append(end)
+        c["duration_ns"].append(end - start if start and end else None)
+        c["trace_id"].append(trace_id)
+        c["span_id"].append(span_id)
+        c["parent_span_id"].append(parent_span_id)
+        c["trace_state"].append(span.trace_state or None)
+        c["name"].append(span.name)
+        c["kind"].append(KINDS.get(span.kind, str(span.kind)))
+        c["status_code"].append(STATUS_CODES.get(span.status.code, str(span.status.code)))
+        c["status_message"].append(span.status.message or None)
+        c["attributes"].append(dynamic(span.attributes))
+        c["events"].append(_events(span.events))
+        c["links"].append(links)
+    return columns.converted()
 
 
-def _link_list(links: Any) -> bytes:
+def _events(events: Any) -> bytes | None:
+    if not events:
+        return None
+    return cbor2.dumps(
+        [
+            {
+                "time_unix_nano": e.time_unix_nano,
+                "name": e.name,
+                "attributes": attributes(e.attributes),
+            }
+            for e in events
+        ]
+    )
+
+
+def _links(links: Any) -> bytes | None:
+    if not links:
+        return None
     return cbor2.dumps(
         [
             {
