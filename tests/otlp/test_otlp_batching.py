@@ -4,6 +4,7 @@ a retryable error (UNAVAILABLE / 503 on the wire); stopping commits what is pend
 
 from __future__ import annotations
 
+import json
 import threading
 import urllib.error
 import urllib.request
@@ -287,3 +288,35 @@ def test_many_small_exports_make_few_extents(services) -> None:  # type: ignore[
     extents = services.catalog.live_extents("otel_logs")
     assert sum(e.row_count for e in extents) == 50
     assert len(extents) <= 10, [e.row_count for e in extents]
+
+
+def test_a_bad_export_among_good_ones_is_400_naming_the_field_and_loses_nothing(
+    receiver,  # type: ignore[no-untyped-def]
+    services,  # type: ignore[no-untyped-def]
+) -> None:
+    bad_json = b'{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"traceId":"zz"}]}]}]}'
+
+    def bad() -> tuple[int, dict]:
+        request = urllib.request.Request(
+            f"{receiver.http_url}/v1/logs",
+            data=bad_json,
+            headers={"Content-Type": "application/json"},
+        )
+        try:
+            urllib.request.urlopen(request, timeout=30)
+        except urllib.error.HTTPError as e:
+            with e:
+                return e.code, json.loads(e.read())
+        raise AssertionError("the bad export was accepted")
+
+    with ThreadPoolExecutor(6) as pool:
+        good = [pool.submit(http_export, receiver, log_request(f"r{i}")) for i in range(20)]
+        refused = pool.submit(bad)
+        assert [f.result(timeout=30) for f in good] == [200] * 20
+        status, answer = refused.result(timeout=30)
+    assert status == 400 and "traceId 'zz' is not hex" in answer["message"], answer
+    assert http_export(receiver, log_request("after")) == 200  # still serving
+    stored = services.query.execute(
+        "SELECT count(DISTINCT body) AS n, count(*) AS c FROM otel_logs"
+    )
+    assert stored.table.to_pylist() == [{"n": 21, "c": 21}]
