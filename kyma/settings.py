@@ -73,13 +73,13 @@ class Settings:
         "otel_metrics", "KYMA_OTLP_METRICS_TABLE", "table of OTLP metric data points"
     )
     otlp_batch_rows: int = _setting(
-        50_000, "KYMA_OTLP_BATCH_ROWS", "OTLP exports commit together up to this many rows"
+        50_000, "KYMA_OTLP_BATCH_ROWS", "an OTLP group commit holds at most this many rows"
     )
     otlp_batch_bytes: int = _setting(
-        64 << 20, "KYMA_OTLP_BATCH_BYTES", "or this many bytes of Arrow data"
+        64 << 20, "KYMA_OTLP_BATCH_BYTES", "and this many bytes of Arrow data"
     )
     otlp_batch_latency_ms: int = _setting(
-        20, "KYMA_OTLP_BATCH_LATENCY_MS", "or this long after the first of them arrived"
+        20, "KYMA_OTLP_BATCH_LATENCY_MS", "longest wait for a commit in progress, in ms"
     )
     max_body_bytes: int = _setting(
         64 << 20, "KYMA_MAX_BODY_BYTES", "largest ingest body, after decompression"

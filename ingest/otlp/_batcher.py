@@ -1,12 +1,19 @@
 """Group commit: concurrent exports into one table share one snapshot.
 
-An export hands its rows to the table's ``GroupCommit`` and waits. A batch commits when it
-holds ``max_rows`` rows or ``max_bytes`` bytes of Arrow data, or its first rows have waited
-``max_latency`` seconds, whichever comes first; then every export in it is answered — all
-acknowledged (the rows are in the catalog) or all failed with a RetryableError (nothing of
-the batch is). Exports arriving during a commit gather in the next batch, which a second
-committing thread writes while the first one's commit is still in progress (their extent
-writes and fsyncs overlap; the catalog orders the commits).
+An export hands its rows to the table's ``GroupCommit`` and waits. Batching is natural, as
+in Postgres's group commit: while no commit of the table is in progress, what is waiting
+commits at once (a lone export is answered after one commit, with no wait); exports arriving
+during a commit gather and go together the moment it ends, so batches grow with the load
+and shrink when it falls. Two bounds hold besides:
+
+- a batch takes at most ``max_rows`` rows and ``max_bytes`` bytes of Arrow data (an export
+  larger than that goes alone); a full batch does not wait for the commit in progress;
+- an export waits at most ``max_latency`` seconds for a commit in progress: past it, its
+  batch goes on a second committing thread (``committers``), overlapping the first one's
+  extent write and fsyncs (the catalog orders the commits).
+
+Every export of a batch is answered together: all acknowledged (the rows are in the catalog)
+or all failed with a RetryableError (nothing of the batch is).
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ log = logging.getLogger("kyma.ingest.otlp")
 @dataclass
 class _Waiter:
     batch: pa.RecordBatch
+    arrived: float = field(default_factory=time.monotonic)
     done: threading.Event = field(default_factory=threading.Event)
     error: Exception | None = None  # why the batch's commit failed
 
@@ -53,7 +61,7 @@ class GroupCommit:
         self._pending: list[_Waiter] = []
         self._pending_rows = 0
         self._pending_bytes = 0
-        self._first_at = 0.0
+        self._committing = 0  # commits in progress
         self._closing = False
         self._threads = [
             threading.Thread(target=self._run, daemon=True, name=f"otlp-{table}-{i}")
@@ -68,13 +76,11 @@ class GroupCommit:
         with self._changed:
             if self._closing:
                 raise RetryableError(f"the OTLP receiver of {self.table!r} is shutting down")
-            if not self._pending:
-                self._first_at = time.monotonic()
             self._pending.append(waiter)
             self._pending_rows += batch.num_rows
             self._pending_bytes += batch.nbytes
             self.metrics.lag = self._pending_rows
-            self._changed.notify_all()
+            self._changed.notify()
         if not waiter.done.wait(timeout):
             raise RetryableError(f"the commit into {self.table!r} took over {timeout:g} s")
         if waiter.error is not None:
@@ -93,26 +99,54 @@ class GroupCommit:
     def _run(self) -> None:
         while True:
             with self._changed:
-                while not self._pending and not self._closing:
-                    self._changed.wait()
-                if not self._pending:
-                    return
-                deadline = self._first_at + self.max_latency
-                while self._pending and not self._full() and not self._closing:
-                    left = deadline - time.monotonic()
-                    if left <= 0:
-                        break
-                    self._changed.wait(left)
-                if not self._pending:
-                    continue  # the other committing thread took the batch
-                group, self._pending = self._pending, []
-                self._pending_rows = self._pending_bytes = 0
-            self._commit(group)
-            with self._changed:
+                while not self._due():
+                    if self._closing and not self._pending:
+                        return
+                    self._changed.wait(self._wait_left())
+                group = self._take()
+                self._committing += 1
                 self.metrics.lag = self._pending_rows
+            try:
+                self._commit(group)
+            finally:
+                with self._changed:
+                    self._committing -= 1
+                    self._changed.notify_all()  # the next batch may go now
+
+    def _due(self) -> bool:
+        """Whether the pending exports should commit now (called holding the lock)."""
+        if not self._pending:
+            return False
+        if self._committing == 0 or self._closing or self._full():
+            return True
+        return time.monotonic() - self._pending[0].arrived >= self.max_latency
+
+    def _wait_left(self) -> float | None:
+        """Seconds until the oldest pending export's wait runs out; None: nothing pending."""
+        if not self._pending:
+            return None
+        return max(0.0, self._pending[0].arrived + self.max_latency - time.monotonic())
 
     def _full(self) -> bool:
         return self._pending_rows >= self.max_rows or self._pending_bytes >= self.max_bytes
+
+    def _take(self) -> list[_Waiter]:
+        """The oldest pending exports, as many as fit the bounds (at least one)."""
+        rows = nbytes = taken = 0
+        for waiter in self._pending:
+            rows += waiter.batch.num_rows
+            nbytes += waiter.batch.nbytes
+            if taken and (rows > self.max_rows or nbytes > self.max_bytes):
+                rows -= waiter.batch.num_rows
+                nbytes -= waiter.batch.nbytes
+                break
+            taken += 1
+        group, self._pending = self._pending[:taken], self._pending[taken:]
+        self._pending_rows -= rows
+        self._pending_bytes -= nbytes
+        if self._pending:
+            self._changed.notify()  # another committing thread may take the rest
+        return group
 
     def _commit(self, group: list[_Waiter]) -> None:
         error: Exception | None = None

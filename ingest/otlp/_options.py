@@ -19,9 +19,10 @@ class OtlpOptions:
             "metrics": "otel_metrics",
         }
     )
-    batch_rows: int = 50_000  # a group commit happens at this many rows...
-    batch_bytes: int = 64 << 20  # ...or this many bytes of Arrow data...
-    batch_latency_ms: int = 20  # ...or this long after its first export arrived
+    # A group commit goes when no other commit of its table is in progress (_batcher) and
+    batch_rows: int = 50_000  # takes at most this many rows
+    batch_bytes: int = 64 << 20  # and bytes of Arrow data (a full one goes at once);
+    batch_latency_ms: int = 20  # past this wait behind a commit, it goes beside that one
     max_body_bytes: int = 64 << 20
     threads: int = 8  # exports served at once, per protocol
     # Called with an export's Authorization header and its table before it is stored;
