@@ -1,0 +1,115 @@
+"""Ingest worker processes: NDJSON coercion and extent writes off the server's GIL.
+
+A ``ProcessPoolExecutor`` on a ``forkserver`` context (never a plain fork of the threaded
+server), started on first use. The forkserver preloads the modules a job needs, so a
+worker starts in milliseconds. Each worker ignores SIGINT (the server decides when they
+stop) and exits by itself once the server is gone, even after a ``kill -9`` of it (the
+forkserver outlives the server while a worker holds its pipe, so workers watch the server's
+pid in /proc: gone, a zombie, or reused counts as dead).
+A worker that dies mid-job breaks the pool: that job (and any running beside it) fails
+with IngestWorkerError, nothing of it is committed, and the next job gets a new pool.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import threading
+import time
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+
+from kyma.engine.errors import IngestWorkerError
+from kyma.engine.storage.config import StoreConfig
+from kyma.ingest.encode import Encoded, EncodeJob, FormatSpec, encode_ndjson
+
+PRELOAD = ["kyma.ingest.encode"]
+WATCH_SECONDS = 0.2
+
+
+def default_size() -> int:
+    """One worker per CPU this process may run on."""
+    return len(os.sched_getaffinity(0))
+
+
+class EncodeWorkers:
+    """A lazily started pool of ``size`` worker processes writing to ``store``."""
+
+    def __init__(self, size: int, store: StoreConfig, fmt: FormatSpec) -> None:
+        self.size = size
+        self.store = store
+        self.format = fmt
+        self._lock = threading.Lock()
+        self._executor: ProcessPoolExecutor | None = None
+        self._closed = False
+
+    def encode(self, job: EncodeJob) -> Encoded | None:
+        """``encode_ndjson(job)`` in a worker; its errors are raised here as they were there."""
+        executor = self._started()
+        try:
+            return executor.submit(encode_ndjson, job, self.store, self.format).result()
+        except BrokenProcessPool as e:
+            self._replace(executor)
+            raise IngestWorkerError(
+                f"an ingest worker process died while writing table {job.info.name!r}"
+                " (killed, or out of memory); nothing was committed, try again"
+            ) from e
+
+    def pids(self) -> list[int]:
+        """The worker processes running now (none before the first job)."""
+        executor = self._executor
+        processes = getattr(executor, "_processes", None) or {}
+        return [p.pid for p in list(processes.values()) if p.pid is not None]
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=True, cancel_futures=True)
+
+    def _started(self) -> ProcessPoolExecutor:
+        with self._lock:
+            if self._closed:
+                raise IngestWorkerError("the ingest workers are shut down: the server is stopping")
+            if self._executor is None:
+                context = multiprocessing.get_context("forkserver")
+                context.set_forkserver_preload(PRELOAD)
+                self._executor = ProcessPoolExecutor(
+                    self.size,
+                    mp_context=context,
+                    initializer=_worker_started,
+                    initargs=(os.getpid(),),
+                )
+            return self._executor
+
+    def _replace(self, broken: ProcessPoolExecutor) -> None:
+        with self._lock:
+            if self._executor is broken:
+                self._executor = None
+        broken.shutdown(wait=False, cancel_futures=True)
+
+
+def _worker_started(server_pid: int) -> None:
+    """In each worker: leave SIGINT to the server, and exit once the server is gone."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    started = _start_time(server_pid)
+    threading.Thread(target=_watch, args=(server_pid, started), daemon=True).start()
+
+
+def _watch(server_pid: int, started: str | None) -> None:
+    """Exit once the server died: its pid gone, a zombie, or another process's."""
+    while started is not None and _start_time(server_pid) == started:
+        time.sleep(WATCH_SECONDS)
+    os._exit(0)
+
+
+def _start_time(pid: int) -> str | None:
+    """When process ``pid`` started (None when it is gone or a zombie), from /proc."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    return None if fields[0] in ("Z", "X") else fields[19]
