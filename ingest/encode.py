@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from kyma.engine.catalog import ColumnWrite, TableInfo, schema_evolution
 from kyma.engine.errors import IngestError, KymaError, SchemaError, StoreWriteError
@@ -87,6 +88,59 @@ def encode_ndjson(job: EncodeJob, store: StoreConfig, fmt: FormatSpec) -> Encode
         if plan.new_columns or plan.props_fields:
             return None
     return encode_coerced(store.open(), fmt.build(), info, coerced, job.columns, plan)
+
+
+def encode_batch(
+    batch: pa.RecordBatch,
+    info: TableInfo,
+    ingest_time_ns: int,
+    store: StoreConfig,
+    fmt: FormatSpec,
+) -> Encoded:
+    """``write_batch`` in a worker, which opens the store and builds the format."""
+    return write_batch(store.open(), fmt.build(), batch, info, ingest_time_ns)
+
+
+def write_batch(
+    store: ObjectStore,
+    fmt: SegmentFormat,
+    batch: pa.RecordBatch,
+    info: TableInfo,
+    ingest_time_ns: int,
+) -> Encoded:
+    """An Arrow batch conformed to ``info``'s columns and written as extents."""
+    conformed = conform(batch, info, ingest_time_ns)
+    writes = column_writes(info, conformed, None)
+    written = write_extents(store, fmt, info, conformed)
+    return Encoded(conformed.num_rows, written, writes)
+
+
+def conform(batch: pa.RecordBatch, info: TableInfo, ingest_time_ns: int) -> pa.RecordBatch:
+    """``batch`` as the table's columns: matched by name, cast, missing ones null.
+
+    SchemaError names a column the table lacks or a value that does not cast.
+    """
+    names = set(batch.schema.names)
+    for name in names:
+        if info.column(name) is None:
+            raise SchemaError(f"column {name!r} is not in table {info.name!r}")
+    arrays = []
+    for target in info.schema:
+        if target.name not in names:
+            values = pa.nulls(batch.num_rows, target.type)
+        else:
+            values = batch.column(target.name)
+            try:
+                values = values.cast(target.type)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+                raise SchemaError(
+                    f"column {target.name!r}: cannot store {values.type} as {target.type}: {e}"
+                ) from e
+        if target.name == "_timestamp" and values.null_count:
+            now = pa.scalar(ingest_time_ns, pa.int64()).cast(target.type)
+            values = pc.coalesce(values, now)
+        arrays.append(values)
+    return pa.RecordBatch.from_arrays(arrays, schema=info.schema)
 
 
 def encode_coerced(

@@ -17,16 +17,23 @@ import os
 import signal
 import threading
 import time
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Generic, TypeVar
 
+import pyarrow as pa
+
+from kyma.engine.catalog import TableInfo
 from kyma.engine.errors import IngestWorkerError
 from kyma.engine.storage.config import StoreConfig
-from kyma.ingest.encode import Encoded, EncodeJob, FormatSpec, encode_ndjson
+from kyma.ingest.encode import Encoded, EncodeJob, FormatSpec, encode_batch, encode_ndjson
 
 PRELOAD = ["kyma.ingest.encode"]
 WATCH_SECONDS = 0.2
+T = TypeVar("T")
 
 
 def default_size() -> int:
@@ -47,15 +54,22 @@ class EncodeWorkers:
 
     def encode(self, job: EncodeJob) -> Encoded | None:
         """``encode_ndjson(job)`` in a worker; its errors are raised here as they were there."""
+        return self.submit(job.info.name, encode_ndjson, job, self.store, self.format).result()
+
+    def encode_batch(
+        self, batch: pa.RecordBatch, info: TableInfo, ingest_time_ns: int
+    ) -> Pending[Encoded]:
+        """``encode_batch(batch)`` started in a worker (the batch travels as Arrow IPC)."""
+        args = (batch, info, ingest_time_ns, self.store, self.format)
+        return self.submit(info.name, encode_batch, *args)
+
+    def submit(self, table: str, fn: Callable[..., T], *args: Any) -> Pending[T]:
+        """``fn(*args)`` started in a worker, for a request writing ``table``."""
         executor = self._started()
         try:
-            return executor.submit(encode_ndjson, job, self.store, self.format).result()
+            return Pending(self, executor, table, executor.submit(fn, *args))
         except BrokenProcessPool as e:
-            self._replace(executor)
-            raise IngestWorkerError(
-                f"an ingest worker process died while writing table {job.info.name!r}"
-                " (killed, or out of memory); nothing was committed, try again"
-            ) from e
+            raise self._died(executor, table) from e
 
     def pids(self) -> list[int]:
         """The worker processes running now (none before the first job)."""
@@ -85,11 +99,33 @@ class EncodeWorkers:
                 )
             return self._executor
 
-    def _replace(self, broken: ProcessPoolExecutor) -> None:
+    def _died(self, broken: ProcessPoolExecutor, table: str) -> IngestWorkerError:
+        """The error of a job whose worker died; the next job gets a new pool."""
         with self._lock:
             if self._executor is broken:
                 self._executor = None
         broken.shutdown(wait=False, cancel_futures=True)
+        return IngestWorkerError(
+            f"an ingest worker process died while writing table {table!r}"
+            " (killed, or out of memory); nothing was committed, try again"
+        )
+
+
+@dataclass(frozen=True)
+class Pending(Generic[T]):
+    """A job running in a worker."""
+
+    workers: EncodeWorkers
+    executor: ProcessPoolExecutor
+    table: str
+    future: Future[T]
+
+    def result(self) -> T:
+        """The job's answer, or the error it raised there (IngestWorkerError if it died)."""
+        try:
+            return self.future.result()
+        except BrokenProcessPool as e:
+            raise self.workers._died(self.executor, self.table) from e
 
 
 def _worker_started(server_pid: int) -> None:

@@ -7,15 +7,16 @@ commits as one snapshot or not at all; extents written before a failure are dele
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from kyma.engine.catalog import (
     Catalog,
@@ -32,9 +33,8 @@ from kyma.engine.errors import (
     CommitConflictError,
     IdempotencyKeyReusedError,
     IngestError,
-    SchemaError,
 )
-from kyma.engine.format import ExtentWriteResult, ParsedDynamic, SegmentFormat
+from kyma.engine.format import ExtentWriteResult, SegmentFormat
 from kyma.engine.storage import ObjectStore
 from kyma.engine.types import Column, KymaType
 from kyma.ingest.coerce import Coerced, check_shape, coerce_ndjson
@@ -42,11 +42,12 @@ from kyma.ingest.encode import (
     Encoded,
     EncodeJob,
     column_writes,
+    conform,
     discard,
     encode_coerced,
-    write_extents,
+    write_batch,
 )
-from kyma.ingest.encode_workers import EncodeWorkers
+from kyma.ingest.encode_workers import EncodeWorkers, Pending
 from kyma.ingest.evolution import EvolutionPlan, plan_evolution
 from kyma.ingest.ledger import Ledger
 from kyma.ingest.ledger import record as ledger_record
@@ -55,6 +56,7 @@ from kyma.ingest.typed import coerce_typed
 log = logging.getLogger("kyma.ingest")
 MAX_KEY_LENGTH = 255
 TYPED_ATTEMPTS = 5
+WORKER_MIN_ROWS = 1000
 __all__ = ["IngestAck", "WritePath", "column_writes", "conform", "sum_writes"]
 
 
@@ -155,7 +157,8 @@ class WritePath:
         Batches are matched to the table's columns by name and cast to their types; a missing
         column is null, a null ``_timestamp`` the ingest time, a column the table lacks a
         SchemaError (widen the table first: the schema is re-read when one appears). Each
-        batch is written as it arrives, so memory holds one. ``content_hash`` identifies what
+        batch is written as it arrives, so memory holds one (two with ingest workers: one
+        written there while the next is read). ``content_hash`` identifies what
         ``idempotency_key`` stands for: the same key with another hash is refused. With
         ``replace`` the snapshot retires every extent the table had (time travel keeps them).
         """
@@ -194,24 +197,47 @@ class WritePath:
         extra_payload: Payload | None,
         replace: bool,
     ) -> IngestAck:
-        ingest_time = time.time_ns()
-        info = self.catalog.get_table(table)
-        written: list[ExtentWriteResult] = []
+        encoded = self._write_batches(table, batches, time.time_ns())
+        written = [w for e in encoded for w in e.written]
         stats: dict[str, ColumnWrite] = {}
-        try:
-            for batch in batches:
-                if any(info.column(name) is None for name in batch.schema.names):
-                    info = self.catalog.get_table(table)  # the caller may have widened it
-                conformed = conform(batch, info, ingest_time)
-                written += self._write(info, conformed)
-                _add_writes(stats, column_writes(info, conformed, None))
-        except BaseException:
-            self.discard(written)
-            raise
+        for e in encoded:
+            _add_writes(stats, e.writes)
         payload = _chained(
             [p for p in (extra_payload, column_stats_record(table, [*stats.values()])) if p]
         )
         return self._commit_written(table, written, key, content_hash, source, payload, replace)
+
+    def _write_batches(
+        self, table: str, batches: Iterable[pa.RecordBatch], ingest_time_ns: int
+    ) -> list[Encoded]:
+        """Each batch conformed and written, in order: in a worker when there are workers
+        (the next batch is read meanwhile; one batch at a time in a worker, so memory holds
+        two), else here. A batch of fewer than WORKER_MIN_ROWS rows is written here: its
+        trip to a worker costs more than it saves."""
+        info = self.catalog.get_table(table)
+        done: list[Encoded] = []
+        running: deque[Pending[Encoded] | Encoded] = deque()
+        try:
+            for batch in batches:
+                if any(info.column(name) is None for name in batch.schema.names):
+                    info = self.catalog.get_table(table)  # the caller may have widened it
+                if self.workers is None or batch.num_rows < WORKER_MIN_ROWS:
+                    running.append(
+                        write_batch(self.store, self.format, batch, info, ingest_time_ns)
+                    )
+                else:
+                    running.append(self.workers.encode_batch(batch, info, ingest_time_ns))
+                while len(running) > (1 if self.workers else 0):
+                    done.append(_result(running.popleft()))
+            while running:
+                done.append(_result(running.popleft()))
+        except BaseException:
+            for job in running:  # still writing: wait, so that their extents go too
+                with contextlib.suppress(Exception):  # it failed: it left nothing
+                    done.append(_result(job))
+            self.discard([w for e in done for w in e.written])
+            raise
+        return done
 
     def commit_extents(
         self,
@@ -405,45 +431,9 @@ class WritePath:
             self.catalog.add_column(table, Column(name, KymaType("string")), if_not_exists=True)
         return self.catalog.get_table(table)
 
-    def _write(
-        self,
-        info: TableInfo,
-        batch: pa.RecordBatch,
-        parsed: Mapping[str, ParsedDynamic] | None = None,
-    ) -> list[ExtentWriteResult]:
-        return write_extents(self.store, self.format, info, batch, parsed)
-
     def discard(self, written: list[ExtentWriteResult]) -> None:
         """Delete extents no commit references (GC would, later; this is sooner)."""
         discard(self.store, written)
-
-
-def conform(batch: pa.RecordBatch, info: TableInfo, ingest_time_ns: int) -> pa.RecordBatch:
-    """``batch`` as the table's columns: matched by name, cast, missing ones null.
-
-    SchemaError names a column the table lacks or a value that does not cast.
-    """
-    names = set(batch.schema.names)
-    for name in names:
-        if info.column(name) is None:
-            raise SchemaError(f"column {name!r} is not in table {info.name!r}")
-    arrays = []
-    for target in info.schema:
-        if target.name not in names:
-            values = pa.nulls(batch.num_rows, target.type)
-        else:
-            values = batch.column(target.name)
-            try:
-                values = values.cast(target.type)
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
-                raise SchemaError(
-                    f"column {target.name!r}: cannot store {values.type} as {target.type}: {e}"
-                ) from e
-        if target.name == "_timestamp" and values.null_count:
-            now = pa.scalar(ingest_time_ns, pa.int64()).cast(target.type)
-            values = pc.coalesce(values, now)
-        arrays.append(values)
-    return pa.RecordBatch.from_arrays(arrays, schema=info.schema)
 
 
 def sum_writes(writes: Iterable[ColumnWrite]) -> list[ColumnWrite]:
@@ -459,6 +449,10 @@ def _add_writes(total: dict[str, ColumnWrite], writes: list[ColumnWrite]) -> Non
         if old is not None:
             w = ColumnWrite(w.name, old.rows + w.rows, old.nulls + w.nulls, old.types + w.types)
         total[w.name] = w
+
+
+def _result(job: Pending[Encoded] | Encoded) -> Encoded:
+    return job if isinstance(job, Encoded) else job.result()
 
 
 def _chained(payloads: list[Payload]) -> Payload | None:

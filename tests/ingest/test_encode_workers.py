@@ -156,3 +156,41 @@ def _running(pid: int) -> bool:
     except FileNotFoundError:
         return False
     return state != "Z"
+
+
+def test_large_arrow_batches_are_written_by_the_workers(services) -> None:
+    import pyarrow as pa
+
+    services.query.execute("CREATE TABLE batched (n long, s string)")
+    sizes = (1500, 10, 2500, 1200, 1000)  # the 10-row batch is written in process
+    starts = [sum(sizes[:i]) for i in range(len(sizes))]
+    batches = [
+        pa.record_batch({"n": pa.array(range(start, start + size), pa.int32())})
+        for start, size in zip(starts, sizes, strict=True)
+    ]
+    ack = services.write_path.ingest_batches("batched", iter(batches), source="test")
+    assert ack.rows == sum(sizes)
+    workers = services.write_path.workers
+    assert workers is not None and workers.pids()
+    extents = services.catalog.live_extents("batched")
+    assert sorted(e.row_count for e in extents) == sorted(sizes)
+    rows = services.query.execute(
+        "SELECT count(*) AS n, count(DISTINCT n) AS d, min(n) AS lo, max(n) AS hi FROM batched"
+    ).table.to_pylist()
+    assert rows == [{"n": sum(sizes), "d": sum(sizes), "lo": 0, "hi": sum(sizes) - 1}]
+
+
+def test_a_bad_arrow_batch_in_a_worker_fails_the_same_and_leaves_no_objects(services) -> None:
+    import pyarrow as pa
+
+    from kyma.engine.errors import SchemaError
+
+    services.query.execute("CREATE TABLE cast_me (n int)")
+    good = pa.record_batch({"n": pa.array(range(2000), pa.int64())})
+    bad = pa.record_batch({"n": pa.array(["seven"] * 1500)})
+    with pytest.raises(SchemaError) as pooled:
+        services.write_path.ingest_batches("cast_me", [good, good, bad, good], source="test")
+    assert str(pooled.value).startswith("column 'n': cannot store string as int32")
+    assert services.catalog.live_extents("cast_me") == []
+    prefix = services.catalog.get_table("cast_me").path_prefix
+    assert list(services.store.list(prefix)) == []
