@@ -71,6 +71,20 @@ class EncodeWorkers:
         except BrokenProcessPool as e:
             raise self._died(executor, table) from e
 
+    def warm(self) -> None:
+        """Start the forkserver and every worker now, in the background (``kyma serve``
+        does, so that its first ingest, e.g. a Kafka source resuming, does not wait)."""
+
+        def start() -> None:
+            try:
+                executor = self._started()
+                for _ in range(self.size):
+                    executor.submit(os.getpid)
+            except (IngestWorkerError, BrokenProcessPool, RuntimeError):
+                pass  # closed meanwhile; the first job starts the pool (or says why not)
+
+        threading.Thread(target=start, name="kyma-ingest-workers", daemon=True).start()
+
     def pids(self) -> list[int]:
         """The worker processes running now (none before the first job)."""
         executor = self._executor

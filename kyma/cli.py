@@ -352,6 +352,8 @@ def serve(settings: Settings) -> int:
             ]
         except NotInstalledError as e:  # serve without OTLP rather than not at all
             otlp_lines = [f"OTLP          off: {e}"]
+        if services.write_path.workers is not None:
+            services.write_path.workers.warm()
         services.sources.start()
         services.connectors.sync.start(
             services.write_path,

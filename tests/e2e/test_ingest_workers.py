@@ -38,10 +38,23 @@ def _python_descendants(pid: int) -> set[int]:
     return found
 
 
+def _workers(pid: int) -> set[int]:
+    """The processes the server's forkserver started: the ingest workers."""
+    children = _children()
+    return {w for c in children.get(pid, []) for w in children.get(c, [])} & _python_descendants(
+        pid
+    )
+
+
 def test_workers_exit_when_the_server_is_killed(tmp_path: Path, catalog_url: str) -> None:
     serve = Serve(tmp_path / "home", KYMA_CATALOG_URL=catalog_url, KYMA_INGEST_WORKERS="2")
     helpers: set[int] = set()
     try:
+        # kyma serve starts its two workers before the first ingest
+        deadline = time.monotonic() + WAIT_SECONDS
+        while len(_workers(serve.proc.pid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert len(_workers(serve.proc.pid)) == 2
         serve.sql("CREATE TABLE pooled (a long)")
         body = b"".join(b'{"a": %d}\n' % i for i in range(1000))
         status, _, answer = request(f"{serve.url}/v1/ingest/pooled", body)
