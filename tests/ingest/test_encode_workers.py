@@ -194,3 +194,21 @@ def test_a_bad_arrow_batch_in_a_worker_fails_the_same_and_leaves_no_objects(serv
     assert services.catalog.live_extents("cast_me") == []
     prefix = services.catalog.get_table("cast_me").path_prefix
     assert list(services.store.list(prefix)) == []
+
+
+def test_a_large_body_travels_through_shared_memory_and_none_is_left(services) -> None:
+    from kyma.ingest.encode_workers import SHARE_MIN_BYTES, SHM_DIR
+
+    services.query.execute("CREATE TABLE big (n long)")
+    body = b"".join(b'{"n": %d}\n' % i for i in range(40_000))
+    assert len(body) > SHARE_MIN_BYTES
+    before = set(SHM_DIR.glob("psm_*"))
+    ack = services.write_path.ingest_ndjson("big", body)
+    assert ack.rows == 40_000
+    with pytest.raises(IngestError) as bad:
+        services.write_path.ingest_ndjson("big", body + b'{"n": "x"}\n')
+    assert bad.value.line == 40_001 and bad.value.field == "n"
+    assert str(bad.value).startswith("line 40001")
+    assert set(SHM_DIR.glob("psm_*")) - before == set()
+    rows = services.query.execute("SELECT count(*) AS c, sum(n) AS s FROM big").table.to_pylist()
+    assert rows == [{"c": 40_000, "s": sum(range(40_000))}]
