@@ -66,7 +66,9 @@ class EncodeWorkers:
             return self.submit(table, encode_ndjson, job, self.store, self.format).result()
         shared = shared_memory.SharedMemory(create=True, size=size)  # the server's tracker
         try:  # unlinks it if the server is killed before the finally
-            shared.buf[:size] = job.body
+            buffer = shared.buf
+            assert buffer is not None  # open until close()
+            buffer[:size] = job.body
             light = dataclasses.replace(job, body=b"")
             args = (light, shared.name, size, self.store, self.format)
             return self.submit(table, _encode_shared, *args).result()
