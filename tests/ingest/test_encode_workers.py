@@ -212,3 +212,10 @@ def test_a_large_body_travels_through_shared_memory_and_none_is_left(services) -
     assert set(SHM_DIR.glob("psm_*")) - before == set()
     rows = services.query.execute("SELECT count(*) AS c, sum(n) AS s FROM big").table.to_pylist()
     assert rows == [{"c": 40_000, "s": sum(range(40_000))}]
+
+
+def test_a_negative_worker_count_is_refused(stores, tmp_path) -> None:
+    from kyma.engine.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="KYMA_INGEST_WORKERS: expected 0 or more, got -1"):
+        _with_settings(stores, tmp_path, ingest_workers=-1)
