@@ -107,6 +107,12 @@ class WritePath:
         self.max_nesting_depth = max_nesting_depth
         self.workers = workers
 
+    def warm(self) -> None:
+        """Start the worker processes now, in the background (long-running commands do, so
+        that their first batch does not wait for them)."""
+        if self.workers is not None:
+            self.workers.warm()
+
     def close(self) -> None:
         """Stop the worker processes (a later NDJSON ingest fails with IngestWorkerError)."""
         if self.workers is not None:
