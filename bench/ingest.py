@@ -1,12 +1,13 @@
 """Benchmark: ingest rows/s through POST /v1/ingest in 10 000-line requests.
 
-    python bench/ingest.py [--rows 10000000] [--clients 2]
+    python bench/ingest.py [--rows 10000000] [--clients 2] [--repeats 2]
 
 Peers on the same NDJSON, in the same run: pyarrow.json.read_json alone (parse only, no
 storage) and DuckDB's read_json loading a table. kyma does more than either (coercion,
 CBOR for dynamic values, statistics, an fsynced extent and a catalog commit per request).
-Also printed: the server's CPU time a request, which a busy shared machine moves less
-than its wall time.
+kyma runs with its ingest worker processes off (KYMA_INGEST_WORKERS=0) and on (the
+default), interleaved, best of ``--repeats``. Also printed: the CPU time a request of the
+server and its workers, which a busy shared machine moves less than its wall time.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--clients", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=2, help="best of this many kyma runs")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="kyma-bench-ingest-"))
     path = work / "logs.ndjson"
@@ -42,21 +44,11 @@ def main() -> None:
         f" {args.clients} clients; {platform.node()} {platform.machine()}"
     )
 
-    server = Server()
-    try:
-        server.sql(KYMA_DDL)
-        cpu = cpu_seconds(server.proc.pid)
-        start = time.perf_counter()
-        rows = server.ingest("logs", chunks(path, LINES), clients=args.clients)
-        kyma_s = time.perf_counter() - start
-        cpu = cpu_seconds(server.proc.pid) - cpu
-        assert rows == args.rows
-        count = server.sql("SELECT count(*) FROM logs")["rows"][0][0]
-        assert count == args.rows, count
-    finally:
-        server.stop()
-        shutil.rmtree(server.home.parent, ignore_errors=True)
-
+    # kyma with the ingest workers off (KYMA_INGEST_WORKERS=0) and on, interleaved.
+    kyma_runs: dict[str, list[tuple[float, float]]] = {"0": [], "": []}
+    for _ in range(args.repeats):
+        for workers in kyma_runs:
+            kyma_runs[workers].append(run_kyma(path, args.rows, args.clients, workers))
     start = time.perf_counter()
     parsed = sum(pj.read_json(io.BytesIO(body)).num_rows for body in chunks(path, LINES))
     arrow_s = time.perf_counter() - start
@@ -69,24 +61,70 @@ def main() -> None:
     assert con.execute("SELECT count(*) FROM logs").fetchone()[0] == args.rows
     con.close()
 
-    print(f"{'path':<34}{'rows/s':>12}{'MB/s':>8}")
+    best = {w: min(runs) for w, runs in kyma_runs.items()}
+    names = {"0": "kyma POST /v1/ingest, in process", "": "kyma POST /v1/ingest, workers"}
+    print(f"{'path':<40}{'rows/s':>12}{'MB/s':>8}")
     for name, seconds in (
-        ("kyma POST /v1/ingest", kyma_s),
+        *((names[w], best[w][0]) for w in best),
         ("pyarrow.json.read_json (parse only)", arrow_s),
         ("duckdb read_json into a table", duck_s),
     ):
-        print(f"{name:<34}{args.rows / seconds:>12,.0f}{size_mb / seconds:>8.1f}")
-    print(
-        f"kyma vs pyarrow read_json: {arrow_s / kyma_s:.2f}x;"
-        f" kyma vs duckdb read_json: {duck_s / kyma_s:.2f}x"
-    )
+        print(f"{name:<40}{args.rows / seconds:>12,.0f}{size_mb / seconds:>8.1f}")
     requests = -(-args.rows // LINES)
+    for workers, (kyma_s, cpu) in best.items():
+        print(
+            f"{names[workers]}: vs pyarrow read_json {arrow_s / kyma_s:.2f}x,"
+            f" vs duckdb read_json {duck_s / kyma_s:.2f}x; CPU {cpu / requests * 1000:.0f} ms"
+            f" a request ({cpu:.1f} s, {cpu / kyma_s:.2f} cores; server and its workers, the"
+            " catalog's Postgres not counted)"
+        )
     print(
-        f"kyma serve CPU: {cpu / requests * 1000:.0f} ms a request ({cpu:.1f} s,"
-        f" {cpu / kyma_s:.2f} cores; the catalog's Postgres not counted);"
+        f"workers vs in process: {best['0'][0] / best[''][0]:.2f}x;"
         f" load average {os.getloadavg()[0]:.1f}"
     )
     shutil.rmtree(work, ignore_errors=True)
+
+
+def run_kyma(path: Path, rows: int, clients: int, workers: str) -> tuple[float, float]:
+    """Seconds and CPU seconds (the server and its worker processes) of one load of
+    ``path``; ``workers`` is KYMA_INGEST_WORKERS ("": the default, one per CPU)."""
+    server = Server(**({"KYMA_INGEST_WORKERS": workers} if workers else {}))
+    try:
+        server.sql(KYMA_DDL)
+        cpu = tree_cpu_seconds(server.proc.pid)
+        start = time.perf_counter()
+        sent = server.ingest("logs", chunks(path, LINES), clients=clients)
+        seconds = time.perf_counter() - start
+        cpu = tree_cpu_seconds(server.proc.pid) - cpu
+        assert sent == rows
+        count = server.sql("SELECT count(*) FROM logs")["rows"][0][0]
+        assert count == rows, count
+    finally:
+        server.stop()
+        shutil.rmtree(server.home.parent, ignore_errors=True)
+    return seconds, cpu
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """CPU seconds of process ``pid`` and its Python descendants (the ingest workers, the
+    forkserver), not the Postgres it started."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            ppid = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (FileNotFoundError, ProcessLookupError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(stat.parent.name))
+    total, todo = cpu_seconds(pid), list(children.get(pid, []))
+    while todo:
+        child = todo.pop()
+        todo += children.get(child, [])
+        try:
+            if "python" in Path(f"/proc/{child}/comm").read_text():
+                total += cpu_seconds(child)
+        except FileNotFoundError:
+            pass
+    return total
 
 
 def cpu_seconds(pid: int) -> float:

@@ -44,6 +44,7 @@ STATUSES: tuple[tuple[type[BaseException], Status], ...] = (
     (e.SourceUnreachableError, Status(502, sqlstate="08001")),  # unable_to_establish_connection
     (e.TlsFailedError, Status(502, "UNAVAILABLE")),
     (e.PoolExhaustedError, Status(503)),
+    (e.IngestWorkerError, Status(503)),
     (e.ConnectorDisabledError, Status(503, "UNAVAILABLE")),
     (e.ObjectStoreError, Status(503)),
     (e.PushdownFailedError, Status(flight="INTERNAL")),

@@ -121,6 +121,11 @@ class CatalogUnavailableError(RetryableError, ConnectionError):
     """The catalog database could not be reached."""
 
 
+class IngestWorkerError(RetryableError):
+    """An ingest worker process died (or the pool was shut down) while encoding a request;
+    nothing of that request was committed."""
+
+
 class CommitConflictError(RetryableError):
     """The table head kept moving; the commit gave up after its retry budget."""
 

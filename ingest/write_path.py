@@ -7,15 +7,16 @@ commits as one snapshot or not at all; extents written before a failure are dele
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from kyma.engine.catalog import (
     Catalog,
@@ -32,14 +33,21 @@ from kyma.engine.errors import (
     CommitConflictError,
     IdempotencyKeyReusedError,
     IngestError,
-    KymaError,
-    SchemaError,
-    StoreWriteError,
 )
-from kyma.engine.format import ExtentWriteResult, ParsedDynamic, SegmentFormat
+from kyma.engine.format import ExtentWriteResult, SegmentFormat
 from kyma.engine.storage import ObjectStore
 from kyma.engine.types import Column, KymaType
 from kyma.ingest.coerce import Coerced, check_shape, coerce_ndjson
+from kyma.ingest.encode import (
+    Encoded,
+    EncodeJob,
+    column_writes,
+    conform,
+    discard,
+    encode_coerced,
+    write_batch,
+)
+from kyma.ingest.encode_workers import EncodeWorkers, Pending
 from kyma.ingest.evolution import EvolutionPlan, plan_evolution
 from kyma.ingest.ledger import Ledger
 from kyma.ingest.ledger import record as ledger_record
@@ -47,8 +55,9 @@ from kyma.ingest.typed import coerce_typed
 
 log = logging.getLogger("kyma.ingest")
 MAX_KEY_LENGTH = 255
-EXTENT_ROWS = 1_000_000
 TYPED_ATTEMPTS = 5
+WORKER_MIN_ROWS = 1000
+__all__ = ["IngestAck", "WritePath", "column_writes", "conform", "sum_writes"]
 
 
 @dataclass
@@ -84,9 +93,11 @@ class WritePath:
         idempotency_wait_seconds: float = 30.0,
         max_keys_per_row: int = 10_000,
         max_nesting_depth: int = 100,
+        workers: EncodeWorkers | None = None,
     ) -> None:
         """A row with more than ``max_keys_per_row`` keys, or nested deeper than
-        ``max_nesting_depth``, is refused before coercion (0: no limit)."""
+        ``max_nesting_depth``, is refused before coercion (0: no limit). With ``workers``
+        (writing to the same store) NDJSON bodies are coerced and written in them."""
         self.catalog = catalog
         self.ledger = ledger
         self.store = store
@@ -94,6 +105,18 @@ class WritePath:
         self.idempotency_wait_seconds = idempotency_wait_seconds
         self.max_keys_per_row = max_keys_per_row
         self.max_nesting_depth = max_nesting_depth
+        self.workers = workers
+
+    def warm(self) -> None:
+        """Start the worker processes now, in the background (long-running commands do, so
+        that their first batch does not wait for them)."""
+        if self.workers is not None:
+            self.workers.warm()
+
+    def close(self) -> None:
+        """Stop the worker processes (a later NDJSON ingest fails with IngestWorkerError)."""
+        if self.workers is not None:
+            self.workers.close()
 
     def ingest_ndjson(
         self,
@@ -140,7 +163,8 @@ class WritePath:
         Batches are matched to the table's columns by name and cast to their types; a missing
         column is null, a null ``_timestamp`` the ingest time, a column the table lacks a
         SchemaError (widen the table first: the schema is re-read when one appears). Each
-        batch is written as it arrives, so memory holds one. ``content_hash`` identifies what
+        batch is written as it arrives, so memory holds one (two with ingest workers: one
+        written there while the next is read). ``content_hash`` identifies what
         ``idempotency_key`` stands for: the same key with another hash is refused. With
         ``replace`` the snapshot retires every extent the table had (time travel keeps them).
         """
@@ -179,24 +203,47 @@ class WritePath:
         extra_payload: Payload | None,
         replace: bool,
     ) -> IngestAck:
-        ingest_time = time.time_ns()
-        info = self.catalog.get_table(table)
-        written: list[ExtentWriteResult] = []
+        encoded = self._write_batches(table, batches, time.time_ns())
+        written = [w for e in encoded for w in e.written]
         stats: dict[str, ColumnWrite] = {}
-        try:
-            for batch in batches:
-                if any(info.column(name) is None for name in batch.schema.names):
-                    info = self.catalog.get_table(table)  # the caller may have widened it
-                conformed = conform(batch, info, ingest_time)
-                written += self._write(info, conformed)
-                _add_writes(stats, column_writes(info, conformed, None))
-        except BaseException:
-            self.discard(written)
-            raise
+        for e in encoded:
+            _add_writes(stats, e.writes)
         payload = _chained(
             [p for p in (extra_payload, column_stats_record(table, [*stats.values()])) if p]
         )
         return self._commit_written(table, written, key, content_hash, source, payload, replace)
+
+    def _write_batches(
+        self, table: str, batches: Iterable[pa.RecordBatch], ingest_time_ns: int
+    ) -> list[Encoded]:
+        """Each batch conformed and written, in order: in a worker when there are workers
+        (the next batch is read meanwhile; one batch at a time in a worker, so memory holds
+        two), else here. A batch of fewer than WORKER_MIN_ROWS rows is written here: its
+        trip to a worker costs more than it saves."""
+        info = self.catalog.get_table(table)
+        done: list[Encoded] = []
+        running: deque[Pending[Encoded] | Encoded] = deque()
+        try:
+            for batch in batches:
+                if any(info.column(name) is None for name in batch.schema.names):
+                    info = self.catalog.get_table(table)  # the caller may have widened it
+                if self.workers is None or batch.num_rows < WORKER_MIN_ROWS:
+                    running.append(
+                        write_batch(self.store, self.format, batch, info, ingest_time_ns)
+                    )
+                else:
+                    running.append(self.workers.encode_batch(batch, info, ingest_time_ns))
+                while len(running) > (1 if self.workers else 0):
+                    done.append(_result(running.popleft()))
+            while running:
+                done.append(_result(running.popleft()))
+        except BaseException:
+            for job in running:  # still writing: wait, so that their extents go too
+                with contextlib.suppress(Exception):  # it failed: it left nothing
+                    done.append(_result(job))
+            self.discard([w for e in done for w in e.written])
+            raise
+        return done
 
     def commit_extents(
         self,
@@ -271,25 +318,20 @@ class WritePath:
         extra_payload: Payload | None = None,
     ) -> IngestAck:
         ingest_time = time.time_ns()
-        info, coerced, plan = self.coerce(
-            table, body, schema_evolve=evolve, ingest_time_ns=ingest_time
-        )
+        info, encoded = self._encode(table, body, evolve, ingest_time, columns)
+        plan, written = encoded.plan, encoded.written
         ack = IngestAck(
             table=table,
-            rows=coerced.rows,
+            rows=encoded.rows,
             snapshot_id=None,
             new_columns=plan.new_columns,
             dropped_fields=plan.dropped_fields,
             props_fields=plan.props_fields,
         )
-        batch = _with_columns(coerced.batch, columns or {})
-        parsed = {k: v for k, v in coerced.parsed.items() if k not in (columns or {})}
-        written = self._write(info, batch, parsed)
         crash_point("write.extents_written")
         try:
             payloads = [extra_payload] if extra_payload is not None else []
-            writes = column_writes(info, batch, coerced.types_seen)
-            payloads.append(column_stats_record(table, writes))
+            payloads.append(column_stats_record(table, encoded.writes))
             if key is not None:
                 payloads.append(ledger_record(key, table, body_hash, _ack_with_snapshot(ack)))
             payload = _chained(payloads)
@@ -305,6 +347,35 @@ class WritePath:
             raise
         ack.snapshot_id = result.snapshot_id
         return ack
+
+    def _encode(
+        self,
+        table: str,
+        body: bytes,
+        evolve: bool,
+        ingest_time_ns: int,
+        columns: Mapping[str, pa.Array] | None,
+    ) -> tuple[TableInfo, Encoded]:
+        """Coerce and write ``body``: in a worker when there are workers and the table keeps
+        its schema, else (no workers, or a body that evolves the table) here."""
+        if self.workers is not None:
+            info = self.catalog.get_table(table)
+            job = EncodeJob(
+                body,
+                info,
+                evolve,
+                ingest_time_ns,
+                columns,
+                self.max_keys_per_row,
+                self.max_nesting_depth,
+            )
+            encoded = self.workers.encode(job)
+            if encoded is not None:
+                return info, encoded
+        info, coerced, plan = self.coerce(
+            table, body, schema_evolve=evolve, ingest_time_ns=ingest_time_ns
+        )
+        return info, encode_coerced(self.store, self.format, info, coerced, columns, plan)
 
     def coerce(
         self, table: str, body: bytes, *, schema_evolve: bool, ingest_time_ns: int
@@ -366,81 +437,9 @@ class WritePath:
             self.catalog.add_column(table, Column(name, KymaType("string")), if_not_exists=True)
         return self.catalog.get_table(table)
 
-    def _write(  # type: ignore[no-untyped-def]
-        self, info: TableInfo, batch, parsed: Mapping[str, ParsedDynamic] | None = None
-    ) -> list[ExtentWriteResult]:
-        written: list[ExtentWriteResult] = []
-        try:
-            for start in range(0, batch.num_rows, EXTENT_ROWS):
-                writer = self.format.start_extent(self.store, info.schema, info.path_prefix)
-                with writer:
-                    part = {k: v.slice(start, EXTENT_ROWS) for k, v in (parsed or {}).items()}
-                    writer.append(batch.slice(start, EXTENT_ROWS), part)
-                    written.append(writer.finish())
-        except OSError as e:
-            self.discard(written)
-            if isinstance(e, KymaError):
-                raise
-            log.error("writing an extent of %r failed", info.name, exc_info=e)
-            raise StoreWriteError(
-                f"the object store {self.store.url} refused a write of table"
-                f" {info.name!r}: {e.strerror or e}; nothing was committed, try again"
-            ) from e
-        except BaseException:
-            self.discard(written)
-            raise
-        return written
-
     def discard(self, written: list[ExtentWriteResult]) -> None:
         """Delete extents no commit references (GC would, later; this is sooner)."""
-        for extent in written:
-            try:
-                self.store.delete(extent.object_path)
-            except Exception as e:  # the orphan GC removes it later
-                log.warning("could not delete uncommitted extent %s: %s", extent.object_path, e)
-
-
-def conform(batch: pa.RecordBatch, info: TableInfo, ingest_time_ns: int) -> pa.RecordBatch:
-    """``batch`` as the table's columns: matched by name, cast, missing ones null.
-
-    SchemaError names a column the table lacks or a value that does not cast.
-    """
-    names = set(batch.schema.names)
-    for name in names:
-        if info.column(name) is None:
-            raise SchemaError(f"column {name!r} is not in table {info.name!r}")
-    arrays = []
-    for target in info.schema:
-        if target.name not in names:
-            values = pa.nulls(batch.num_rows, target.type)
-        else:
-            values = batch.column(target.name)
-            try:
-                values = values.cast(target.type)
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
-                raise SchemaError(
-                    f"column {target.name!r}: cannot store {values.type} as {target.type}: {e}"
-                ) from e
-        if target.name == "_timestamp" and values.null_count:
-            now = pa.scalar(ingest_time_ns, pa.int64()).cast(target.type)
-            values = pc.coalesce(values, now)
-        arrays.append(values)
-    return pa.RecordBatch.from_arrays(arrays, schema=info.schema)
-
-
-def column_writes(
-    info: TableInfo, batch: pa.RecordBatch, types_seen: Mapping[str, list[str]] | None
-) -> list[ColumnWrite]:
-    """What ``batch`` writes into each column, for the written-data statistics; without
-    ``types_seen`` (the plain path) a column's own type stands for what it received."""
-    writes = []
-    for column, values in zip(info.columns, batch.columns, strict=True):
-        if types_seen is not None:
-            types = tuple(types_seen.get(column.name, ()))
-        else:
-            types = (column.type.name,) if values.null_count < len(values) else ()
-        writes.append(ColumnWrite(column.name, len(values), values.null_count, types))
-    return writes
+        discard(self.store, written)
 
 
 def sum_writes(writes: Iterable[ColumnWrite]) -> list[ColumnWrite]:
@@ -458,17 +457,8 @@ def _add_writes(total: dict[str, ColumnWrite], writes: list[ColumnWrite]) -> Non
         total[w.name] = w
 
 
-def _with_columns(batch: pa.RecordBatch, columns: Mapping[str, pa.Array]) -> pa.RecordBatch:
-    """``batch`` with whole columns replaced; SchemaError if one is not in the table."""
-    for name, values in columns.items():
-        index = batch.schema.get_field_index(name)
-        if index < 0:
-            raise SchemaError(f"column {name!r} is not in the table")
-        if len(values) != batch.num_rows:
-            raise IngestError(f"column {name!r}: {len(values)} values for {batch.num_rows} rows")
-        field = batch.schema.field(index)
-        batch = batch.set_column(index, field, values.cast(field.type))
-    return batch
+def _result(job: Pending[Encoded] | Encoded) -> Encoded:
+    return job if isinstance(job, Encoded) else job.result()
 
 
 def _chained(payloads: list[Payload]) -> Payload | None:

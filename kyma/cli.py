@@ -274,6 +274,7 @@ def cdc_sync(settings: Settings, names: list[str] | None) -> int:
 
     signals = StopSignals()
     with open_services(settings) as services:
+        services.write_path.warm()
         started = services.connectors.sync.start(
             services.write_path,
             lambda q: services.query.execute(q).table,
@@ -292,6 +293,7 @@ def kafka_consume(settings: Settings, names: list[str] | None) -> int:
 
     signals = StopSignals()
     with open_services(settings) as services:
+        services.write_path.warm()
         services.sources.start(names, types=("kafka",))
         signals.serving()
         print(f"kyma kafka-consume: running {names or 'every source'}", flush=True)
@@ -352,6 +354,7 @@ def serve(settings: Settings) -> int:
             ]
         except NotInstalledError as e:  # serve without OTLP rather than not at all
             otlp_lines = [f"OTLP          off: {e}"]
+        services.write_path.warm()
         services.sources.start()
         services.connectors.sync.start(
             services.write_path,

@@ -17,12 +17,15 @@ from kyma.connectors.registry import ConnectorRegistry
 from kyma.connectors.secrets import SecretPolicy
 from kyma.engine.catalog import Catalog, retention_seconds
 from kyma.engine.compaction import CompactionResult, compact_table
+from kyma.engine.errors import ConfigError
 from kyma.engine.format import SegmentFormat
 from kyma.engine.format.choice import segment_format
 from kyma.engine.gc import collect_orphans
 from kyma.engine.query import QueryEngine, QueryLimits
 from kyma.engine.retention import apply_retention
 from kyma.engine.storage import ObjectStore
+from kyma.ingest.encode import FormatSpec
+from kyma.ingest.encode_workers import EncodeWorkers, default_size
 from kyma.ingest.sources import SourceRegistry, StoreOpener
 from kyma.ingest.sql_writes import SqlWriter
 from kyma.ingest.write_path import WritePath
@@ -74,9 +77,11 @@ class Services:
         }
 
     def close(self) -> None:
-        """Stop the sources' and connectors' threads and pools (not the catalog or store)."""
+        """Stop the sources' and connectors' threads and pools and the ingest workers (not the
+        catalog or store)."""
         self.sources.close()
         self.connectors.close()
+        self.write_path.close()
 
     def compact(self, table: str) -> CompactionResult:
         """Compact ``table`` here, or on Spark's executors when a Spark master is set."""
@@ -162,6 +167,7 @@ def wire_services(settings: Settings, stores: Stores, store: ObjectStore) -> Ser
         idempotency_wait_seconds=settings.idempotency_wait_seconds,
         max_keys_per_row=settings.max_keys_per_row,
         max_nesting_depth=settings.max_nesting_depth,
+        workers=encode_workers(settings, store),
     )
     jobs = JobRegistry(settings, store.url, write_path)
     sources = SourceRegistry(
@@ -192,6 +198,17 @@ def wire_services(settings: Settings, stores: Stores, store: ObjectStore) -> Ser
         jobs=jobs,
         stores=stores,
     )
+
+
+def encode_workers(settings: Settings, store: ObjectStore) -> EncodeWorkers | None:
+    """The ingest worker processes (started on first use), or None to encode in process."""
+    size = default_size() if settings.ingest_workers is None else settings.ingest_workers
+    if size < 0:
+        raise ConfigError(f"KYMA_INGEST_WORKERS: expected 0 or more, got {size}")
+    if size == 0:
+        return None
+    fmt = FormatSpec(settings.extent_format, settings.block_rows)
+    return EncodeWorkers(size, store_config(settings, store.url), fmt)
 
 
 def query_limits(settings: Settings) -> QueryLimits:
