@@ -2,7 +2,7 @@
 
     python bench/cdc.py [--rows 5000000] [--changes 500000] [--transactions 50]
                         [--lag-seconds 30] [--rate 100] [--clients 2]
-                        [--sync KEY=JSON ...] [--json PATH]
+                        [--sync KEY=JSON ...] [--only snapshot] [--json PATH]
 
 Two Postgres servers from the system's binaries, started by kyma's EmbeddedPostgres in a
 temp folder, loopback, TLS off: a **source** (``wal_level = logical``, ``max_wal_size =
@@ -313,16 +313,17 @@ def report(results: dict) -> None:
         f"| {'snapshot rows/s (peer: COPY binary)':<44} | {snap['kyma_rows_per_s']:>14,.0f}"
         f" | {snap['peer_rows_per_s']:>14,.0f} | {snap['ratio']:>10.2f}x |"
     )
-    print(
-        f"| {'streaming changes/s (peer: slot get_changes)':<44}"
-        f" | {stream['kyma_changes_per_s']:>14,.0f} | {stream['peer_changes_per_s']:>14,.0f}"
-        f" | {stream['ratio']:>10.2f}x |"
-    )
-    cpu = stream["kyma_source_cpu_s"] + stream["kyma_process_cpu_s"]
-    print(
-        f"| {'streaming CPU s (peer: the source decoding)':<44} | {cpu:>14.2f}"
-        f" | {stream['peer_source_cpu_s']:>14.2f} | {stream['cpu_ratio']:>10.2f}x |"
-    )
+    if stream is not None:
+        print(
+            f"| {'streaming changes/s (peer: slot get_changes)':<44}"
+            f" | {stream['kyma_changes_per_s']:>14,.0f} | {stream['peer_changes_per_s']:>14,.0f}"
+            f" | {stream['ratio']:>10.2f}x |"
+        )
+        cpu = stream["kyma_source_cpu_s"] + stream["kyma_process_cpu_s"]
+        print(
+            f"| {'streaming CPU s (peer: the source decoding)':<44} | {cpu:>14.2f}"
+            f" | {stream['peer_source_cpu_s']:>14.2f} | {stream['cpu_ratio']:>10.2f}x |"
+        )
     if lag is not None:
         print(
             f"| {'lag commit → visible, p50 / p99 ms':<44}"
@@ -359,6 +360,11 @@ def main() -> None:
         metavar="KEY=JSON",
         help="a key of the snapshot connector's sync section, e.g. spark_min_bytes=null",
     )
+    parser.add_argument(
+        "--only",
+        choices=["snapshot"],
+        help="run only this phase (iterate on the snapshot without streaming and lag)",
+    )
     parser.add_argument("--json", default="-", help="file for the results ('-': stdout)")
     args = parser.parse_args()
     options = {k: json.loads(v) for k, _, v in (o.partition("=") for o in args.sync)}
@@ -392,20 +398,10 @@ def main() -> None:
             )
             results["snapshot"]["table_bytes"] = table_bytes
             stack.callback(worker.close)
-            results["streaming"] = bench_streaming(
-                services,
-                source,
-                pg.data_dir,
-                worker,
-                args.rows,
-                args.changes,
-                args.transactions,
-                args.timeout,
-            )
-            worker.close()
-            results["lag"] = (
-                bench_lag(services, source, stack, args) if args.lag_seconds > 0 else None
-            )
+            if args.only == "snapshot":
+                results["streaming"] = results["lag"] = None
+            else:
+                _streaming_and_lag(services, source, pg, worker, stack, args, results)
     finally:
         pg.stop()
         shutil.rmtree(work, ignore_errors=True)
@@ -421,6 +417,29 @@ def main() -> None:
     else:
         Path(args.json).write_text(text + "\n")
         print(f"results written to {args.json}")
+
+
+def _streaming_and_lag(
+    services: Services,
+    source: Source,
+    pg: EmbeddedPostgres,
+    worker: CdcWorker,
+    stack: contextlib.ExitStack,
+    args: argparse.Namespace,
+    results: dict[str, Any],
+) -> None:
+    results["streaming"] = bench_streaming(
+        services,
+        source,
+        pg.data_dir,
+        worker,
+        args.rows,
+        args.changes,
+        args.transactions,
+        args.timeout,
+    )
+    worker.close()
+    results["lag"] = bench_lag(services, source, stack, args) if args.lag_seconds > 0 else None
 
 
 if __name__ == "__main__":
