@@ -31,7 +31,7 @@ from kyma.connectors.cdc_state import record_chunk as record_cdc_chunk
 from kyma.connectors.postgres._connector import PostgresConnector
 from kyma.connectors.postgres._types import to_kyma
 from kyma.connectors.postgres.cdc._slot import ExportedSlot
-from kyma.connectors.postgres.cdc._snapshot import select_sql, snapshot_rows
+from kyma.connectors.postgres.cdc._snapshot import keys_joined_here, select_sql, snapshot_rows
 from kyma.connectors.postgres.cdc._tables import SyncTable
 from kyma.engine.catalog import Catalog, ColumnWrite, TableInfo, Transaction, column_stats_record
 from kyma.engine.errors import KymaError, RetryableError
@@ -54,6 +54,7 @@ class ChunkJob:
     source_uri: str  # libpq URI for ADBC, with the password
     catalog_url: str
     select: str
+    keys: tuple[str, ...]  # _kyma_pk joined from these in the task (keys_joined_here)
     snapshot_name: str
     snapshot_lsn: int
     vectors: dict[str, int]
@@ -122,6 +123,7 @@ def snapshot_on_spark(
             select=select_sql(
                 table, connector.spec.connection.numeric_mode, connector.spec.scope.geometry_mode
             ),
+            keys=keys_joined_here(table),
             snapshot_name=exported.snapshot_name,
             snapshot_lsn=exported.consistent_lsn,
             vectors={c.name: d for c in table.source.columns if (d := c.column.type.vector_dim)},
@@ -215,7 +217,7 @@ def read_chunk(job: ChunkJob, chunk: Chunk, store: Any, fmt: SegmentFormat) -> C
                 if not batch.num_rows:
                     continue
                 part = to_kyma(pa.Table.from_batches([batch], reader.schema), vectors=job.vectors)
-                part = snapshot_rows(part, job.snapshot_lsn, job.event_ns)
+                part = snapshot_rows(part, job.snapshot_lsn, job.event_ns, job.keys)
                 if writer is None:
                     writer = fmt.start_extent(store, job.info.schema, job.info.path_prefix)
                 for piece in part.to_batches():
