@@ -2,7 +2,8 @@
 
     python bench/cdc.py [--rows 5000000] [--changes 500000] [--transactions 50]
                         [--lag-seconds 30] [--rate 100] [--clients 2]
-                        [--sync KEY=JSON ...] [--only snapshot] [--json PATH]
+                        [--sync KEY=JSON ...] [--snapshot-runs 1] [--only snapshot]
+                        [--json PATH]
 
 Two Postgres servers from the system's binaries, started by kyma's EmbeddedPostgres in a
 temp folder, loopback, TLS off: a **source** (``wal_level = logical``, ``max_wal_size =
@@ -19,6 +20,9 @@ is a connector in mode ``sync`` with the default body, and a ``CdcWorker`` built
    so a table past the default ``sync.spark_min_bytes`` snapshots on Spark (its session
    started, and one Python task run, before the timing: Spark's start is reported apart);
    ``--sync spark_min_bytes=null`` (any key of the snapshot connector's ``sync``) changes that.
+   ``--snapshot-runs N`` repeats COPY and a new connector's snapshot N times (the median run
+   is reported); each also counts CPU seconds: the source's and kyma's catalog's Postgres
+   processes and this process's tree (the driver, Spark's JVM and Python workers).
 2. **Streaming**: kyma caught up, a second pgoutput slot ``bench_slot`` is created at that
    point; ``--changes`` row changes (UPDATEs of ranges and INSERTs of new rows, alternating)
    are written in ``--transactions`` transactions before anything is timed. Peer: ``SELECT
@@ -152,6 +156,11 @@ def copy_binary(source: Source) -> int:
     return total
 
 
+def catalog_dirs(home: Path) -> list[Path]:
+    """The data folder of kyma's embedded catalog (none if the catalog is external)."""
+    return [p.parent for p in home.rglob("postmaster.pid")]
+
+
 def warm_spark(services: Services, table_bytes: int, options: dict[str, Any]) -> float | None:
     """When the table snapshots on Spark: start the session and run one Python task, so that
     the timed snapshot excludes Spark's start (the JVM, the first Python workers); seconds."""
@@ -167,43 +176,101 @@ def warm_spark(services: Services, table_bytes: int, options: dict[str, Any]) ->
     return seconds(start)
 
 
+def tree_cpu(root: int) -> float:
+    """CPU seconds of ``root`` and its live descendants (Spark's JVM and Python workers), each
+    with its reaped children's: every process counted once."""
+    tick, parents, own = os.sysconf("SC_CLK_TCK"), {}, {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            parents[int(pid)] = int(fields[1])
+            own[int(pid)] = sum(int(v) for v in fields[11:15])
+    tree, todo = {root}, [root]
+    while todo:
+        parent = todo.pop()
+        children = [p for p, pp in parents.items() if pp == parent and p not in tree]
+        tree.update(children)
+        todo.extend(children)
+    return sum(own.get(p, 0) for p in tree) / tick
+
+
+def cpu_now(servers: list[Path]) -> float:
+    """CPU seconds so far of the Postgres servers (``server_cpu``) and this process's tree."""
+    return sum(server_cpu(d) for d in servers) + tree_cpu(os.getpid())
+
+
 def bench_snapshot(
     services: Services,
     source: Source,
-    rows: int,
-    repeat: int,
+    servers: list[Path],
+    args: argparse.Namespace,
     options: dict[str, Any],
     table_bytes: int,
 ) -> tuple[dict, CdcWorker]:
+    """``--snapshot-runs`` times: the peer's COPY (median of ``--repeat``), then a new
+    connector's snapshot; both with their CPU (the source's, kyma's catalog's and this
+    process's tree: the driver, Spark's JVM and Python workers)."""
+    rows = args.rows
     nbytes = copy_binary(source)  # warm-up (and the page cache)
-    peer_s = statistics.median(seconds(lambda: copy_binary(source)) for _ in range(repeat))
     spark_start_s = warm_spark(services, table_bytes, options)
-    create_connector(services, source, "snap", ["public.items"], **options)
-    worker = make_worker(services, "snap")
+    runs, worker = [], None
     try:
-        kyma_s = seconds(worker.start)
-        (got,) = kyma_rows(services, "SELECT count(*) AS n FROM snap.public.items")
-        assert got["n"] == rows, f"kyma holds {got['n']} rows of {rows}"
+        for run in range(args.snapshot_runs):
+            cpu = cpu_now(servers)
+            peer = [seconds(lambda: copy_binary(source)) for _ in range(args.repeat)]
+            peer_cpu = (cpu_now(servers) - cpu) / args.repeat
+            name = "snap" if run == 0 else f"snap{run}"
+            create_connector(services, source, name, ["public.items"], **options)
+            this = make_worker(services, name)
+            if worker is None:
+                worker = this  # the first one streams next
+            try:
+                cpu, load = cpu_now(servers), os.getloadavg()[0]
+                kyma_s = seconds(this.start)
+                kyma_cpu = cpu_now(servers) - cpu
+                (got,) = kyma_rows(services, f"SELECT count(*) AS n FROM {name}.public.items")
+                assert got["n"] == rows, f"kyma holds {got['n']} rows of {rows}"
+            finally:
+                if this is not worker:
+                    this.close()
+            peer_s = statistics.median(peer)
+            runs.append(
+                {
+                    "load": load,
+                    "peer_s": peer_s,
+                    "kyma_s": kyma_s,
+                    "ratio": peer_s / kyma_s,
+                    "peer_cpu_s": peer_cpu,
+                    "kyma_cpu_s": kyma_cpu,
+                    "cpu_ratio": peer_cpu / kyma_cpu,
+                }
+            )
+            print(
+                f"snapshot run {run + 1}: COPY binary {rows / peer_s:,.0f} rows/s ({peer_s:.2f} s,"
+                f" median of {args.repeat}, {peer_cpu:.1f} CPU s); kyma start()"
+                f" {rows / kyma_s:,.0f} rows/s ({kyma_s:.2f} s, {kyma_cpu:.1f} CPU s):"
+                f" {peer_s / kyma_s:.2f}x, CPU {peer_cpu / kyma_cpu:.2f}x (load {load:.1f})"
+            )
     except BaseException:
-        worker.close()
+        if worker is not None:
+            worker.close()
         raise
+    assert worker is not None
+    middle = sorted(runs, key=lambda r: r["ratio"])[(len(runs) - 1) // 2]  # the median run
     result = {
         "rows": rows,
         "sync_options": options,
         "spark_available": services.jobs.spark_available(),
         "spark_start_s": spark_start_s,  # not in kyma_s
         "peer_copy_bytes": nbytes,
-        "peer_s": peer_s,
-        "peer_rows_per_s": rows / peer_s,
-        "kyma_s": kyma_s,
-        "kyma_rows_per_s": rows / kyma_s,
-        "ratio": peer_s / kyma_s,
+        **{k: middle[k] for k in ("peer_s", "kyma_s", "ratio", "peer_cpu_s", "kyma_cpu_s")},
+        "peer_rows_per_s": rows / middle["peer_s"],
+        "kyma_rows_per_s": rows / middle["kyma_s"],
+        "cpu_ratio": statistics.median(r["cpu_ratio"] for r in runs),
+        "runs": runs,
     }
-    spark = "" if spark_start_s is None else f", Spark started before: {spark_start_s:.1f} s"
-    print(
-        f"snapshot: COPY binary {rows / peer_s:,.0f} rows/s ({peer_s:.2f} s, median of {repeat});"
-        f" kyma start() {rows / kyma_s:,.0f} rows/s ({kyma_s:.2f} s{spark})"
-    )
+    if spark_start_s is not None:
+        print(f"snapshot: Spark started before the runs: {spark_start_s:.1f} s")
     return result, worker
 
 
@@ -313,6 +380,10 @@ def report(results: dict) -> None:
         f"| {'snapshot rows/s (peer: COPY binary)':<44} | {snap['kyma_rows_per_s']:>14,.0f}"
         f" | {snap['peer_rows_per_s']:>14,.0f} | {snap['ratio']:>10.2f}x |"
     )
+    print(
+        f"| {'snapshot CPU s (source, catalog, kyma tree)':<44} | {snap['kyma_cpu_s']:>14.1f}"
+        f" | {snap['peer_cpu_s']:>14.1f} | {snap['cpu_ratio']:>10.2f}x |"
+    )
     if stream is not None:
         print(
             f"| {'streaming changes/s (peer: slot get_changes)':<44}"
@@ -345,6 +416,12 @@ def main() -> None:
     )
     parser.add_argument("--rows", type=int, default=5_000_000)
     parser.add_argument("--repeat", type=int, default=3, help="timed COPY runs (median)")
+    parser.add_argument(
+        "--snapshot-runs",
+        type=int,
+        default=1,
+        help="COPY then a new connector's snapshot, this many times (the median run reported)",
+    )
     parser.add_argument("--changes", type=int, default=500_000)
     parser.add_argument("--transactions", type=int, default=50)
     parser.add_argument("--lag-seconds", type=int, default=30, help="0 skips the lag phase")
@@ -393,8 +470,9 @@ def main() -> None:
             open_services(settings, log=lambda _: None) as services,
             contextlib.ExitStack() as stack,
         ):
+            servers = [pg.data_dir, *catalog_dirs(settings.home)]
             results["snapshot"], worker = bench_snapshot(
-                services, source, args.rows, args.repeat, options, table_bytes
+                services, source, servers, args, options, table_bytes
             )
             results["snapshot"]["table_bytes"] = table_bytes
             stack.callback(worker.close)
