@@ -194,9 +194,21 @@ def tree_cpu(root: int) -> float:
     return sum(own.get(p, 0) for p in tree) / tick
 
 
-def cpu_now(servers: list[Path]) -> float:
-    """CPU seconds so far of the Postgres servers (``server_cpu``) and this process's tree."""
-    return sum(server_cpu(d) for d in servers) + tree_cpu(os.getpid())
+def cpu_parts(servers: list[Path]) -> dict[str, float]:
+    """CPU seconds so far of the source's and the catalog's Postgres (``server_cpu``), this
+    process and its descendants (Spark's JVM and Python workers)."""
+    source, *catalog = servers
+    own = time.process_time()
+    return {
+        "source": server_cpu(source),
+        "catalog": sum(server_cpu(d) for d in catalog),
+        "process": own,
+        "spark": tree_cpu(os.getpid()) - own,
+    }
+
+
+def cpu_since(before: dict[str, float], servers: list[Path]) -> dict[str, float]:
+    return {k: v - before[k] for k, v in cpu_parts(servers).items()}
 
 
 def bench_snapshot(
@@ -216,18 +228,19 @@ def bench_snapshot(
     runs, worker = [], None
     try:
         for run in range(args.snapshot_runs):
-            cpu = cpu_now(servers)
+            cpu = cpu_parts(servers)
             peer = [seconds(lambda: copy_binary(source)) for _ in range(args.repeat)]
-            peer_cpu = (cpu_now(servers) - cpu) / args.repeat
+            peer_cpu = sum(cpu_since(cpu, servers).values()) / args.repeat
             name = "snap" if run == 0 else f"snap{run}"
             create_connector(services, source, name, ["public.items"], **options)
             this = make_worker(services, name)
             if worker is None:
                 worker = this  # the first one streams next
             try:
-                cpu, load = cpu_now(servers), os.getloadavg()[0]
+                cpu, load = cpu_parts(servers), os.getloadavg()[0]
                 kyma_s = seconds(this.start)
-                kyma_cpu = cpu_now(servers) - cpu
+                parts = cpu_since(cpu, servers)
+                kyma_cpu = sum(parts.values())
                 (got,) = kyma_rows(services, f"SELECT count(*) AS n FROM {name}.public.items")
                 assert got["n"] == rows, f"kyma holds {got['n']} rows of {rows}"
             finally:
@@ -243,13 +256,15 @@ def bench_snapshot(
                     "peer_cpu_s": peer_cpu,
                     "kyma_cpu_s": kyma_cpu,
                     "cpu_ratio": peer_cpu / kyma_cpu,
+                    "kyma_cpu_parts_s": parts,
                 }
             )
             print(
                 f"snapshot run {run + 1}: COPY binary {rows / peer_s:,.0f} rows/s ({peer_s:.2f} s,"
                 f" median of {args.repeat}, {peer_cpu:.1f} CPU s); kyma start()"
                 f" {rows / kyma_s:,.0f} rows/s ({kyma_s:.2f} s, {kyma_cpu:.1f} CPU s):"
-                f" {peer_s / kyma_s:.2f}x, CPU {peer_cpu / kyma_cpu:.2f}x (load {load:.1f})"
+                f" {peer_s / kyma_s:.2f}x, CPU {peer_cpu / kyma_cpu:.2f}x (load {load:.1f});"
+                f" kyma's CPU s: {', '.join(f'{k} {v:.1f}' for k, v in parts.items())}"
             )
     except BaseException:
         if worker is not None:
