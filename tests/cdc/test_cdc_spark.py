@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import re
 import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -40,6 +42,17 @@ def test_chunks_are_equal_and_fill_every_wave_of_tasks() -> None:
         assert max(sizes) <= most and max(sizes) - min(sizes) <= 1
     assert len(page_ranges(46_720, 8_192, 2)) == 6  # 5.7 chunks of 64 MiB: 6 of 58 MiB
     assert len(page_ranges(19_000, 8_192, 2)) == 4  # not 3, the third alone in a wave
+
+
+def test_a_chunk_task_does_not_import_the_streaming_loop() -> None:
+    """Every fresh Spark Python worker imports what the chunk task needs (~1 s of CPU):
+    not the streaming loop and DataFusion."""
+    probe = (
+        "import sys, kyma.connectors.postgres.cdc._spark_snapshot;"
+        "print(sorted({'datafusion', 'kyma.connectors.postgres.cdc._worker'} & set(sys.modules)))"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout
 
 
 def _totals(services) -> tuple:  # type: ignore[no-untyped-def]
