@@ -2,7 +2,8 @@
 
     python bench/cdc.py [--rows 5000000] [--changes 500000] [--transactions 50]
                         [--lag-seconds 30] [--rate 100] [--clients 2]
-                        [--sync KEY=JSON ...] [--json PATH]
+                        [--sync KEY=JSON ...] [--snapshot-runs 1] [--only snapshot]
+                        [--json PATH]
 
 Two Postgres servers from the system's binaries, started by kyma's EmbeddedPostgres in a
 temp folder, loopback, TLS off: a **source** (``wal_level = logical``, ``max_wal_size =
@@ -19,6 +20,9 @@ is a connector in mode ``sync`` with the default body, and a ``CdcWorker`` built
    so a table past the default ``sync.spark_min_bytes`` snapshots on Spark (its session
    started, and one Python task run, before the timing: Spark's start is reported apart);
    ``--sync spark_min_bytes=null`` (any key of the snapshot connector's ``sync``) changes that.
+   ``--snapshot-runs N`` repeats COPY and a new connector's snapshot N times (the median run
+   is reported); each also counts CPU seconds: the source's and kyma's catalog's Postgres
+   processes and this process's tree (the driver, Spark's JVM and Python workers).
 2. **Streaming**: kyma caught up, a second pgoutput slot ``bench_slot`` is created at that
    point; ``--changes`` row changes (UPDATEs of ranges and INSERTs of new rows, alternating)
    are written in ``--transactions`` transactions before anything is timed. Peer: ``SELECT
@@ -152,6 +156,11 @@ def copy_binary(source: Source) -> int:
     return total
 
 
+def catalog_dirs(home: Path) -> list[Path]:
+    """The data folder of kyma's embedded catalog (none if the catalog is external)."""
+    return [p.parent for p in home.rglob("postmaster.pid")]
+
+
 def warm_spark(services: Services, table_bytes: int, options: dict[str, Any]) -> float | None:
     """When the table snapshots on Spark: start the session and run one Python task, so that
     the timed snapshot excludes Spark's start (the JVM, the first Python workers); seconds."""
@@ -167,43 +176,116 @@ def warm_spark(services: Services, table_bytes: int, options: dict[str, Any]) ->
     return seconds(start)
 
 
+def tree_cpu(root: int) -> float:
+    """CPU seconds of ``root`` and its live descendants (Spark's JVM and Python workers), each
+    with its reaped children's: every process counted once."""
+    tick, parents, own = os.sysconf("SC_CLK_TCK"), {}, {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            parents[int(pid)] = int(fields[1])
+            own[int(pid)] = sum(int(v) for v in fields[11:15])
+    tree, todo = {root}, [root]
+    while todo:
+        parent = todo.pop()
+        children = [p for p, pp in parents.items() if pp == parent and p not in tree]
+        tree.update(children)
+        todo.extend(children)
+    return sum(own.get(p, 0) for p in tree) / tick
+
+
+def cpu_parts(servers: list[Path]) -> dict[str, float]:
+    """CPU seconds so far of the source's and the catalog's Postgres (``server_cpu``), this
+    process and its descendants (Spark's JVM and Python workers)."""
+    source, *catalog = servers
+    own = time.process_time()
+    return {
+        "source": server_cpu(source),
+        "catalog": sum(server_cpu(d) for d in catalog),
+        "process": own,
+        "spark": tree_cpu(os.getpid()) - own,
+    }
+
+
+def cpu_since(before: dict[str, float], servers: list[Path]) -> dict[str, float]:
+    return {k: v - before[k] for k, v in cpu_parts(servers).items()}
+
+
 def bench_snapshot(
     services: Services,
     source: Source,
-    rows: int,
-    repeat: int,
+    servers: list[Path],
+    args: argparse.Namespace,
     options: dict[str, Any],
     table_bytes: int,
 ) -> tuple[dict, CdcWorker]:
+    """``--snapshot-runs`` times: the peer's COPY (median of ``--repeat``), then a new
+    connector's snapshot; both with their CPU (the source's, kyma's catalog's and this
+    process's tree: the driver, Spark's JVM and Python workers)."""
+    rows = args.rows
     nbytes = copy_binary(source)  # warm-up (and the page cache)
-    peer_s = statistics.median(seconds(lambda: copy_binary(source)) for _ in range(repeat))
     spark_start_s = warm_spark(services, table_bytes, options)
-    create_connector(services, source, "snap", ["public.items"], **options)
-    worker = make_worker(services, "snap")
+    runs, worker = [], None
     try:
-        kyma_s = seconds(worker.start)
-        (got,) = kyma_rows(services, "SELECT count(*) AS n FROM snap.public.items")
-        assert got["n"] == rows, f"kyma holds {got['n']} rows of {rows}"
+        for run in range(args.snapshot_runs):
+            cpu = cpu_parts(servers)
+            peer = [seconds(lambda: copy_binary(source)) for _ in range(args.repeat)]
+            peer_cpu = sum(cpu_since(cpu, servers).values()) / args.repeat
+            name = "snap" if run == 0 else f"snap{run}"
+            create_connector(services, source, name, ["public.items"], **options)
+            this = make_worker(services, name)
+            if worker is None:
+                worker = this  # the first one streams next
+            try:
+                cpu, load = cpu_parts(servers), os.getloadavg()[0]
+                kyma_s = seconds(this.start)
+                parts = cpu_since(cpu, servers)
+                kyma_cpu = sum(parts.values())
+                (got,) = kyma_rows(services, f"SELECT count(*) AS n FROM {name}.public.items")
+                assert got["n"] == rows, f"kyma holds {got['n']} rows of {rows}"
+            finally:
+                if this is not worker:
+                    this.close()
+            peer_s = statistics.median(peer)
+            runs.append(
+                {
+                    "load": load,
+                    "peer_s": peer_s,
+                    "kyma_s": kyma_s,
+                    "ratio": peer_s / kyma_s,
+                    "peer_cpu_s": peer_cpu,
+                    "kyma_cpu_s": kyma_cpu,
+                    "cpu_ratio": peer_cpu / kyma_cpu,
+                    "kyma_cpu_parts_s": parts,
+                }
+            )
+            print(
+                f"snapshot run {run + 1}: COPY binary {rows / peer_s:,.0f} rows/s ({peer_s:.2f} s,"
+                f" median of {args.repeat}, {peer_cpu:.1f} CPU s); kyma start()"
+                f" {rows / kyma_s:,.0f} rows/s ({kyma_s:.2f} s, {kyma_cpu:.1f} CPU s):"
+                f" {peer_s / kyma_s:.2f}x, CPU {peer_cpu / kyma_cpu:.2f}x (load {load:.1f});"
+                f" kyma's CPU s: {', '.join(f'{k} {v:.1f}' for k, v in parts.items())}"
+            )
     except BaseException:
-        worker.close()
+        if worker is not None:
+            worker.close()
         raise
+    assert worker is not None
+    middle = sorted(runs, key=lambda r: r["ratio"])[(len(runs) - 1) // 2]  # the median run
     result = {
         "rows": rows,
         "sync_options": options,
         "spark_available": services.jobs.spark_available(),
         "spark_start_s": spark_start_s,  # not in kyma_s
         "peer_copy_bytes": nbytes,
-        "peer_s": peer_s,
-        "peer_rows_per_s": rows / peer_s,
-        "kyma_s": kyma_s,
-        "kyma_rows_per_s": rows / kyma_s,
-        "ratio": peer_s / kyma_s,
+        **{k: middle[k] for k in ("peer_s", "kyma_s", "ratio", "peer_cpu_s", "kyma_cpu_s")},
+        "peer_rows_per_s": rows / middle["peer_s"],
+        "kyma_rows_per_s": rows / middle["kyma_s"],
+        "cpu_ratio": statistics.median(r["cpu_ratio"] for r in runs),
+        "runs": runs,
     }
-    spark = "" if spark_start_s is None else f", Spark started before: {spark_start_s:.1f} s"
-    print(
-        f"snapshot: COPY binary {rows / peer_s:,.0f} rows/s ({peer_s:.2f} s, median of {repeat});"
-        f" kyma start() {rows / kyma_s:,.0f} rows/s ({kyma_s:.2f} s{spark})"
-    )
+    if spark_start_s is not None:
+        print(f"snapshot: Spark started before the runs: {spark_start_s:.1f} s")
     return result, worker
 
 
@@ -314,15 +396,20 @@ def report(results: dict) -> None:
         f" | {snap['peer_rows_per_s']:>14,.0f} | {snap['ratio']:>10.2f}x |"
     )
     print(
-        f"| {'streaming changes/s (peer: slot get_changes)':<44}"
-        f" | {stream['kyma_changes_per_s']:>14,.0f} | {stream['peer_changes_per_s']:>14,.0f}"
-        f" | {stream['ratio']:>10.2f}x |"
+        f"| {'snapshot CPU s (source, catalog, kyma tree)':<44} | {snap['kyma_cpu_s']:>14.1f}"
+        f" | {snap['peer_cpu_s']:>14.1f} | {snap['cpu_ratio']:>10.2f}x |"
     )
-    cpu = stream["kyma_source_cpu_s"] + stream["kyma_process_cpu_s"]
-    print(
-        f"| {'streaming CPU s (peer: the source decoding)':<44} | {cpu:>14.2f}"
-        f" | {stream['peer_source_cpu_s']:>14.2f} | {stream['cpu_ratio']:>10.2f}x |"
-    )
+    if stream is not None:
+        print(
+            f"| {'streaming changes/s (peer: slot get_changes)':<44}"
+            f" | {stream['kyma_changes_per_s']:>14,.0f} | {stream['peer_changes_per_s']:>14,.0f}"
+            f" | {stream['ratio']:>10.2f}x |"
+        )
+        cpu = stream["kyma_source_cpu_s"] + stream["kyma_process_cpu_s"]
+        print(
+            f"| {'streaming CPU s (peer: the source decoding)':<44} | {cpu:>14.2f}"
+            f" | {stream['peer_source_cpu_s']:>14.2f} | {stream['cpu_ratio']:>10.2f}x |"
+        )
     if lag is not None:
         print(
             f"| {'lag commit → visible, p50 / p99 ms':<44}"
@@ -344,6 +431,12 @@ def main() -> None:
     )
     parser.add_argument("--rows", type=int, default=5_000_000)
     parser.add_argument("--repeat", type=int, default=3, help="timed COPY runs (median)")
+    parser.add_argument(
+        "--snapshot-runs",
+        type=int,
+        default=1,
+        help="COPY then a new connector's snapshot, this many times (the median run reported)",
+    )
     parser.add_argument("--changes", type=int, default=500_000)
     parser.add_argument("--transactions", type=int, default=50)
     parser.add_argument("--lag-seconds", type=int, default=30, help="0 skips the lag phase")
@@ -358,6 +451,11 @@ def main() -> None:
         default=[],
         metavar="KEY=JSON",
         help="a key of the snapshot connector's sync section, e.g. spark_min_bytes=null",
+    )
+    parser.add_argument(
+        "--only",
+        choices=["snapshot"],
+        help="run only this phase (iterate on the snapshot without streaming and lag)",
     )
     parser.add_argument("--json", default="-", help="file for the results ('-': stdout)")
     args = parser.parse_args()
@@ -387,25 +485,16 @@ def main() -> None:
             open_services(settings, log=lambda _: None) as services,
             contextlib.ExitStack() as stack,
         ):
+            servers = [pg.data_dir, *catalog_dirs(settings.home)]
             results["snapshot"], worker = bench_snapshot(
-                services, source, args.rows, args.repeat, options, table_bytes
+                services, source, servers, args, options, table_bytes
             )
             results["snapshot"]["table_bytes"] = table_bytes
             stack.callback(worker.close)
-            results["streaming"] = bench_streaming(
-                services,
-                source,
-                pg.data_dir,
-                worker,
-                args.rows,
-                args.changes,
-                args.transactions,
-                args.timeout,
-            )
-            worker.close()
-            results["lag"] = (
-                bench_lag(services, source, stack, args) if args.lag_seconds > 0 else None
-            )
+            if args.only == "snapshot":
+                results["streaming"] = results["lag"] = None
+            else:
+                _streaming_and_lag(services, source, pg, worker, stack, args, results)
     finally:
         pg.stop()
         shutil.rmtree(work, ignore_errors=True)
@@ -421,6 +510,29 @@ def main() -> None:
     else:
         Path(args.json).write_text(text + "\n")
         print(f"results written to {args.json}")
+
+
+def _streaming_and_lag(
+    services: Services,
+    source: Source,
+    pg: EmbeddedPostgres,
+    worker: CdcWorker,
+    stack: contextlib.ExitStack,
+    args: argparse.Namespace,
+    results: dict[str, Any],
+) -> None:
+    results["streaming"] = bench_streaming(
+        services,
+        source,
+        pg.data_dir,
+        worker,
+        args.rows,
+        args.changes,
+        args.transactions,
+        args.timeout,
+    )
+    worker.close()
+    results["lag"] = bench_lag(services, source, stack, args) if args.lag_seconds > 0 else None
 
 
 if __name__ == "__main__":

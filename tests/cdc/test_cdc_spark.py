@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import re
 import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -13,6 +15,7 @@ from pathlib import Path
 from cdc_helpers import body, cdc_sync_process, drain, kyma
 
 from kyma.connectors.postgres.cdc import SparkTarget
+from kyma.connectors.postgres.cdc._spark_snapshot import page_ranges
 
 BIG = """
 CREATE TABLE big (id int PRIMARY KEY, grp int NOT NULL, amount numeric(12,2), pad text);
@@ -25,6 +28,31 @@ def _connector(services, cdc_source, rows: int, chunk_bytes: int) -> int:  # typ
     spec = body(cdc_source, ["public.big"], mode="both")
     spec["sync"].update(spark_min_bytes=1, chunk_bytes=chunk_bytes)
     return services.connectors.create(spec)["id"]
+
+
+def test_chunks_are_equal_and_fill_every_wave_of_tasks() -> None:
+    for pages, most, slots in [(46_720, 8_192, 2), (19_000, 8_192, 2), (10, 4, 3), (3, 4, 8)]:
+        chunks = page_ranges(pages, most, slots)
+        count = len(chunks)
+        assert count % slots == 0 or count == pages  # a wave never runs a lone remainder
+        bounds = [(c.first_page, c.end_page or pages) for c in chunks]
+        assert bounds[0][0] == 0 and chunks[-1].end_page is None
+        assert all(a[1] == b[0] for a, b in zip(bounds, bounds[1:], strict=False))  # no gap
+        sizes = [end - first for first, end in bounds]
+        assert max(sizes) <= most and max(sizes) - min(sizes) <= 1
+    assert len(page_ranges(46_720, 8_192, 2)) == 6  # 5.7 chunks of 64 MiB: 6 of 58 MiB
+    assert len(page_ranges(19_000, 8_192, 2)) == 4  # not 3, the third alone in a wave
+
+
+def test_a_chunk_task_does_not_import_the_streaming_loop() -> None:
+    """Every fresh Spark Python worker imports what the chunk task needs (~1 s of CPU):
+    not the streaming loop and DataFusion."""
+    probe = (
+        "import sys, kyma.connectors.postgres.cdc._spark_snapshot;"
+        "print(sorted({'datafusion', 'kyma.connectors.postgres.cdc._worker'} & set(sys.modules)))"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout
 
 
 def _totals(services) -> tuple:  # type: ignore[no-untyped-def]

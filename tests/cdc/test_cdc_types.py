@@ -375,12 +375,8 @@ def test_unchanged_toasted_values_of_each_type_keep_their_value(
     assert not problems, "\n".join(problems)
 
 
-def test_keys_of_every_kind_match_between_snapshot_and_streaming(
-    services, cdc_source, worker
-) -> None:
-    """``_kyma_pk`` is the key columns' output text, built at the source for the snapshot and
-    from pgoutput when streaming: an update or delete must land on the snapshotted row."""
-    key = {
+SOURCE_JOINED_KEY = (
+    {
         "k_tstz": "timestamptz",
         "k_num": "numeric",
         "k_uuid": "uuid",
@@ -388,15 +384,42 @@ def test_keys_of_every_kind_match_between_snapshot_and_streaming(
         "k_date": "date",
         "k_float": "double precision",
         "k_text": "text",
-    }
-    rows = [
+    },
+    [
         "'2024-01-15 12:00:00.5-05', 1.50, 'A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11', true,"
         " '2024-02-29', 0.30000000000000004, 'a:b'",
         "'infinity', 'NaN', '00000000-0000-0000-0000-000000000000', false, '-infinity',"
         " 'Infinity', ''",
         "'1999-12-31 23:59:59+14', -0.000, 'ffffffff-ffff-ffff-ffff-ffffffffffff', false,"
         " '1970-01-01', -1e-300, 'é'",
-    ]
+    ],
+)
+# Only integers and text: the snapshot joins ``_kyma_pk`` in Arrow (``keys_joined_here``).
+ARROW_JOINED_KEY = (
+    {
+        "k_small": "smallint",
+        "k_big": "bigint",
+        "k_int": "integer",
+        "k_var": "varchar(8)",
+        "k_text": "text",
+    },
+    [
+        "-32768, -9223372036854775808, -7, 'a:b', ''",
+        "32767, 9223372036854775807, 0, '', 'é:'",
+        "0, 0, 2147483647, ' x ', ':'",
+    ],
+)
+
+
+@pytest.mark.parametrize(
+    ("key", "rows"), [SOURCE_JOINED_KEY, ARROW_JOINED_KEY], ids=["source", "arrow"]
+)
+def test_keys_of_every_kind_match_between_snapshot_and_streaming(
+    services, cdc_source, worker, key: dict[str, str], rows: list[str]
+) -> None:
+    """``_kyma_pk`` is the key columns' output text, built for the snapshot (at the source,
+    or in Arrow for integer and text keys) and from pgoutput when streaming: an update or
+    delete must land on the snapshotted row."""
     columns = ", ".join(f"{name} {declared}" for name, declared in key.items())
     cdc_source.execute(f"CREATE TABLE t (id int, {columns}, PRIMARY KEY ({', '.join(key)}, id))")
     for i, row in enumerate(rows, 1):

@@ -31,7 +31,7 @@ from kyma.connectors.cdc_state import record_chunk as record_cdc_chunk
 from kyma.connectors.postgres._connector import PostgresConnector
 from kyma.connectors.postgres._types import to_kyma
 from kyma.connectors.postgres.cdc._slot import ExportedSlot
-from kyma.connectors.postgres.cdc._snapshot import select_sql, snapshot_rows
+from kyma.connectors.postgres.cdc._snapshot import keys_joined_here, select_sql, snapshot_rows
 from kyma.connectors.postgres.cdc._tables import SyncTable
 from kyma.engine.catalog import Catalog, ColumnWrite, TableInfo, Transaction, column_stats_record
 from kyma.engine.errors import KymaError, RetryableError
@@ -54,6 +54,7 @@ class ChunkJob:
     source_uri: str  # libpq URI for ADBC, with the password
     catalog_url: str
     select: str
+    keys: tuple[str, ...]  # _kyma_pk joined from these in the task (keys_joined_here)
     snapshot_name: str
     snapshot_lsn: int
     vectors: dict[str, int]
@@ -71,16 +72,33 @@ def table_bytes(conn: psycopg.Connection, table: SyncTable) -> int:
     return int(size)
 
 
-def plan_chunks(conn: psycopg.Connection, table: SyncTable, chunk_bytes: int) -> list[Chunk]:
-    """Page ranges of about ``chunk_bytes``; the last one runs to the table's end."""
+def plan_chunks(
+    conn: psycopg.Connection, table: SyncTable, chunk_bytes: int, slots: int = 1
+) -> list[Chunk]:
+    """The table's pages in ``page_ranges`` of at most about ``chunk_bytes``."""
     pages, page_size = conn.execute(  # type: ignore[misc]
         "SELECT pg_relation_size(%s::regclass) / current_setting('block_size')::bigint,"
         " current_setting('block_size')::bigint",
         (_regclass(table),),
     ).fetchone()
-    step = max(1, chunk_bytes // page_size)
-    count = max(1, math.ceil(pages / step))
-    return [Chunk(i, i * step, (i + 1) * step if i < count - 1 else None) for i in range(count)]
+    return page_ranges(int(pages), max(1, chunk_bytes // page_size), slots)
+
+
+def page_ranges(pages: int, most: int, slots: int) -> list[Chunk]:
+    """Ranges of at most about ``most`` pages, of equal size, as many as a multiple of
+    ``slots`` (the tasks Spark runs at once), so that no wave of tasks leaves a core idle
+    while one reads a remainder; the last runs to the table's end.
+
+    >>> [(c.first_page, c.end_page) for c in page_ranges(1100, 400, 2)]
+    [(0, 275), (275, 550), (550, 825), (825, None)]
+    >>> [(c.first_page, c.end_page) for c in page_ranges(0, 400, 2)]
+    [(0, None)]
+    """
+    count = math.ceil(max(1, math.ceil(pages / most)) / slots) * slots
+    count = max(1, min(count, pages))
+    starts = [i * pages // count for i in range(count)]
+    ends: list[int | None] = [*starts[1:], None]
+    return [Chunk(i, first, end) for i, (first, end) in enumerate(zip(starts, ends, strict=True))]
 
 
 def snapshot_on_spark(
@@ -100,8 +118,9 @@ def snapshot_on_spark(
     snapshot holding the table's cursor. Returns the rows."""
     from kyma.ingest.load import spark_session
 
+    session = spark_session(target.master)
     with psycopg.connect(**connector.libpq_params(), autocommit=True) as conn:
-        planned = plan_chunks(conn, table, chunk_bytes)
+        planned = plan_chunks(conn, table, chunk_bytes, session.sparkContext.defaultParallelism)
     chunks = cdc.plan_chunks(connector_id, table.qualified, planned)
     todo = tuple(c for c in chunks if not c.done)
     if len(todo) < len(chunks):
@@ -122,6 +141,7 @@ def snapshot_on_spark(
             select=select_sql(
                 table, connector.spec.connection.numeric_mode, connector.spec.scope.geometry_mode
             ),
+            keys=keys_joined_here(table),
             snapshot_name=exported.snapshot_name,
             snapshot_lsn=exported.consistent_lsn,
             vectors={c.name: d for c in table.source.columns if (d := c.column.type.vector_dim)},
@@ -132,7 +152,7 @@ def snapshot_on_spark(
             event_ns=event_ns,
             chunks=todo,
         )
-        tasks = spark_session(target.master).range(len(todo), numPartitions=len(todo))
+        tasks = session.range(len(todo), numPartitions=len(todo))
         try:
             tasks.mapInArrow(chunk_runner(job), OUTPUT_DDL).collect()
         except KymaError:  # raised here, not in a task: its class decides
@@ -215,7 +235,7 @@ def read_chunk(job: ChunkJob, chunk: Chunk, store: Any, fmt: SegmentFormat) -> C
                 if not batch.num_rows:
                     continue
                 part = to_kyma(pa.Table.from_batches([batch], reader.schema), vectors=job.vectors)
-                part = snapshot_rows(part, job.snapshot_lsn, job.event_ns)
+                part = snapshot_rows(part, job.snapshot_lsn, job.event_ns, job.keys)
                 if writer is None:
                     writer = fmt.start_extent(store, job.info.schema, job.info.path_prefix)
                 for piece in part.to_batches():
