@@ -63,6 +63,7 @@ def _conf(conf: Any, master: str) -> Any:
         ("spark.ui.showConsoleProgress", "false"),
         ("spark.sql.execution.arrow.pyspark.enabled", "true"),
         ("spark.sql.shuffle.partitions", "4"),
+        ("spark.python.daemon.module", "kyma.ingest.load.spark_daemon"),
     ):
         conf.set(key, value)
     return conf
