@@ -6,7 +6,7 @@ Spark tasks and data sources carry one to the executors instead of a live client
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from kyma.engine.storage import ObjectStore, open_object_store
@@ -23,7 +23,7 @@ class StoreConfig:
     endpoint_url: str | None = None
     region: str = "us-east-1"
     access_key_id: str | None = None
-    secret_access_key: str | None = None
+    secret_access_key: str | None = field(default=None, repr=False)  # never in a log line
     create: bool = True  # a missing local folder is made (False: it must exist, e.g. a drop)
 
     def open(self) -> ObjectStore:

@@ -6,6 +6,8 @@ from __future__ import annotations
 from fake_postgres import FakePostgres
 from secure_serve import Secure
 
+from kyma.engine.storage.config import StoreConfig
+
 SECRET = "serve-Sentinel-91c4"
 
 
@@ -45,3 +47,9 @@ def test_a_hostile_server_gets_no_password(secure: Secure) -> None:
             assert secure.call("/v1/connectors/hostile", admin, method="DELETE")[0] == 204
     assert fake.startups >= 1 and SECRET.encode() not in fake.received
     secure.assert_healthy()
+
+
+def test_a_store_config_never_prints_its_s3_secret() -> None:
+    config = StoreConfig("s3://b/p", "/tmp/c", access_key_id="AKIA1", secret_access_key=SECRET)
+    assert SECRET not in repr(config) and SECRET not in str(config)
+    assert "AKIA1" in repr(config)  # the rest still says which store it is
