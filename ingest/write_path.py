@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -106,6 +107,9 @@ class WritePath:
         self.max_keys_per_row = max_keys_per_row
         self.max_nesting_depth = max_nesting_depth
         self.workers = workers
+        self.server_slot = threading.Lock()
+        """Held while the server encodes a body itself; a body that finds it held goes to a
+        worker (so one stream pays no trip, and concurrent ones use every core)."""
 
     def warm(self) -> None:
         """Start the worker processes now, in the background (long-running commands do, so
@@ -356,22 +360,39 @@ class WritePath:
         ingest_time_ns: int,
         columns: Mapping[str, pa.Array] | None,
     ) -> tuple[TableInfo, Encoded]:
-        """Coerce and write ``body``: in a worker when there are workers and the table keeps
-        its schema, else (no workers, or a body that evolves the table) here."""
-        if self.workers is not None:
-            info = self.catalog.get_table(table)
-            job = EncodeJob(
-                body,
-                info,
-                evolve,
-                ingest_time_ns,
-                columns,
-                self.max_keys_per_row,
-                self.max_nesting_depth,
-            )
-            encoded = self.workers.encode(job)
-            if encoded is not None:
-                return info, encoded
+        """Coerce and write ``body``: here when the server is encoding no other body (a
+        worker's trip would only add to it), in a worker when it is and the table keeps its
+        schema, else (no workers, or a body that evolves the table) here too."""
+        if self.workers is None or self.server_slot.acquire(blocking=False):
+            try:
+                return self._encode_here(table, body, evolve, ingest_time_ns, columns)
+            finally:
+                if self.workers is not None:
+                    self.server_slot.release()
+        assert self.workers is not None
+        info = self.catalog.get_table(table)
+        job = EncodeJob(
+            body,
+            info,
+            evolve,
+            ingest_time_ns,
+            columns,
+            self.max_keys_per_row,
+            self.max_nesting_depth,
+        )
+        encoded = self.workers.encode(job)
+        if encoded is not None:
+            return info, encoded
+        return self._encode_here(table, body, evolve, ingest_time_ns, columns)
+
+    def _encode_here(
+        self,
+        table: str,
+        body: bytes,
+        evolve: bool,
+        ingest_time_ns: int,
+        columns: Mapping[str, pa.Array] | None,
+    ) -> tuple[TableInfo, Encoded]:
         info, coerced, plan = self.coerce(
             table, body, schema_evolve=evolve, ingest_time_ns=ingest_time_ns
         )

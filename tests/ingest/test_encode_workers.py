@@ -52,7 +52,8 @@ def _with_settings(stores, tmp_path: Path, **overrides):  # type: ignore[no-unty
 
 def test_the_pool_is_on_by_default_and_its_workers_write(services) -> None:
     services.query.execute("CREATE TABLE pooled (a long)")
-    ack = services.write_path.ingest_ndjson("pooled", b'{"a": 1}\n{"a": 2}\n')
+    with services.write_path.server_slot:  # the server is busy: bodies go to a worker
+        ack = services.write_path.ingest_ndjson("pooled", b'{"a": 1}\n{"a": 2}\n')
     assert ack.rows == 2 and ack.snapshot_id is not None
     workers = services.write_path.workers
     assert workers is not None and workers.size == len(os.sched_getaffinity(0))
@@ -63,7 +64,7 @@ def test_the_pool_is_on_by_default_and_its_workers_write(services) -> None:
 
 def test_a_bad_line_answers_the_same_400_through_the_pool(services, stores, tmp_path) -> None:
     services.query.execute("CREATE TABLE typed_n (n long)")
-    with pytest.raises(IngestError) as pooled:
+    with services.write_path.server_slot, pytest.raises(IngestError) as pooled:
         services.write_path.ingest_ndjson("typed_n", BAD_BODY)
     assert services.write_path.workers is not None and services.write_path.workers.pids()
     in_process = _with_settings(stores, tmp_path / "off", ingest_workers=0)  # same catalog
@@ -81,7 +82,8 @@ def test_a_bad_line_answers_the_same_400_through_the_pool(services, stores, tmp_
 
     from kyma.server import create_app
 
-    answer = create_app(services).test_client().post("/v1/ingest/typed_n", data=BAD_BODY)
+    with services.write_path.server_slot:
+        answer = create_app(services).test_client().post("/v1/ingest/typed_n", data=BAD_BODY)
     assert answer.status_code == 400
     assert str(local.value) in answer.get_json()["message"]
     assert services.catalog.live_extents("typed_n") == []
@@ -89,11 +91,14 @@ def test_a_bad_line_answers_the_same_400_through_the_pool(services, stores, tmp_
 
 def test_schema_evolution_still_widens_the_table(services) -> None:
     services.query.execute("CREATE TABLE evolving (a long)")
-    services.write_path.ingest_ndjson("evolving", b'{"a": 1}\n')
-    ack = services.write_path.ingest_ndjson("evolving", b'{"a": 2, "region": "eu", "Odd Key": 1}\n')
-    assert ack.new_columns == ["region"] and ack.props_fields == ["Odd Key"]
-    assert services.catalog.get_table("evolving").column("region") is not None
-    again = services.write_path.ingest_ndjson("evolving", b'{"a": 3, "region": "us"}\n')
+    with services.write_path.server_slot:
+        services.write_path.ingest_ndjson("evolving", b'{"a": 1}\n')
+        ack = services.write_path.ingest_ndjson(
+            "evolving", b'{"a": 2, "region": "eu", "Odd Key": 1}\n'
+        )
+        assert ack.new_columns == ["region"] and ack.props_fields == ["Odd Key"]
+        assert services.catalog.get_table("evolving").column("region") is not None
+        again = services.write_path.ingest_ndjson("evolving", b'{"a": 3, "region": "us"}\n')
     assert again.new_columns == [] and again.rows == 1
     rows = services.query.execute(
         "SELECT region FROM evolving WHERE region IS NOT NULL ORDER BY region"
@@ -117,7 +122,8 @@ def test_with_the_pool_off_everything_runs_in_process(stores, tmp_path) -> None:
 def test_a_dead_worker_fails_one_request_cleanly_and_the_next_succeeds(services) -> None:
     services.query.execute("CREATE TABLE survivor (a long)")
     write_path = services.write_path
-    write_path.ingest_ndjson("survivor", b'{"a": 1}\n')
+    with write_path.server_slot:
+        write_path.ingest_ndjson("survivor", b'{"a": 1}\n')
     workers = write_path.workers
     assert workers is not None
     victims = workers.pids()
@@ -129,10 +135,12 @@ def test_a_dead_worker_fails_one_request_cleanly_and_the_next_succeeds(services)
         time.sleep(0.02)
     from kyma.server import create_app
 
-    answer = create_app(services).test_client().post("/v1/ingest/survivor", data=b'{"a": 2}\n')
+    with write_path.server_slot:
+        answer = create_app(services).test_client().post("/v1/ingest/survivor", data=b'{"a": 2}\n')
     assert answer.status_code == 503, answer.get_json()
     assert "worker process died" in answer.get_json()["message"]
-    ack = write_path.ingest_ndjson("survivor", b'{"a": 3}\n')
+    with write_path.server_slot:
+        ack = write_path.ingest_ndjson("survivor", b'{"a": 3}\n')
     assert ack.rows == 1
     assert set(workers.pids()).isdisjoint(victims)
     rows = services.query.execute("SELECT a FROM survivor ORDER BY a").table.to_pylist()
@@ -142,11 +150,12 @@ def test_a_dead_worker_fails_one_request_cleanly_and_the_next_succeeds(services)
 def test_a_closed_pool_refuses_work_with_a_kyma_error(stores, tmp_path) -> None:
     services = _with_settings(stores, tmp_path, ingest_workers=1)
     services.query.execute("CREATE TABLE closing (a long)")
-    services.write_path.ingest_ndjson("closing", b'{"a": 1}\n')
+    with services.write_path.server_slot:
+        services.write_path.ingest_ndjson("closing", b'{"a": 1}\n')
     pids = services.write_path.workers.pids()
     services.close()
     assert not any(_running(pid) for pid in pids)
-    with pytest.raises(IngestWorkerError, match="shut down"):
+    with services.write_path.server_slot, pytest.raises(IngestWorkerError, match="shut down"):
         services.write_path.ingest_ndjson("closing", b'{"a": 2}\n')
 
 
@@ -203,10 +212,11 @@ def test_a_large_body_travels_through_shared_memory_and_none_is_left(services) -
     body = b"".join(b'{"n": %d}\n' % i for i in range(40_000))
     assert len(body) > SHARE_MIN_BYTES
     before = set(SHM_DIR.glob("psm_*"))
-    ack = services.write_path.ingest_ndjson("big", body)
-    assert ack.rows == 40_000
-    with pytest.raises(IngestError) as bad:
-        services.write_path.ingest_ndjson("big", body + b'{"n": "x"}\n')
+    with services.write_path.server_slot:
+        ack = services.write_path.ingest_ndjson("big", body)
+        assert ack.rows == 40_000
+        with pytest.raises(IngestError) as bad:
+            services.write_path.ingest_ndjson("big", body + b'{"n": "x"}\n')
     assert bad.value.line == 40_001 and bad.value.field == "n"
     assert str(bad.value).startswith("line 40001")
     assert set(SHM_DIR.glob("psm_*")) - before == set()
@@ -219,3 +229,24 @@ def test_a_negative_worker_count_is_refused(stores, tmp_path) -> None:
 
     with pytest.raises(ConfigError, match="KYMA_INGEST_WORKERS: expected 0 or more, got -1"):
         _with_settings(stores, tmp_path, ingest_workers=-1)
+
+
+def test_a_lone_body_is_encoded_in_the_server_without_a_worker(services) -> None:
+    services.query.execute("CREATE TABLE lone (a long)")
+    write_path = services.write_path
+    with write_path.server_slot:
+        write_path.ingest_ndjson("lone", b'{"a": 1}\n')  # starts the workers
+    workers = write_path.workers
+    assert workers is not None
+    victims = workers.pids()
+    for pid in victims:
+        os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while any(_running(pid) for pid in victims) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    ack = write_path.ingest_ndjson("lone", b'{"a": 2}\n')  # never touches the dead pool
+    assert ack.rows == 1 and not write_path.server_slot.locked()
+    with write_path.server_slot, pytest.raises(IngestWorkerError):
+        write_path.ingest_ndjson("lone", b'{"a": 3}\n')
+    rows = services.query.execute("SELECT a FROM lone ORDER BY a").table.to_pylist()
+    assert rows == [{"a": 1}, {"a": 2}]
