@@ -18,19 +18,22 @@ taken again file by file, so the bad file alone is marked failed.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import logging
 import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 
 import pyarrow as pa
 
 from kyma.engine.catalog import Catalog, Payload
 from kyma.engine.errors import (
+    IdempotencyKeyReusedError,
+    IngestError,
     NotFoundError,
     RetryableError,
     SourceUnreachableError,
@@ -38,6 +41,13 @@ from kyma.engine.errors import (
 )
 from kyma.engine.storage import ObjectInfo, ObjectStore
 from kyma.engine.storage.local import LocalStore
+from kyma.ingest.filedrop._ndjson import (
+    Chunked,
+    count_rows,
+    file_digest,
+    ingest_chunked,
+    read_small,
+)
 from kyma.ingest.filedrop._readers import read_batches, read_pack
 from kyma.ingest.filedrop._spec import FileDropSpec
 from kyma.ingest.filedrop.files import FileStore, SourceFile
@@ -81,36 +91,27 @@ class FileDropWorker(SourceWorker):
         self.files_ingested = 0  # by this worker, since it started
         self._previous: dict[str, tuple[int, object]] = {}
         self._lock = threading.Lock()
+        self._chunks: Executor = ThreadPoolExecutor(1)  # replaced by each scan's
 
     def run(self, stop: threading.Event) -> None:
         prepare_table(self.spec, self.catalog)
         while not stop.is_set():
+            due = 0
             try:
                 if isinstance(self.store, LocalStore) and not self.store.root.is_dir():
                     raise SourceUnreachableError(f"the folder {str(self.store.root)!r} is gone")
-                self.scan(stop)
+                due = self.scan(stop)
                 self.degraded = None
             except RetryableError as e:  # the store or catalog is away: try on the next poll
                 self.degraded = self.last_error = str(e)
                 log.warning("source %r: scan failed, retrying: %s", self.spec.name, e)
-            stop.wait(self.spec.poll_ms / 1000)
+            if not due:  # after a scan that took files, look again at once: more may be there
+                stop.wait(self.spec.poll_ms / 1000)
 
     def scan(self, stop: threading.Event | None = None) -> int:
-        """Ingest every file that is due, ``parallel_files`` at a time; how many were."""
-        done = {f.key: f for f in self.files.files(self.spec.name)}
-        seen: dict[str, tuple[int, object]] = {}
-        due = []
-        for obj in sorted(self.store.list(), key=lambda o: o.key):
-            name = obj.key.rsplit("/", 1)[-1]
-            if name.startswith(".") or name.endswith(IGNORED_SUFFIXES):
-                continue
-            seen[obj.key] = (obj.size, obj.modified)
-            record = done.get(obj.key)
-            if record is not None and (record.size, record.modified) == (obj.size, obj.modified):
-                continue
-            if isinstance(self.store, LocalStore) and self._previous.get(obj.key) != seen[obj.key]:
-                continue  # not yet stable: look again on the next poll
-            due.append(obj)
+        """Take every file that is due, ``parallel_files`` units at a time; how many were due
+        (each is now ingested, a replay, or failed)."""
+        due = self._due()
         self.metrics.lag = len(due)
         spark_from = self.spec.spark_min_bytes if self.bulk_load is not None else None
         units = packs(due, self.spec.group_bytes, spark_from)
@@ -120,15 +121,43 @@ class FileDropWorker(SourceWorker):
                 return 0  # not started: the next run takes it
             return self._ingest(unit[0]) if len(unit) == 1 else self._ingest_pack(unit)
 
-        if len(units) <= 1 or self.spec.parallel_files == 1:
-            ingested = sum(one(unit) for unit in units)
-        else:  # Arrow's parsers and the extent writes let go of the GIL
-            workers = min(self.spec.parallel_files, len(units))
-            with ThreadPoolExecutor(workers, thread_name_prefix=f"drop-{self.spec.name}") as pool:
-                ingested = sum(pool.map(one, units))
-        self._previous = seen
+        workers = min(self.spec.parallel_files, len(units))
+        name = f"drop-{self.spec.name}"
+        # a large file's chunks, of every file in flight: at most parallel_files at once
+        with ThreadPoolExecutor(self.spec.parallel_files, f"{name}-chunk") as self._chunks:
+            if workers <= 1:
+                ingested = sum(one(unit) for unit in units)
+            else:  # Arrow's parsers and the extent writes let go of the GIL
+                with ThreadPoolExecutor(workers, thread_name_prefix=name) as pool:
+                    ingested = sum(pool.map(one, units))
         self.last_scan = time.time()
-        return ingested
+        log.debug("source %r: %d of %d due files ingested", name, ingested, len(due))
+        return len(due)
+
+    def _due(self) -> list[ObjectInfo]:
+        """The files not yet ingested (or changed since) that no writer is still writing.
+
+        In a local folder a file is settled when it looked the same on the previous scan or
+        was last modified a poll interval ago or more (so a new scan takes it at once)."""
+        done = {f.key: f for f in self.files.files(self.spec.name)}
+        seen: dict[str, tuple[int, object]] = {}
+        due = []
+        local = isinstance(self.store, LocalStore)
+        settled_before = datetime.now(UTC) - timedelta(milliseconds=self.spec.poll_ms)
+        for obj in sorted(self.store.list(), key=lambda o: o.key):
+            name = obj.key.rsplit("/", 1)[-1]
+            if name.startswith(".") or name.endswith(IGNORED_SUFFIXES):
+                continue
+            seen[obj.key] = (obj.size, obj.modified)
+            record = done.get(obj.key)
+            if record is not None and (record.size, record.modified) == (obj.size, obj.modified):
+                continue
+            settled = self._previous.get(obj.key) == seen[obj.key] or obj.modified <= settled_before
+            if local and not settled:
+                continue  # maybe still being written: look again on the next poll
+            due.append(obj)
+        self._previous = seen
+        return due
 
     def _ingest(self, obj: ObjectInfo) -> int:
         try:
@@ -146,7 +175,10 @@ class FileDropWorker(SourceWorker):
         try:
             with contextlib.ExitStack() as stack:
                 paths = [stack.enter_context(_local_copy(self.store, obj)) for obj in objs]
-                ingested = self._ingest_files(objs, paths)
+                if self.spec.format == "ndjson":
+                    ingested = self._ingest_ndjson_pack(objs, paths)
+                else:
+                    ingested = self._ingest_files(objs, paths)
         except TerminalError as e:
             name = self.spec.name
             log.info("source %r: a pack of %d files failed (%s); file by file", name, len(objs), e)
@@ -154,26 +186,66 @@ class FileDropWorker(SourceWorker):
         self._done(len(objs))
         return ingested
 
+    def _ingest_ndjson_pack(self, objs: list[ObjectInfo], paths: list[Path]) -> int:
+        """NDJSON files joined into one body for ``ingest_ndjson``: one snapshot holding each
+        new file's idempotency key and record; files whose bytes came before are replays."""
+        limit = max(self.spec.group_bytes, self.spec.chunk_bytes)
+        fresh: dict[str, tuple[ObjectInfo, bytes]] = {}
+        replays: list[tuple[ObjectInfo, str, int | None]] = []
+        for obj, path in zip(objs, paths, strict=True):
+            small = read_small(path, limit)
+            if small.body is None:
+                raise IngestError(f"{obj.key} holds over {limit} bytes; file by file")
+            first = self._first_ack(small.digest)
+            if first is not None or small.digest in fresh:  # the same bytes, before or here
+                replays.append((obj, small.digest, first.snapshot_id if first else None))
+            else:
+                fresh[small.digest] = (obj, small.body)
+        body = b"".join(body for _, body in fresh.values())
+        if len(body) > limit:
+            raise IngestError(f"a pack of {len(objs)} files holds over {limit} bytes; file by file")
+        name, table = self.spec.name, self.spec.table
+        payloads = []
+        for digest, (obj, file_body) in fresh.items():
+            ack = IngestAck(table, count_rows(file_body), None)
+            rows = partial(int, ack.rows)  # known before the commit: its non-blank lines
+            payloads.append(file_ingested(name, obj.key, obj.size, obj.modified, digest, rows))
+            payloads.append(ledger_record(f"filedrop:{digest}", table, digest, _acked(ack)))
+        snapshot = None
+        if fresh:
+            ack = self.write_path.ingest_ndjson(
+                table,
+                body,
+                schema_evolve=self.spec.schema_evolve,
+                source=f"filedrop:{name}",
+                payload=_chained(payloads),
+            )
+            snapshot = ack.snapshot_id
+            self._committed(len(fresh), ack.rows)
+            log.info("source %r: %d files in one snapshot: %d rows", name, len(fresh), ack.rows)
+        for obj, digest, first_snapshot in replays:
+            self._record(obj, digest, "ingested", rows=0, snapshot_id=first_snapshot or snapshot)
+        return len(fresh)
+
     def _ingest_files(self, objs: list[ObjectInfo], paths: list[Path]) -> int:
-        """Commit the files whose bytes never came before as one snapshot, with each one's
-        idempotency key and record; record the others as replays."""
+        """CSV or Parquet files as one snapshot, with each new one's idempotency key and
+        record; the others are recorded as replays."""
         fresh: dict[str, tuple[ObjectInfo, Path]] = {}
         replays: list[tuple[ObjectInfo, str, int | None]] = []
         for obj, path in zip(objs, paths, strict=True):
-            digest = _sha256(path)
-            entry = self.write_path.ledger.lookup(f"filedrop:{digest}")
-            if entry is not None or digest in fresh:  # the same bytes, before or in this pack
-                replays.append((obj, digest, entry.ack.get("snapshot_id") if entry else None))
+            digest = file_digest(path)
+            first = self._first_ack(digest)
+            if first is not None or digest in fresh:  # the same bytes, before or in this pack
+                replays.append((obj, digest, first.snapshot_id if first else None))
             else:
                 fresh[digest] = (obj, path)
         rows = dict.fromkeys(fresh, 0)
-        now = time.time_ns()
 
         def batches():  # type: ignore[no-untyped-def]
             """The files' batches, those of one schema as one (one extent, not one a file)."""
             held: list[pa.RecordBatch] = []
             paths = {digest: path for digest, (_, path) in fresh.items()}
-            for batch, counts in read_pack(paths, self.spec, self.write_path, now):
+            for batch, counts in read_pack(paths, self.spec, self.catalog):
                 for digest, count in counts.items():
                     rows[digest] += count  # type: ignore[index]
                 widened = held and batch.schema != held[0].schema
@@ -208,62 +280,93 @@ class FileDropWorker(SourceWorker):
                 payload=_chained(payloads),
             )
             snapshot = ack.snapshot_id
-            with self._lock:
-                self.files_ingested += len(fresh)
-            self.metrics.committed(ack.rows)
+            self._committed(len(fresh), ack.rows)
             log.info("source %r: %d files in one snapshot: %d rows", name, len(fresh), ack.rows)
-        for obj, digest, first in replays:
-            self._record(obj, digest, "ingested", rows=0, snapshot_id=first or snapshot)
+        for obj, digest, first_snapshot in replays:
+            self._record(obj, digest, "ingested", rows=0, snapshot_id=first_snapshot or snapshot)
         return len(fresh)
 
     def _ingest_file(self, obj: ObjectInfo, path: Path) -> int:
-        digest = _sha256(path)
-        rows = 0
-
-        def _set_rows(done: int) -> None:  # a Spark load counts its own rows
-            nonlocal rows
-            rows = done
-
-        def counted():  # type: ignore[no-untyped-def]
-            nonlocal rows
-            for batch in read_batches(path, self.spec, self.write_path, time.time_ns()):
-                rows += batch.num_rows
-                yield batch
-
-        key = f"filedrop:{digest}"
-        record = file_ingested(
-            self.spec.name, obj.key, obj.size, obj.modified, digest, lambda: rows
-        )
         large = self.spec.spark_min_bytes is not None and obj.size >= self.spec.spark_min_bytes
+        spark = large and self.bulk_load is not None
+        small = None
+        if self.spec.format == "ndjson" and not spark and obj.size <= self.spec.chunk_bytes:
+            small = read_small(path, self.spec.chunk_bytes)  # one read: digest and body
+        digest = small.digest if small is not None else file_digest(path)
+        first = self._first_ack(digest)
+        if first is not None:  # the same bytes came before, under this name or another
+            self._record(obj, digest, "ingested", rows=0, snapshot_id=first.snapshot_id)
+            return 0
+        key = f"filedrop:{digest}"
+        source = f"filedrop:{self.spec.name}"
+        rows = Chunked()
+
+        def record(count: Callable[[], int]) -> Payload:
+            return file_ingested(self.spec.name, obj.key, obj.size, obj.modified, digest, count)
+
         try:
-            if large and self.bulk_load is not None:
+            if spark and self.bulk_load is not None:
                 request = LoadRequest(
                     self.spec.table, str(path), self.spec.format, self.spec.schema_evolve
                 )
-                identity = LoadIdentity(key, digest, f"filedrop:{self.spec.name}:spark", record)
-                ack = self.bulk_load(request, identity, _set_rows)
+                identity = LoadIdentity(key, digest, f"{source}:spark", record(lambda: rows.rows))
+                ack = self.bulk_load(request, identity, partial(setattr, rows, "rows"))
+            elif small is not None and small.body is not None:  # one body: REST's path
+                ack = self.write_path.ingest_ndjson(
+                    self.spec.table,
+                    small.body,
+                    idempotency_key=key,
+                    schema_evolve=self.spec.schema_evolve,
+                    source=source,
+                    payload=record(partial(count_rows, small.body)),
+                )
+            elif self.spec.format == "ndjson":
+                ack = ingest_chunked(
+                    self.write_path,
+                    self.spec,
+                    path,
+                    self._chunks,
+                    key=key,
+                    digest=digest,
+                    payload=record(lambda: rows.rows),
+                    done=rows,
+                    ingest_time_ns=time.time_ns(),
+                )
             else:
                 ack = self.write_path.ingest_batches(
                     self.spec.table,
-                    counted(),
+                    _counted(read_batches(path, self.spec, self.catalog), rows),
                     idempotency_key=key,
                     content_hash=digest,
-                    source=f"filedrop:{self.spec.name}",
-                    payload=record,
+                    source=source,
+                    payload=record(lambda: rows.rows),
                 )
+        except IdempotencyKeyReusedError:  # the same bytes, keyed with another body hash
+            first = self._first_ack(digest)
+            snapshot = first.snapshot_id if first is not None else None
+            self._record(obj, digest, "ingested", rows=0, snapshot_id=snapshot)
+            return 0
         except TerminalError as e:
             self._record(obj, digest, "failed", error=str(e))
             self.last_error = f"{obj.key}: {e}"
             log.warning("source %r: %s failed: %s", self.spec.name, obj.key, e)
             return 0
-        if ack.replayed:  # the same bytes came before, under this name or another
+        if ack.replayed:  # ingested by someone else since the look-up above
             self._record(obj, digest, "ingested", rows=0, snapshot_id=ack.snapshot_id)
             return 0
-        with self._lock:
-            self.files_ingested += 1
-        self.metrics.committed(ack.rows)
+        self._committed(1, ack.rows)
         log.info("source %r: %s: %d rows", self.spec.name, obj.key, ack.rows)
         return 1
+
+    def _first_ack(self, digest: str) -> IngestAck | None:
+        """How the file's bytes were first ingested, if they were (by any file's name)."""
+        entry = self.write_path.ledger.lookup(f"filedrop:{digest}")
+        return None if entry is None else IngestAck(**entry.ack)
+
+    def _committed(self, files: int, rows: int) -> None:
+        with self._lock:
+            self.files_ingested += files
+        self.metrics.committed(rows)
 
     def _record(self, obj: ObjectInfo, digest: str, state: str, **fields: object) -> None:
         file = SourceFile(
@@ -298,6 +401,16 @@ def packs(
     return [*units, pack] if pack else units
 
 
+def _counted(batches: Iterator[pa.RecordBatch], done: Chunked) -> Iterator[pa.RecordBatch]:
+    for batch in batches:
+        done.rows += batch.num_rows
+        yield batch
+
+
+def _acked(ack: IngestAck) -> Callable[[int], dict[str, object]]:
+    return lambda snapshot_id: {**ack.to_json(), "snapshot_id": snapshot_id}
+
+
 def _chained(payloads: list[Payload]) -> Payload:
     def run(cur, snapshot_id: int) -> None:  # type: ignore[no-untyped-def]
         for payload in payloads:
@@ -330,11 +443,3 @@ def _local_copy(store: ObjectStore, obj: ObjectInfo) -> Iterator[Path]:
             copy.write(store.get_range(obj.key, offset, min(DOWNLOAD_BYTES, obj.size - offset)))
         copy.flush()
         yield Path(copy.name)
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        while chunk := f.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()

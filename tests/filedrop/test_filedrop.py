@@ -215,11 +215,10 @@ def test_sources_in_sql_and_bad_definitions(client, tmp_path) -> None:
 
 
 def test_a_large_file_streams_in_bounded_chunks(client, services, tmp_path, monkeypatch) -> None:
-    """A file many chunks long commits as one snapshot, Arrow holding one chunk at a time."""
-    from kyma.ingest.filedrop import _readers
+    """A file many chunks long commits as one snapshot, Arrow holding a few chunks at a time."""
+    from kyma.ingest.filedrop import _ndjson
 
     chunk = 1 << 20
-    monkeypatch.setattr(_readers, "CHUNK_BYTES", chunk)
     folder = tmp_path / "drop"
     folder.mkdir()
     rows = 400_000
@@ -227,33 +226,32 @@ def test_a_large_file_streams_in_bounded_chunks(client, services, tmp_path, monk
     sql(client, "CREATE TABLE events (n long)")
     size = (folder / "big.ndjson").stat().st_size
     peak = 0
-    reader = _readers.read_batches
+    write_chunk = _ndjson._write_chunk
 
     def watched(*args, **kwargs):  # type: ignore[no-untyped-def]
         nonlocal peak
-        for batch in reader(*args, **kwargs):
-            peak = max(peak, pa.total_allocated_bytes())
-            yield batch
+        done = write_chunk(*args, **kwargs)
+        peak = max(peak, pa.total_allocated_bytes())
+        return done
 
-    monkeypatch.setattr("kyma.ingest.filedrop._worker.read_batches", watched)
+    monkeypatch.setattr(_ndjson, "_write_chunk", watched)
     start = pa.total_allocated_bytes()
     services.sources.start()
-    create(client, folder)
-    assert wait_for_files(client, 1)["files_ingested"] == 1
+    create(client, folder, chunk_bytes=chunk)
+    answer = wait_for_files(client, 1)
+    assert answer["files_ingested"] == 1 and answer["files"][0]["rows"] == rows
     assert sql(client, "SELECT count(*), count(DISTINCT n) FROM events")["rows"] == [[rows, rows]]
     table = client.get("/v1/tables/events").get_json()
     assert table["extents"] >= size // chunk  # one snapshot of one extent per chunk
+    assert len(services.catalog.snapshots("events")) == 1
     assert peak - start < size / 4, (peak - start, size)
 
 
 def test_a_small_gz_that_holds_much_leaves_its_pack_for_streaming(
-    client, services, tmp_path, monkeypatch
+    client, services, tmp_path
 ) -> None:
     """A pack reads each file whole, but never past a chunk: a small .gz holding more goes
     file by file, streamed in chunks, and the pack's other file with it."""
-    from kyma.ingest.filedrop import _readers
-
-    monkeypatch.setattr(_readers, "CHUNK_BYTES", 64 << 10)
     folder = tmp_path / "drop"
     folder.mkdir()
     (folder / "a.ndjson.gz").write_bytes(gzip.compress(ndjson(range(20_000))))  # ~700 KiB
@@ -261,7 +259,7 @@ def test_a_small_gz_that_holds_much_leaves_its_pack_for_streaming(
     assert (folder / "a.ndjson.gz").stat().st_size < 64 << 10
     sql(client, "CREATE TABLE events (n long)")
     services.sources.start()
-    create(client, folder)
+    create(client, folder, chunk_bytes=64 << 10, group_bytes=64 << 10)
     answer = wait_for_files(client, 2)
     assert {f["key"]: f["rows"] for f in answer["files"]} == {"a.ndjson.gz": 20_000, "b.ndjson": 10}
     assert len(services.catalog.snapshots("events")) == 2  # one a file, not one pack
