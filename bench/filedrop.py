@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import shutil
 import tempfile
@@ -34,7 +35,18 @@ def main() -> None:
         help="a folder holding another kyma package (e.g. an earlier commit's, laid out as"
         " installed) to measure in the same run, on the same files",
     )
+    parser.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="NAME=INT",
+        help="a file-drop source setting for kyma (not the baseline), e.g. parallel_files=2",
+    )
     args = parser.parse_args()
+    options = {name: int(value) for name, _, value in (o.partition("=") for o in args.option)}
+    # `python -m kyma serve` puts its working folder first on sys.path: from a checkout, that
+    # would import the checkout's kyma/ over --baseline's
+    os.chdir(tempfile.gettempdir())
     folder = Path(tempfile.mkdtemp(prefix="kyma-bench-drop-"))
     per_file = args.rows // args.files
     for i in range(args.files):
@@ -55,8 +67,8 @@ def main() -> None:
     try:
         before = None
         if args.baseline:
-            before = kyma_drop(folder, len(files), parsed, PYTHONPATH=args.baseline)
-        kyma_s = kyma_drop(folder, len(files), parsed)
+            before = kyma_drop(folder, len(files), parsed, {}, PYTHONPATH=args.baseline)
+        kyma_s = kyma_drop(folder, len(files), parsed, options)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     print(
@@ -69,7 +81,7 @@ def main() -> None:
     print(f"kyma ÷ pyarrow read_json: {arrow_s / kyma_s:.2f}x")
 
 
-def kyma_drop(folder: Path, files: int, rows: int, **env: str) -> float:
+def kyma_drop(folder: Path, files: int, rows: int, options: dict[str, int], **env: str) -> float:
     """Seconds from creating a file-drop source on ``folder`` until all ``files`` are in."""
     server = Server(**env)
     try:
@@ -81,6 +93,7 @@ def kyma_drop(folder: Path, files: int, rows: int, **env: str) -> float:
             "path": f"file://{folder}",
             "format": "ndjson",
             "poll_ms": 200,
+            **options,
         }
         conn = server.connection()
         start = time.perf_counter()

@@ -218,7 +218,7 @@ def test_a_large_file_streams_in_bounded_chunks(client, services, tmp_path, monk
     """A file many chunks long commits as one snapshot, Arrow holding a few chunks at a time."""
     from kyma.ingest.filedrop import _ndjson
 
-    chunk = 1 << 20
+    chunk = 256 << 10
     folder = tmp_path / "drop"
     folder.mkdir()
     rows = 400_000
@@ -401,3 +401,29 @@ def test_small_files_commit_together_each_once_and_a_bad_one_alone(
     assert "line 1, field 'n'" in files["g1.ndjson"]["error"]
     assert (files["g0.ndjson"]["rows"], files["g2.ndjson"]["rows"]) == (5, 0)
     assert sql(client, "SELECT count(*) FROM events")["rows"] == [[45]]
+
+
+def test_a_bad_line_deep_in_a_chunked_file_names_its_line_in_the_file(
+    client, services, tmp_path
+) -> None:
+    """A file of many chunks with one bad line near its end: the error names the line in
+    the file (not in its chunk), nothing of the file lands and no extent is left behind;
+    the file beside it goes in."""
+    folder = tmp_path / "drop"
+    folder.mkdir()
+    lines = ndjson(range(3000)).splitlines(keepends=True)
+    lines[2716] = b'{"n": "oops", "host": "h1"}\n'  # line 2717 of the file
+    (folder / "big.ndjson").write_bytes(b"".join(lines))
+    (folder / "good.ndjson").write_bytes(ndjson(range(5000, 5010)))
+    assert (folder / "big.ndjson").stat().st_size > 15 * 4096  # many chunks
+    sql(client, "CREATE TABLE events (n long)")
+    services.sources.start()
+    create(client, folder, chunk_bytes=4096, group_bytes=0)
+    answer = wait_for_files(client, 2)
+    files = {f["key"]: f for f in answer["files"]}
+    assert files["big.ndjson"]["state"] == "failed"
+    assert "line 2717, field 'n'" in files["big.ndjson"]["error"], files["big.ndjson"]
+    assert (files["good.ndjson"]["state"], files["good.ndjson"]["rows"]) == ("ingested", 10)
+    assert sql(client, "SELECT count(*) FROM events")["rows"] == [[10]]
+    extents = [p for p in (tmp_path / "objects").rglob("*") if p.is_file()]
+    assert len(extents) == len(services.catalog.live_extents("events")), extents
