@@ -50,7 +50,7 @@ from kyma.ingest.filedrop._ndjson import (
 )
 from kyma.ingest.filedrop._readers import read_batches, read_pack
 from kyma.ingest.filedrop._spec import FileDropSpec
-from kyma.ingest.filedrop.files import FileStore, SourceFile
+from kyma.ingest.filedrop.files import FileStore, SourceFile, all_ingested
 from kyma.ingest.filedrop.files import ingested as file_ingested
 from kyma.ingest.ledger import record as ledger_record
 from kyma.ingest.load import LoadIdentity, LoadRequest
@@ -196,7 +196,7 @@ class FileDropWorker(SourceWorker):
             small = read_small(path, limit)
             if small.body is None:
                 raise IngestError(f"{obj.key} holds over {limit} bytes; file by file")
-            first = self._first_ack(small.digest)
+            first = self._first_ack(small.digest, in_pack=True)
             if first is not None or small.digest in fresh:  # the same bytes, before or here
                 replays.append((obj, small.digest, first.snapshot_id if first else None))
             else:
@@ -205,12 +205,12 @@ class FileDropWorker(SourceWorker):
         if len(body) > limit:
             raise IngestError(f"a pack of {len(objs)} files holds over {limit} bytes; file by file")
         name, table = self.spec.name, self.spec.table
-        payloads = []
+        records, payloads = [], []
         for digest, (obj, file_body) in fresh.items():
-            ack = IngestAck(table, count_rows(file_body), None)
-            rows = partial(int, ack.rows)  # known before the commit: its non-blank lines
-            payloads.append(file_ingested(name, obj.key, obj.size, obj.modified, digest, rows))
+            ack = IngestAck(table, count_rows(file_body), None)  # rows known before the commit
+            records.append((obj.key, obj.size, obj.modified, digest, ack.rows))
             payloads.append(ledger_record(f"filedrop:{digest}", table, digest, _acked(ack)))
+        payloads.append(all_ingested(name, records))
         snapshot = None
         if fresh:
             ack = self.write_path.ingest_ndjson(
@@ -234,7 +234,7 @@ class FileDropWorker(SourceWorker):
         replays: list[tuple[ObjectInfo, str, int | None]] = []
         for obj, path in zip(objs, paths, strict=True):
             digest = file_digest(path)
-            first = self._first_ack(digest)
+            first = self._first_ack(digest, in_pack=True)
             if first is not None or digest in fresh:  # the same bytes, before or in this pack
                 replays.append((obj, digest, first.snapshot_id if first else None))
             else:
@@ -341,16 +341,15 @@ class FileDropWorker(SourceWorker):
                     source=source,
                     payload=record(lambda: rows.rows),
                 )
-        except IdempotencyKeyReusedError:  # the same bytes, keyed with another body hash
+        except IdempotencyKeyReusedError as e:
             first = self._first_ack(digest)
-            snapshot = first.snapshot_id if first is not None else None
-            self._record(obj, digest, "ingested", rows=0, snapshot_id=snapshot)
+            if first is None:  # the same bytes went into another table: this file fails
+                return self._failed(obj, digest, e)
+            # the same bytes, keyed with another body hash (a .gz read whole or in chunks)
+            self._record(obj, digest, "ingested", rows=0, snapshot_id=first.snapshot_id)
             return 0
         except TerminalError as e:
-            self._record(obj, digest, "failed", error=str(e))
-            self.last_error = f"{obj.key}: {e}"
-            log.warning("source %r: %s failed: %s", self.spec.name, obj.key, e)
-            return 0
+            return self._failed(obj, digest, e)
         if ack.replayed:  # ingested by someone else since the look-up above
             self._record(obj, digest, "ingested", rows=0, snapshot_id=ack.snapshot_id)
             return 0
@@ -358,10 +357,22 @@ class FileDropWorker(SourceWorker):
         log.info("source %r: %s: %d rows", self.spec.name, obj.key, ack.rows)
         return 1
 
-    def _first_ack(self, digest: str) -> IngestAck | None:
-        """How the file's bytes were first ingested, if they were (by any file's name)."""
+    def _failed(self, obj: ObjectInfo, digest: str, error: Exception) -> int:
+        self._record(obj, digest, "failed", error=str(error))
+        self.last_error = f"{obj.key}: {error}"
+        log.warning("source %r: %s failed: %s", self.spec.name, obj.key, error)
+        return 0
+
+    def _first_ack(self, digest: str, in_pack: bool = False) -> IngestAck | None:
+        """How the file's bytes were first ingested into this table, if they were (under
+        any file's name). Bytes that went into another table are not a replay: their key
+        is taken, so ingesting them fails, naming that table (a pack goes file by file)."""
         entry = self.write_path.ledger.lookup(f"filedrop:{digest}")
-        return None if entry is None else IngestAck(**entry.ack)
+        if entry is None or entry.table_name != self.spec.table:
+            if entry is not None and in_pack:
+                raise IngestError(f"bytes of table {entry.table_name!r} in a pack; file by file")
+            return None
+        return IngestAck(**entry.ack)
 
     def _committed(self, files: int, rows: int) -> None:
         with self._lock:

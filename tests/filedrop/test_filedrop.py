@@ -427,3 +427,31 @@ def test_a_bad_line_deep_in_a_chunked_file_names_its_line_in_the_file(
     assert sql(client, "SELECT count(*) FROM events")["rows"] == [[10]]
     extents = [p for p in (tmp_path / "objects").rglob("*") if p.is_file()]
     assert len(extents) == len(services.catalog.live_extents("events")), extents
+
+
+def test_bytes_already_in_another_table_fail_and_their_pack_goes_file_by_file(
+    client, services, tmp_path
+) -> None:
+    first, second = tmp_path / "one", tmp_path / "two"
+    first.mkdir()
+    second.mkdir()
+    (first / "a.ndjson").write_bytes(ndjson(range(10)))
+    (second / "same.ndjson").write_bytes(ndjson(range(10)))  # a.ndjson's bytes
+    (second / "other.ndjson").write_bytes(ndjson(range(10, 13)))
+    sql(client, "CREATE TABLE events (n long)")
+    sql(client, "CREATE TABLE others (n long)")
+    services.sources.start()
+    create(client, first)
+    wait_for_files(client, 1)
+    body = {"name": "more", "type": "filedrop", "table": "others", "format": "ndjson"}
+    answer = client.post("/v1/sources", json={**body, "path": f"file://{second}", "poll_ms": 50})
+    assert answer.status_code == 201, answer.get_json()
+    deadline = time.monotonic() + WAIT
+    while len(files := client.get("/v1/sources/more/status").get_json()["files"]) < 2:
+        assert time.monotonic() < deadline, files
+        time.sleep(0.05)
+    by_key = {f["key"]: f for f in files}
+    assert by_key["same.ndjson"]["state"] == "failed"
+    assert "table 'events'" in by_key["same.ndjson"]["error"], by_key["same.ndjson"]
+    assert (by_key["other.ndjson"]["state"], by_key["other.ndjson"]["rows"]) == ("ingested", 3)
+    assert sql(client, "SELECT count(*) FROM others")["rows"] == [[3]]
