@@ -1,18 +1,22 @@
 """One file-drop source's scan loop: every new or changed file ingested once, or marked failed.
 
 Each poll lists the folder or bucket prefix. A file is taken when the catalog has no record
-of it at its current size and modification time (and, in a local folder, when it looked the
-same on the previous poll: a writer may still be appending). Its rows commit as one
-snapshot together with the idempotency key ``filedrop:<sha256 of the file>`` and the file's
-record, so a re-scan, a restart or a second copy of the same bytes ingests nothing twice,
-and a one-byte change is a new file. A file that fails is recorded with its error and left
-alone until it changes; the others go on. A file of ``spark_min_bytes`` or more goes to a
-Spark bulk load (same key, same record) when the process can run one. Up to
-``parallel_files`` files of a scan are read and committed at once, each its own snapshot --
-except small ones: files under ``group_bytes`` are packed together, up to that many bytes,
-and each pack commits as one snapshot holding every file's key and record, so a folder of
-many small files pays one commit per pack instead of one per file. A pack that fails is
-taken again file by file, so the bad file alone is marked failed.
+of it at its current size and modification time (and, in a local folder, when it was left
+alone for a poll interval: unchanged since the previous scan, or modified that long ago; a
+writer may still be appending). Its rows commit as one snapshot together with the
+idempotency key ``filedrop:<sha256 of the file>`` and the file's record, so a re-scan, a
+restart or a second copy of the same bytes ingests nothing twice, and a one-byte change is a
+new file. A file that fails is recorded with its error and left alone until it changes; the
+others go on. NDJSON takes the write path's NDJSON entry (``_ndjson.py``): a file, or a pack
+of small ones, as one body, and a file over ``chunk_bytes`` in chunks written on a shared
+pool and committed as one snapshot. A file of ``spark_min_bytes`` or more goes to a Spark
+bulk load (same key, same record) when the process can run one. Up to ``parallel_files``
+files of a scan are read and committed at once, each its own snapshot -- except small ones:
+files under ``group_bytes`` are packed together, up to that many bytes, and each pack
+commits as one snapshot holding every file's key and record, so a folder of many small
+files pays one commit per pack instead of one per file. A pack that fails is taken again
+file by file, so the bad file alone is marked failed. A scan that took files is followed by
+another at once (more may have come meanwhile); an idle one waits ``poll_ms``.
 """
 
 from __future__ import annotations
