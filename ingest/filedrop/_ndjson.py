@@ -7,6 +7,8 @@ file is split at line boundaries into chunks of about ``chunk_bytes``; each chun
 and written as extents on the caller's ``pool`` (a few at once, in file order), and every
 chunk's extents commit as ONE snapshot with the file's idempotency key
 (``WritePath.commit_extents``). A bad line names its line in the file, not in its chunk.
+Kill tests stop the process after a chunk's extents are written with the crash point
+``filedrop.chunk_written`` (``KYMA_CRASH_AT``, engine/crashpoints.py).
 """
 
 from __future__ import annotations
