@@ -31,6 +31,7 @@ from concurrent.futures import Executor, ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 import pyarrow as pa
 
@@ -56,12 +57,14 @@ from kyma.ingest.filedrop._readers import read_batches, read_pack
 from kyma.ingest.filedrop._spec import FileDropSpec
 from kyma.ingest.filedrop.files import FileStore, SourceFile, all_ingested
 from kyma.ingest.filedrop.files import ingested as file_ingested
+from kyma.ingest.ledger import lookup as ledger_lookup
 from kyma.ingest.ledger import record as ledger_record
 from kyma.ingest.load import LoadIdentity, LoadRequest
 from kyma.ingest.source import SourceWorker
 from kyma.ingest.write_path import IngestAck, WritePath
 
 log = logging.getLogger("kyma.filedrop")
+T = TypeVar("T")
 IGNORED_SUFFIXES = (".tmp", ".partial", ".crdownload")
 
 #: Runs a Spark load of one file: (request, identity, rows-done callback) -> ack.
@@ -194,20 +197,15 @@ class FileDropWorker(SourceWorker):
         """NDJSON files joined into one body for ``ingest_ndjson``: one snapshot holding each
         new file's idempotency key and record; files whose bytes came before are replays."""
         limit = max(self.spec.group_bytes, self.spec.chunk_bytes)
-        fresh: dict[str, tuple[ObjectInfo, bytes]] = {}
-        replays: list[tuple[ObjectInfo, str, int | None]] = []
+        read, total = [], 0
         for obj, path in zip(objs, paths, strict=True):
-            small = read_small(path, limit)
+            small = read_small(path, limit - total)  # a .gz may hold much: never past limit
             if small.body is None:
-                raise IngestError(f"{obj.key} holds over {limit} bytes; file by file")
-            first = self._first_ack(small.digest, in_pack=True)
-            if first is not None or small.digest in fresh:  # the same bytes, before or here
-                replays.append((obj, small.digest, first.snapshot_id if first else None))
-            else:
-                fresh[small.digest] = (obj, small.body)
+                raise IngestError(f"{obj.key}: the pack holds over {limit} bytes; file by file")
+            read.append((obj, small.digest, small.body))
+            total += len(small.body)
+        fresh, replays = self._fresh(read)
         body = b"".join(body for _, body in fresh.values())
-        if len(body) > limit:
-            raise IngestError(f"a pack of {len(objs)} files holds over {limit} bytes; file by file")
         name, table = self.spec.name, self.spec.table
         records, payloads = [], []
         for digest, (obj, file_body) in fresh.items():
@@ -234,15 +232,8 @@ class FileDropWorker(SourceWorker):
     def _ingest_files(self, objs: list[ObjectInfo], paths: list[Path]) -> int:
         """CSV or Parquet files as one snapshot, with each new one's idempotency key and
         record; the others are recorded as replays."""
-        fresh: dict[str, tuple[ObjectInfo, Path]] = {}
-        replays: list[tuple[ObjectInfo, str, int | None]] = []
-        for obj, path in zip(objs, paths, strict=True):
-            digest = file_digest(path)
-            first = self._first_ack(digest, in_pack=True)
-            if first is not None or digest in fresh:  # the same bytes, before or in this pack
-                replays.append((obj, digest, first.snapshot_id if first else None))
-            else:
-                fresh[digest] = (obj, path)
+        digests = [(obj, file_digest(path), path) for obj, path in zip(objs, paths, strict=True)]
+        fresh, replays = self._fresh(digests)
         rows = dict.fromkeys(fresh, 0)
 
         def batches():  # type: ignore[no-untyped-def]
@@ -367,16 +358,40 @@ class FileDropWorker(SourceWorker):
         log.warning("source %r: %s failed: %s", self.spec.name, obj.key, error)
         return 0
 
-    def _first_ack(self, digest: str, in_pack: bool = False) -> IngestAck | None:
-        """How the file's bytes were first ingested into this table, if they were (under
-        any file's name). Bytes that went into another table are not a replay: their key
-        is taken, so ingesting them fails, naming that table (a pack goes file by file)."""
-        entry = self.write_path.ledger.lookup(f"filedrop:{digest}")
-        if entry is None or entry.table_name != self.spec.table:
-            if entry is not None and in_pack:
+    def _fresh(
+        self, files: list[tuple[ObjectInfo, str, T]]
+    ) -> tuple[dict[str, tuple[ObjectInfo, T]], list[tuple[ObjectInfo, str, int | None]]]:
+        """A pack's (file, digest, data): by digest, the files whose bytes were never
+        ingested (the first of each); the others as (file, digest, snapshot of their first
+        ingest, None when that is this pack's)."""
+        firsts = self._first_acks([digest for _, digest, _ in files], in_pack=True)
+        fresh: dict[str, tuple[ObjectInfo, T]] = {}
+        replays: list[tuple[ObjectInfo, str, int | None]] = []
+        for obj, digest, data in files:
+            first = firsts[digest]
+            if first is not None or digest in fresh:  # the same bytes, before or in this pack
+                replays.append((obj, digest, first.snapshot_id if first else None))
+            else:
+                fresh[digest] = (obj, data)
+        return fresh, replays
+
+    def _first_ack(self, digest: str) -> IngestAck | None:
+        return self._first_acks([digest])[digest]
+
+    def _first_acks(self, digests: list[str], in_pack: bool = False) -> dict[str, IngestAck | None]:
+        """How each file's bytes were first ingested into this table, if they were (under
+        any file's name), looked up on one connection. Bytes that went into another table
+        are not a replay: their key is taken, so ingesting them fails, naming that table (a
+        pack goes file by file)."""
+        with self.write_path.ledger.db.connection() as conn:
+            entries = {d: ledger_lookup(conn, f"filedrop:{d}") for d in dict.fromkeys(digests)}
+        firsts: dict[str, IngestAck | None] = {}
+        for digest, entry in entries.items():
+            if entry is not None and entry.table_name != self.spec.table and in_pack:
                 raise IngestError(f"bytes of table {entry.table_name!r} in a pack; file by file")
-            return None
-        return IngestAck(**entry.ack)
+            same = entry is not None and entry.table_name == self.spec.table
+            firsts[digest] = IngestAck(**entry.ack) if same else None  # type: ignore[union-attr]
+        return firsts
 
     def _committed(self, files: int, rows: int) -> None:
         with self._lock:

@@ -47,6 +47,14 @@ def wait_for_files(client, done: int) -> dict:  # type: ignore[no-untyped-def]
     raise AssertionError(f"not {done} files after {WAIT}s: {status(client)}")
 
 
+def settled(folder: Path) -> None:
+    """Date the folder's files a few seconds back, so the first scan takes them all (a file
+    modified within ``poll_ms`` waits for the next scan)."""
+    past = time.time() - 5
+    for path in folder.iterdir():
+        os.utime(path, (past, past))
+
+
 def ndjson(rows: range) -> bytes:
     return b"".join(json.dumps({"n": n, "host": f"h{n % 3}"}).encode() + b"\n" for n in rows)
 
@@ -321,6 +329,7 @@ def test_several_files_are_in_flight_at_once_and_no_more(client, services, tmp_p
     for pipe in pipes:
         os.mkfifo(pipe)
     (folder / "d.ndjson").write_bytes(ndjson(range(0, 20)))
+    settled(folder)
     sql(client, "CREATE TABLE events (n long)")
     services.sources.start()
     create(client, folder, parallel_files=3, group_bytes=0)  # pipes are 0 bytes: no packs
@@ -375,6 +384,7 @@ def test_small_files_commit_together_each_once_and_a_bad_one_alone(
     (folder / "f2.ndjson").write_bytes(ndjson(range(20, 30)).rstrip(b"\n"))  # no last newline
     (folder / "f3.ndjson").write_bytes(ndjson(range(30, 35)) + b"\n  \n" + ndjson(range(35, 40)))
     (folder / "z1-copy.ndjson").write_bytes(ndjson(range(10, 20)))
+    settled(folder)
     sql(client, "CREATE TABLE events (n long)")
     services.sources.start()
     create(client, folder)
