@@ -96,7 +96,8 @@ class FileDropWorker(SourceWorker):
         # last_error, and degraded: why the last scan could not run; None once one did
         self.last_scan: float | None = None
         self.files_ingested = 0  # by this worker, since it started
-        self._previous: dict[str, tuple[int, object]] = {}
+        self._previous: dict[str, tuple[int, object]] = {}  # a listing, and when it was
+        self._previous_at = float("-inf")
         self._lock = threading.Lock()
         self._chunks: Executor = ThreadPoolExecutor(1)  # replaced by each scan's
 
@@ -144,12 +145,16 @@ class FileDropWorker(SourceWorker):
     def _due(self) -> list[ObjectInfo]:
         """The files not yet ingested (or changed since) that no writer is still writing.
 
-        In a local folder a file is settled when it looked the same on the previous scan or
-        was last modified a poll interval ago or more (so a new scan takes it at once)."""
+        In a local folder a file is settled when it looked the same on a listing a poll
+        interval old or more, or was last modified that long ago (so a new scan takes it at
+        once). A scan right after another compares with an older listing, not with that one."""
         done = {f.key: f for f in self.files.files(self.spec.name)}
         seen: dict[str, tuple[int, object]] = {}
         due = []
         local = isinstance(self.store, LocalStore)
+        listed_at = time.monotonic()
+        old_enough = listed_at - self._previous_at >= self.spec.poll_ms / 1000
+        previous = self._previous if old_enough else {}
         settled_before = datetime.now(UTC) - timedelta(milliseconds=self.spec.poll_ms)
         for obj in sorted(self.store.list(), key=lambda o: o.key):
             name = obj.key.rsplit("/", 1)[-1]
@@ -159,11 +164,12 @@ class FileDropWorker(SourceWorker):
             record = done.get(obj.key)
             if record is not None and (record.size, record.modified) == (obj.size, obj.modified):
                 continue
-            settled = self._previous.get(obj.key) == seen[obj.key] or obj.modified <= settled_before
+            settled = previous.get(obj.key) == seen[obj.key] or obj.modified <= settled_before
             if local and not settled:
                 continue  # maybe still being written: look again on the next poll
             due.append(obj)
-        self._previous = seen
+        if old_enough:
+            self._previous, self._previous_at = seen, listed_at
         return due
 
     def _ingest(self, obj: ObjectInfo) -> int:

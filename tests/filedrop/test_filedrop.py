@@ -465,3 +465,37 @@ def test_bytes_already_in_another_table_fail_and_their_pack_goes_file_by_file(
     assert "table 'events'" in by_key["same.ndjson"]["error"], by_key["same.ndjson"]
     assert (by_key["other.ndjson"]["state"], by_key["other.ndjson"]["rows"]) == ("ingested", 3)
     assert sql(client, "SELECT count(*) FROM others")["rows"] == [[3]]
+
+
+def test_a_file_is_taken_once_left_alone_for_a_poll_interval(services, tmp_path) -> None:
+    """Settled means unchanged for ``poll_ms``: by modification time, or against a listing
+    that old; a scan right after another (as after a scan that took files) does not count
+    the listing it just made."""
+    from kyma.engine.storage.local import LocalStore
+    from kyma.ingest.filedrop import FileDropWorker, parse_filedrop_spec
+
+    folder = tmp_path / "drop"
+    folder.mkdir()
+    spec = parse_filedrop_spec(
+        {"name": "w", "type": "filedrop", "table": "events", "path": f"file://{folder}"}
+        | {"format": "ndjson", "poll_ms": 300}
+    )
+    sources = services.sources
+    worker = FileDropWorker(
+        spec, sources.catalog, sources.store.files, sources.write_path, LocalStore(folder)
+    )
+    (folder / "a.ndjson").write_bytes(ndjson(range(3)))
+    assert worker._due() == []  # just written
+    assert worker._due() == []  # the listing of a moment ago proves nothing
+    time.sleep(0.35)
+    with (folder / "b.ndjson").open("wb") as growing:
+        growing.write(ndjson(range(3)))
+        growing.flush()
+        assert [o.key for o in worker._due()] == ["a.ndjson"]  # a poll old by its mtime
+        time.sleep(0.2)
+        growing.write(ndjson(range(3, 6)))  # still being written
+        growing.flush()
+        time.sleep(0.15)
+        assert [o.key for o in worker._due()] == ["a.ndjson"]
+    time.sleep(0.35)
+    assert [o.key for o in worker._due()] == ["a.ndjson", "b.ndjson"]
