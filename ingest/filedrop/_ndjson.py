@@ -163,6 +163,8 @@ def _write_chunk(
             spec.table, chunk, schema_evolve=spec.schema_evolve, ingest_time_ns=now
         )
     except IngestError as e:
+        if not count_rows(chunk):  # a run of blank lines: nothing to write
+            return Chunked()
         raise _shifted(e, lines_before) from None
     # the write path's extent writer, given Arrow's parse (no CBOR decode of exact rows)
     written = write_path._write(info, coerced.batch, coerced.parsed)

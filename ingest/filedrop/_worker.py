@@ -221,13 +221,8 @@ class FileDropWorker(SourceWorker):
         payloads.append(all_ingested(name, records))
         snapshot = None
         if fresh:
-            ack = self.write_path.ingest_ndjson(
-                table,
-                body,
-                schema_evolve=self.spec.schema_evolve,
-                source=f"filedrop:{name}",
-                payload=_chained(payloads),
-            )
+            rows = sum(r[4] for r in records)
+            ack = self._ingest_body(body, rows, None, "", payload=_chained(payloads))
             snapshot = ack.snapshot_id
             self._committed(len(fresh), ack.rows)
             log.info("source %r: %d files in one snapshot: %d rows", name, len(fresh), ack.rows)
@@ -313,13 +308,9 @@ class FileDropWorker(SourceWorker):
                 identity = LoadIdentity(key, digest, f"{source}:spark", record(lambda: rows.rows))
                 ack = self.bulk_load(request, identity, partial(setattr, rows, "rows"))
             elif small is not None and small.body is not None:  # one body: REST's path
-                ack = self.write_path.ingest_ndjson(
-                    self.spec.table,
-                    small.body,
-                    idempotency_key=key,
-                    schema_evolve=self.spec.schema_evolve,
-                    source=source,
-                    payload=record(partial(count_rows, small.body)),
+                body_rows = count_rows(small.body)  # before the commit, not in it
+                ack = self._ingest_body(
+                    small.body, body_rows, key, digest, payload=record(partial(int, body_rows))
                 )
             elif self.spec.format == "ndjson":
                 ack = ingest_chunked(
@@ -357,6 +348,30 @@ class FileDropWorker(SourceWorker):
         self._committed(1, ack.rows)
         log.info("source %r: %s: %d rows", self.spec.name, obj.key, ack.rows)
         return 1
+
+    def _ingest_body(
+        self, body: bytes, rows: int, key: str | None, digest: str, payload: Payload
+    ) -> IngestAck:
+        """An NDJSON body through ``ingest_ndjson``; one of no rows (an empty file) commits
+        an empty snapshot, so the file is recorded once, as before."""
+        source = f"filedrop:{self.spec.name}"
+        if not rows:  # the write path refuses an empty body
+            return self.write_path.ingest_batches(
+                self.spec.table,
+                [],
+                idempotency_key=key,
+                content_hash=digest,
+                source=source,
+                payload=payload,
+            )
+        return self.write_path.ingest_ndjson(
+            self.spec.table,
+            body,
+            idempotency_key=key,
+            schema_evolve=self.spec.schema_evolve,
+            source=source,
+            payload=payload,
+        )
 
     def _failed(self, obj: ObjectInfo, digest: str, error: Exception) -> int:
         self._record(obj, digest, "failed", error=str(error))

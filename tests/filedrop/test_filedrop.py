@@ -499,3 +499,25 @@ def test_a_file_is_taken_once_left_alone_for_a_poll_interval(services, tmp_path)
         assert [o.key for o in worker._due()] == ["a.ndjson"]
     time.sleep(0.35)
     assert [o.key for o in worker._due()] == ["a.ndjson", "b.ndjson"]
+
+
+def test_files_without_rows_are_recorded_once_with_none(client, services, tmp_path) -> None:
+    """Empty and blank files (alone, packed, or a chunk of blank lines in a large file)
+    commit no rows and are recorded as ingested: the write path refuses an empty body."""
+    folder = tmp_path / "drop"
+    folder.mkdir()
+    (folder / "a-empty.ndjson").write_bytes(b"")
+    (folder / "b-blank.ndjson").write_bytes(b"\n  \n\t\n")
+    blank_run = b"\n" * 5000
+    (folder / "c-big.ndjson").write_bytes(ndjson(range(3)) + blank_run + ndjson(range(3, 5)))
+    settled(folder)
+    sql(client, "CREATE TABLE events (n long)")
+    services.sources.start()
+    create(client, folder, chunk_bytes=1024, group_bytes=2048)  # a and b packed, c chunked
+    answer = wait_for_files(client, 3)
+    assert {f["key"]: (f["state"], f["rows"]) for f in answer["files"]} == {
+        "a-empty.ndjson": ("ingested", 0),
+        "b-blank.ndjson": ("ingested", 0),
+        "c-big.ndjson": ("ingested", 5),
+    }, answer
+    assert sql(client, "SELECT count(*) FROM events")["rows"] == [[5]]
