@@ -410,8 +410,12 @@ class FileDropWorker(SourceWorker):
         for digest, entry in entries.items():
             if entry is not None and entry.table_name != self.spec.table and in_pack:
                 raise IngestError(f"bytes of table {entry.table_name!r} in a pack; file by file")
-            same = entry is not None and entry.table_name == self.spec.table
-            firsts[digest] = IngestAck(**entry.ack) if same else None  # type: ignore[union-attr]
+            if entry is None or entry.table_name != self.spec.table:
+                firsts[digest] = None
+            else:  # only the snapshot is read: Spark loads' acks have their own shape
+                firsts[digest] = IngestAck(
+                    self.spec.table, 0, entry.ack.get("snapshot_id"), replayed=True
+                )
         return firsts
 
     def _committed(self, files: int, rows: int) -> None:
