@@ -48,9 +48,9 @@ def wait_for_files(client, done: int) -> dict:  # type: ignore[no-untyped-def]
 
 
 def settled(folder: Path) -> None:
-    """Date the folder's files a few seconds back, so the first scan takes them all (a file
+    """Date the folder's files a minute back, so the first scan takes them all (a file
     modified within ``poll_ms`` waits for the next scan)."""
-    past = time.time() - 5
+    past = time.time() - 60
     for path in folder.iterdir():
         os.utime(path, (past, past))
 
@@ -521,3 +521,29 @@ def test_files_without_rows_are_recorded_once_with_none(client, services, tmp_pa
         "c-big.ndjson": ("ingested", 5),
     }, answer
     assert sql(client, "SELECT count(*) FROM events")["rows"] == [[5]]
+
+
+def test_a_scan_that_took_files_is_followed_by_another_at_once(client, services, tmp_path) -> None:
+    """A file that arrives while a scan runs goes in when that scan ends, not a poll later
+    (``poll_ms`` is 10 s here; the file is in well before)."""
+    folder = tmp_path / "drop"
+    folder.mkdir()
+    os.mkfifo(folder / "a.ndjson")  # its read waits: the scan stays busy until released
+    settled(folder)
+    sql(client, "CREATE TABLE events (n long)")
+    services.sources.start()
+    create(client, folder, poll_ms=10_000, group_bytes=0)
+    try:
+        deadline = time.monotonic() + WAIT
+        while status(client)["lag"] != 1:
+            assert time.monotonic() < deadline, status(client)
+            time.sleep(0.05)
+        (folder / "b.ndjson").write_bytes(ndjson(range(7)))
+        past = time.time() - 60  # b was closed long enough ago
+        os.utime(folder / "b.ndjson", (past, past))
+    finally:
+        release(folder / "a.ndjson", client)
+    deadline = time.monotonic() + 5  # half the poll interval
+    while sql(client, "SELECT count(*) FROM events")["rows"] != [[7]]:
+        assert time.monotonic() < deadline, status(client)
+        time.sleep(0.05)
