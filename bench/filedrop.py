@@ -7,13 +7,16 @@ folder. The peer is ``pyarrow.json.read_json`` of each file (parse only, nothing
 kyma is a real ``kyma serve`` (embedded Postgres catalog, local store) given a file-drop
 source on the folder by POST /v1/sources (poll_ms 200); the clock runs from the POST until
 the source's status counts every file ingested, so it includes the scans, a SHA-256 of
-every file, coercion, fsynced extents and one catalog commit per file.
+every file, coercion, fsynced extents and the catalog commits. CPU seconds (the peer's
+process, ``kyma serve``'s) are printed too: on a shared machine they move less than time.
+``--option NAME=INT`` sets a file-drop setting for kyma (e.g. ``parallel_files=2``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import shutil
 import tempfile
@@ -34,7 +37,18 @@ def main() -> None:
         help="a folder holding another kyma package (e.g. an earlier commit's, laid out as"
         " installed) to measure in the same run, on the same files",
     )
+    parser.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="NAME=INT",
+        help="a file-drop source setting for kyma (not the baseline), e.g. parallel_files=2",
+    )
     args = parser.parse_args()
+    options = {name: int(value) for name, _, value in (o.partition("=") for o in args.option)}
+    # `python -m kyma serve` puts its working folder first on sys.path: from a checkout, that
+    # would import the checkout's kyma/ over --baseline's
+    os.chdir(tempfile.gettempdir())
     folder = Path(tempfile.mkdtemp(prefix="kyma-bench-drop-"))
     per_file = args.rows // args.files
     for i in range(args.files):
@@ -47,30 +61,46 @@ def main() -> None:
         f" {platform.node()} {platform.machine()}"
     )
 
-    start = time.perf_counter()
+    start, start_cpu = time.perf_counter(), time.process_time()
     parsed = sum(pj.read_json(f).num_rows for f in files)
-    arrow_s = time.perf_counter() - start
+    arrow_s, arrow_cpu = time.perf_counter() - start, time.process_time() - start_cpu
     assert parsed == per_file * args.files
 
     try:
         before = None
         if args.baseline:
-            before = kyma_drop(folder, len(files), parsed, PYTHONPATH=args.baseline)
-        kyma_s = kyma_drop(folder, len(files), parsed)
+            before = kyma_drop(folder, len(files), parsed, {}, PYTHONPATH=args.baseline)
+        kyma = kyma_drop(folder, len(files), parsed, options)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     print(
-        f"| pyarrow.json.read_json, parse only | {size_mb / arrow_s:.1f} MB/s | {arrow_s:.1f} s |"
+        f"| pyarrow.json.read_json, parse only | {size_mb / arrow_s:.1f} MB/s | {arrow_s:.1f} s"
+        f" | {arrow_cpu:.1f} CPU s |"
     )
-    print(f"| kyma file-drop source | {size_mb / kyma_s:.1f} MB/s | {kyma_s:.1f} s |")
+    kyma_s, kyma_cpu = kyma
+    print(
+        f"| kyma file-drop source | {size_mb / kyma_s:.1f} MB/s | {kyma_s:.1f} s"
+        f" | {kyma_cpu:.1f} CPU s |"
+    )
     if before is not None:
-        print(f"| baseline kyma file-drop source | {size_mb / before:.1f} MB/s | {before:.1f} s |")
-        print(f"baseline ÷ pyarrow read_json: {arrow_s / before:.2f}x")
-    print(f"kyma ÷ pyarrow read_json: {arrow_s / kyma_s:.2f}x")
+        before_s, before_cpu = before
+        print(
+            f"| baseline kyma file-drop source | {size_mb / before_s:.1f} MB/s | {before_s:.1f} s"
+            f" | {before_cpu:.1f} CPU s |"
+        )
+        print(
+            f"baseline ÷ pyarrow read_json: {arrow_s / before_s:.2f}x"
+            f" (CPU seconds: {arrow_cpu / before_cpu:.2f}x)"
+        )
+    cpu = arrow_cpu / kyma_cpu
+    print(f"kyma ÷ pyarrow read_json: {arrow_s / kyma_s:.2f}x (CPU seconds: {cpu:.2f}x)")
 
 
-def kyma_drop(folder: Path, files: int, rows: int, **env: str) -> float:
-    """Seconds from creating a file-drop source on ``folder`` until all ``files`` are in."""
+def kyma_drop(
+    folder: Path, files: int, rows: int, options: dict[str, int], **env: str
+) -> tuple[float, float]:
+    """Seconds from creating a file-drop source on ``folder`` until all ``files`` are in,
+    and the CPU seconds ``kyma serve`` spent meanwhile (less noisy on a shared machine)."""
     server = Server(**env)
     try:
         server.sql(KYMA_DDL)
@@ -81,8 +111,10 @@ def kyma_drop(folder: Path, files: int, rows: int, **env: str) -> float:
             "path": f"file://{folder}",
             "format": "ndjson",
             "poll_ms": 200,
+            **options,
         }
         conn = server.connection()
+        cpu = cpu_seconds(server.proc.pid)
         start = time.perf_counter()
         conn.request("POST", "/v1/sources", json.dumps(body), {"Content-Type": "application/json"})
         answer = conn.getresponse()
@@ -96,12 +128,19 @@ def kyma_drop(folder: Path, files: int, rows: int, **env: str) -> float:
                 break
             time.sleep(0.2)
         seconds = time.perf_counter() - start
+        cpu = cpu_seconds(server.proc.pid) - cpu
         assert status["files_failed"] == 0, status
         count = server.sql("SELECT count(*) AS n FROM logs", conn)["rows"][0][0]
         assert count == rows, (count, rows)
     finally:
         server.stop()
-    return seconds
+    return seconds, cpu
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU seconds of process ``pid`` so far (Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 if __name__ == "__main__":

@@ -115,6 +115,19 @@ class Serve:
         return code
 
 
+def postmaster_pid(home: Path) -> int | None:
+    """The pid of the embedded Postgres of the serve on ``home``, if it is running."""
+    pid_file = home / "catalog" / "postmaster.pid"
+    if not pid_file.exists():
+        return None
+    pid = int(pid_file.read_text().split()[0])
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    return pid
+
+
 def request(
     url: str, body: bytes | None = None, headers: dict[str, str] | None = None, timeout: float = 60
 ) -> tuple[int, dict[str, str], bytes]:

@@ -13,6 +13,7 @@ FORMATS = ("ndjson", "csv", "parquet")
 SPARK_MIN_BYTES = 1 << 30
 PARALLEL_FILES = 4
 GROUP_BYTES = 16 << 20
+CHUNK_BYTES = 16 << 20
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,7 @@ class FileDropSpec:
     spark_min_bytes: int | None = SPARK_MIN_BYTES  # larger files go to a Spark load
     parallel_files: int = PARALLEL_FILES  # files read and committed at once
     group_bytes: int = GROUP_BYTES  # smaller files are committed together, up to this many bytes
+    chunk_bytes: int = CHUNK_BYTES  # larger NDJSON is coerced and written in chunks this size
 
     def to_json(self) -> dict[str, Any]:
         """The definition as stored and shown (the body's shape, defaults filled in)."""
@@ -43,6 +45,7 @@ class FileDropSpec:
             "spark_min_bytes": self.spark_min_bytes,
             "parallel_files": self.parallel_files,
             "group_bytes": self.group_bytes,
+            "chunk_bytes": self.chunk_bytes,
         }
         if self.s3_endpoint_url is not None:
             body["s3_endpoint_url"] = self.s3_endpoint_url
@@ -64,6 +67,7 @@ def parse_filedrop_spec(body: Any) -> FileDropSpec:
         "spark_min_bytes",
         "parallel_files",
         "group_bytes",
+        "chunk_bytes",
     }
     name, table = source_header(body, "filedrop", known)
     path = body.get("path")
@@ -100,6 +104,22 @@ def parse_filedrop_spec(body: Any) -> FileDropSpec:
             f"group_bytes: expected an integer from 0 (a commit per file) to {1 << 30},"
             f" got {group!r}"
         )
+    chunk = body.get("chunk_bytes", CHUNK_BYTES)
+    if isinstance(chunk, bool) or not isinstance(chunk, int) or not 1 << 10 <= chunk <= 1 << 30:
+        raise ConfigError(
+            f"chunk_bytes: expected an integer from {1 << 10} to {1 << 30}, got {chunk!r}"
+        )
     return FileDropSpec(
-        name, table, path, fmt, poll_ms, evolve, delimiter, endpoint, spark_min, parallel, group
+        name,
+        table,
+        path,
+        fmt,
+        poll_ms,
+        evolve,
+        delimiter,
+        endpoint,
+        spark_min,
+        parallel,
+        group,
+        chunk,
     )

@@ -53,6 +53,17 @@ def ingested(
     return payload
 
 
+def all_ingested(source: str, files: list[tuple[str, int, datetime, str, int]]) -> Payload:
+    """One commit payload recording several files (key, size, modified, sha256, rows) as
+    ingested by the snapshot being committed, in one round trip."""
+
+    def payload(cur: Transaction, snapshot_id: int) -> None:
+        rows = [(source, *f[:4], "ingested", f[4], snapshot_id, None) for f in files]
+        cur.executemany(_UPSERT, rows)
+
+    return payload
+
+
 def record(conn: psycopg.Connection, source: str, file: SourceFile) -> None:
     """Record what happened to a file outside a commit (it failed, or it was a replay)."""
     conn.execute(

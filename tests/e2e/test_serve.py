@@ -12,19 +12,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from serve_helpers import Serve
-
-
-def postmaster_pid(home: Path) -> int | None:
-    pid_file = home / "catalog" / "postmaster.pid"
-    if not pid_file.exists():
-        return None
-    pid = int(pid_file.read_text().split()[0])
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return None
-    return pid
+from serve_helpers import Serve, postmaster_pid
 
 
 @pytest.fixture

@@ -47,6 +47,14 @@ def wait_for_files(client, done: int) -> dict:  # type: ignore[no-untyped-def]
     raise AssertionError(f"not {done} files after {WAIT}s: {status(client)}")
 
 
+def settled(folder: Path) -> None:
+    """Date the folder's files a minute back, so the first scan takes them all (a file
+    modified within ``poll_ms`` waits for the next scan)."""
+    past = time.time() - 60
+    for path in folder.iterdir():
+        os.utime(path, (past, past))
+
+
 def ndjson(rows: range) -> bytes:
     return b"".join(json.dumps({"n": n, "host": f"h{n % 3}"}).encode() + b"\n" for n in rows)
 
@@ -215,11 +223,10 @@ def test_sources_in_sql_and_bad_definitions(client, tmp_path) -> None:
 
 
 def test_a_large_file_streams_in_bounded_chunks(client, services, tmp_path, monkeypatch) -> None:
-    """A file many chunks long commits as one snapshot, Arrow holding one chunk at a time."""
-    from kyma.ingest.filedrop import _readers
+    """A file many chunks long commits as one snapshot, Arrow holding a few chunks at a time."""
+    from kyma.ingest.filedrop import _ndjson
 
-    chunk = 1 << 20
-    monkeypatch.setattr(_readers, "CHUNK_BYTES", chunk)
+    chunk = 256 << 10
     folder = tmp_path / "drop"
     folder.mkdir()
     rows = 400_000
@@ -227,33 +234,32 @@ def test_a_large_file_streams_in_bounded_chunks(client, services, tmp_path, monk
     sql(client, "CREATE TABLE events (n long)")
     size = (folder / "big.ndjson").stat().st_size
     peak = 0
-    reader = _readers.read_batches
+    write_chunk = _ndjson._write_chunk
 
     def watched(*args, **kwargs):  # type: ignore[no-untyped-def]
         nonlocal peak
-        for batch in reader(*args, **kwargs):
-            peak = max(peak, pa.total_allocated_bytes())
-            yield batch
+        done = write_chunk(*args, **kwargs)
+        peak = max(peak, pa.total_allocated_bytes())
+        return done
 
-    monkeypatch.setattr("kyma.ingest.filedrop._worker.read_batches", watched)
+    monkeypatch.setattr(_ndjson, "_write_chunk", watched)
     start = pa.total_allocated_bytes()
     services.sources.start()
-    create(client, folder)
-    assert wait_for_files(client, 1)["files_ingested"] == 1
+    create(client, folder, chunk_bytes=chunk)
+    answer = wait_for_files(client, 1)
+    assert answer["files_ingested"] == 1 and answer["files"][0]["rows"] == rows
     assert sql(client, "SELECT count(*), count(DISTINCT n) FROM events")["rows"] == [[rows, rows]]
     table = client.get("/v1/tables/events").get_json()
     assert table["extents"] >= size // chunk  # one snapshot of one extent per chunk
+    assert len(services.catalog.snapshots("events")) == 1
     assert peak - start < size / 4, (peak - start, size)
 
 
 def test_a_small_gz_that_holds_much_leaves_its_pack_for_streaming(
-    client, services, tmp_path, monkeypatch
+    client, services, tmp_path
 ) -> None:
     """A pack reads each file whole, but never past a chunk: a small .gz holding more goes
     file by file, streamed in chunks, and the pack's other file with it."""
-    from kyma.ingest.filedrop import _readers
-
-    monkeypatch.setattr(_readers, "CHUNK_BYTES", 64 << 10)
     folder = tmp_path / "drop"
     folder.mkdir()
     (folder / "a.ndjson.gz").write_bytes(gzip.compress(ndjson(range(20_000))))  # ~700 KiB
@@ -261,7 +267,7 @@ def test_a_small_gz_that_holds_much_leaves_its_pack_for_streaming(
     assert (folder / "a.ndjson.gz").stat().st_size < 64 << 10
     sql(client, "CREATE TABLE events (n long)")
     services.sources.start()
-    create(client, folder)
+    create(client, folder, chunk_bytes=64 << 10, group_bytes=64 << 10)
     answer = wait_for_files(client, 2)
     assert {f["key"]: f["rows"] for f in answer["files"]} == {"a.ndjson.gz": 20_000, "b.ndjson": 10}
     assert len(services.catalog.snapshots("events")) == 2  # one a file, not one pack
@@ -323,6 +329,7 @@ def test_several_files_are_in_flight_at_once_and_no_more(client, services, tmp_p
     for pipe in pipes:
         os.mkfifo(pipe)
     (folder / "d.ndjson").write_bytes(ndjson(range(0, 20)))
+    settled(folder)
     sql(client, "CREATE TABLE events (n long)")
     services.sources.start()
     create(client, folder, parallel_files=3, group_bytes=0)  # pipes are 0 bytes: no packs
@@ -377,6 +384,7 @@ def test_small_files_commit_together_each_once_and_a_bad_one_alone(
     (folder / "f2.ndjson").write_bytes(ndjson(range(20, 30)).rstrip(b"\n"))  # no last newline
     (folder / "f3.ndjson").write_bytes(ndjson(range(30, 35)) + b"\n  \n" + ndjson(range(35, 40)))
     (folder / "z1-copy.ndjson").write_bytes(ndjson(range(10, 20)))
+    settled(folder)
     sql(client, "CREATE TABLE events (n long)")
     services.sources.start()
     create(client, folder)
@@ -403,3 +411,139 @@ def test_small_files_commit_together_each_once_and_a_bad_one_alone(
     assert "line 1, field 'n'" in files["g1.ndjson"]["error"]
     assert (files["g0.ndjson"]["rows"], files["g2.ndjson"]["rows"]) == (5, 0)
     assert sql(client, "SELECT count(*) FROM events")["rows"] == [[45]]
+
+
+def test_a_bad_line_deep_in_a_chunked_file_names_its_line_in_the_file(
+    client, services, tmp_path
+) -> None:
+    """A file of many chunks with one bad line near its end: the error names the line in
+    the file (not in its chunk), nothing of the file lands and no extent is left behind;
+    the file beside it goes in."""
+    folder = tmp_path / "drop"
+    folder.mkdir()
+    lines = ndjson(range(3000)).splitlines(keepends=True)
+    lines[2716] = b'{"n": "oops", "host": "h1"}\n'  # line 2717 of the file
+    (folder / "big.ndjson").write_bytes(b"".join(lines))
+    (folder / "good.ndjson").write_bytes(ndjson(range(5000, 5010)))
+    assert (folder / "big.ndjson").stat().st_size > 15 * 4096  # many chunks
+    sql(client, "CREATE TABLE events (n long)")
+    services.sources.start()
+    create(client, folder, chunk_bytes=4096, group_bytes=0)
+    answer = wait_for_files(client, 2)
+    files = {f["key"]: f for f in answer["files"]}
+    assert files["big.ndjson"]["state"] == "failed"
+    assert "line 2717, field 'n'" in files["big.ndjson"]["error"], files["big.ndjson"]
+    assert (files["good.ndjson"]["state"], files["good.ndjson"]["rows"]) == ("ingested", 10)
+    assert sql(client, "SELECT count(*) FROM events")["rows"] == [[10]]
+    extents = [p for p in (tmp_path / "objects").rglob("*") if p.is_file()]
+    assert len(extents) == len(services.catalog.live_extents("events")), extents
+
+
+def test_bytes_already_in_another_table_fail_and_their_pack_goes_file_by_file(
+    client, services, tmp_path
+) -> None:
+    first, second = tmp_path / "one", tmp_path / "two"
+    first.mkdir()
+    second.mkdir()
+    (first / "a.ndjson").write_bytes(ndjson(range(10)))
+    (second / "same.ndjson").write_bytes(ndjson(range(10)))  # a.ndjson's bytes
+    (second / "other.ndjson").write_bytes(ndjson(range(10, 13)))
+    sql(client, "CREATE TABLE events (n long)")
+    sql(client, "CREATE TABLE others (n long)")
+    services.sources.start()
+    create(client, first)
+    wait_for_files(client, 1)
+    body = {"name": "more", "type": "filedrop", "table": "others", "format": "ndjson"}
+    answer = client.post("/v1/sources", json={**body, "path": f"file://{second}", "poll_ms": 50})
+    assert answer.status_code == 201, answer.get_json()
+    deadline = time.monotonic() + WAIT
+    while len(files := client.get("/v1/sources/more/status").get_json()["files"]) < 2:
+        assert time.monotonic() < deadline, files
+        time.sleep(0.05)
+    by_key = {f["key"]: f for f in files}
+    assert by_key["same.ndjson"]["state"] == "failed"
+    assert "table 'events'" in by_key["same.ndjson"]["error"], by_key["same.ndjson"]
+    assert (by_key["other.ndjson"]["state"], by_key["other.ndjson"]["rows"]) == ("ingested", 3)
+    assert sql(client, "SELECT count(*) FROM others")["rows"] == [[3]]
+
+
+def test_a_file_is_taken_once_left_alone_for_a_poll_interval(services, tmp_path) -> None:
+    """Settled means unchanged for ``poll_ms``: by modification time, or against a listing
+    that old; a scan right after another (as after a scan that took files) does not count
+    the listing it just made."""
+    from kyma.engine.storage.local import LocalStore
+    from kyma.ingest.filedrop import FileDropWorker, parse_filedrop_spec
+
+    folder = tmp_path / "drop"
+    folder.mkdir()
+    spec = parse_filedrop_spec(
+        {"name": "w", "type": "filedrop", "table": "events", "path": f"file://{folder}"}
+        | {"format": "ndjson", "poll_ms": 300}
+    )
+    sources = services.sources
+    worker = FileDropWorker(
+        spec, sources.catalog, sources.store.files, sources.write_path, LocalStore(folder)
+    )
+    (folder / "a.ndjson").write_bytes(ndjson(range(3)))
+    assert worker._due() == []  # just written
+    assert worker._due() == []  # the listing of a moment ago proves nothing
+    time.sleep(0.35)
+    with (folder / "b.ndjson").open("wb") as growing:
+        growing.write(ndjson(range(3)))
+        growing.flush()
+        assert [o.key for o in worker._due()] == ["a.ndjson"]  # a poll old by its mtime
+        time.sleep(0.2)
+        growing.write(ndjson(range(3, 6)))  # still being written
+        growing.flush()
+        time.sleep(0.15)
+        assert [o.key for o in worker._due()] == ["a.ndjson"]
+    time.sleep(0.35)
+    assert [o.key for o in worker._due()] == ["a.ndjson", "b.ndjson"]
+
+
+def test_files_without_rows_are_recorded_once_with_none(client, services, tmp_path) -> None:
+    """Empty and blank files (alone, packed, or a chunk of blank lines in a large file)
+    commit no rows and are recorded as ingested: the write path refuses an empty body."""
+    folder = tmp_path / "drop"
+    folder.mkdir()
+    (folder / "a-empty.ndjson").write_bytes(b"")
+    (folder / "b-blank.ndjson").write_bytes(b"\n  \n\t\n")
+    blank_run = b"\n" * 5000
+    (folder / "c-big.ndjson").write_bytes(ndjson(range(3)) + blank_run + ndjson(range(3, 5)))
+    settled(folder)
+    sql(client, "CREATE TABLE events (n long)")
+    services.sources.start()
+    create(client, folder, chunk_bytes=1024, group_bytes=2048)  # a and b packed, c chunked
+    answer = wait_for_files(client, 3)
+    assert {f["key"]: (f["state"], f["rows"]) for f in answer["files"]} == {
+        "a-empty.ndjson": ("ingested", 0),
+        "b-blank.ndjson": ("ingested", 0),
+        "c-big.ndjson": ("ingested", 5),
+    }, answer
+    assert sql(client, "SELECT count(*) FROM events")["rows"] == [[5]]
+
+
+def test_a_scan_that_took_files_is_followed_by_another_at_once(client, services, tmp_path) -> None:
+    """A file that arrives while a scan runs goes in when that scan ends, not a poll later
+    (``poll_ms`` is 10 s here; the file is in well before)."""
+    folder = tmp_path / "drop"
+    folder.mkdir()
+    os.mkfifo(folder / "a.ndjson")  # its read waits: the scan stays busy until released
+    settled(folder)
+    sql(client, "CREATE TABLE events (n long)")
+    services.sources.start()
+    create(client, folder, poll_ms=10_000, group_bytes=0)
+    try:
+        deadline = time.monotonic() + WAIT
+        while status(client)["lag"] != 1:
+            assert time.monotonic() < deadline, status(client)
+            time.sleep(0.05)
+        (folder / "b.ndjson").write_bytes(ndjson(range(7)))
+        past = time.time() - 60  # b was closed long enough ago
+        os.utime(folder / "b.ndjson", (past, past))
+    finally:
+        release(folder / "a.ndjson", client)
+    deadline = time.monotonic() + 5  # half the poll interval
+    while sql(client, "SELECT count(*) FROM events")["rows"] != [[7]]:
+        assert time.monotonic() < deadline, status(client)
+        time.sleep(0.05)
