@@ -352,6 +352,14 @@ class WritePath:
         ack.snapshot_id = result.snapshot_id
         return ack
 
+    def write_ndjson(
+        self, table: str, body: bytes, *, schema_evolve: bool, ingest_time_ns: int
+    ) -> Encoded:
+        """Coerce ``body`` (evolving the table if allowed) and write it as extents, without
+        a commit: the caller commits them with ``commit_extents`` (e.g. a large file's
+        chunks as one snapshot) or deletes them with ``discard``."""
+        return self._encode(table, body, schema_evolve, ingest_time_ns, None)[1]
+
     def _encode(
         self,
         table: str,

@@ -32,7 +32,7 @@ from kyma.engine.crashpoints import crash_point
 from kyma.engine.errors import IngestError
 from kyma.engine.format import ExtentWriteResult
 from kyma.ingest.filedrop._spec import FileDropSpec
-from kyma.ingest.write_path import IngestAck, WritePath, column_writes
+from kyma.ingest.write_path import IngestAck, WritePath
 
 _BLANK_START = (b" ", b"\t", b"\r", b"\n")
 _LINE_BLANK_START = re.compile(rb"\n[ \t\r\n]")  # a fast scan (the regex's literal prefix)
@@ -158,19 +158,16 @@ def _write_chunk(
     write_path: WritePath, spec: FileDropSpec, chunk: bytes, lines_before: int, now: int
 ) -> Chunked:
     """One chunk coerced (the table widened as its fields need) and written as extents."""
-    try:
-        info, coerced, _ = write_path.coerce(
+    try:  # in an ingest worker when the server is busy with another body
+        encoded = write_path.write_ndjson(
             spec.table, chunk, schema_evolve=spec.schema_evolve, ingest_time_ns=now
         )
     except IngestError as e:
         if not count_rows(chunk):  # a run of blank lines: nothing to write
             return Chunked()
         raise _shifted(e, lines_before) from None
-    # the write path's extent writer, given Arrow's parse (no CBOR decode of exact rows)
-    written = write_path._write(info, coerced.batch, coerced.parsed)
     crash_point("filedrop.chunk_written")
-    writes = column_writes(info, coerced.batch, coerced.types_seen)
-    return Chunked(written, writes, coerced.rows)
+    return Chunked(encoded.written, encoded.writes, encoded.rows)
 
 
 def _shifted(error: IngestError, lines_before: int) -> IngestError:
