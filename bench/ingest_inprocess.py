@@ -49,7 +49,7 @@ def main() -> None:
     pg = EmbeddedPostgres(work / "catalog", log=lambda _: None)
     url = pg.start()
     try:
-        settings = Settings(home=work / "home", catalog_url=url)
+        settings = Settings(home=work / "home", catalog_url=url, ingest_workers=2)
         stores = Stores.open(url)
         services = wire_services(settings, stores, LocalStore(work / "objects"))
         services.query.execute(KYMA_DDL)

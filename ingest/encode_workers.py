@@ -40,11 +40,6 @@ SHM_DIR = Path("/dev/shm")
 T = TypeVar("T")
 
 
-def default_size() -> int:
-    """One worker per CPU this process may run on."""
-    return len(os.sched_getaffinity(0))
-
-
 class EncodeWorkers:
     """A lazily started pool of ``size`` worker processes writing to ``store``."""
 

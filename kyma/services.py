@@ -25,7 +25,7 @@ from kyma.engine.query import QueryEngine, QueryLimits
 from kyma.engine.retention import apply_retention
 from kyma.engine.storage import ObjectStore
 from kyma.ingest.encode import FormatSpec
-from kyma.ingest.encode_workers import EncodeWorkers, default_size
+from kyma.ingest.encode_workers import EncodeWorkers
 from kyma.ingest.sources import SourceRegistry, StoreOpener
 from kyma.ingest.sql_writes import SqlWriter
 from kyma.ingest.write_path import WritePath
@@ -202,7 +202,7 @@ def wire_services(settings: Settings, stores: Stores, store: ObjectStore) -> Ser
 
 def encode_workers(settings: Settings, store: ObjectStore) -> EncodeWorkers | None:
     """The ingest worker processes (started on first use), or None to encode in process."""
-    size = default_size() if settings.ingest_workers is None else settings.ingest_workers
+    size = settings.ingest_workers
     if size < 0:
         raise ConfigError(f"KYMA_INGEST_WORKERS: expected 0 or more, got {size}")
     if size == 0:

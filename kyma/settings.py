@@ -94,10 +94,10 @@ class Settings:
     max_nesting_depth: int = _setting(
         100, "KYMA_MAX_NESTING_DEPTH", "deepest nesting of arrays and objects in a row (0: any)"
     )
-    ingest_workers: int | None = _setting(
-        None,
+    ingest_workers: int = _setting(
+        0,
         "KYMA_INGEST_WORKERS",
-        "processes that coerce and write NDJSON ingests (default: one per CPU; 0: none)",
+        "processes that coerce and write a body while the server encodes another (0: none)",
     )
     idempotency_wait_seconds: int = _setting(
         30, "KYMA_IDEMPOTENCY_WAIT_SECONDS", "how long a request waits for one with its key"
