@@ -22,6 +22,8 @@ TOKEN_SET_CAP = 10_000
 TOKEN_PATTERN = r"[^a-z0-9]+"
 RUN_ROWS = 131_072
 """Distinct and token sets are updated per run of blocks of about this many rows."""
+PROBE_ROWS = 2 * TOKEN_SET_CAP
+"""The first rows of a run, whose sets are built before the rest's."""
 
 
 def _is_int(t: pa.DataType) -> bool:
@@ -125,18 +127,15 @@ class ExtentStats:
             return
         for name, seen in self._distinct.items():
             tokens = self._tokens.get(name)
-            words = tokens is not None and tokens.known
-            if not seen.known and not words:
+            if not seen.known and not (tokens is not None and tokens.known):
                 continue
             values = pa.chunked_array([b.column(name) for b in run]).drop_null()
-            if not seen.known:  # only the words: split the values as they are
-                assert tokens is not None
-                tokens.add(_tokens(values))
-                continue
-            distinct = pc.unique(values)
-            new = seen.add(distinct)
-            if tokens is not None and words:  # the words of values not seen before
-                tokens.add(_tokens(distinct if new is None else new))
+            # The first rows alone first: a column whose sets overflow their caps there (ids,
+            # keys) gives them up without the rest of the run being hashed and split. Sets
+            # are unions, so the two parts add up to what the whole run gives.
+            _add_values(seen, tokens, values.slice(0, PROBE_ROWS))
+            if len(values) > PROBE_ROWS:
+                _add_values(seen, tokens, values.slice(PROBE_ROWS))
 
     def add_paths(self, stats: BlockStats) -> None:
         """The dynamic paths of one block (``with_paths``' output)."""
@@ -162,6 +161,21 @@ class ExtentStats:
         for name, paths in self._paths.items():
             out.extend([name] if paths is None else paths)
         return sorted(out)
+
+
+def _add_values(seen: CappedSet, tokens: CappedSet | None, values: pa.ChunkedArray) -> None:
+    """Add a column's non-null ``values`` to its distinct set and, if it has one, its token
+    set (the words of the values the distinct set had not held)."""
+    words = tokens is not None and tokens.known
+    if not seen.known:
+        if words:  # only the words: split the values as they are
+            assert tokens is not None
+            tokens.add(_tokens(values))
+        return
+    distinct = pc.unique(values)
+    new = seen.add(distinct)
+    if tokens is not None and words:
+        tokens.add(_tokens(distinct if new is None else new))
 
 
 def _tokens(col: pa.Array | pa.ChunkedArray) -> pa.Array:

@@ -14,7 +14,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kyma.engine.errors import FormatError, SchemaError
-from kyma.engine.format._stats import CappedSet, _tokens, holds_nul
+from kyma.engine.format._stats import (
+    PROBE_ROWS,
+    TOKEN_SET_CAP,
+    CappedSet,
+    ExtentStats,
+    _tokens,
+    block_stats,
+    holds_nul,
+)
 from kyma.engine.format.choice import FORMATS, segment_format
 from kyma.engine.format.parquet import ParquetFormat
 from kyma.engine.format.predicate import (
@@ -349,3 +357,28 @@ def test_a_nul_is_found_by_one_scan_of_the_bytes(texts, cut: int, large: bool) -
     expected = any("\x00" in text for text in array.to_pylist() if text is not None)
     assert holds_nul(array) == expected
     assert holds_nul(array.drop_null()) == expected
+
+
+def _run_sets(values: list[str]) -> dict:
+    batch = pa.record_batch({"s": pa.array(values, pa.string())})
+    stats = ExtentStats(batch.schema)
+    stats.update(batch, block_stats(batch))
+    return stats.column_stats()["s"]
+
+
+def test_a_runs_sets_built_probe_first_equal_its_words() -> None:
+    """Words seen before and after the probe's rows, and some only after it: the token set
+    is every word of the run, as if it had been split whole."""
+    rows = PROBE_ROWS + 15_000
+    values = [f"Host-{i % 4_000} GET /v{i % 7}" for i in range(rows)]
+    values[-3:] = ["late arrival", "only-after the_probe", "x"]
+    words = {w for v in values for w in re.split(r"[^a-z0-9]+", v.lower()) if len(w) >= 2}
+    assert len(words) <= TOKEN_SET_CAP
+    sets = _run_sets(values)
+    assert sets["tokens"] == sorted(words)
+    assert sets["distinct"] is None  # 4 000+ distinct values: past the distinct cap
+
+
+def test_ids_overflow_their_sets_in_the_probe() -> None:
+    sets = _run_sets([f"id-{i:08d}" for i in range(PROBE_ROWS * 3)])
+    assert sets == {"distinct": None, "tokens": None}
