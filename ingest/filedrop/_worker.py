@@ -215,20 +215,15 @@ class FileDropWorker(SourceWorker):
         name, table = self.spec.name, self.spec.table
         records, payloads = [], []
         for digest, (obj, file_body) in fresh.items():
-            ack = IngestAck(table, count_rows(file_body), None)  # rows known before the commit
-            records.append((obj.key, obj.size, obj.modified, digest, ack.rows))
-            payloads.append(ledger_record(f"filedrop:{digest}", table, digest, _acked(ack)))
+            one = IngestAck(table, count_rows(file_body), None)  # rows known before the commit
+            records.append((obj.key, obj.size, obj.modified, digest, one.rows))
+            payloads.append(ledger_record(f"filedrop:{digest}", table, digest, _acked(one)))
         payloads.append(all_ingested(name, records))
-        snapshot = None
+        ack = None
         if fresh:
             rows = sum(r[4] for r in records)
             ack = self._ingest_body(body, rows, None, "", payload=_chained(payloads))
-            snapshot = ack.snapshot_id
-            self._committed(len(fresh), ack.rows)
-            log.info("source %r: %d files in one snapshot: %d rows", name, len(fresh), ack.rows)
-        for obj, digest, first_snapshot in replays:
-            self._record(obj, digest, "ingested", rows=0, snapshot_id=first_snapshot or snapshot)
-        return len(fresh)
+        return self._pack_done(len(fresh), ack, replays)
 
     def _ingest_files(self, objs: list[ObjectInfo], paths: list[Path]) -> int:
         """CSV or Parquet files as one snapshot, with each new one's idempotency key and
@@ -267,7 +262,7 @@ class FileDropWorker(SourceWorker):
                 ledger_record(f"filedrop:{digest}", table, digest, acked(digest)),
             )
         ]
-        snapshot = None
+        ack = None
         if fresh:
             ack = self.write_path.ingest_batches(
                 self.spec.table,
@@ -275,12 +270,25 @@ class FileDropWorker(SourceWorker):
                 source=f"filedrop:{self.spec.name}",
                 payload=_chained(payloads),
             )
-            snapshot = ack.snapshot_id
-            self._committed(len(fresh), ack.rows)
-            log.info("source %r: %d files in one snapshot: %d rows", name, len(fresh), ack.rows)
+        return self._pack_done(len(fresh), ack, replays)
+
+    def _pack_done(
+        self,
+        fresh: int,
+        ack: IngestAck | None,
+        replays: list[tuple[ObjectInfo, str, int | None]],
+    ) -> int:
+        """Count a pack's committed files (``ack``: its snapshot, None if every file was a
+        replay) and record the replays, pointing at their first snapshot; ``fresh`` back."""
+        if ack is not None:
+            self._committed(fresh, ack.rows)
+            log.info(
+                "source %r: %d files in one snapshot: %d rows", self.spec.name, fresh, ack.rows
+            )
+        snapshot = ack.snapshot_id if ack is not None else None
         for obj, digest, first_snapshot in replays:
             self._record(obj, digest, "ingested", rows=0, snapshot_id=first_snapshot or snapshot)
-        return len(fresh)
+        return fresh
 
     def _ingest_file(self, obj: ObjectInfo, path: Path) -> int:
         large = self.spec.spark_min_bytes is not None and obj.size >= self.spec.spark_min_bytes
