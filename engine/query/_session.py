@@ -29,7 +29,7 @@ from kyma.engine.query._parse import parse, table_name
 from kyma.engine.query._plans import MAX_KEPT_TEXT, STATEMENTS, Parsed
 from kyma.engine.query._recent import Recent
 from kyma.engine.query._result import QueryResult
-from kyma.engine.query._select import SelectPlanner
+from kyma.engine.query._select import ANALYZE, SelectPlanner
 from kyma.engine.query.dialect import Explain, Kyma, KymaStatement
 from kyma.engine.query.federation import Federation
 from kyma.engine.query.rewrite.time_travel import split_versioned
@@ -131,8 +131,9 @@ class QueryEngine:
         """``text``: set when ``stmt`` is the parse cache's (planned as a copy)."""
         if isinstance(stmt, SqlError):
             raise stmt
-        explain = isinstance(stmt, Explain)
+        explain: bool | str = False
         if isinstance(stmt, Explain):
+            explain = ANALYZE if stmt.args.get("analyze") else True
             stmt = stmt.this
         if isinstance(stmt, exp.Query):
             check_functions(stmt, self.limits.memory_bytes)
