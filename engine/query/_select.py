@@ -19,7 +19,7 @@ from kyma.engine.catalog import Catalog, ExtentRef, TableInfo
 from kyma.engine.errors import NotFoundError, SqlError, UnsupportedStatementError
 from kyma.engine.format import SegmentFormat
 from kyma.engine.format.predicate import BlockPredicate, Or
-from kyma.engine.query import _native, _path_columns, pg_numeric, udfs
+from kyma.engine.query import _native, _path_columns, _running, pg_numeric, udfs
 from kyma.engine.query._datafusion import run_datafusion
 from kyma.engine.query._decoded import DecodedColumns, plain
 from kyma.engine.query._estimate import register_guard
@@ -214,6 +214,7 @@ class SelectPlanner:
         total = ScanStats()
         for table_stats in stats.values():
             total.add(table_stats)
+        _running.report(**asdict(total))  # the cascade is done: what the scan will read
         table = plain(run_datafusion(ctx, plan.sql, explain=explain, limits=self.limits))
         summary = {
             **asdict(total),

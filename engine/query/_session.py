@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 
 import pyarrow as pa
@@ -9,7 +10,13 @@ from sqlglot import exp
 from sqlglot.errors import TokenError
 
 from kyma.engine.catalog import Catalog
-from kyma.engine.errors import NotFoundError, SqlError, UnsupportedStatementError
+from kyma.engine.errors import (
+    NotFoundError,
+    QueryCancelledError,
+    SqlError,
+    StatementStoppedError,
+    UnsupportedStatementError,
+)
 from kyma.engine.format import SegmentFormat
 from kyma.engine.query import _ddl, _insert
 from kyma.engine.query._access import (
@@ -29,6 +36,7 @@ from kyma.engine.query._parse import parse, table_name
 from kyma.engine.query._plans import MAX_KEPT_TEXT, STATEMENTS, Parsed
 from kyma.engine.query._recent import Recent
 from kyma.engine.query._result import QueryResult
+from kyma.engine.query._running import Caller, RunningStatements, current_caller
 from kyma.engine.query._select import ANALYZE, SelectPlanner
 from kyma.engine.query.dialect import Explain, Kyma, KymaStatement
 from kyma.engine.query.federation import Federation
@@ -61,6 +69,7 @@ class QueryEngine:
         self.statements = [*([federation.statement] if federation else []), *statements]
         self.planner = SelectPlanner(catalog, store, fmt, federation, limits, decoded_bytes)
         self.gate = QueryGate(limits)
+        self.running = RunningStatements()
         self._parsed: Recent[Parsed] = Recent(STATEMENTS)
         self.limits = limits or QueryLimits()  # the statement's shape is always bounded
 
@@ -73,6 +82,7 @@ class QueryEngine:
         pushdown: bool = True,
         authorize: Callable[[Access], None] | None = None,
         cancel: Cancel | None = None,
+        caller: Caller | None = None,
     ) -> QueryResult:
         """Run one statement; SqlError / SchemaError / NotFoundError for user mistakes.
 
@@ -82,7 +92,8 @@ class QueryEngine:
         ``authorize`` is called with what the statement needs before anything runs, and
         raises to refuse it; SHOW TABLES lists the tables it lets the caller read. ``cancel``,
         set (an Event) or true (a callable, polled) while the statement runs, cancels it
-        (QueryCancelledError).
+        (QueryCancelledError). ``caller`` names who sends it and from where, for the list of
+        running statements (``running``), where its owner or an admin may stop it.
         """
         try:
             parsed = self._parse(sql)
@@ -96,9 +107,19 @@ class QueryEngine:
             if isinstance(parsed, Parsed) and len(sql) <= MAX_KEPT_TEXT:
                 self._parsed.put(sql, parsed)  # kept once authorized, and only if small
                 text = sql
-            return self.gate.run(
-                lambda: self._execute(stmt, snapshot, pruning, pushdown, visible, text), cancel
-            )
+            with self.running.running(sql, caller or Caller()) as statement:
+                try:
+                    return self.gate.run(
+                        lambda: self._execute(stmt, snapshot, pruning, pushdown, visible, text),
+                        _either(statement.stop, cancel),
+                    )
+                except QueryCancelledError:
+                    if statement.stopped_by is None:
+                        raise
+                    raise StatementStoppedError(
+                        f"canceling statement due to user request: {statement.stopped_by}"
+                        f" stopped it (KILL QUERY '{statement.id}')"
+                    ) from None
         except RecursionError:
             raise too_deep() from None
 
@@ -141,6 +162,9 @@ class QueryEngine:
             return self.planner.run(stmt, snapshot=snapshot, explain=explain, text=text, **switches)
         if explain:
             raise UnsupportedStatementError("EXPLAIN applies to queries only")
+        if isinstance(stmt, KymaStatement) and stmt.verb == "KILL":
+            stopped = self.running.stop(stmt.name, current_caller())
+            return QueryResult(pa.table({"id": [stopped.id]}), "KILL")
         if isinstance(stmt, KymaStatement):
             for statement in self.statements:
                 handled = statement(stmt)
@@ -179,6 +203,8 @@ class QueryEngine:
         """Every check ``stmt`` must pass: an INSERT's write and its SELECT's reads."""
         if isinstance(stmt, exp.Insert):
             return _insert.access(stmt, self.access)
+        if isinstance(stmt, KymaStatement) and stmt.verb == "KILL":
+            return []  # anyone may stop their own statements; ``running.stop`` checks whose
         needs = self.access(stmt) if isinstance(stmt, exp.Expression) else _unparsed(sql)
         return [needs] if needs is not None else []
 
@@ -202,6 +228,15 @@ class QueryEngine:
                 return Access(READ, frozenset(federated_tables(stmt)))
             return Access(READ, frozenset({table_name(stmt.this)}))
         return Access(ADMIN)
+
+
+def _either(stop: threading.Event, cancel: Cancel | None) -> Cancel:
+    """Cancelled when the statement is stopped (``KILL QUERY``) or its caller cancels."""
+    if cancel is None:
+        return stop
+    if callable(cancel):
+        return lambda: stop.is_set() or cancel()
+    return lambda: stop.is_set() or cancel.is_set()
 
 
 def _unparsed(sql: str) -> Access | None:
