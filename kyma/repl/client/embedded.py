@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from contextlib import ExitStack
+from typing import Any
 
 from kyma.engine.errors import KymaError
 from kyma.engine.query import Caller
@@ -35,6 +36,11 @@ class EmbeddedClient(Client):
         except Exception as e:  # an engine bug: report it, keep the session
             raise QueryError(f"internal error: {type(e).__name__}: {e}") from e
         return Answer(result.table, result.status)
+
+    def progress(self, sql: str) -> dict[str, Any] | None:
+        running = self._services.query.running.visible(Caller(client="repl"))
+        mine = [s.view() for s in running if s.sql == sql and s.caller.client == "repl"]
+        return mine[-1] if mine else None
 
     def cancel(self) -> None:
         self._cancel.set()
