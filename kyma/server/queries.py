@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from flask import Blueprint, current_app, jsonify
 
+from kyma.engine.errors import NotFoundError
 from kyma.server.auth import principal
 
 blueprint = Blueprint("queries", __name__)
@@ -19,6 +20,16 @@ def running():  # type: ignore[no-untyped-def]
     statements = current_app.extensions["kyma"].query.running
     visible = statements.visible(principal().caller("http"))
     return jsonify({"queries": [s.view() for s in visible]})
+
+
+@blueprint.get("/v1/queries/<statement_id>")
+def one(statement_id: str):  # type: ignore[no-untyped-def]
+    """One running statement's entry, with its progress; 404 once it has ended."""
+    statements = current_app.extensions["kyma"].query.running
+    for statement in statements.visible(principal().caller("http")):
+        if statement.id == statement_id:
+            return jsonify(statement.view())
+    raise NotFoundError(f"no running statement {statement_id!r}")
 
 
 @blueprint.delete("/v1/queries/<statement_id>")

@@ -65,6 +65,10 @@ def test_owner_sees_and_admin_stops_from_another_interface(secure: Secure) -> No
     assert mine["elapsed_ms"] > 0 and mine["stopping"] is False
     assert mine["progress"]["extents_total"] == mine["progress"]["extents_after_catalog"] == 1
     assert _listed(secure, "read_logs") == []  # another caller's statement is not shown
+    status, entry, _ = secure.call(f"/v1/queries/{statement}", secure.tokens["read"])
+    assert status == 200 and entry["id"] == statement and entry["progress"]
+    status, _, _ = secure.call(f"/v1/queries/{statement}", secure.tokens["read_logs"])
+    assert status == 404
     # another non-admin may not stop it, by HTTP or in SQL
     path = f"/v1/queries/{statement}"
     status, body, _ = secure.call(path, secure.tokens["read_logs"], method="DELETE")
