@@ -27,6 +27,7 @@ Edge = Literal["http", "flight", "otlp", "sqlstate"]
 STATUSES: tuple[tuple[type[BaseException], Status], ...] = (
     (e.UnauthenticatedError, Status(401, "UNAUTHENTICATED", "UNAUTHENTICATED", "28P01")),
     (e.PermissionDeniedError, Status(403, "PERMISSION_DENIED", "PERMISSION_DENIED", "42501")),
+    (e.UndefinedColumnError, Status(404, "NOT_FOUND", sqlstate="42703")),
     (e.NotFoundError, Status(404, "NOT_FOUND", sqlstate="42P01")),  # undefined_table
     (e.QueryTimeoutError, Status(408, sqlstate="57014")),  # query_canceled
     # 499: the client closed the request (nginx's code); it is gone and never reads it.
@@ -34,6 +35,11 @@ STATUSES: tuple[tuple[type[BaseException], Status], ...] = (
     (e.LimitExceededError, Status(413, otlp="RESOURCE_EXHAUSTED", sqlstate="54000")),
     (e.TooManyQueriesError, Status(429, sqlstate="53300")),  # too_many_connections
     (e.UnsupportedStatementError, Status(flight="UNIMPLEMENTED", sqlstate="0A000")),
+    (e.UndefinedFunctionError, Status(400, sqlstate="42883")),
+    (e.InvalidTextError, Status(400, sqlstate="22P02")),  # invalid_text_representation
+    (e.OutOfRangeError, Status(400, sqlstate="22003")),  # numeric_value_out_of_range
+    (e.DivisionByZeroError, Status(400, sqlstate="22012")),
+    (e.DataError, Status(400, sqlstate="22000")),  # data_exception
     (e.TransactionAbortedError, Status(sqlstate="25P02")),  # in_failed_sql_transaction
     (e.IdempotencyKeyReusedError, Status(422)),
     (e.IdempotencyInFlightError, Status(409)),

@@ -16,7 +16,12 @@ from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import traverse_scope
 
 from kyma.engine.catalog import Catalog, ExtentRef, TableInfo
-from kyma.engine.errors import NotFoundError, SqlError, UnsupportedStatementError
+from kyma.engine.errors import (
+    NotFoundError,
+    SqlError,
+    UndefinedColumnError,
+    UnsupportedStatementError,
+)
 from kyma.engine.format import SegmentFormat
 from kyma.engine.format.predicate import BlockPredicate, Or
 from kyma.engine.query import _native, _path_columns, pg_numeric, udfs
@@ -365,7 +370,7 @@ class SelectPlanner:
             )
         except sqlglot.errors.OptimizeError as e:
             if "could not be resolved" in str(e):
-                raise NotFoundError(str(e).split(". Line")[0]) from None
+                raise UndefinedColumnError(str(e).split(". Line")[0]) from None
             raise SqlError(str(e)) from None
         names = {c.name for c in qualified.find_all(exp.Column)}
         for source in sources.values():
