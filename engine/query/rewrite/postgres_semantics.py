@@ -10,6 +10,12 @@
   Next to a float it stays a float, so a float column is never cast to a decimal.
 - ``date + n`` and ``date - n`` add or subtract ``n`` days (DataFusion has no timestamp
   plus integer).
+- Integer ``+ - *``, unary minus and ``abs`` compute in Postgres's result type (int2, int4,
+  int8: the wider operand's; a literal is int4 when it fits) with ``pg_integers``' checked
+  functions: an overflow is ``integer out of range`` (DataFusion wraps). ``sum`` of int8 is
+  numeric, as in Postgres.
+- A cast to an integer type rounds: half away from zero from numeric (``2.5::int`` is 3),
+  half to even from a float (``2.5::float8::int`` is 2); DataFusion truncates.
 
 Operand types come from sqlglot's type annotation over ``schema`` (``{table: {column: SQL
 type}}``); a statement sqlglot cannot annotate is left as it is.
@@ -32,6 +38,8 @@ from sqlglot import exp
 from sqlglot.optimizer.annotate_types import annotate_types
 from sqlglot.optimizer.qualify import qualify
 
+from kyma.engine.query import pg_integers
+
 _DECIMAL = exp.DataType.Type.DECIMAL
 _FLOATS = {exp.DataType.Type.FLOAT, exp.DataType.Type.DOUBLE}
 _ARGUMENT = exp.DataType.build("DECIMAL(38, 10)")
@@ -53,20 +61,32 @@ def rule(
     except (sqlglot.errors.SqlglotError, KeyError, ValueError):
         return stmt
     exact = {_key(node) for node in typed.find_all(*_MIXED) if _meets_decimal(node)}
-    chosen = {_key(node): node for node in typed.find_all(*_REWRITES) if _applies(node)}
+    chosen = {_key(node): build for node in typed.find_all(*_REWRITES) if (build := _applies(node))}
     # Match on the statement as written (its output names stay) before changing any of it,
     # then rewrite innermost nodes first.
     mixed = [node for node in stmt.find_all(*_MIXED) if _key(node) in exact]
     rewrites = [
-        (node, chosen[_key(node)])
-        for node in reversed(list(stmt.find_all(*_REWRITES)))
+        (node, typed_node, chosen[_key(node)])
+        for node, typed_node in _pairs(stmt, typed)
         if _key(node) in chosen
     ]
     for node in mixed:
         _exact_literals(node)
-    for node, typed_node in rewrites:
-        node.replace(_REWRITES[type(node)][1](node, typed_node))
+    for node, typed_node, build in rewrites:
+        node.replace(build(node, typed_node))
     return stmt
+
+
+def _pairs(
+    stmt: exp.Expression, typed: exp.Expression
+) -> list[tuple[exp.Expression, exp.Expression]]:
+    """Each node that may be rewritten with its typed twin (found by key), innermost first."""
+    twins = {_key(node): node for node in typed.find_all(*_REWRITES)}
+    return [
+        (node, twins[_key(node)])
+        for node in reversed(list(stmt.find_all(*_REWRITES)))
+        if _key(node) in twins
+    ]
 
 
 _MIXED = (exp.Binary, exp.Between, exp.In)
@@ -128,8 +148,12 @@ def _decimal_type(text: str) -> exp.DataType:
     return exp.DataType.build(f"DECIMAL({precision}, {scale})")
 
 
-def _applies(node: exp.Expression) -> bool:
-    return _REWRITES[type(node)][0](node)
+def _applies(node: exp.Expression) -> Callable[..., exp.Expression] | None:
+    """The rewrite of ``node`` (typed), if one applies."""
+    for applies, build in _REWRITES[type(node)]:
+        if applies(node):
+            return build
+    return None
 
 
 def _key(node: exp.Expression) -> str:
@@ -178,6 +202,10 @@ def _worth_typing(stmt: exp.Expression, schema: dict[str, dict[str, str]], feder
         return True
     if any(_decimal_cast(c) for c in stmt.find_all(exp.Cast)):
         return True
+    if stmt.find(*_ARITHMETIC) is not None:
+        return True
+    if any(c.to.this in exp.DataType.INTEGER_TYPES for c in stmt.find_all(exp.Cast)):
+        return True
     return federated and "TIMESTAMPTZ" in types and stmt.find(exp.Add, exp.Sub) is not None
 
 
@@ -186,8 +214,10 @@ def _decimal_cast(cast: exp.Cast) -> bool:
 
 
 def _is_decimal(node: exp.Expression) -> bool:
-    """Decimal-typed, or a literal such as ``7.0`` (a decimal in Postgres; sqlglot types it
-    DOUBLE)."""
+    """Decimal-typed, or a literal such as ``7.0`` or ``-7.0`` (a decimal in Postgres; sqlglot
+    types it DOUBLE)."""
+    while isinstance(node, exp.Paren | exp.Neg) and isinstance(node.this, exp.Literal | exp.Paren):
+        node = node.this
     if isinstance(node, exp.Literal) and node.is_number:
         return "." in node.name and "e" not in node.name.lower()
     return node.type is not None and node.type.this == _DECIMAL
@@ -236,17 +266,112 @@ def _plus_days(node: exp.Add | exp.Sub, typed: exp.Add | exp.Sub) -> exp.Express
     return type(node)(this=instant.copy(), expression=span)
 
 
-_REWRITES: dict[type[exp.Expression], tuple[Callable[..., bool], Callable[..., exp.Expression]]] = {
+_ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Neg, exp.Abs, exp.Sum)
+_RANKS = {"int2": 0, "int4": 1, "int8": 2}
+_LITERAL_KINDS = ((2**31, "int4"), (2**63, "int8"))  # below: int4, int8; else numeric
+_INTEGER_KINDS = {
+    exp.DataType.Type.TINYINT: "int2",
+    exp.DataType.Type.SMALLINT: "int2",
+    exp.DataType.Type.INT: "int4",
+    exp.DataType.Type.BIGINT: "int8",
+}
+_OPERATIONS = {exp.Add: "add", exp.Sub: "sub", exp.Mul: "mul", exp.Neg: "neg", exp.Abs: "abs"}
+
+
+def integer_kind(node: exp.Expression) -> str | None:
+    """Postgres's integer type of a typed node (``int2``, ``int4``, ``int8``), else None: a
+    literal by its value (sqlglot types every integer literal INT), a column by its type."""
+    value = _literal_value(node)
+    if value is not None:
+        return next((kind for bound, kind in _LITERAL_KINDS if -bound <= value < bound), None)
+    while isinstance(node, exp.Paren):
+        node = node.this
+    return _INTEGER_KINDS.get(node.type.this) if node.type is not None else None
+
+
+def _literal_value(node: exp.Expression) -> int | None:
+    """An integer literal's value with the minus signs before it: Postgres folds them into
+    the constant (``-2147483648`` is an int4, ``-(-2147483648)`` the int8 2147483648)."""
+    negative = False
+    while isinstance(node, exp.Paren | exp.Neg):
+        negative ^= isinstance(node, exp.Neg)
+        node = node.this
+    if not isinstance(node, exp.Literal) or not node.is_int:
+        return None
+    return -int(node.name) if negative else int(node.name)
+
+
+def _integer_result(node: exp.Expression) -> str | None:
+    """The integer type an operation of integers computes in (None: not all integers, or a
+    constant such as ``-1``)."""
+    if isinstance(node, exp.Neg) and _literal_value(node) is not None:
+        return None
+    operands = [node.this] if isinstance(node, exp.Neg | exp.Abs) else [node.left, node.right]
+    kinds = [integer_kind(o) for o in operands]
+    if None in kinds:
+        return None
+    return max(kinds, key=lambda k: _RANKS[k])  # type: ignore[arg-type]
+
+
+def _checked(node: exp.Expression, typed: exp.Expression) -> exp.Expression:
+    kind = _integer_result(typed)
+    assert kind is not None
+    to = pg_integers.SQL_TYPES[kind]
+    operands = [node.this] if isinstance(node, (exp.Neg, exp.Abs)) else [node.left, node.right]
+    return exp.Anonymous(
+        this=pg_integers.function(_OPERATIONS[type(node)], kind).upper(),
+        expressions=[exp.cast(o.copy(), to) for o in operands],
+    )
+
+
+def _rounds_to_integer(cast: exp.Cast) -> bool:
+    """A cast to an integer type of a numeric or float operand (not of text or integers)."""
+    return cast.to.this in exp.DataType.INTEGER_TYPES and (
+        _is_decimal(cast.this) or _is_float(cast.this)
+    )
+
+
+def _rounded(node: exp.Cast, typed: exp.Cast) -> exp.Expression:
+    """``ROUND(x)`` (half away from zero) from numeric, ``KYMA_RINT(x)`` from a float."""
+    if _is_decimal(typed.this):
+        rounded: exp.Expression = exp.Round(this=node.this.copy())
+    else:
+        rounded = exp.Anonymous(
+            this="KYMA_RINT", expressions=[exp.cast(node.this.copy(), "DOUBLE")]
+        )
+    return exp.Cast(this=rounded, to=node.to.copy())
+
+
+def _sums_int8(node: exp.Sum) -> bool:
+    return integer_kind(node.this) == "int8"
+
+
+def _numeric_sum(node: exp.Sum, _typed: exp.Sum) -> exp.Expression:
+    return exp.Sum(this=exp.cast(node.this.copy(), "DECIMAL(38, 0)"))
+
+
+Rewrite = tuple[Callable[..., bool], Callable[..., exp.Expression]]
+_CHECKED: Rewrite = (lambda node: _integer_result(node) is not None, _checked)
+_REWRITES: dict[type[exp.Expression], tuple[Rewrite, ...]] = {
     exp.Avg: (  # Postgres averages integers as numeric too
-        lambda node: _is_decimal(node.this) or _is_integer(node.this),
-        lambda node, _typed: _call("KYMA_NUMERIC_AVG", node.this),
+        (
+            lambda node: _is_decimal(node.this) or _is_integer(node.this),
+            lambda node, _typed: _call("KYMA_NUMERIC_AVG", node.this),
+        ),
     ),
     exp.Div: (
-        _divides_decimals,
-        lambda node, _typed: _call("KYMA_NUMERIC_DIV", node.this, node.expression),
+        (
+            _divides_decimals,
+            lambda node, _typed: _call("KYMA_NUMERIC_DIV", node.this, node.expression),
+        ),
     ),
-    exp.Add: (_shifts_days, _plus_days),
-    exp.Sub: (_shifts_days, _plus_days),
-    exp.Max: (lambda node: _is_float(node.this), _float_max),
-    exp.Min: (lambda node: _is_float(node.this), _float_min),
+    exp.Add: ((_shifts_days, _plus_days), _CHECKED),
+    exp.Sub: ((_shifts_days, _plus_days), _CHECKED),
+    exp.Mul: (_CHECKED,),
+    exp.Neg: (_CHECKED,),
+    exp.Abs: (_CHECKED,),
+    exp.Sum: ((_sums_int8, _numeric_sum),),
+    exp.Cast: ((_rounds_to_integer, _rounded),),
+    exp.Max: ((lambda node: _is_float(node.this), _float_max),),
+    exp.Min: ((lambda node: _is_float(node.this), _float_min),),
 }
