@@ -36,6 +36,7 @@ STATUSES: tuple[tuple[type[BaseException], Status], ...] = (
     (e.TooManyQueriesError, Status(429, sqlstate="53300")),  # too_many_connections
     (e.UnsupportedStatementError, Status(flight="UNIMPLEMENTED", sqlstate="0A000")),
     (e.UndefinedFunctionError, Status(400, sqlstate="42883")),
+    (e.InvalidDatetimeError, Status(400, sqlstate="22007")),  # invalid_datetime_format
     (e.InvalidTextError, Status(400, sqlstate="22P02")),  # invalid_text_representation
     (e.OutOfRangeError, Status(400, sqlstate="22003")),  # numeric_value_out_of_range
     (e.DivisionByZeroError, Status(400, sqlstate="22012")),

@@ -118,6 +118,10 @@ class InvalidTextError(DataError):
     """Text that does not read as the type it is cast to (``'abc'::int``, ``'{1,2'::int[]``)."""
 
 
+class InvalidDatetimeError(InvalidTextError):
+    """Text that does not read as a date or timestamp (``'nope'::date``)."""
+
+
 class OutOfRangeError(DataError, ArithmeticError):
     """A number does not fit its type (``integer out of range``, ``numeric field overflow``)."""
 

@@ -15,6 +15,7 @@ from datafusion import SessionContext
 from kyma.engine import errors
 from kyma.engine.errors import (
     DivisionByZeroError,
+    InvalidDatetimeError,
     InvalidTextError,
     KymaError,
     NotFoundError,
@@ -62,6 +63,18 @@ _KNOWN: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], KymaError]], ...]
         lambda m: UndefinedFunctionError(f"function {m.group(1)}() does not exist"),
     ),
     (re.compile(r"Divide by zero"), lambda m: DivisionByZeroError("division by zero")),
+    (
+        re.compile(r"Error parsing timestamp from '(.*)'"),
+        lambda m: InvalidDatetimeError(
+            f"invalid input syntax for type timestamp with time zone: {m.group(1)!r}"
+        ),
+    ),
+    (
+        re.compile(r"Cannot cast string '(.*)' to value of (Date\w*|Timestamp\w*) type"),
+        lambda m: InvalidDatetimeError(
+            f"invalid input syntax for type {_pg_type(m.group(2))}: {m.group(1)!r}"
+        ),
+    ),
     (
         re.compile(r"Cannot cast string '(.*)' to value of (\w+) type"),
         lambda m: InvalidTextError(

@@ -378,7 +378,7 @@ class SelectPlanner:
                 stmt.copy(), schema=schema, dialect="postgres", quote_identifiers=False
             )
         except sqlglot.errors.OptimizeError as e:
-            if "could not be resolved" in str(e):
+            if "could not be resolved" in str(e) or str(e).startswith("Unknown column"):
                 raise UndefinedColumnError(str(e).split(". Line")[0]) from None
             raise SqlError(str(e)) from None
         names = {c.name for c in qualified.find_all(exp.Column)}

@@ -238,10 +238,6 @@ def _is_float(node: exp.Expression) -> bool:
     return node.type is not None and node.type.this in _FLOATS
 
 
-def _is_instant(node: exp.Expression) -> bool:
-    return node.type is not None and node.type.this in exp.DataType.TEMPORAL_TYPES
-
-
 def _is_integer(node: exp.Expression) -> bool:
     return node.type is not None and node.type.this in exp.DataType.INTEGER_TYPES
 
@@ -252,6 +248,12 @@ def _shifts_days(node: exp.Add | exp.Sub) -> bool:
     if _is_instant(node.left) and _is_integer(node.right):
         return True
     return isinstance(node, exp.Add) and _is_integer(node.left) and _is_instant(node.right)
+
+
+def _is_instant(node: exp.Expression) -> bool:
+    """A timestamp (DataFusion adds days to a DATE itself)."""
+    temporal = node.type is not None and node.type.this in exp.DataType.TEMPORAL_TYPES
+    return temporal and node.type.this != exp.DataType.Type.DATE  # type: ignore[union-attr]
 
 
 _DAY_NANOSECONDS = exp.Literal.number(86_400_000_000_000)
