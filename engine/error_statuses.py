@@ -55,7 +55,7 @@ STATUSES: tuple[tuple[type[BaseException], Status], ...] = (
     (e.ConnectorDisabledError, Status(503, "UNAVAILABLE")),
     (e.ObjectStoreError, Status(503)),
     (e.PushdownFailedError, Status(flight="INTERNAL")),
-    (e.IngestError, Status(400, otlp="INVALID_ARGUMENT")),
+    (e.IngestError, Status(400, otlp="INVALID_ARGUMENT", sqlstate="22P02")),
     (e.SqlError, Status(400, sqlstate="42601")),  # syntax_error
     (e.SchemaError, Status(400, sqlstate="42804")),  # datatype_mismatch
     (e.ConfigError, Status(400, sqlstate="22023")),  # invalid_parameter_value

@@ -16,7 +16,6 @@ from typing import Any
 
 import psycopg
 import pytest
-from conftest import fresh_database
 
 from kyma.engine.error_statuses import status
 from kyma.engine.errors import KymaError
@@ -42,8 +41,11 @@ def kyma(module_catalog_url: str, tmp_path_factory: pytest.TempPathFactory) -> I
 
 
 @pytest.fixture(scope="module")
-def oracle(pg_server_url: str) -> Iterator[psycopg.Connection]:
-    with fresh_database(pg_server_url) as url, psycopg.connect(url, autocommit=True) as conn:
+def oracle(module_catalog_url: str) -> Iterator[psycopg.Connection]:
+    """Postgres with the same table, in a schema of its own beside kyma's catalog."""
+    with psycopg.connect(module_catalog_url, autocommit=True) as conn:
+        conn.execute("CREATE SCHEMA oracle")
+        conn.execute("SET search_path TO oracle")
         conn.execute("CREATE TABLE t (service_name text, n int, b bigint, f float8)")
         conn.execute(f"INSERT INTO t VALUES {ROWS}")
         yield conn
@@ -185,3 +187,50 @@ def test_an_unsupported_statement_is_named_by_its_own_words(
 def test_result_columns_of_array_literals_are_named_by_their_type(kyma: Services) -> None:
     answer = kyma.query.execute("SELECT '{1}'::int[], ARRAY[1]::int[], '{a}'::text[]")
     assert answer.table.column_names == ["int4", "array", "text"]
+
+
+INSERTS = [
+    "INSERT INTO ins VALUES ('a', CAST('12' AS bigint), '1.5', 't', '{1,2,NULL}', '2024-01-01')",
+    "INSERT INTO ins VALUES ('b', '12'::bigint, 2, 'yes', ARRAY[3], '2024-01-01T10:00:00Z')",
+    "INSERT INTO ins VALUES ('c', 2.5, '-0.25'::float8, NULL, '{}', '2024-01-01'::timestamptz)",
+    "INSERT INTO ins VALUES ('d', -2.5, 1e3, true, NULL, NULL)",
+    "INSERT INTO ins VALUES ('e', 2.5::float8, 0.1, 'off', '{-4}'::bigint[], NULL)",
+    "INSERT INTO ins (s, i) VALUES ('f', '  42 '), ('g', 3.5::real)",
+    "INSERT INTO ins VALUES ('x', 'abc', 1, true, NULL, NULL)",
+    "INSERT INTO ins VALUES ('x', 3000000000, 1, true, NULL, NULL)",
+    "INSERT INTO ins VALUES ('x', '3000000000', 1, true, NULL, NULL)",
+    "INSERT INTO ins VALUES ('x', 1, 'one', true, NULL, NULL)",
+    "INSERT INTO ins VALUES ('x', 1, 1, 'maybe', NULL, NULL)",
+    "INSERT INTO ins VALUES ('x', 1, 1, true, '{1,two}', NULL)",
+    "INSERT INTO ins VALUES ('x', 1, 1, true, '{1', NULL)",
+    "INSERT INTO ins VALUES ('x', 1, 1, true, NULL, 'tomorrow-ish')",
+]
+
+
+def test_insert_values_read_casts_and_text_as_postgres(
+    kyma: Services, oracle: psycopg.Connection
+) -> None:
+    """Each INSERT succeeds on both or fails with the same SQLSTATE; then the rows agree."""
+    kyma.query.execute(
+        "CREATE TABLE ins (s string, i int, f real, ok bool, a array(long), ts timestamp)"
+    )
+    oracle.execute(
+        "CREATE TABLE ins (s text, i int, f float8, ok bool, a bigint[], ts timestamptz)"
+    )
+    for sql in INSERTS:
+        kyma_answer, postgres_answer = _kyma(kyma, sql), _postgres_status(oracle, sql)
+        assert (sql, kyma_answer if isinstance(kyma_answer, str) else "ok") == (
+            sql,
+            postgres_answer,
+        )
+    select = "SELECT s, i, f, ok, a, ts FROM ins ORDER BY s"
+    assert _kyma(kyma, select) == _postgres(oracle, select)
+
+
+def _postgres_status(conn: psycopg.Connection, sql: str) -> str:
+    try:
+        conn.execute(sql)
+    except psycopg.Error as error:
+        assert error.sqlstate is not None
+        return error.sqlstate
+    return "ok"
