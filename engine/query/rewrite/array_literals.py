@@ -7,7 +7,7 @@ The constant is parsed here, at plan time, into ``CAST(ARRAY[CAST('a' AS T), …
 malformed text is ``InvalidTextError`` (22P02) as in Postgres. Then ``x = ANY(ARRAY[…])``
 and ``x <> ALL(ARRAY[…])`` over a constant array become ``x IN (…)`` / ``x NOT IN (…)``, whose
 NULL semantics are Postgres's (DataFusion's ``array_has`` answers false where Postgres
-answers NULL).
+answers NULL); ``x = ANY('{…}')`` without a cast reads the text as an array of ``x``'s type.
 
 >>> import sqlglot
 >>> stmt = sqlglot.parse_one("SELECT s = ANY('{a, \\"b,c\\"}'::text[]), '{{1},{NULL}}'::int[]",
@@ -87,6 +87,8 @@ def _to_in_list(node: exp.EQ | exp.NEQ) -> None:
         return
     while isinstance(operand, exp.Paren):
         operand = operand.this
+    if isinstance(operand, exp.Literal) and operand.is_string:  # typed by x, as in Postgres
+        operand = _untyped(parse(operand.this))
     if isinstance(operand, exp.Cast) and isinstance(operand.this, exp.Array):
         operand = operand.this
     if not isinstance(operand, exp.Array) or any(
@@ -98,6 +100,16 @@ def _to_in_list(node: exp.EQ | exp.NEQ) -> None:
         return
     listed = exp.In(this=node.this.copy(), expressions=[e.copy() for e in operand.expressions])
     node.replace(listed if wanted == "ANY" else exp.Not(this=listed))
+
+
+def _untyped(parsed: Parsed) -> exp.Array:
+    """An array literal compared with ``x`` without a cast: its elements are text literals
+    (or NULL) that take ``x``'s type."""
+    items = [
+        _untyped(i) if isinstance(i, list) else exp.null() if i is None else exp.Literal.string(i)
+        for i in parsed
+    ]
+    return exp.Array(expressions=items)
 
 
 def parse(text: str) -> Parsed:
