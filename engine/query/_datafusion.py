@@ -23,6 +23,7 @@ from kyma.engine.errors import (
     SqlError,
     UndefinedColumnError,
     UndefinedFunctionError,
+    UnsupportedStatementError,
 )
 from kyma.engine.query._limits import QueryLimits, collect, memory_error
 
@@ -39,6 +40,11 @@ _PG_TYPES = {
     "Date32": "date",
     "Utf8": "text",
 }
+
+
+def _pg_types(operation: str) -> str:
+    """``Interval(MonthDayNano) * Int64`` → ``interval * bigint``."""
+    return " ".join(_pg_type(word) for word in operation.split())
 
 
 def _pg_type(arrow: str) -> str:
@@ -61,6 +67,13 @@ _KNOWN: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], KymaError]], ...]
     (
         re.compile(r"Invalid function '([^']+)'"),
         lambda m: UndefinedFunctionError(f"function {m.group(1)}() does not exist"),
+    ),
+    (
+        re.compile(r"Cannot get result type for temporal operation (.+?): Invalid argument"),
+        lambda m: UnsupportedStatementError(
+            f"{_pg_types(m.group(1))} is not supported (interval arithmetic: only adding and"
+            " subtracting intervals and timestamps)"
+        ),
     ),
     (re.compile(r"Divide by zero"), lambda m: DivisionByZeroError("division by zero")),
     (

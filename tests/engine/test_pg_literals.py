@@ -172,14 +172,16 @@ def test_kyma_answers_as_postgres(kyma: Services, oracle: psycopg.Connection, sq
         ("TRUNCATE t", "unsupported statement: TRUNCATE"),
         ("SAVEPOINT a", "unsupported statement: SAVEPOINT"),
         ("LISTEN x", "unsupported statement: LISTEN"),
+        ("SELECT CAST(service_name AS text[]) FROM t", "casting a text column to an array"),
+        ("SELECT interval '1 day' * 2", "interval * bigint is not supported"),
     ],
 )
-def test_an_unsupported_statement_is_named_by_its_own_words(
+def test_what_kyma_cannot_do_is_refused_in_words_with_0A000(
     kyma: Services, sql: str, words: str
 ) -> None:
     with pytest.raises(KymaError) as raised:
         kyma.query.execute(sql)
-    assert str(raised.value) == words
+    assert words in str(raised.value)
     assert status(raised.value, "sqlstate") == "0A000"
     assert status(raised.value, "http") == 400
 

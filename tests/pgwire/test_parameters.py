@@ -82,7 +82,7 @@ QUERIES = [
     ("SELECT %b * 2, %b AND true, %s OR false", (1.5, True, False)),
     ("SELECT n FROM p WHERE r > %s ORDER BY n", (1.0,)),
     ("SELECT n FROM p WHERE r > %b ORDER BY n", (1.0,)),
-    ("SELECT %s::numeric(4,1), %b::float8::int", (Decimal("2.25"), 2.5)),
+    ("SELECT %s::numeric(4,1), %b::float8::int, %s::float8::int", (Decimal("2.25"), 2.5, 3.5)),
 ]
 
 

@@ -38,6 +38,7 @@ from sqlglot import exp
 from sqlglot.optimizer.annotate_types import annotate_types
 from sqlglot.optimizer.qualify import qualify
 
+from kyma.engine.errors import UnsupportedStatementError
 from kyma.engine.query import pg_integers
 
 _DECIMAL = exp.DataType.Type.DECIMAL
@@ -204,7 +205,8 @@ def _worth_typing(stmt: exp.Expression, schema: dict[str, dict[str, str]], feder
         return True
     if stmt.find(*_ARITHMETIC) is not None:
         return True
-    if any(c.to.this in exp.DataType.INTEGER_TYPES for c in stmt.find_all(exp.Cast)):
+    casts = (exp.DataType.Type.ARRAY, *exp.DataType.INTEGER_TYPES)
+    if any(c.to.this in casts for c in stmt.find_all(exp.Cast)):
         return True
     return federated and "TIMESTAMPTZ" in types and stmt.find(exp.Add, exp.Sub) is not None
 
@@ -352,6 +354,21 @@ def _numeric_sum(node: exp.Sum, _typed: exp.Sum) -> exp.Expression:
     return exp.Sum(this=exp.cast(node.this.copy(), "DECIMAL(38, 0)"))
 
 
+def _reads_text_as_array(cast: exp.Cast) -> bool:
+    """A cast of a text value (not a constant: ``array_literals`` reads those) to an array."""
+    return cast.to.this == exp.DataType.Type.ARRAY and (
+        cast.this.type is not None and cast.this.type.this in exp.DataType.TEXT_TYPES
+    )
+
+
+def _refuse_text_as_array(node: exp.Cast, _typed: exp.Cast) -> exp.Expression:
+    """DataFusion would make a one-element array of the text; Postgres parses it."""
+    raise UnsupportedStatementError(
+        f"{node.sql('postgres')!r}: casting a text column to an array is not supported;"
+        " cast constants ('{1,2}'::int[]) or use string_to_array"
+    )
+
+
 Rewrite = tuple[Callable[..., bool], Callable[..., exp.Expression]]
 _CHECKED: Rewrite = (lambda node: _integer_result(node) is not None, _checked)
 _REWRITES: dict[type[exp.Expression], tuple[Rewrite, ...]] = {
@@ -373,7 +390,7 @@ _REWRITES: dict[type[exp.Expression], tuple[Rewrite, ...]] = {
     exp.Neg: (_CHECKED,),
     exp.Abs: (_CHECKED,),
     exp.Sum: ((_sums_int8, _numeric_sum),),
-    exp.Cast: ((_rounds_to_integer, _rounded),),
+    exp.Cast: ((_rounds_to_integer, _rounded), (_reads_text_as_array, _refuse_text_as_array)),
     exp.Max: ((lambda node: _is_float(node.this), _float_max),),
     exp.Min: ((lambda node: _is_float(node.this), _float_min),),
 }
