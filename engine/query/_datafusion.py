@@ -99,6 +99,10 @@ _KNOWN: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], KymaError]], ...]
         lambda m: OutOfRangeError(f"{_pg_type(m.group(2))} out of range: {m.group(1)}"),
     ),
     (
+        re.compile(r"value of (\S+) is out of range (\w+)"),
+        lambda m: OutOfRangeError(f"{_pg_type(m.group(2))} out of range: {m.group(1)}"),
+    ),
+    (
         re.compile(r"(\S+) is too large to store in a Decimal\d+ of precision (\d+)"),
         lambda m: OutOfRangeError(
             f"numeric field overflow: {m.group(1)} has over {m.group(2)} digits"

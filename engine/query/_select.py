@@ -24,7 +24,7 @@ from kyma.engine.errors import (
 )
 from kyma.engine.format import SegmentFormat
 from kyma.engine.format.predicate import BlockPredicate, Or
-from kyma.engine.query import _native, _path_columns, pg_integers, pg_numeric, udfs
+from kyma.engine.query import _native, _path_columns, pg_numeric, udfs
 from kyma.engine.query._datafusion import run_datafusion
 from kyma.engine.query._decoded import DecodedColumns, plain
 from kyma.engine.query._estimate import register_guard
@@ -201,7 +201,6 @@ class SelectPlanner:
         ctx = session_context(self.limits)
         udfs.register(ctx)
         pg_numeric.register(ctx)
-        pg_integers.register(ctx)
         if self.limits is not None and self.limits.memory_bytes:
             register_guard(ctx, self.limits.memory_bytes)
         return ctx

@@ -97,7 +97,8 @@ ARRAYS = [
     "SELECT '{2024-01-01,2024-02-29}'::date[]",
     "SELECT '{\"2024-01-01 10:00:00+00\"}'::timestamptz[]",
     "SELECT 1 = ANY('{1,NULL}'::int[]), 2 = ANY('{1,NULL}'::int[]) AS b",
-    "SELECT 2 <> ALL('{1,NULL}'::int[]), 2 <> ALL(ARRAY[1,3]) AS d, 1 <> ALL('{1,NULL}'::int[]) AS e",
+    "SELECT 2 <> ALL('{1,NULL}'::int[]), 2 <> ALL(ARRAY[1,3]) AS d,"
+    " 1 <> ALL('{1,NULL}'::int[]) AS e",
     "SELECT NULL::int = ANY('{}'::int[]), NULL::int <> ALL('{}'::int[]) AS e",
     "SELECT n FROM t WHERE n = ANY('{2,3,2147483647}'::int[]) ORDER BY n",
     "SELECT '{1,2'::int[]",
@@ -112,7 +113,8 @@ ARRAYS = [
 CASTS = [
     "SELECT CAST(2.5 AS INTEGER), CAST(-2.5 AS INTEGER) AS m, 2.5::bigint AS b, 2.5::smallint AS s",
     "SELECT 0.5::int, 1.5::int AS a, -0.5::int AS b, 2.4999::int AS c",
-    "SELECT 2.5::float8::int, 3.5::float8::int AS b, (-2.5)::float8::int AS c, 0.5::float8::bigint AS d",
+    "SELECT 2.5::float8::int, 3.5::float8::int AS b, (-2.5)::float8::int AS c,"
+    " 0.5::float8::bigint AS d",
     "SELECT CAST(f AS int), CAST(f AS bigint) AS b, CAST(f * 2 AS smallint) AS s FROM t ORDER BY 1",
     "SELECT 'abc'::int",
     "SELECT '12'::bigint + 1, ' 7 '::int AS padded",

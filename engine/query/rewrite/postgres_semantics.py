@@ -11,9 +11,9 @@
 - ``date + n`` and ``date - n`` add or subtract ``n`` days (DataFusion has no timestamp
   plus integer).
 - Integer ``+ - *``, unary minus and ``abs`` compute in Postgres's result type (int2, int4,
-  int8: the wider operand's; a literal is int4 when it fits) with ``pg_integers``' checked
-  functions: an overflow is ``integer out of range`` (DataFusion wraps). ``sum`` of int8 is
-  numeric, as in Postgres.
+  int8: the wider operand's; a literal is int4 when it fits): wider (bigint for int2 and
+  int4, decimal(38, 0) for int8, where no result overflows), then cast back, and that cast
+  fails out of range (22003) where DataFusion would wrap. ``sum`` of int8 is numeric.
 - A cast to an integer type rounds: half away from zero from numeric (``2.5::int`` is 3),
   half to even from a float (``2.5::float8::int`` is 2); DataFusion truncates.
 
@@ -39,7 +39,6 @@ from sqlglot.optimizer.annotate_types import annotate_types
 from sqlglot.optimizer.qualify import qualify
 
 from kyma.engine.errors import UnsupportedStatementError
-from kyma.engine.query import pg_integers
 
 _DECIMAL = exp.DataType.Type.DECIMAL
 _FLOATS = {exp.DataType.Type.FLOAT, exp.DataType.Type.DOUBLE}
@@ -279,7 +278,6 @@ _INTEGER_KINDS = {
     exp.DataType.Type.INT: "int4",
     exp.DataType.Type.BIGINT: "int8",
 }
-_OPERATIONS = {exp.Add: "add", exp.Sub: "sub", exp.Mul: "mul", exp.Neg: "neg", exp.Abs: "abs"}
 
 
 def integer_kind(node: exp.Expression) -> str | None:
@@ -317,15 +315,22 @@ def _integer_result(node: exp.Expression) -> str | None:
     return max(kinds, key=lambda k: _RANKS[k])  # type: ignore[arg-type]
 
 
+_WIDER = {"int2": "BIGINT", "int4": "BIGINT", "int8": "DECIMAL(38, 0)"}
+_TARGET = {"int2": "SMALLINT", "int4": "INT", "int8": "BIGINT"}
+
+
 def _checked(node: exp.Expression, typed: exp.Expression) -> exp.Expression:
+    """The operation over wider operands, cast back to its type: the cast is the check."""
     kind = _integer_result(typed)
     assert kind is not None
-    to = pg_integers.SQL_TYPES[kind]
-    operands = [node.this] if isinstance(node, (exp.Neg, exp.Abs)) else [node.left, node.right]
-    return exp.Anonymous(
-        this=pg_integers.function(_OPERATIONS[type(node)], kind).upper(),
-        expressions=[exp.cast(o.copy(), to) for o in operands],
-    )
+    wider = _WIDER[kind]
+    if isinstance(node, exp.Neg | exp.Abs):
+        computed = type(node)(this=exp.cast(node.this.copy(), wider))
+    else:
+        computed = type(node)(
+            this=exp.cast(node.left.copy(), wider), expression=exp.cast(node.right.copy(), wider)
+        )
+    return exp.cast(exp.Paren(this=computed), _TARGET[kind])
 
 
 def _rounds_to_integer(cast: exp.Cast) -> bool:
@@ -336,14 +341,24 @@ def _rounds_to_integer(cast: exp.Cast) -> bool:
 
 
 def _rounded(node: exp.Cast, typed: exp.Cast) -> exp.Expression:
-    """``ROUND(x)`` (half away from zero) from numeric, ``KYMA_RINT(x)`` from a float."""
+    """``ROUND(x)`` (half away from zero) from numeric; from a float half to even (rint):
+    a value halfway between two integers goes to ``2 * ROUND(x / 2)``."""
     if _is_decimal(typed.this):
         rounded: exp.Expression = exp.Round(this=node.this.copy())
     else:
-        rounded = exp.Anonymous(
-            this="KYMA_RINT", expressions=[exp.cast(node.this.copy(), "DOUBLE")]
+        value = exp.cast(node.this.copy(), "DOUBLE")
+        fraction = exp.Abs(this=exp.Sub(this=value, expression=_trunc(value)))
+        halfway = exp.EQ(this=fraction, expression=exp.Literal.number("0.5"))
+        even = exp.Mul(
+            this=exp.Literal.number(2),
+            expression=exp.Round(this=exp.Div(this=value.copy(), expression=exp.Literal.number(2))),
         )
+        rounded = exp.case().when(halfway, even).else_(exp.Round(this=value.copy()))
     return exp.Cast(this=rounded, to=node.to.copy())
+
+
+def _trunc(value: exp.Expression) -> exp.Expression:
+    return exp.Anonymous(this="TRUNC", expressions=[value.copy()])
 
 
 def _sums_int8(node: exp.Sum) -> bool:
