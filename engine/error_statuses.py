@@ -27,6 +27,7 @@ Edge = Literal["http", "flight", "otlp", "sqlstate"]
 STATUSES: tuple[tuple[type[BaseException], Status], ...] = (
     (e.UnauthenticatedError, Status(401, "UNAUTHENTICATED", "UNAUTHENTICATED", "28P01")),
     (e.PermissionDeniedError, Status(403, "PERMISSION_DENIED", "PERMISSION_DENIED", "42501")),
+    (e.UndefinedColumnError, Status(404, "NOT_FOUND", sqlstate="42703")),
     (e.NotFoundError, Status(404, "NOT_FOUND", sqlstate="42P01")),  # undefined_table
     (e.QueryTimeoutError, Status(408, sqlstate="57014")),  # query_canceled
     # stopped by its owner or an admin from elsewhere: the caller is still there to read it
@@ -36,6 +37,12 @@ STATUSES: tuple[tuple[type[BaseException], Status], ...] = (
     (e.LimitExceededError, Status(413, otlp="RESOURCE_EXHAUSTED", sqlstate="54000")),
     (e.TooManyQueriesError, Status(429, sqlstate="53300")),  # too_many_connections
     (e.UnsupportedStatementError, Status(flight="UNIMPLEMENTED", sqlstate="0A000")),
+    (e.UndefinedFunctionError, Status(400, sqlstate="42883")),
+    (e.InvalidDatetimeError, Status(400, sqlstate="22007")),  # invalid_datetime_format
+    (e.InvalidTextError, Status(400, sqlstate="22P02")),  # invalid_text_representation
+    (e.OutOfRangeError, Status(400, sqlstate="22003")),  # numeric_value_out_of_range
+    (e.DivisionByZeroError, Status(400, sqlstate="22012")),
+    (e.DataError, Status(400, sqlstate="22000")),  # data_exception
     (e.TransactionAbortedError, Status(sqlstate="25P02")),  # in_failed_sql_transaction
     (e.IdempotencyKeyReusedError, Status(422)),
     (e.IdempotencyInFlightError, Status(409)),
@@ -50,7 +57,7 @@ STATUSES: tuple[tuple[type[BaseException], Status], ...] = (
     (e.ConnectorDisabledError, Status(503, "UNAVAILABLE")),
     (e.ObjectStoreError, Status(503)),
     (e.PushdownFailedError, Status(flight="INTERNAL")),
-    (e.IngestError, Status(400, otlp="INVALID_ARGUMENT")),
+    (e.IngestError, Status(400, otlp="INVALID_ARGUMENT", sqlstate="22P02")),
     (e.SqlError, Status(400, sqlstate="42601")),  # syntax_error
     (e.SchemaError, Status(400, sqlstate="42804")),  # datatype_mismatch
     (e.ConfigError, Status(400, sqlstate="22023")),  # invalid_parameter_value

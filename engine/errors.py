@@ -75,6 +75,10 @@ class NotFoundError(TerminalError, LookupError):
     """A named table, column or object does not exist."""
 
 
+class UndefinedColumnError(NotFoundError):
+    """A statement names a column that none of its tables has."""
+
+
 class AlreadyExistsError(TerminalError, ValueError):
     """A table or column with that name exists already."""
 
@@ -100,6 +104,30 @@ class StatementLimitError(SqlError):
 
 class UnsupportedStatementError(SqlError):
     """A statement parsed, but kyma does not run that kind of statement."""
+
+
+class UndefinedFunctionError(SqlError):
+    """A statement calls a function kyma does not know (by that name or those arguments)."""
+
+
+class DataError(SqlError):
+    """A value is wrong for its operation: bad text for a type, out of range, a zero divisor."""
+
+
+class InvalidTextError(DataError):
+    """Text that does not read as the type it is cast to (``'abc'::int``, ``'{1,2'::int[]``)."""
+
+
+class InvalidDatetimeError(InvalidTextError):
+    """Text that does not read as a date or timestamp (``'nope'::date``)."""
+
+
+class OutOfRangeError(DataError, ArithmeticError):
+    """A number does not fit its type (``integer out of range``, ``numeric field overflow``)."""
+
+
+class DivisionByZeroError(DataError, ZeroDivisionError):
+    """An integer or numeric division, or a modulo, by zero."""
 
 
 class TransactionAbortedError(SqlError):

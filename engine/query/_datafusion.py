@@ -7,18 +7,111 @@ their text: here, in one place, and nowhere else.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import pyarrow as pa
 from datafusion import SessionContext
 
-from kyma.engine.errors import KymaError, LimitExceededError, NotFoundError, SqlError
+from kyma.engine import errors
+from kyma.engine.errors import (
+    DivisionByZeroError,
+    InvalidDatetimeError,
+    InvalidTextError,
+    KymaError,
+    NotFoundError,
+    OutOfRangeError,
+    SqlError,
+    UndefinedColumnError,
+    UndefinedFunctionError,
+    UnsupportedStatementError,
+)
 from kyma.engine.query._limits import QueryLimits, collect, memory_error
 
 _MEMORY = "Resources exhausted"  # the statement outgrew its memory pool
-_NOT_FOUND = (
-    re.compile(r"No field named (\S+)"),
-    re.compile(r"table '([^']+)' not found"),
-    re.compile(r"Invalid function '([^']+)'"),
+
+# Postgres's names of the Arrow types DataFusion's messages name.
+_PG_TYPES = {
+    "Int16": "smallint",
+    "Int32": "integer",
+    "Int64": "bigint",
+    "Float32": "real",
+    "Float64": "double precision",
+    "Boolean": "boolean",
+    "Date32": "date",
+    "Utf8": "text",
+}
+
+
+def _pg_types(operation: str) -> str:
+    """``Interval(MonthDayNano) * Int64`` → ``interval * bigint``."""
+    return " ".join(_pg_type(word) for word in operation.split())
+
+
+def _pg_type(arrow: str) -> str:
+    if arrow.startswith("Decimal"):
+        return "numeric"
+    if arrow.startswith("Timestamp"):
+        return "timestamp with time zone"
+    if arrow.startswith("Interval") or arrow.startswith("Duration"):
+        return "interval"
+    return _PG_TYPES.get(arrow, arrow)
+
+
+# (pattern over the whole message, the kyma error it means): the first match wins.
+_KNOWN: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], KymaError]], ...] = (
+    (
+        re.compile(r"No field named (\S+?)\.?(?:\s|$)"),
+        lambda m: UndefinedColumnError(f"column {m.group(1).strip(chr(34))} does not exist"),
+    ),
+    (re.compile(r"table '([^']+)' not found"), lambda m: NotFoundError(m.group(0))),
+    (
+        re.compile(r"Invalid function '([^']+)'"),
+        lambda m: UndefinedFunctionError(f"function {m.group(1)}() does not exist"),
+    ),
+    (
+        re.compile(r"Cannot get result type for temporal operation (.+?): Invalid argument"),
+        lambda m: UnsupportedStatementError(
+            f"{_pg_types(m.group(1))} is not supported (interval arithmetic: only adding and"
+            " subtracting intervals and timestamps)"
+        ),
+    ),
+    (re.compile(r"Divide by zero"), lambda m: DivisionByZeroError("division by zero")),
+    (
+        re.compile(r"Error parsing timestamp from '(.*)'"),
+        lambda m: InvalidDatetimeError(
+            f"invalid input syntax for type timestamp with time zone: {m.group(1)!r}"
+        ),
+    ),
+    (
+        re.compile(r"Cannot cast string '(.*)' to value of (Date\w*|Timestamp\w*) type"),
+        lambda m: InvalidDatetimeError(
+            f"invalid input syntax for type {_pg_type(m.group(2))}: {m.group(1)!r}"
+        ),
+    ),
+    (
+        re.compile(r"Cannot cast string '(.*)' to value of (\w+) type"),
+        lambda m: InvalidTextError(
+            f"invalid input syntax for type {_pg_type(m.group(2))}: {m.group(1)!r}"
+        ),
+    ),
+    (
+        re.compile(r"Can't cast value (\S+) to type (\w+)"),
+        lambda m: OutOfRangeError(f"{_pg_type(m.group(2))} out of range: {m.group(1)}"),
+    ),
+    (
+        re.compile(r"value of (\S+) is out of range (\w+)"),
+        lambda m: OutOfRangeError(f"{_pg_type(m.group(2))} out of range: {m.group(1)}"),
+    ),
+    (
+        re.compile(r"(\S+) is too large to store in a Decimal\d+ of precision (\d+)"),
+        lambda m: OutOfRangeError(
+            f"numeric field overflow: {m.group(1)} has over {m.group(2)} digits"
+        ),
+    ),
+    (
+        re.compile(r"Arithmetic overflow|[Oo]verflow happened"),
+        lambda m: OutOfRangeError("value out of range: overflow"),
+    ),
 )
 
 # How DataFusion wraps a Python exception raised in a UDF: the traceback's last line, or
@@ -54,16 +147,21 @@ def run_datafusion(
 
 def translate(error: Exception, limits: QueryLimits | None = None) -> KymaError:
     """A DataFusion error as a kyma error: out of memory under ``limits`` →
-    LimitExceededError, unknown names → NotFoundError, else SqlError."""
+    LimitExceededError; unknown names, bad text for a type, overflow and division by zero →
+    their own classes (Postgres's SQLSTATEs); a kyma error raised in a UDF → its class; else
+    SqlError."""
     message = str(error).strip()
     if limits is not None and _MEMORY in message:
         return memory_error(limits)
-    for pattern in _NOT_FOUND:
-        if pattern.search(message):
-            return NotFoundError(message.splitlines()[0])
     for pattern in _KYMA_CAUSE:  # a kyma error raised in a UDF: its message, no traceback
         if cause := pattern.search(message):
-            if cause.group("kind") == "LimitExceededError":  # kyma_size_guard's
-                return LimitExceededError(cause.group("message"), "query_memory_bytes")
+            kind = getattr(errors, cause.group("kind"), None)
+            if kind is errors.LimitExceededError:  # kyma_size_guard's
+                return errors.LimitExceededError(cause.group("message"), "query_memory_bytes")
+            if isinstance(kind, type) and issubclass(kind, SqlError):
+                return kind(cause.group("message"))
             return SqlError(cause.group("message"))
+    for pattern, build in _KNOWN:
+        if found := pattern.search(message):
+            return build(found)
     return SqlError(message.splitlines()[0] if message else type(error).__name__)

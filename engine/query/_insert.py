@@ -1,13 +1,13 @@
 """INSERT INTO t [(columns)] VALUES … | SELECT …: rows handed to the write path.
 
 The engine does not own writes: an ``InsertWriter`` (the ingest write path, injected by the
-wiring) coerces, evolves and commits them as one snapshot. VALUES rows go as JSON values, so
-they are coerced exactly as an ingest body is; a SELECT's Arrow result goes as it is.
+wiring) coerces, evolves and commits them as one snapshot. VALUES rows go as JSON values (their
+constants read as Postgres reads them, ``_values``), so they are coerced exactly as an ingest
+body is; a SELECT's Arrow result goes as it is.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -15,10 +15,17 @@ import pyarrow as pa
 from sqlglot import exp
 
 from kyma.engine.catalog import Catalog
-from kyma.engine.errors import IngestError, SqlError, UnsupportedStatementError
+from kyma.engine.errors import (
+    DataError,
+    IngestError,
+    InvalidDatetimeError,
+    SqlError,
+    UnsupportedStatementError,
+)
 from kyma.engine.query._access import WRITE, Access
 from kyma.engine.query._parse import identifier, table_name
 from kyma.engine.query._result import QueryResult
+from kyma.engine.query._values import literal
 from kyma.engine.types import DEFAULT_COLUMN_NAMES
 
 # Clauses of Postgres' INSERT that kyma's append-only tables cannot honour.
@@ -31,9 +38,6 @@ _REFUSED = {
     "ignore": "INSERT IGNORE",
     "by_name": "BY NAME",
 }
-
-
-_JSON_TYPES = (exp.DataType.Type.JSON, exp.DataType.Type.JSONB)
 
 
 class InsertWriter(Protocol):
@@ -87,7 +91,10 @@ def run(
         try:
             count = writer.insert_rows(table, rows)
         except IngestError as e:  # coercion names the line of a row: say VALUES row
-            raise _in_values(e) from None
+            said = _in_values(e)
+            if types.get(e.field or "") == "timestamp":  # Postgres's 22007
+                raise InvalidDatetimeError(str(said)) from None
+            raise said from None
     elif isinstance(source, exp.Query):
         result = select(source)
         names = _select_names(result.column_names, columns, named is not None, table)
@@ -127,8 +134,8 @@ def _row(
     for name, item in zip(columns, items, strict=False):
         try:
             row[name] = literal(item, types.get(name))
-        except ValueError as e:
-            raise IngestError(f"VALUES row {number}, column {name!r}: {e}", number, name) from None
+        except DataError as e:  # 22P02, 22003: its class, said where
+            raise type(e)(f"VALUES row {number}, column {name!r}: {e}") from None
     return row
 
 
@@ -141,43 +148,3 @@ def _in_values(error: IngestError) -> IngestError:
     if error.field is not None:
         rest = rest.replace(f", field {error.field!r}", f", column {error.field!r}", 1)
     return IngestError(f"VALUES row {error.line}{rest}", error.line, error.field)
-
-
-def literal(node: exp.Expression, kind: str | None) -> Any:
-    """A literal's JSON value, read for a column of type ``kind`` (text is JSON for dynamic).
-
-    >>> literal(exp.Neg(this=exp.Literal.number("2.5")), "real")
-    -2.5
-    >>> literal(exp.Literal.string('{"a": [1]}'), "dynamic")
-    {'a': [1]}
-    """
-    if isinstance(node, exp.Paren):
-        return literal(node.this, kind)
-    if isinstance(node, exp.Null):
-        return None
-    if isinstance(node, exp.Boolean):
-        return bool(node.this)
-    if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal):
-        return -literal(node.this, kind)
-    if isinstance(node, exp.Literal) and not node.is_string:
-        text = node.this
-        return int(text) if text.lstrip("+-").isdigit() else float(text)
-    if isinstance(node, exp.Literal):
-        return _json(node.this) if kind == "dynamic" else node.this
-    if isinstance(node, exp.Array):
-        return [literal(e, None) for e in node.expressions]
-    if isinstance(node, exp.Cast) and node.to.this in _JSON_TYPES:
-        inner = literal(node.this, None)
-        return _json(inner) if isinstance(inner, str) else inner
-    if isinstance(node, exp.Cast):
-        return literal(node.this, kind)
-    if isinstance(node, exp.ParseJSON):
-        return literal(node.this, "dynamic")
-    raise ValueError(f"expected a literal value, got {node.sql('postgres')!r}")
-
-
-def _json(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ValueError(f"invalid JSON {text!r}: {e.msg}") from None

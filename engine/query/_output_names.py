@@ -23,6 +23,7 @@ import json
 import pyarrow as pa
 from sqlglot import exp
 
+from kyma.engine.query.rewrite.array_literals import ARRAY_TEXT
 from kyma.engine.query.rewrite.dynamic_paths import FUNCTION as DYNAMIC_PATH
 from kyma.engine.query.rewrite.evolved import FUNCTION as EVOLVED
 
@@ -94,6 +95,8 @@ def _figure(node: exp.Expression) -> str | None:
     if isinstance(node, exp.Paren | exp.Window | exp.Filter | exp.Bracket):
         return _figure(node.this)
     if isinstance(node, exp.Cast):
+        if node.meta.get(ARRAY_TEXT):  # '{…}'::int[] as written, named by its type
+            return _cast_name(node.to)
         return _figure(node.this) or _cast_name(node.to)
     if isinstance(node, exp.Subquery):
         names = output_names(node.this)
@@ -114,6 +117,8 @@ def _figure(node: exp.Expression) -> str | None:
 
 
 def _cast_name(to: exp.DataType) -> str:
+    while to.this == exp.DataType.Type.ARRAY and to.expressions:  # int[] names int4
+        to = to.expressions[0]
     return _CAST_NAMES.get(to.this, to.sql("postgres").lower())
 
 

@@ -16,7 +16,12 @@ from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import traverse_scope
 
 from kyma.engine.catalog import Catalog, ExtentRef, TableInfo
-from kyma.engine.errors import NotFoundError, SqlError, UnsupportedStatementError
+from kyma.engine.errors import (
+    NotFoundError,
+    SqlError,
+    UndefinedColumnError,
+    UnsupportedStatementError,
+)
 from kyma.engine.format import SegmentFormat
 from kyma.engine.format.predicate import BlockPredicate, Or
 from kyma.engine.query import _native, _path_columns, _running, pg_numeric, udfs
@@ -51,7 +56,15 @@ PRUNED = 1024
 ANALYZE = "analyze"
 """``explain=ANALYZE``: run the statement and answer its plan with what each part did."""
 
-_SQL_TYPES = {"vector": "ARRAY", "dynamic": "BLOB", "timestamp": "TIMESTAMPTZ"}
+_SQL_TYPES = {
+    "bool": "BOOLEAN",
+    "int": "INT",
+    "long": "BIGINT",
+    "real": "DOUBLE",
+    "vector": "ARRAY",
+    "dynamic": "BLOB",
+    "timestamp": "TIMESTAMPTZ",
+}
 
 
 @dataclass
@@ -369,8 +382,8 @@ class SelectPlanner:
                 stmt.copy(), schema=schema, dialect="postgres", quote_identifiers=False
             )
         except sqlglot.errors.OptimizeError as e:
-            if "could not be resolved" in str(e):
-                raise NotFoundError(str(e).split(". Line")[0]) from None
+            if "could not be resolved" in str(e) or str(e).startswith("Unknown column"):
+                raise UndefinedColumnError(str(e).split(". Line")[0]) from None
             raise SqlError(str(e)) from None
         names = {c.name for c in qualified.find_all(exp.Column)}
         for source in sources.values():

@@ -253,8 +253,10 @@ def _unparsed(sql: str) -> Access | None:
 
 
 def _kind(stmt: exp.Expression) -> str:
+    """The statement's own first word (``TRUNCATE``, ``SAVEPOINT``), never a parser node's."""
     if isinstance(stmt, KymaStatement):
         return f"{stmt.verb} {stmt.noun}"
     if isinstance(stmt, exp.Command):
         return str(stmt.this).upper()
-    return stmt.key.upper()
+    tokens = Kyma().tokenize(stmt.sql("postgres"))
+    return tokens[0].text.upper() if tokens else stmt.key.upper()

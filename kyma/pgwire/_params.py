@@ -22,6 +22,24 @@ _BINARY = {
     t.FLOAT8: "!d",
 }
 _TEXTUAL = {0, t.TEXT, t.UNKNOWN, 1043, 19, 1042}  # unknown, text, varchar, name, bpchar
+_ELEMENT_TYPES = {
+    t.BOOL: "BOOLEAN",
+    t.INT2: "SMALLINT",
+    t.INT4: "INT",
+    t.INT8: "BIGINT",
+    t.FLOAT4: "REAL",
+    t.FLOAT8: "DOUBLE PRECISION",
+    t.NUMERIC: "NUMERIC",
+    t.TEXT: "TEXT",
+    t.DATE: "DATE",
+    t.TIMESTAMP: "TIMESTAMP",
+    t.TIMESTAMPTZ: "TIMESTAMPTZ",
+}
+_ARRAY_TYPES = {t.ARRAY_OF[element]: f"{name}[]" for element, name in _ELEMENT_TYPES.items()} | {
+    1015: "TEXT[]"
+}  # varchar[]
+"""Array type OIDs whose text a client sends (psycopg's lists): cast to the array type, so
+the array literal reads as Postgres reads it (``'{a,b}'`` is two elements)."""
 
 
 def literal(value: bytes | None, oid: int, binary: bool, position: int) -> str:
@@ -31,6 +49,8 @@ def literal(value: bytes | None, oid: int, binary: bool, position: int) -> str:
     ('42', "'it''s'", 'NULL')
     >>> literal(struct.pack("!q", -7), 20, True, 1), literal(b"\\x01", 16, True, 1)
     ('-7', 'TRUE')
+    >>> literal(b"{a,b}", 1009, False, 1)
+    "CAST('{a,b}' AS TEXT[])"
     """
     if value is None:
         return "NULL"
@@ -45,6 +65,8 @@ def literal(value: bytes | None, oid: int, binary: bool, position: int) -> str:
         except InvalidOperation:
             raise SqlError(f"parameter ${position}: expected a number, got {text!r}") from None
         return text if number.is_finite() else f"CAST({quote(text)} AS DOUBLE)"
+    if oid in _ARRAY_TYPES:
+        return f"CAST({quote(text)} AS {_ARRAY_TYPES[oid]})"
     return quote(text)
 
 

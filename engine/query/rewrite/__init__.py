@@ -10,6 +10,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from kyma.engine.query.rewrite import (
+    array_literals,
     dynamic_paths,
     json_operators,
     kyma_types,
@@ -19,6 +20,7 @@ from kyma.engine.query.rewrite import (
 
 RULES = (
     time_travel.rule,
+    array_literals.rule,
     json_operators.rule,
     dynamic_paths.rule,
     kyma_types.rule,

@@ -10,6 +10,12 @@
   Next to a float it stays a float, so a float column is never cast to a decimal.
 - ``date + n`` and ``date - n`` add or subtract ``n`` days (DataFusion has no timestamp
   plus integer).
+- Integer ``+ - *``, unary minus and ``abs`` compute in Postgres's result type (int2, int4,
+  int8: the wider operand's; a literal is int4 when it fits): wider (bigint for int2 and
+  int4, decimal(38, 0) for int8, where no result overflows), then cast back, and that cast
+  fails out of range (22003) where DataFusion would wrap. ``sum`` of int8 is numeric.
+- A cast to an integer type rounds: half away from zero from numeric (``2.5::int`` is 3),
+  half to even from a float (``2.5::float8::int`` is 2); DataFusion truncates.
 
 Operand types come from sqlglot's type annotation over ``schema`` (``{table: {column: SQL
 type}}``); a statement sqlglot cannot annotate is left as it is.
@@ -32,6 +38,8 @@ from sqlglot import exp
 from sqlglot.optimizer.annotate_types import annotate_types
 from sqlglot.optimizer.qualify import qualify
 
+from kyma.engine.errors import UnsupportedStatementError
+
 _DECIMAL = exp.DataType.Type.DECIMAL
 _FLOATS = {exp.DataType.Type.FLOAT, exp.DataType.Type.DOUBLE}
 _ARGUMENT = exp.DataType.build("DECIMAL(38, 10)")
@@ -53,20 +61,32 @@ def rule(
     except (sqlglot.errors.SqlglotError, KeyError, ValueError):
         return stmt
     exact = {_key(node) for node in typed.find_all(*_MIXED) if _meets_decimal(node)}
-    chosen = {_key(node): node for node in typed.find_all(*_REWRITES) if _applies(node)}
+    chosen = {_key(node): build for node in typed.find_all(*_REWRITES) if (build := _applies(node))}
     # Match on the statement as written (its output names stay) before changing any of it,
     # then rewrite innermost nodes first.
     mixed = [node for node in stmt.find_all(*_MIXED) if _key(node) in exact]
     rewrites = [
-        (node, chosen[_key(node)])
-        for node in reversed(list(stmt.find_all(*_REWRITES)))
+        (node, typed_node, chosen[_key(node)])
+        for node, typed_node in _pairs(stmt, typed)
         if _key(node) in chosen
     ]
     for node in mixed:
         _exact_literals(node)
-    for node, typed_node in rewrites:
-        node.replace(_REWRITES[type(node)][1](node, typed_node))
+    for node, typed_node, build in rewrites:
+        node.replace(build(node, typed_node))
     return stmt
+
+
+def _pairs(
+    stmt: exp.Expression, typed: exp.Expression
+) -> list[tuple[exp.Expression, exp.Expression]]:
+    """Each node that may be rewritten with its typed twin (found by key), innermost first."""
+    twins = {_key(node): node for node in typed.find_all(*_REWRITES)}
+    return [
+        (node, twins[_key(node)])
+        for node in reversed(list(stmt.find_all(*_REWRITES)))
+        if _key(node) in twins
+    ]
 
 
 _MIXED = (exp.Binary, exp.Between, exp.In)
@@ -128,8 +148,12 @@ def _decimal_type(text: str) -> exp.DataType:
     return exp.DataType.build(f"DECIMAL({precision}, {scale})")
 
 
-def _applies(node: exp.Expression) -> bool:
-    return _REWRITES[type(node)][0](node)
+def _applies(node: exp.Expression) -> Callable[..., exp.Expression] | None:
+    """The rewrite of ``node`` (typed), if one applies."""
+    for applies, build in _REWRITES[type(node)]:
+        if applies(node):
+            return build
+    return None
 
 
 def _key(node: exp.Expression) -> str:
@@ -178,6 +202,11 @@ def _worth_typing(stmt: exp.Expression, schema: dict[str, dict[str, str]], feder
         return True
     if any(_decimal_cast(c) for c in stmt.find_all(exp.Cast)):
         return True
+    if stmt.find(*_ARITHMETIC) is not None:
+        return True
+    casts = (exp.DataType.Type.ARRAY, *exp.DataType.INTEGER_TYPES)
+    if any(c.to.this in casts for c in stmt.find_all(exp.Cast)):
+        return True
     return federated and "TIMESTAMPTZ" in types and stmt.find(exp.Add, exp.Sub) is not None
 
 
@@ -186,8 +215,10 @@ def _decimal_cast(cast: exp.Cast) -> bool:
 
 
 def _is_decimal(node: exp.Expression) -> bool:
-    """Decimal-typed, or a literal such as ``7.0`` (a decimal in Postgres; sqlglot types it
-    DOUBLE)."""
+    """Decimal-typed, or a literal such as ``7.0`` or ``-7.0`` (a decimal in Postgres; sqlglot
+    types it DOUBLE)."""
+    while isinstance(node, exp.Paren | exp.Neg) and isinstance(node.this, exp.Literal | exp.Paren):
+        node = node.this
     if isinstance(node, exp.Literal) and node.is_number:
         return "." in node.name and "e" not in node.name.lower()
     return node.type is not None and node.type.this == _DECIMAL
@@ -208,10 +239,6 @@ def _is_float(node: exp.Expression) -> bool:
     return node.type is not None and node.type.this in _FLOATS
 
 
-def _is_instant(node: exp.Expression) -> bool:
-    return node.type is not None and node.type.this in exp.DataType.TEMPORAL_TYPES
-
-
 def _is_integer(node: exp.Expression) -> bool:
     return node.type is not None and node.type.this in exp.DataType.INTEGER_TYPES
 
@@ -222,6 +249,12 @@ def _shifts_days(node: exp.Add | exp.Sub) -> bool:
     if _is_instant(node.left) and _is_integer(node.right):
         return True
     return isinstance(node, exp.Add) and _is_integer(node.left) and _is_instant(node.right)
+
+
+def _is_instant(node: exp.Expression) -> bool:
+    """A timestamp (DataFusion adds days to a DATE itself)."""
+    temporal = node.type is not None and node.type.this in exp.DataType.TEMPORAL_TYPES
+    return temporal and node.type.this != exp.DataType.Type.DATE  # type: ignore[union-attr]
 
 
 _DAY_NANOSECONDS = exp.Literal.number(86_400_000_000_000)
@@ -236,17 +269,143 @@ def _plus_days(node: exp.Add | exp.Sub, typed: exp.Add | exp.Sub) -> exp.Express
     return type(node)(this=instant.copy(), expression=span)
 
 
-_REWRITES: dict[type[exp.Expression], tuple[Callable[..., bool], Callable[..., exp.Expression]]] = {
+_ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Neg, exp.Abs, exp.Sum)
+_RANKS = {"int2": 0, "int4": 1, "int8": 2}
+_LITERAL_KINDS = ((2**31, "int4"), (2**63, "int8"))  # below: int4, int8; else numeric
+_INTEGER_KINDS = {
+    exp.DataType.Type.TINYINT: "int2",
+    exp.DataType.Type.SMALLINT: "int2",
+    exp.DataType.Type.INT: "int4",
+    exp.DataType.Type.BIGINT: "int8",
+}
+
+
+def integer_kind(node: exp.Expression) -> str | None:
+    """Postgres's integer type of a typed node (``int2``, ``int4``, ``int8``), else None: a
+    literal by its value (sqlglot types every integer literal INT), a column by its type."""
+    value = _literal_value(node)
+    if value is not None:
+        return next((kind for bound, kind in _LITERAL_KINDS if -bound <= value < bound), None)
+    while isinstance(node, exp.Paren):
+        node = node.this
+    return _INTEGER_KINDS.get(node.type.this) if node.type is not None else None
+
+
+def _literal_value(node: exp.Expression) -> int | None:
+    """An integer literal's value with the minus signs before it: Postgres folds them into
+    the constant (``-2147483648`` is an int4, ``-(-2147483648)`` the int8 2147483648)."""
+    negative = False
+    while isinstance(node, exp.Paren | exp.Neg):
+        negative ^= isinstance(node, exp.Neg)
+        node = node.this
+    if not isinstance(node, exp.Literal) or not node.is_int:
+        return None
+    return -int(node.name) if negative else int(node.name)
+
+
+def _integer_result(node: exp.Expression) -> str | None:
+    """The integer type an operation of integers computes in (None: not all integers, or a
+    constant such as ``-1``)."""
+    if isinstance(node, exp.Neg) and _literal_value(node) is not None:
+        return None
+    operands = [node.this] if isinstance(node, exp.Neg | exp.Abs) else [node.left, node.right]
+    kinds = [integer_kind(o) for o in operands]
+    if None in kinds:
+        return None
+    return max(kinds, key=lambda k: _RANKS[k])  # type: ignore[arg-type]
+
+
+_WIDER = {"int2": "BIGINT", "int4": "BIGINT", "int8": "DECIMAL(38, 0)"}
+_TARGET = {"int2": "SMALLINT", "int4": "INT", "int8": "BIGINT"}
+
+
+def _checked(node: exp.Expression, typed: exp.Expression) -> exp.Expression:
+    """The operation over wider operands, cast back to its type: the cast is the check."""
+    kind = _integer_result(typed)
+    assert kind is not None
+    wider = _WIDER[kind]
+    if isinstance(node, exp.Neg | exp.Abs):
+        computed = type(node)(this=exp.cast(node.this.copy(), wider))
+    else:
+        computed = type(node)(
+            this=exp.cast(node.left.copy(), wider), expression=exp.cast(node.right.copy(), wider)
+        )
+    return exp.cast(exp.Paren(this=computed), _TARGET[kind])
+
+
+def _rounds_to_integer(cast: exp.Cast) -> bool:
+    """A cast to an integer type of a numeric or float operand (not of text or integers)."""
+    return cast.to.this in exp.DataType.INTEGER_TYPES and (
+        _is_decimal(cast.this) or _is_float(cast.this)
+    )
+
+
+def _rounded(node: exp.Cast, typed: exp.Cast) -> exp.Expression:
+    """``ROUND(x)`` (half away from zero) from numeric; from a float half to even (rint):
+    a value halfway between two integers goes to ``2 * ROUND(x / 2)``."""
+    if _is_decimal(typed.this):
+        rounded: exp.Expression = exp.Round(this=node.this.copy())
+    else:
+        value = exp.cast(node.this.copy(), "DOUBLE")
+        fraction = exp.Abs(this=exp.Sub(this=value, expression=_trunc(value)))
+        halfway = exp.EQ(this=fraction, expression=exp.Literal.number("0.5"))
+        even = exp.Mul(
+            this=exp.Literal.number(2),
+            expression=exp.Round(this=exp.Div(this=value.copy(), expression=exp.Literal.number(2))),
+        )
+        rounded = exp.case().when(halfway, even).else_(exp.Round(this=value.copy()))
+    return exp.Cast(this=rounded, to=node.to.copy())
+
+
+def _trunc(value: exp.Expression) -> exp.Expression:
+    return exp.Anonymous(this="TRUNC", expressions=[value.copy()])
+
+
+def _sums_int8(node: exp.Sum) -> bool:
+    return integer_kind(node.this) == "int8"
+
+
+def _numeric_sum(node: exp.Sum, _typed: exp.Sum) -> exp.Expression:
+    return exp.Sum(this=exp.cast(node.this.copy(), "DECIMAL(38, 0)"))
+
+
+def _reads_text_as_array(cast: exp.Cast) -> bool:
+    """A cast of a text value (not a constant: ``array_literals`` reads those) to an array."""
+    return cast.to.this == exp.DataType.Type.ARRAY and (
+        cast.this.type is not None and cast.this.type.this in exp.DataType.TEXT_TYPES
+    )
+
+
+def _refuse_text_as_array(node: exp.Cast, _typed: exp.Cast) -> exp.Expression:
+    """DataFusion would make a one-element array of the text; Postgres parses it."""
+    raise UnsupportedStatementError(
+        f"{node.sql('postgres')!r}: casting a text column to an array is not supported;"
+        " cast constants ('{1,2}'::int[]) or use string_to_array"
+    )
+
+
+Rewrite = tuple[Callable[..., bool], Callable[..., exp.Expression]]
+_CHECKED: Rewrite = (lambda node: _integer_result(node) is not None, _checked)
+_REWRITES: dict[type[exp.Expression], tuple[Rewrite, ...]] = {
     exp.Avg: (  # Postgres averages integers as numeric too
-        lambda node: _is_decimal(node.this) or _is_integer(node.this),
-        lambda node, _typed: _call("KYMA_NUMERIC_AVG", node.this),
+        (
+            lambda node: _is_decimal(node.this) or _is_integer(node.this),
+            lambda node, _typed: _call("KYMA_NUMERIC_AVG", node.this),
+        ),
     ),
     exp.Div: (
-        _divides_decimals,
-        lambda node, _typed: _call("KYMA_NUMERIC_DIV", node.this, node.expression),
+        (
+            _divides_decimals,
+            lambda node, _typed: _call("KYMA_NUMERIC_DIV", node.this, node.expression),
+        ),
     ),
-    exp.Add: (_shifts_days, _plus_days),
-    exp.Sub: (_shifts_days, _plus_days),
-    exp.Max: (lambda node: _is_float(node.this), _float_max),
-    exp.Min: (lambda node: _is_float(node.this), _float_min),
+    exp.Add: ((_shifts_days, _plus_days), _CHECKED),
+    exp.Sub: ((_shifts_days, _plus_days), _CHECKED),
+    exp.Mul: (_CHECKED,),
+    exp.Neg: (_CHECKED,),
+    exp.Abs: (_CHECKED,),
+    exp.Sum: ((_sums_int8, _numeric_sum),),
+    exp.Cast: ((_rounds_to_integer, _rounded), (_reads_text_as_array, _refuse_text_as_array)),
+    exp.Max: ((lambda node: _is_float(node.this), _float_max),),
+    exp.Min: ((lambda node: _is_float(node.this), _float_min),),
 }
