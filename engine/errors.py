@@ -79,6 +79,10 @@ class AlreadyExistsError(TerminalError, ValueError):
     """A table or column with that name exists already."""
 
 
+class UndefinedSchemaError(NotFoundError):
+    """A schema kyma's database does not have (kyma's tables are all in ``public``)."""
+
+
 class FormatError(TerminalError, ValueError):
     """An extent's bytes do not follow the format (bad magic, footer, body)."""
 
@@ -100,6 +104,10 @@ class StatementLimitError(SqlError):
 
 class UnsupportedStatementError(SqlError):
     """A statement parsed, but kyma does not run that kind of statement."""
+
+
+class InvalidJsonError(SqlError):
+    """A text given as JSON (``'…'::jsonb``, a jsonb path) is not valid JSON."""
 
 
 class TransactionAbortedError(SqlError):

@@ -32,6 +32,7 @@ from kyma.engine.query._result import QueryResult
 from kyma.engine.query._select import SelectPlanner
 from kyma.engine.query.dialect import Explain, Kyma, KymaStatement
 from kyma.engine.query.federation import Federation
+from kyma.engine.query.rewrite import schema_names
 from kyma.engine.query.rewrite.time_travel import split_versioned
 from kyma.engine.storage import ObjectStore
 
@@ -168,7 +169,7 @@ class QueryEngine:
     def _describe(self, stmt: exp.Describe) -> QueryResult:
         """A kyma table, or ``connector.schema.table`` through its connector."""
         target = stmt.this
-        if isinstance(target, exp.Table) and target.args.get("catalog"):
+        if _names_a_source(target):
             if self.federation is None:
                 raise NotFoundError(f"no connector named {target.catalog!r}")
             return self.federation.describe_table(target.catalog, target.db, target.name)
@@ -197,10 +198,17 @@ class QueryEngine:
             local = {split_versioned(raw)[0] for raw, _ in self.planner.local_tables(stmt)}
             return Access(READ, frozenset(local | federated_tables(stmt)))
         if isinstance(stmt, exp.Describe):
-            if isinstance(stmt.this, exp.Table) and stmt.this.args.get("catalog"):
+            if _names_a_source(stmt.this):
                 return Access(READ, frozenset(federated_tables(stmt)))
             return Access(READ, frozenset({table_name(stmt.this)}))
         return Access(ADMIN)
+
+
+def _names_a_source(target: exp.Expression) -> bool:
+    """Whether DESCRIBE's ``target`` is a connector's table (``kyma.public.t`` is kyma's)."""
+    if not isinstance(target, exp.Table) or not isinstance(target.this, exp.Identifier):
+        return False
+    return bool(schema_names.local_name(target.copy()).args.get("catalog"))
 
 
 def _unparsed(sql: str) -> Access | None:

@@ -14,10 +14,12 @@ from kyma.engine.query.rewrite import (
     json_operators,
     kyma_types,
     like_escape,
+    schema_names,
     time_travel,
 )
 
 RULES = (
+    schema_names.rule,
     time_travel.rule,
     json_operators.rule,
     dynamic_paths.rule,
