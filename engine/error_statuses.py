@@ -51,6 +51,7 @@ STATUSES: tuple[tuple[type[BaseException], Status], ...] = (
     (e.PushdownFailedError, Status(flight="INTERNAL")),
     (e.IngestError, Status(400, otlp="INVALID_ARGUMENT")),
     (e.InvalidJsonError, Status(400, sqlstate="22P02")),  # invalid_text_representation
+    (e.JsonValueError, Status(400, sqlstate="22023")),  # invalid_parameter_value
     (e.SqlError, Status(400, sqlstate="42601")),  # syntax_error
     (e.SchemaError, Status(400, sqlstate="42804")),  # datatype_mismatch
     (e.ConfigError, Status(400, sqlstate="22023")),  # invalid_parameter_value

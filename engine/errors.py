@@ -110,6 +110,10 @@ class InvalidJsonError(SqlError):
     """A text given as JSON (``'…'::jsonb``, a jsonb path) is not valid JSON."""
 
 
+class JsonValueError(SqlError):
+    """A jsonb function got a value of the wrong kind (``jsonb_array_length`` of an object)."""
+
+
 class TransactionAbortedError(SqlError):
     """A statement came after an error in the same transaction block, before its end."""
 

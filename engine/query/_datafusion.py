@@ -11,6 +11,7 @@ import re
 import pyarrow as pa
 from datafusion import SessionContext
 
+from kyma.engine import errors
 from kyma.engine.errors import KymaError, LimitExceededError, NotFoundError, SqlError
 from kyma.engine.query._limits import QueryLimits, collect, memory_error
 
@@ -58,5 +59,8 @@ def translate(error: Exception, limits: QueryLimits | None = None) -> KymaError:
         if cause := pattern.search(message):
             if cause.group("kind") == "LimitExceededError":  # kyma_size_guard's
                 return LimitExceededError(cause.group("message"), "query_memory_bytes")
+            kind = getattr(errors, cause.group("kind"), None)  # e.g. JsonValueError: its class
+            if isinstance(kind, type) and issubclass(kind, SqlError):
+                return kind(cause.group("message"))
             return SqlError(cause.group("message"))
     return SqlError(message.splitlines()[0] if message else type(error).__name__)

@@ -15,6 +15,9 @@ from kyma.engine.query.dialect.expressions import SNAPSHOT, Explain
 
 
 class KymaParser(Postgres.Parser):
+    # Postgres has no lambdas: ``f(a -> 'x')`` is the JSON operator, not ``x`` mapped by ``a``.
+    LAMBDAS = {k: v for k, v in Postgres.Parser.LAMBDAS.items() if k != TokenType.ARROW}
+
     def _parse_statement(self) -> exp.Expression | None:
         if self._curr and self._curr.text.upper() == "EXPLAIN":
             self._advance()

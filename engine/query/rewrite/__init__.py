@@ -12,6 +12,7 @@ from sqlglot import exp
 from kyma.engine.query.rewrite import (
     dynamic_paths,
     json_operators,
+    jsonb_functions,
     kyma_types,
     like_escape,
     schema_names,
@@ -22,6 +23,7 @@ RULES = (
     schema_names.rule,
     time_travel.rule,
     json_operators.rule,
+    jsonb_functions.rule,
     dynamic_paths.rule,
     kyma_types.rule,
     like_escape.rule,
