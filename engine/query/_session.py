@@ -11,7 +11,7 @@ from sqlglot.errors import TokenError
 from kyma.engine.catalog import Catalog
 from kyma.engine.errors import NotFoundError, SqlError, UnsupportedStatementError
 from kyma.engine.format import SegmentFormat
-from kyma.engine.query import _ddl, _insert
+from kyma.engine.query import _ddl, _insert, _paths
 from kyma.engine.query._access import (
     ADMIN,
     QUERY_WORDS,
@@ -141,6 +141,9 @@ class QueryEngine:
             return self.planner.run(stmt, snapshot=snapshot, explain=explain, text=text, **switches)
         if explain:
             raise UnsupportedStatementError("EXPLAIN applies to queries only")
+        if isinstance(stmt, KymaStatement) and (stmt.verb, stmt.noun) == ("SHOW", "PATHS"):
+            planner = self.planner
+            return _paths.show_paths(self.catalog, planner.store, planner.format, stmt)
         if isinstance(stmt, KymaStatement):
             for statement in self.statements:
                 handled = statement(stmt)
@@ -187,6 +190,8 @@ class QueryEngine:
         and DESCRIBE; READ for SHOW TABLES (it lists what the caller may read), READ of every
         table for the other SHOWs; ADMIN for everything else. Tables are found as the planner
         finds them."""
+        if isinstance(stmt, KymaStatement) and (stmt.verb, stmt.noun) == ("SHOW", "PATHS"):
+            return Access(READ, frozenset({_paths.target(stmt)[0]}))
         if isinstance(stmt, KymaStatement) and stmt.verb == "SHOW":
             return every_table()
         if isinstance(stmt, exp.Command) and stmt.name.upper() == "SHOW":

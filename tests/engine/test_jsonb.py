@@ -130,3 +130,22 @@ def test_errors_match_postgres(engines, sql: str, sqlstate: str, message: str) -
         engine.execute(sql)
     assert status(raised.value, "sqlstate") == sqlstate
     assert message in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    "where",
+    ["doc ->> 'user' = 'u1'", "doc #>> '{user}' = 'u1'", "doc -> 'http' ->> 'method' = 'PUT'"],
+)
+def test_text_paths_read_shredded_columns_and_prune(client, services, where: str) -> None:
+    services.query.execute("CREATE TABLE p (id bigint, doc dynamic)")
+    for batch in range(3):
+        method = "PUT" if batch == 1 else "GET"
+        rows = [
+            {"id": batch * 100 + i, "doc": {"user": f"u{batch}", "http": {"method": method}}}
+            for i in range(50)
+        ]
+        post_lines(client, "p", rows)
+    answer = services.query.execute(f"SELECT count(*) AS n, min(id) AS low FROM p WHERE {where}")
+    assert answer.table.to_pylist() == [{"n": 50, "low": 100}]
+    assert (answer.stats["extents_total"], answer.stats["extents_after_catalog"]) == (3, 1)
+    assert answer.stats["rows_scanned"] == 50

@@ -30,9 +30,14 @@ class KymaParser(Postgres.Parser):
             return self.expression(Explain(this=self._parse_statement()))
         if self._curr and self._next:
             words = (self._curr.text.upper(), self._next.text.upper())
+            rest = self._tokens[self._index + 2 :]
+            if self._curr.token_type in self.dialect.tokenizer_class.COMMANDS and not rest:
+                # ``SHOW PATHS FROM t.c``: the tokenizer kept the rest as one string
+                tokens = self.dialect.tokenize(self._next.text)
+                words, rest = (words[0], tokens[0].text.upper()), tokens[1:]
             parse = STATEMENTS.get(words)
             if parse is not None:
-                stmt = parse(*words, self._tokens[self._index + 2 :])
+                stmt = parse(*words, rest)
                 if stmt is not None:
                     self._advance(len(self._tokens) - self._index)
                     return stmt
