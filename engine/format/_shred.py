@@ -204,11 +204,11 @@ def double_text(values: pa.Array) -> pa.Array:
     """Doubles as ``kyma_dyn_get`` words them (Python's JSON: ``1.0``, ``1e+20``, ``NaN``),
     computed once per distinct value."""
     distinct = pc.unique(values)
-    words = [None if v is None else json_float(v) for v in distinct.to_pylist()]
+    words = [None if v is None else _json_float(v) for v in distinct.to_pylist()]
     return pa.array(words, pa.string()).take(pc.index_in(values, distinct))
 
 
-def json_float(v: float) -> str:
+def _json_float(v: float) -> str:
     if math.isnan(v):
         return "NaN"
     if math.isinf(v):

@@ -23,7 +23,6 @@ import pyarrow.compute as pc
 from datafusion import udf
 
 from kyma.engine.errors import InvalidJsonError, JsonValueError, SqlError
-from kyma.engine.format._shred import json_float
 from kyma.engine.types import KYMA_TYPE_KEY
 
 DYNAMIC = pa.field("jsonb", pa.binary(), metadata={KYMA_TYPE_KEY: b"dynamic"})
@@ -76,37 +75,30 @@ def _index(text: str) -> int | None:
 
 
 def render(value: Any) -> str:
-    """A value as Postgres prints jsonb.
+    """A value as Postgres prints jsonb (Python's C JSON encoder, on a copy whose objects
+    are in jsonb's key order; doubles in the words shredded ones read in (``_shred.double_text``)).
 
     >>> render({"bb": [1, 2.5, None], "a": {"x": "é\\n"}, "c": True})
     '{"a": {"x": "é\\\\n"}, "c": true, "bb": [1, 2.5, null]}'
     """
+    return _ENCODER.encode(_ordered(value))
+
+
+_ENCODER = json.JSONEncoder(separators=(", ", ": "), ensure_ascii=False, default=str)
+
+
+def _ordered(value: Any) -> Any:
     if isinstance(value, dict):
-        items = sorted(((str(k), v) for k, v in value.items()), key=_key_order)
-        return "{" + ", ".join(f"{_string(k)}: {render(v)}" for k, v in items) + "}"
+        return dict(sorted(((str(k), _ordered(v)) for k, v in value.items()), key=_key_order))
     if isinstance(value, list):
-        return "[" + ", ".join(render(v) for v in value) + "]"
-    if isinstance(value, str):
-        return _string(value)
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return json_float(value)  # as shredded doubles read: the same text either way
-    if isinstance(value, int):
-        return str(value)
-    return _string(str(value))
+        return [_ordered(v) for v in value]
+    return value
 
 
 def _key_order(item: tuple[str, Any]) -> tuple[int, bytes]:
     """jsonb's key order: shorter keys first, then by their bytes."""
     raw = item[0].encode()
     return len(raw), raw
-
-
-def _string(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)
 
 
 def text_of(value: Any) -> str | None:
