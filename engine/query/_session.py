@@ -74,6 +74,7 @@ class QueryEngine:
         pushdown: bool = True,
         authorize: Callable[[Access], None] | None = None,
         cancel: Cancel | None = None,
+        search_path: str | None = None,
     ) -> QueryResult:
         """Run one statement; SqlError / SchemaError / NotFoundError for user mistakes.
 
@@ -83,7 +84,8 @@ class QueryEngine:
         ``authorize`` is called with what the statement needs before anything runs, and
         raises to refuse it; SHOW TABLES lists the tables it lets the caller read. ``cancel``,
         set (an Event) or true (a callable, polled) while the statement runs, cancels it
-        (QueryCancelledError).
+        (QueryCancelledError). ``search_path``: the session's setting (None: ``public``); a
+        path without ``public`` finds no kyma table by an unqualified name, as in Postgres.
         """
         try:
             parsed = self._parse(sql)
@@ -92,6 +94,8 @@ class QueryEngine:
                 needs = parsed.needs if isinstance(parsed, Parsed) else self._needs(stmt, sql)
                 for need in needs:
                     authorize(need)
+            if search_path is not None and not schema_names.searches_public(search_path):
+                self._unqualified(stmt)
             visible = readable(authorize) if authorize is not None else None
             text = None
             if isinstance(parsed, Parsed) and len(sql) <= MAX_KEPT_TEXT:
@@ -102,6 +106,15 @@ class QueryEngine:
             )
         except RecursionError:
             raise too_deep() from None
+
+    def _unqualified(self, stmt: exp.Expression | SqlError) -> None:
+        """NotFoundError (42P01) for a kyma table a query names without its schema."""
+        query = stmt.this if isinstance(stmt, Explain) else stmt
+        if not isinstance(query, exp.Query):
+            return
+        for raw, table in self.planner.local_tables(query):
+            if not table.meta.get(schema_names.QUALIFIED):
+                raise NotFoundError(f'relation "{split_versioned(raw)[0]}" does not exist')
 
     def _parse(self, sql: str) -> Parsed | exp.Expression | SqlError:
         """A query as kept by its text (``_plans.Parsed``; shared: never changed), or any

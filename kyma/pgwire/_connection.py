@@ -327,6 +327,7 @@ class Connection:
             sql,
             authorize=None if principal.unrestricted else principal.authorize,
             cancel=self.cancel,
+            search_path=self.session_().settings.get("search_path"),
         )
 
     def send_result(

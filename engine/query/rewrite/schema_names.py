@@ -22,6 +22,8 @@ from kyma.engine.errors import NotFoundError
 DATABASE, SCHEMA = "kyma", "public"
 """The database and schema kyma's tables are in (``current_database()``, ``current_schema()``)."""
 CATALOG_SCHEMAS = frozenset({"pg_catalog", "information_schema"})
+QUALIFIED = "kyma_qualified"
+"""The mark a table named with its schema keeps (``search_path`` applies to the others)."""
 
 
 def _name(node: exp.Expression | None) -> str | None:
@@ -57,7 +59,22 @@ def local_name(table: exp.Table) -> exp.Table:
     if local:
         table.set("db", None)
         table.set("catalog", None)
+        table.meta[QUALIFIED] = True
     return table
+
+
+def searches_public(search_path: str) -> bool:
+    """Whether a ``search_path`` setting names schema ``public`` (where unqualified names
+    are looked up; ``"$user"`` names no schema of kyma's).
+
+    >>> searches_public('"$user", public'), searches_public("nosuch"), searches_public("")
+    (True, False, False)
+    """
+    names = (part.strip().strip("'") for part in search_path.split(","))
+    return any(
+        (name[1:-1] if name[:1] == '"' == name[-1:] and len(name) > 1 else name.lower()) == SCHEMA
+        for name in names
+    )
 
 
 def rule(expression: exp.Expression) -> exp.Expression:
