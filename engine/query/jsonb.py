@@ -141,6 +141,15 @@ def _same_scalar(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
+def equal(a: Any, b: Any) -> bool:
+    """jsonb equality: objects whatever their key order, numbers by value, no bool is 1."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(equal(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(equal(x, y) for x, y in zip(a, b, strict=True))
+    return _same_scalar(a, b)
+
+
 def exists(value: Any, key: str) -> bool:
     """``value ? key``: a top-level key of an object, string of an array, or the string."""
     if isinstance(value, dict):
@@ -274,19 +283,25 @@ def each_text(values: pa.Array) -> pa.Array:
     return _per_value(values, pairs, EACH_TEXT)
 
 
-def contains_udf(values: pa.Array, other: pa.Array) -> pa.Array:
-    """``@>``; the right side is a constant (a literal) or a column of the same rows."""
-    if len(pc.unique(other)) <= 1:
-        raw = constant(other)
-        if raw is None:
-            return pa.nulls(len(values), pa.bool_())
-        wanted = cbor2.loads(raw)
-        return _per_value(values, lambda v: contains(v, wanted), pa.bool_())
-    pairs = zip(values.to_pylist(), other.to_pylist(), strict=True)  # per row: two documents
-    answers = [
-        None if a is None or b is None else contains(*map(cbor2.loads, (a, b))) for a, b in pairs
-    ]
-    return pa.array(answers, pa.bool_())
+def _pairwise(test: Callable[[Any, Any], bool]) -> Callable[[pa.Array, pa.Array], pa.Array]:
+    """A UDF of two jsonb values: a constant right side (a literal) decodes once; two
+    columns decode per row (two documents a row)."""
+
+    def compare(values: pa.Array, other: pa.Array) -> pa.Array:
+        if len(pc.unique(other)) <= 1:
+            raw = constant(other)
+            if raw is None:
+                return pa.nulls(len(values), pa.bool_())
+            wanted = cbor2.loads(raw)
+            return _per_value(values, lambda v: test(v, wanted), pa.bool_())
+        pairs = zip(values.to_pylist(), other.to_pylist(), strict=True)
+        answers = [
+            None if a is None or b is None else test(cbor2.loads(a), cbor2.loads(b))
+            for a, b in pairs
+        ]
+        return pa.array(answers, pa.bool_())
+
+    return compare
 
 
 def exists_udf(values: pa.Array, key: pa.Array) -> pa.Array:
@@ -319,7 +334,8 @@ FUNCTIONS = (
     udf(elements_text, [_B], pa.list_(_S), "immutable", name="kyma_jsonb_array_elements_text"),
     udf(each, [_B], EACH, "immutable", name="kyma_jsonb_each"),
     udf(each_text, [_B], EACH_TEXT, "immutable", name="kyma_jsonb_each_text"),
-    udf(contains_udf, [_B, _B], pa.bool_(), "immutable", name="kyma_jsonb_contains"),
+    udf(_pairwise(contains), [_B, _B], pa.bool_(), "immutable", name="kyma_jsonb_contains"),
+    udf(_pairwise(equal), [_B, _B], pa.bool_(), "immutable", name="kyma_jsonb_equals"),
     udf(exists_udf, [_B, _S], pa.bool_(), "immutable", name="kyma_jsonb_exists"),
     udf(exists_any, [_B, pa.list_(_S)], pa.bool_(), "immutable", name="kyma_jsonb_exists_any"),
     udf(exists_all, [_B, pa.list_(_S)], pa.bool_(), "immutable", name="kyma_jsonb_exists_all"),

@@ -138,10 +138,33 @@ def _containment(node: exp.Expression) -> exp.Expression:
     )
 
 
+def _comparison(node: exp.Binary) -> exp.Expression:
+    """``=`` and ``<>`` of jsonb values compare as jsonb (key order and number spelling
+    aside); ordering comparisons of jsonb are refused."""
+    left, right = node.this, node.expression
+    if not (_shaped(left) or _shaped(right)):
+        return node
+    if not isinstance(node, (exp.EQ, exp.NEQ)):
+        raise UnsupportedStatementError(f"{node.key.upper()} of jsonb values is not supported")
+    operands = [jsonb_functions.jsonb(rule(side)) for side in (left, right)]
+    equals = exp.Anonymous(this="kyma_jsonb_equals", expressions=operands)
+    return equals if isinstance(node, exp.EQ) else exp.Not(this=equals)
+
+
+def _shaped(node: exp.Expression) -> bool:
+    """A jsonb value by its shape, not a mere JSON-looking literal."""
+    return jsonb_functions.is_jsonb(node) and not isinstance(node.unnest(), exp.Literal)
+
+
+_COMPARISONS = (exp.EQ, exp.NEQ, exp.LT, exp.LTE, exp.GT, exp.GTE)
+
+
 def rule(expression: exp.Expression) -> exp.Expression:
     def transform(node: exp.Expression) -> exp.Expression:
         if isinstance(node, (*_JSONB, *_TEXT)):
             return _path(node)
+        if isinstance(node, _COMPARISONS):
+            return _comparison(node)
         if isinstance(node, (exp.ArrayContainsAll, exp.ArrayContainedBy)):
             return _containment(node)
         if type(node) in _KEYS:
