@@ -28,6 +28,7 @@ STATUSES: tuple[tuple[type[BaseException], Status], ...] = (
     (e.UnauthenticatedError, Status(401, "UNAUTHENTICATED", "UNAUTHENTICATED", "28P01")),
     (e.PermissionDeniedError, Status(403, "PERMISSION_DENIED", "PERMISSION_DENIED", "42501")),
     (e.UndefinedColumnError, Status(404, "NOT_FOUND", sqlstate="42703")),
+    (e.UndefinedSchemaError, Status(404, "NOT_FOUND", sqlstate="3F000")),  # invalid_schema_name
     (e.NotFoundError, Status(404, "NOT_FOUND", sqlstate="42P01")),  # undefined_table
     (e.QueryTimeoutError, Status(408, sqlstate="57014")),  # query_canceled
     # stopped by its owner or an admin from elsewhere: the caller is still there to read it
@@ -58,6 +59,8 @@ STATUSES: tuple[tuple[type[BaseException], Status], ...] = (
     (e.ObjectStoreError, Status(503)),
     (e.PushdownFailedError, Status(flight="INTERNAL")),
     (e.IngestError, Status(400, otlp="INVALID_ARGUMENT", sqlstate="22P02")),
+    (e.InvalidJsonError, Status(400, sqlstate="22P02")),  # invalid_text_representation
+    (e.JsonValueError, Status(400, sqlstate="22023")),  # invalid_parameter_value
     (e.SqlError, Status(400, sqlstate="42601")),  # syntax_error
     (e.SchemaError, Status(400, sqlstate="42804")),  # datatype_mismatch
     (e.ConfigError, Status(400, sqlstate="22023")),  # invalid_parameter_value

@@ -83,6 +83,10 @@ class AlreadyExistsError(TerminalError, ValueError):
     """A table or column with that name exists already."""
 
 
+class UndefinedSchemaError(NotFoundError):
+    """A schema kyma's database does not have (kyma's tables are all in ``public``)."""
+
+
 class FormatError(TerminalError, ValueError):
     """An extent's bytes do not follow the format (bad magic, footer, body)."""
 
@@ -128,6 +132,12 @@ class OutOfRangeError(DataError, ArithmeticError):
 
 class DivisionByZeroError(DataError, ZeroDivisionError):
     """An integer or numeric division, or a modulo, by zero."""
+class InvalidJsonError(SqlError):
+    """A text given as JSON (``'…'::jsonb``, a jsonb path) is not valid JSON."""
+
+
+class JsonValueError(SqlError):
+    """A jsonb function got a value of the wrong kind (``jsonb_array_length`` of an object)."""
 
 
 class TransactionAbortedError(SqlError):

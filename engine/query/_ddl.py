@@ -28,7 +28,7 @@ def create_table(catalog: Catalog, stmt: exp.Create) -> QueryResult:
         if not isinstance(coldef, exp.ColumnDef) or coldef.args.get("kind") is None:
             raise UnsupportedStatementError(f"unsupported table element {coldef.sql()!r}")
         columns.append(Column(identifier(coldef.this), kyma_type(coldef.args["kind"])))
-    name = table_name(schema.this)
+    name = table_name(schema.this, creating=True)
     properties = stmt.args.get("properties")
     if properties is not None and properties.find(exp.ExternalProperty, exp.LocationProperty):
         raise UnsupportedStatementError(

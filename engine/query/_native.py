@@ -250,7 +250,7 @@ def register(
             (batch.cast(schema) for batch in scan_blocks(scan, others, store, fmt)),
         )
         frame = _memory(ctx, f"__kyma_blocks/{name}", schema, read, partitions)
-        ctx.register_table(name, frame.into_view())
+        ctx.register_table(_path_scan.quoted(name), frame.into_view())
         return
     frames = [
         _listing(ctx, f"{name}/{i}", scan, group, folders, store)
@@ -259,7 +259,7 @@ def register(
     if others or not frames:
         tlm_batches = scan_blocks(scan, others, store, fmt)
         frames.append(_memory(ctx, f"__kyma_blocks/{name}", scan.schema, tlm_batches, partitions))
-    ctx.register_table(name, reduce(DataFrame.union, frames).into_view())
+    ctx.register_table(_path_scan.quoted(name), reduce(DataFrame.union, frames).into_view())
 
 
 def _decoded_bytes(scan: TableScan, kept: list[tuple[ExtentRef, Footer, list[int]]]) -> int:
@@ -293,7 +293,7 @@ def _listing(
     fields += [group.footer.file_schema.field(c) for c in extra]
     hidden = f"__kyma_scan/{name}"
     files = [str(store.local_path(path)) for path in group.files]
-    ctx.register_listing_table(hidden, folders(files), schema=pa.schema(fields))
+    ctx.register_listing_table(_path_scan.quoted(hidden), folders(files), schema=pa.schema(fields))
     frame = ctx.table(_path_scan.quoted(hidden))
     if not scan.paths and not extra:
         return frame
@@ -315,5 +315,5 @@ def _memory(
         checkpoint()
         parts[i % partitions].append(batch)
     parts = [p for p in parts if p] or [[pa.RecordBatch.from_pylist([], schema)]]
-    ctx.register_record_batches(name, parts)
+    ctx.register_record_batches(_path_scan.quoted(name), parts)
     return ctx.table(_path_scan.quoted(name))

@@ -7,10 +7,15 @@ import sqlglot.errors
 from sqlglot import exp
 from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 
-from kyma.engine.errors import SqlError, UnsupportedStatementError
+from kyma.engine.errors import (
+    NotFoundError,
+    SqlError,
+    UndefinedSchemaError,
+    UnsupportedStatementError,
+)
 from kyma.engine.query._syntax import describe as describe_syntax_error
 from kyma.engine.query.dialect import Explain, Kyma
-from kyma.engine.query.rewrite import rewrite
+from kyma.engine.query.rewrite import rewrite, schema_names
 from kyma.engine.types import KymaType
 
 _SIMPLE_TYPES = {
@@ -73,7 +78,17 @@ def identifier(node: exp.Expression) -> str:
     raise UnsupportedStatementError(f"expected a plain name, got {node.sql('postgres')!r}")
 
 
-def table_name(table: exp.Expression) -> str:
+def table_name(table: exp.Expression, *, creating: bool = False) -> str:
+    """A kyma table's name: ``t``, ``public.t`` or ``kyma.public.t``. Another schema is
+    NotFoundError (42P01), or UndefinedSchemaError (3F000) when ``creating`` the table."""
+    if isinstance(table, exp.Table) and isinstance(table.this, exp.Identifier):
+        try:
+            table = schema_names.local_name(table.copy())
+        except NotFoundError:
+            if not creating:
+                raise
+            schema = table.args["db"]
+            raise UndefinedSchemaError(f'schema "{identifier(schema)}" does not exist') from None
     if not isinstance(table, exp.Table) or table.args.get("db") or table.args.get("catalog"):
         raise UnsupportedStatementError(f"expected a kyma table name, got {table.sql()!r}")
     return identifier(table.this)

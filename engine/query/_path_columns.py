@@ -47,7 +47,7 @@ def path_call(node: exp.Expression) -> tuple[exp.Column, tuple[str, ...]] | None
         keys = json.loads(path.this)
     except ValueError:
         return None
-    if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+    if not isinstance(keys, list) or not keys or not all(isinstance(k, str) for k in keys):
         return None
     return column, tuple(keys)
 

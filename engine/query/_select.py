@@ -24,7 +24,7 @@ from kyma.engine.errors import (
 )
 from kyma.engine.format import SegmentFormat
 from kyma.engine.format.predicate import BlockPredicate, Or
-from kyma.engine.query import _native, _path_columns, _running, pg_numeric, udfs
+from kyma.engine.query import _jsonb_columns, _native, _path_columns, _running, pg_numeric, udfs
 from kyma.engine.query._datafusion import run_datafusion
 from kyma.engine.query._decoded import DecodedColumns, plain
 from kyma.engine.query._estimate import register_guard
@@ -377,6 +377,7 @@ class SelectPlanner:
             return
         schema = {**self._session_schemas(sources), **fetched}
         calls = _path_columns.tag(stmt)
+        typed = _jsonb_columns.tag(stmt)
         try:
             qualified = qualify(
                 stmt.copy(), schema=schema, dialect="postgres", quote_identifiers=False
@@ -401,6 +402,7 @@ class SelectPlanner:
             name: {c.name for c in s.info.columns if c.type.name == "dynamic"}
             for name, s in sources.items()
         }
+        _jsonb_columns.rewrite(typed, qualified, dynamic)
         for name, paths in _path_columns.rewrite(calls, qualified, dynamic).items():
             source = sources[name]
             source.paths = paths

@@ -18,7 +18,7 @@ from kyma.engine.errors import (
     UnsupportedStatementError,
 )
 from kyma.engine.format import SegmentFormat
-from kyma.engine.query import _ddl, _insert
+from kyma.engine.query import _ddl, _insert, _paths
 from kyma.engine.query._access import (
     ADMIN,
     QUERY_WORDS,
@@ -40,6 +40,7 @@ from kyma.engine.query._running import Caller, RunningStatements, current_caller
 from kyma.engine.query._select import ANALYZE, SelectPlanner
 from kyma.engine.query.dialect import Explain, Kyma, KymaStatement
 from kyma.engine.query.federation import Federation
+from kyma.engine.query.rewrite import schema_names
 from kyma.engine.query.rewrite.time_travel import split_versioned
 from kyma.engine.storage import ObjectStore
 
@@ -83,6 +84,7 @@ class QueryEngine:
         authorize: Callable[[Access], None] | None = None,
         cancel: Cancel | None = None,
         caller: Caller | None = None,
+        search_path: str | None = None,
     ) -> QueryResult:
         """Run one statement; SqlError / SchemaError / NotFoundError for user mistakes.
 
@@ -94,6 +96,8 @@ class QueryEngine:
         set (an Event) or true (a callable, polled) while the statement runs, cancels it
         (QueryCancelledError). ``caller`` names who sends it and from where, for the list of
         running statements (``running``), where its owner or an admin may stop it.
+        ``search_path``: the session's setting (None: ``public``); a path without
+        ``public`` finds no kyma table by an unqualified name, as in Postgres.
         """
         try:
             parsed = self._parse(sql)
@@ -102,6 +106,8 @@ class QueryEngine:
                 needs = parsed.needs if isinstance(parsed, Parsed) else self._needs(stmt, sql)
                 for need in needs:
                     authorize(need)
+            if search_path is not None and not schema_names.searches_public(search_path):
+                self._unqualified(stmt)
             visible = readable(authorize) if authorize is not None else None
             text = None
             if isinstance(parsed, Parsed) and len(sql) <= MAX_KEPT_TEXT:
@@ -122,6 +128,15 @@ class QueryEngine:
                     ) from None
         except RecursionError:
             raise too_deep() from None
+
+    def _unqualified(self, stmt: exp.Expression | SqlError) -> None:
+        """NotFoundError (42P01) for a kyma table a query names without its schema."""
+        query = stmt.this if isinstance(stmt, Explain) else stmt
+        if not isinstance(query, exp.Query):
+            return
+        for raw, table in self.planner.local_tables(query):
+            if not table.meta.get(schema_names.QUALIFIED):
+                raise NotFoundError(f'relation "{split_versioned(raw)[0]}" does not exist')
 
     def _parse(self, sql: str) -> Parsed | exp.Expression | SqlError:
         """A query as kept by its text (``_plans.Parsed``; shared: never changed), or any
@@ -165,6 +180,9 @@ class QueryEngine:
         if isinstance(stmt, KymaStatement) and stmt.verb == "KILL":
             stopped = self.running.stop(stmt.name, current_caller())
             return QueryResult(pa.table({"id": [stopped.id]}), "KILL")
+        if isinstance(stmt, KymaStatement) and (stmt.verb, stmt.noun) == ("SHOW", "PATHS"):
+            planner = self.planner
+            return _paths.show_paths(self.catalog, planner.store, planner.format, stmt)
         if isinstance(stmt, KymaStatement):
             for statement in self.statements:
                 handled = statement(stmt)
@@ -193,7 +211,7 @@ class QueryEngine:
     def _describe(self, stmt: exp.Describe) -> QueryResult:
         """A kyma table, or ``connector.schema.table`` through its connector."""
         target = stmt.this
-        if isinstance(target, exp.Table) and target.args.get("catalog"):
+        if _names_a_source(target):
             if self.federation is None:
                 raise NotFoundError(f"no connector named {target.catalog!r}")
             return self.federation.describe_table(target.catalog, target.db, target.name)
@@ -213,6 +231,8 @@ class QueryEngine:
         and DESCRIBE; READ for SHOW TABLES (it lists what the caller may read), READ of every
         table for the other SHOWs; ADMIN for everything else. Tables are found as the planner
         finds them."""
+        if isinstance(stmt, KymaStatement) and (stmt.verb, stmt.noun) == ("SHOW", "PATHS"):
+            return Access(READ, frozenset({_paths.target(stmt)[0]}))
         if isinstance(stmt, KymaStatement) and stmt.verb == "SHOW":
             return every_table()
         if isinstance(stmt, exp.Command) and stmt.name.upper() == "SHOW":
@@ -224,7 +244,7 @@ class QueryEngine:
             local = {split_versioned(raw)[0] for raw, _ in self.planner.local_tables(stmt)}
             return Access(READ, frozenset(local | federated_tables(stmt)))
         if isinstance(stmt, exp.Describe):
-            if isinstance(stmt.this, exp.Table) and stmt.this.args.get("catalog"):
+            if _names_a_source(stmt.this):
                 return Access(READ, frozenset(federated_tables(stmt)))
             return Access(READ, frozenset({table_name(stmt.this)}))
         return Access(ADMIN)
@@ -237,6 +257,11 @@ def _either(stop: threading.Event, cancel: Cancel | None) -> Cancel:
     if callable(cancel):
         return lambda: stop.is_set() or cancel()
     return lambda: stop.is_set() or cancel.is_set()
+def _names_a_source(target: exp.Expression) -> bool:
+    """Whether DESCRIBE's ``target`` is a connector's table (``kyma.public.t`` is kyma's)."""
+    if not isinstance(target, exp.Table) or not isinstance(target.this, exp.Identifier):
+        return False
+    return bool(schema_names.local_name(target.copy()).args.get("catalog"))
 
 
 def _unparsed(sql: str) -> Access | None:

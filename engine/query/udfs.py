@@ -1,8 +1,9 @@
 """kyma's SQL functions, registered on every DataFusion session. All are vectorized.
 
 - ``kyma_dyn_get(dynamic, path_json)``: the value at a path of a dynamic column, as text
-  (strings as-is, other values as compact JSON); NULL when the path is absent or null.
-  The rewriter produces it from ``attributes['a']['b']``.
+  (strings as-is, other values as Postgres renders jsonb); NULL when the path is absent or
+  null. The rewriter produces it from ``attributes['a']['b']`` and ``->>``.
+- the ``kyma_jsonb_*`` functions (``jsonb.py``): ``->``, ``#>``, ``@>``, ``?``, ``::text``…
 - ``has_token(text, token)``: whether ``text`` holds ``token`` as a word (the same
   tokenization as the extent token sets: lower-cased ASCII alphanumeric runs).
 - ``cosine_distance(vector, array)``: 1 - cosine similarity.
@@ -11,11 +12,8 @@
 
 from __future__ import annotations
 
-import json
 import re
-from typing import Any
 
-import cbor2
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -23,48 +21,12 @@ from datafusion import SessionContext, udf
 
 from kyma.engine.errors import SqlError
 from kyma.engine.format._shred import double_text
-
-
-def _constant(array: pa.Array) -> Any:
-    """The value of a literal argument (DataFusion passes literals as arrays)."""
-    values = array.drop_null()
-    return values[0].as_py() if len(values) else None
-
-
-def _text(value: Any) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-
-
-def _lookup(raw: bytes, path: list[str]) -> str | None:
-    value = cbor2.loads(raw)
-    for key in path:
-        if not isinstance(value, dict) or key not in value:
-            return None
-        value = value[key]
-    return _text(value)
-
-
-def dyn_get(values: pa.Array, path_json: pa.Array) -> pa.Array:
-    """Decode each distinct CBOR value once, then spread the answers with ``take``."""
-    try:
-        path = json.loads(_constant(path_json) or "[]")
-    except ValueError:
-        path = None
-    if not isinstance(path, list) or not all(isinstance(k, str) for k in path):
-        raise SqlError("kyma_dyn_get: the path must be a JSON array of keys, e.g. '[\"a\"]'")
-    distinct = pc.unique(values)
-    answers = pa.array(
-        [None if raw is None else _lookup(raw, path) for raw in distinct.to_pylist()], pa.string()
-    )
-    return answers.take(pc.index_in(values, distinct))
+from kyma.engine.query import jsonb
+from kyma.engine.query.jsonb import constant, dyn_get
 
 
 def has_token(text: pa.Array, token: pa.Array) -> pa.Array:
-    word = (_constant(token) or "").lower()
+    word = (constant(token) or "").lower()
     if not re.fullmatch(r"[a-z0-9]+", word):
         return pc.if_else(pc.is_null(text), pa.scalar(None, pa.bool_()), False)
     pattern = rf"(^|[^a-z0-9]){word}([^a-z0-9]|$)"
@@ -72,7 +34,7 @@ def has_token(text: pa.Array, token: pa.Array) -> pa.Array:
 
 
 def cosine_distance(vectors: pa.Array, query: pa.Array) -> pa.Array:
-    q = _constant(query)
+    q = constant(query)
     if q is None:
         return pa.nulls(len(vectors), pa.float64())
     qv = np.asarray(q, dtype=np.float32)
@@ -113,5 +75,5 @@ _FUNCTIONS = (
 
 
 def register(ctx: SessionContext) -> None:
-    for function in _FUNCTIONS:
+    for function in (*_FUNCTIONS, *jsonb.FUNCTIONS):
         ctx.register_udf(function)

@@ -328,6 +328,7 @@ class Connection:
             authorize=None if principal.unrestricted else principal.authorize,
             cancel=self.cancel,
             caller=principal.caller("pgwire"),
+            search_path=self.session_().settings.get("search_path"),
         )
 
     def send_result(

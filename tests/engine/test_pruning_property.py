@@ -26,7 +26,7 @@ from kyma.engine.format.predicate import (
     TimeRange,
     dynamic_path,
 )
-from kyma.engine.query.udfs import _text
+from kyma.engine.query.jsonb import text_of as _text
 from kyma.engine.storage.local import LocalStore
 from kyma.engine.types import TIMESTAMP
 

@@ -108,7 +108,7 @@ def test_a_path_only_query_reads_no_cbor(tmp_path) -> None:
     plan = _path_scan.plan(reader, paths, list(range(extent.block_count)))
     assert "d" in plan.reads  # an object at the path: the CBOR answers it
     answered = _scan(store, [extent], paths, columns=("n",))
-    assert answered.column(paths[2].name)[0].as_py() == '{"k":0}'
+    assert answered.column(paths[2].name)[0].as_py() == '{"k": 0}'  # as Postgres renders jsonb
 
 
 def test_path_stats_prune_blocks(tmp_path) -> None:

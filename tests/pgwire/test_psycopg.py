@@ -232,3 +232,29 @@ def test_json_operators_and_show_columns(pg: PgServe) -> None:
             ("attrs", "dynamic"),
             ("emb", "vector(3)"),
         ]
+
+
+def test_schema_names_and_search_path(pg: PgServe) -> None:
+    with pg.connect(autocommit=True) as conn:
+        count = "SELECT count(*) FROM events"
+        assert conn.execute("SELECT count(*) FROM public.events").fetchone() == (3,)
+        assert conn.execute("SELECT count(*) FROM kyma.public.events").fetchone() == (3,)
+        for path in ("public", '"$user", public', "'$user', public"):
+            conn.execute(f"SET search_path = {path}")
+            assert conn.execute(count).fetchone() == (3,)
+        conn.execute("SET search_path = nosuch")  # accepted, as Postgres accepts it
+        with pytest.raises(psycopg.errors.UndefinedTable, match='relation "events" does not'):
+            conn.execute(count)
+        assert conn.execute("SELECT count(*) FROM public.events").fetchone() == (3,)
+        with pytest.raises(psycopg.errors.UndefinedTable, match='relation "nosuch.events"'):
+            conn.execute("SELECT * FROM nosuch.events")
+        with pytest.raises(psycopg.errors.InvalidSchemaName, match='schema "nosuch"'):
+            conn.execute("CREATE TABLE nosuch.t (v bigint)")
+
+
+def test_jsonb_text_and_paths(pg: PgServe) -> None:
+    with pg.connect(autocommit=True) as conn:
+        rows = conn.execute("SELECT attrs::text FROM events ORDER BY n").fetchall()
+        assert rows == [('{"http": {"method": "GET"}, "tags": ["a", "b"]}',), ("42",), (None,)]
+        paths = conn.execute("SHOW PATHS FROM events.attrs").fetchall()
+        assert [row[0] for row in paths] == ["{http}", "{http,method}", "{tags}"]

@@ -166,7 +166,8 @@ def test_explain_analyze_runs_and_shows_each_part(logs) -> None:
         ("SELECT * FROM logs WHERE service_name = 'x'; DROP TABLE logs", 400, "one statement"),
         ("SELECT cosine_distance(embedding, [1.0]) FROM logs", 400, "query vector has 1"),
         ("SELECT * FROM pg.public.users", 404, "no connector named 'pg'"),
-        ("SELECT * FROM public.users", 400, "<connector>.<schema>.<table>"),
+        ("SELECT * FROM public.users", 404, "table 'users' does not exist"),
+        ("SELECT * FROM nosuch.users", 404, 'relation "nosuch.users" does not exist'),
     ],
 )
 def test_query_mistakes_are_4xx(logs, statement, status, fragment) -> None:

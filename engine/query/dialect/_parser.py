@@ -15,6 +15,9 @@ from kyma.engine.query.dialect.expressions import SNAPSHOT, Explain
 
 
 class KymaParser(Postgres.Parser):
+    # Postgres has no lambdas: ``f(a -> 'x')`` is the JSON operator, not ``x`` mapped by ``a``.
+    LAMBDAS = {k: v for k, v in Postgres.Parser.LAMBDAS.items() if k != TokenType.ARROW}
+
     def _parse_statement(self) -> exp.Expression | None:
         if self._curr and self._curr.text.upper() == "EXPLAIN":
             self._advance()
@@ -29,9 +32,14 @@ class KymaParser(Postgres.Parser):
             return self.expression(Explain(this=self._parse_statement(), analyze=analyze))
         if self._curr and self._next:
             words = (self._curr.text.upper(), self._next.text.upper())
+            rest = self._tokens[self._index + 2 :]
+            if self._curr.token_type in self.dialect.tokenizer_class.COMMANDS and not rest:
+                # ``SHOW PATHS FROM t.c``: the tokenizer kept the rest as one string
+                tokens = self.dialect.tokenize(self._next.text)
+                words, rest = (words[0], tokens[0].text.upper()), tokens[1:]
             parse = STATEMENTS.get(words)
             if parse is not None:
-                stmt = parse(*words, self._tokens[self._index + 2 :])
+                stmt = parse(*words, rest)
                 if stmt is not None:
                     self._advance(len(self._tokens) - self._index)
                     return stmt

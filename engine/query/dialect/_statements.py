@@ -65,6 +65,28 @@ def _kill(verb: str, noun: str, tokens: list[Token]) -> KymaStatement:
     if len(tokens) != 1 or tokens[0].token_type not in (TokenType.STRING, TokenType.VAR):
         raise SqlError("expected KILL QUERY '<id>', the id GET /v1/queries lists")
     return KymaStatement(verb=verb, noun=noun, this=exp.Literal.string(tokens[0].text))
+def _show_paths(verb: str, noun: str, tokens: list[Token]) -> KymaStatement:
+    """``SHOW PATHS FROM [[kyma.]public.]table.column``: ``this`` is the column, with its
+    table (and schema and database) as written."""
+    names = tokens[1::2]
+    dots = tokens[2::2]
+    named = all(t.token_type in (TokenType.VAR, TokenType.IDENTIFIER) for t in names)
+    if (
+        not tokens
+        or tokens[0].text.upper() != "FROM"
+        or not 2 <= len(names) <= 4
+        or len(dots) != len(names) - 1
+        or not named
+        or any(t.token_type != TokenType.DOT for t in dots)
+    ):
+        raise SqlError("expected SHOW PATHS FROM <table>.<column>")
+    parts = [_name(name_token([t], "SHOW PATHS")) for t in names]
+    column, table, *schema = reversed(parts)
+    keys = ("db", "catalog")
+    qualifiers = {key: part for key, part in zip(keys, schema, strict=False)}
+    return KymaStatement(
+        verb=verb, noun=noun, this=exp.Column(this=column, table=table, **qualifiers)
+    )
 
 
 STATEMENTS: dict[tuple[str, str], Parse] = {
@@ -77,6 +99,7 @@ STATEMENTS: dict[tuple[str, str], Parse] = {
     ("DROP", "SOURCE"): _named,
     ("SHOW", "SOURCES"): _show,
     ("KILL", "QUERY"): _kill,
+    ("SHOW", "PATHS"): _show_paths,
 }
 
 

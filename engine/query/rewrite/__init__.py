@@ -13,15 +13,21 @@ from kyma.engine.query.rewrite import (
     array_literals,
     dynamic_paths,
     json_operators,
+    jsonb_functions,
+    jsonb_tables,
     kyma_types,
     like_escape,
+    schema_names,
     time_travel,
 )
 
 RULES = (
+    schema_names.rule,
     time_travel.rule,
     array_literals.rule,
     json_operators.rule,
+    jsonb_tables.rule,
+    jsonb_functions.rule,
     dynamic_paths.rule,
     kyma_types.rule,
     like_escape.rule,
