@@ -9,7 +9,12 @@ from sqlglot import exp
 from sqlglot.errors import TokenError
 
 from kyma.engine.catalog import Catalog
-from kyma.engine.errors import NotFoundError, SqlError, UnsupportedStatementError
+from kyma.engine.errors import (
+    NotFoundError,
+    NoTransactionError,
+    SqlError,
+    UnsupportedStatementError,
+)
 from kyma.engine.format import SegmentFormat
 from kyma.engine.query import _ddl, _insert
 from kyma.engine.query._access import (
@@ -30,7 +35,7 @@ from kyma.engine.query._plans import MAX_KEPT_TEXT, STATEMENTS, Parsed
 from kyma.engine.query._recent import Recent
 from kyma.engine.query._result import QueryResult
 from kyma.engine.query._select import SelectPlanner
-from kyma.engine.query.dialect import Explain, Kyma, KymaStatement
+from kyma.engine.query.dialect import Explain, Kyma, KymaStatement, Notification, Savepoint
 from kyma.engine.query.federation import Federation
 from kyma.engine.query.rewrite.time_travel import split_versioned
 from kyma.engine.storage import ObjectStore
@@ -73,6 +78,7 @@ class QueryEngine:
         pushdown: bool = True,
         authorize: Callable[[Access], None] | None = None,
         cancel: Cancel | None = None,
+        timeout: float = 0,
     ) -> QueryResult:
         """Run one statement; SqlError / SchemaError / NotFoundError for user mistakes.
 
@@ -82,7 +88,8 @@ class QueryEngine:
         ``authorize`` is called with what the statement needs before anything runs, and
         raises to refuse it; SHOW TABLES lists the tables it lets the caller read. ``cancel``,
         set (an Event) or true (a callable, polled) while the statement runs, cancels it
-        (QueryCancelledError).
+        (QueryCancelledError). ``timeout``: a session's statement_timeout in seconds (0:
+        none); the lower of it and the server's timeout cancels the statement.
         """
         try:
             parsed = self._parse(sql)
@@ -97,7 +104,9 @@ class QueryEngine:
                 self._parsed.put(sql, parsed)  # kept once authorized, and only if small
                 text = sql
             return self.gate.run(
-                lambda: self._execute(stmt, snapshot, pruning, pushdown, visible, text), cancel
+                lambda: self._execute(stmt, snapshot, pruning, pushdown, visible, text),
+                cancel,
+                timeout,
             )
         except RecursionError:
             raise too_deep() from None
@@ -163,6 +172,7 @@ class QueryEngine:
             return self._describe(stmt)
         if _ddl.is_show_tables(stmt):
             return _ddl.show_tables(self.catalog, visible)
+        _refuse_session_statement(stmt)
         raise UnsupportedStatementError(f"unsupported statement: {_kind(stmt)}")
 
     def _describe(self, stmt: exp.Describe) -> QueryResult:
@@ -193,6 +203,10 @@ class QueryEngine:
             return Access(READ) if words[:1] == ["TABLES"] else every_table()
         if isinstance(stmt, Explain):
             stmt = stmt.this
+        if isinstance(stmt, (Savepoint, Notification)) or (
+            isinstance(stmt, exp.Rollback) and stmt.args.get("savepoint")
+        ):
+            return Access(READ)  # refused for anyone who may query, naming the statement
         if isinstance(stmt, exp.Query):
             local = {split_versioned(raw)[0] for raw, _ in self.planner.local_tables(stmt)}
             return Access(READ, frozenset(local | federated_tables(stmt)))
@@ -214,6 +228,20 @@ def _unparsed(sql: str) -> Access | None:
     if first == "INSERT":  # which table is not known: what ingest tokens may hear
         return Access(WRITE)
     return Access(READ if first in QUERY_WORDS or first == "EXPLAIN" else ADMIN)
+
+
+def _refuse_session_statement(stmt: exp.Expression) -> None:
+    """Savepoints outside a session's transaction block (every statement here is one) and
+    the notifications kyma does not send, refused in Postgres's words."""
+    if isinstance(stmt, Savepoint):
+        verb = "RELEASE SAVEPOINT" if stmt.args.get("release") else "SAVEPOINT"
+        raise NoTransactionError(f"{verb} can only be used in transaction blocks")
+    if isinstance(stmt, exp.Rollback) and stmt.args.get("savepoint"):
+        raise NoTransactionError("ROLLBACK TO SAVEPOINT can only be used in transaction blocks")
+    if isinstance(stmt, Notification):
+        raise UnsupportedStatementError(
+            f"{stmt.verb} is not supported: kyma has no asynchronous notifications"
+        )
 
 
 def _kind(stmt: exp.Expression) -> str:
