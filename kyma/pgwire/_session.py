@@ -128,7 +128,8 @@ class Session:
         self.user, self.database, self.pid = user, database, pid
         for name, value in startup.items():
             if name.lower() in _CANONICAL:
-                self.settings[_CANONICAL[name.lower()]] = value
+                canonical = _CANONICAL[name.lower()]
+                self.settings[canonical] = _normalized(canonical, value)
         self.changed: list[str] = []  # reported settings a SET changed, for ParameterStatus
         self.transaction = Transaction(self.settings, self._restore)
 
@@ -232,7 +233,8 @@ class Session:
         for item in _CONFIG_ITEM.finditer(text):
             if item.group("set"):
                 name = item.group("set")
-                self._assign(_CANONICAL.get(name.lower(), name), item.group("value"))
+                canonical = _CANONICAL.get(name.lower(), name)
+                self._assign(canonical, _normalized(canonical, item.group("value")))
                 label = "set_config"
             else:
                 name, label = item.group("get"), "current_setting"
@@ -273,11 +275,12 @@ class Session:
         if canonical in READ_ONLY:
             raise ReadOnlySettingError(f'parameter "{name}" cannot be changed')
         if name == "client_encoding" and value.upper().replace("-", "") not in ("UTF8", "UNICODE"):
-            raise SqlError(f"client_encoding: kyma speaks only UTF8, not {value!r}")
-        if canonical in TIMES:
-            value = shown(milliseconds(canonical, "0" if value.lower() == "default" else value))
-        elif value.lower() == "default":
+            raise UnsupportedStatementError(
+                f"client_encoding: kyma speaks only UTF8, not {value!r}"
+            )
+        if value.lower() == "default":
             value = DEFAULTS.get(canonical, "")
+        value = _normalized(canonical, value)
         if match.group("local") and not self.transaction.set_local(canonical):
             return QueryResult.status_only("SET")  # outside a block: no effect, as in Postgres
         if not match.group("local"):
@@ -312,6 +315,11 @@ class Session:
         if fn == "pg_backend_pid":
             return QueryResult(pa.table({alias or fn: pa.array([self.pid], pa.int32())}), "OK")
         return _one(alias or fn, values[fn])
+
+
+def _normalized(name: str, value: str) -> str:
+    """A time setting as Postgres shows it (ConfigError, 22023, if it cannot be read)."""
+    return shown(milliseconds(name, value)) if name in TIMES else value
 
 
 def _one(name: str, value: str) -> QueryResult:
