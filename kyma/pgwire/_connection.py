@@ -156,7 +156,7 @@ class Connection:
         client hears ``message`` (FATAL) if it does."""
         if seconds:
             self.cut_reason = (sqlstate, message)
-            self.listener.deadlines.arm(self, seconds)
+            self.listener.deadlines.arm(self, self.sock.fileno(), seconds)
 
     def disarm(self) -> None:
         """The awaited read came in time: no deadline now. EOFError if it came too late."""

@@ -10,6 +10,7 @@ cannot take the slots of real users, nor keep threads past the timeout.
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import ssl
 import threading
@@ -27,10 +28,6 @@ if TYPE_CHECKING:
 
 class Cancellable(Protocol):
     cancel: threading.Event
-
-
-class Socketed(Protocol):
-    sock: socket.socket  # read when the deadline passes: TLS may have replaced it
 
 
 class CancelKeys:
@@ -78,15 +75,16 @@ class Deadlines:
     half, so the connection's blocked read ends (EOF) and it tells the client why."""
 
     def __init__(self) -> None:
-        self._due: dict[Socketed, float] = {}
+        self._due: dict[object, tuple[float, int]] = {}
         self._woken = threading.Condition()
         self._thread: threading.Thread | None = None
-        self.expired: set[Socketed] = set()
+        self.expired: set[object] = set()
 
-    def arm(self, owner: Socketed, seconds: float) -> None:
-        """Cut ``owner.sock`` in ``seconds`` unless disarmed first."""
+    def arm(self, owner: object, fd: int, seconds: float) -> None:
+        """Cut the socket of file descriptor ``fd`` in ``seconds`` unless ``owner`` disarms
+        first (and before it closes the socket)."""
         with self._woken:
-            self._due[owner] = time.monotonic() + seconds
+            self._due[owner] = (time.monotonic() + seconds, fd)
             if self._thread is None:
                 self._thread = threading.Thread(
                     target=self._watch, daemon=True, name="pgwire-deadlines"
@@ -94,7 +92,7 @@ class Deadlines:
                 self._thread.start()
             self._woken.notify()
 
-    def disarm(self, owner: Socketed) -> bool:
+    def disarm(self, owner: object) -> bool:
         """Stop watching; False if the deadline had passed (the socket was cut)."""
         with self._woken:
             self._due.pop(owner, None)
@@ -107,19 +105,24 @@ class Deadlines:
         with self._woken:
             while True:
                 now = time.monotonic()
-                for owner, deadline in list(self._due.items()):
+                for owner, (deadline, fd) in list(self._due.items()):
                     if deadline <= now:
                         del self._due[owner]
                         self.expired.add(owner)
-                        _cut(owner.sock)
-                soonest = min(self._due.values(), default=None)
+                        _cut(fd)
+                soonest = min((d for d, _ in self._due.values()), default=None)
                 self._woken.wait(None if soonest is None else max(0.0, soonest - now))
 
 
-def _cut(sock: socket.socket) -> None:
-    """Shut the reading half: a TLS socket too (its own shutdown would unwrap it)."""
+def _cut(fd: int) -> None:
+    """Shut the reading half of the connection on ``fd``, through a duplicate: whichever
+    object holds it (a TLS socket mid-handshake, whose own shutdown would unwrap it)."""
     with contextlib.suppress(OSError):  # closed meanwhile
-        socket.socket.shutdown(sock, socket.SHUT_RD)
+        duplicate = socket.socket(fileno=os.dup(fd))
+        try:
+            duplicate.shutdown(socket.SHUT_RD)
+        finally:
+            duplicate.close()
 
 
 @dataclass(frozen=True)
