@@ -124,12 +124,13 @@ class Session:
     """One connection's settings and transaction state."""
 
     def __init__(self, user: str, database: str, pid: int, startup: dict[str, str]) -> None:
-        self.settings = dict(DEFAULTS)
         self.user, self.database, self.pid = user, database, pid
+        self.defaults = dict(DEFAULTS)  # what RESET goes back to: the start-up's values too
         for name, value in startup.items():
             if name.lower() in _CANONICAL:
                 canonical = _CANONICAL[name.lower()]
-                self.settings[canonical] = _normalized(canonical, value)
+                self.defaults[canonical] = _normalized(canonical, value)
+        self.settings = dict(self.defaults)
         self.changed: list[str] = []  # reported settings a SET changed, for ParameterStatus
         self.transaction = Transaction(self.settings, self._restore)
 
@@ -184,6 +185,8 @@ class Session:
                 return self._show_all()
             if name in _CANONICAL:
                 return _one(name, self.settings[_CANONICAL[name]])
+            if name in self.settings:  # a custom setting (myapp.tenant)
+                return _one(name, self.settings[name])
             if name not in _KYMA_SHOWS:
                 raise UnknownSettingError(f"unrecognized configuration parameter {name!r}")
         if first == "select" and (match := _FUNCTION.fullmatch(text)):
@@ -254,9 +257,9 @@ class Session:
         if lowered.startswith("reset"):
             name = lowered.split(None, 1)[1] if " " in lowered else ""
             if name == "all":
-                self._restore(DEFAULTS)
+                self._restore(self.defaults)
             elif name in _CANONICAL and _CANONICAL[name] not in READ_ONLY:
-                self._assign(_CANONICAL[name], DEFAULTS[_CANONICAL[name]])
+                self._assign(_CANONICAL[name], self.defaults[_CANONICAL[name]])
             elif name in _CANONICAL:
                 raise ReadOnlySettingError(f'parameter "{name}" cannot be changed')
             elif "." not in name:
@@ -279,7 +282,7 @@ class Session:
                 f"client_encoding: kyma speaks only UTF8, not {value!r}"
             )
         if value.lower() == "default":
-            value = DEFAULTS.get(canonical, "")
+            value = self.defaults.get(canonical, "")
         value = _normalized(canonical, value)
         if match.group("local") and not self.transaction.set_local(canonical):
             return QueryResult.status_only("SET")  # outside a block: no effect, as in Postgres
@@ -296,9 +299,9 @@ class Session:
     def _restore(self, settings: dict[str, str]) -> None:
         """Every setting back to ``settings`` (a ROLLBACK, the end of SET LOCAL, RESET ALL);
         reported ones that change are sent again."""
-        for name in list(self.settings):
-            if name not in settings and "." in name:
-                del self.settings[name]
+        for name in self.settings:
+            if name not in settings:  # a custom setting stays defined, empty
+                settings = {**settings, name: ""}
         for name, value in settings.items():
             if self.settings.get(name) != value:
                 self._assign(name, value)

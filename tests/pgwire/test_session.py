@@ -88,6 +88,15 @@ DRIVER_SETTINGS = [
     "RESET no_such_setting",
     "SELECT current_setting('no_such_setting')",
     "SET server_version = '9.6'",
+    "SET myapp.tenant = 'acme'",  # custom settings: a dotted name
+    "SHOW myapp.tenant",
+    "BEGIN",
+    "SET myapp.other = 'x'",
+    "ROLLBACK",
+    "SHOW myapp.other",
+    "RESET ALL",
+    "SHOW myapp.tenant",
+    "SHOW myapp.never",
 ]
 SAVEPOINTS = [
     "SAVEPOINT a",
