@@ -6,12 +6,14 @@ Statements are dispatched by kind; the answer is an Arrow table plus a status li
 from kyma.engine.query._access import ADMIN, READ, Access
 from kyma.engine.query._limits import QueryEvent, QueryLimits, contained
 from kyma.engine.query._result import QueryResult
+from kyma.engine.query._running import Caller
 from kyma.engine.query._session import QueryEngine
 
 __all__ = [
     "ADMIN",
     "READ",
     "Access",
+    "Caller",
     "QueryEngine",
     "QueryEvent",
     "QueryLimits",

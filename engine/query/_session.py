@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 
 import pyarrow as pa
@@ -12,7 +13,9 @@ from kyma.engine.catalog import Catalog
 from kyma.engine.errors import (
     NotFoundError,
     NoTransactionError,
+    QueryCancelledError,
     SqlError,
+    StatementStoppedError,
     UnsupportedStatementError,
 )
 from kyma.engine.format import SegmentFormat
@@ -34,7 +37,8 @@ from kyma.engine.query._parse import parse, table_name
 from kyma.engine.query._plans import MAX_KEPT_TEXT, STATEMENTS, Parsed
 from kyma.engine.query._recent import Recent
 from kyma.engine.query._result import QueryResult
-from kyma.engine.query._select import SelectPlanner
+from kyma.engine.query._running import Caller, RunningStatements, current_caller
+from kyma.engine.query._select import ANALYZE, SelectPlanner
 from kyma.engine.query.dialect import Explain, Kyma, KymaStatement, Notification, Savepoint
 from kyma.engine.query.federation import Federation
 from kyma.engine.query.rewrite.time_travel import split_versioned
@@ -66,6 +70,7 @@ class QueryEngine:
         self.statements = [*([federation.statement] if federation else []), *statements]
         self.planner = SelectPlanner(catalog, store, fmt, federation, limits, decoded_bytes)
         self.gate = QueryGate(limits)
+        self.running = RunningStatements()
         self._parsed: Recent[Parsed] = Recent(STATEMENTS)
         self.limits = limits or QueryLimits()  # the statement's shape is always bounded
 
@@ -79,6 +84,7 @@ class QueryEngine:
         authorize: Callable[[Access], None] | None = None,
         cancel: Cancel | None = None,
         timeout: float = 0,
+        caller: Caller | None = None,
     ) -> QueryResult:
         """Run one statement; SqlError / SchemaError / NotFoundError for user mistakes.
 
@@ -89,7 +95,9 @@ class QueryEngine:
         raises to refuse it; SHOW TABLES lists the tables it lets the caller read. ``cancel``,
         set (an Event) or true (a callable, polled) while the statement runs, cancels it
         (QueryCancelledError). ``timeout``: a session's statement_timeout in seconds (0:
-        none); the lower of it and the server's timeout cancels the statement.
+        none); the lower of it and the server's timeout cancels the statement. ``caller``
+        names who sends it and from where, for the list of running statements (``running``),
+        where its owner or an admin may stop it.
         """
         try:
             parsed = self._parse(sql)
@@ -103,11 +111,20 @@ class QueryEngine:
             if isinstance(parsed, Parsed) and len(sql) <= MAX_KEPT_TEXT:
                 self._parsed.put(sql, parsed)  # kept once authorized, and only if small
                 text = sql
-            return self.gate.run(
-                lambda: self._execute(stmt, snapshot, pruning, pushdown, visible, text),
-                cancel,
-                timeout,
-            )
+            with self.running.running(sql, caller or Caller()) as statement:
+                try:
+                    return self.gate.run(
+                        lambda: self._execute(stmt, snapshot, pruning, pushdown, visible, text),
+                        _either(statement.stop, cancel),
+                        timeout,
+                    )
+                except QueryCancelledError:
+                    if statement.stopped_by is None:
+                        raise
+                    raise StatementStoppedError(
+                        f"canceling statement due to user request: {statement.stopped_by}"
+                        f" stopped it (KILL QUERY '{statement.id}')"
+                    ) from None
         except RecursionError:
             raise too_deep() from None
 
@@ -140,8 +157,9 @@ class QueryEngine:
         """``text``: set when ``stmt`` is the parse cache's (planned as a copy)."""
         if isinstance(stmt, SqlError):
             raise stmt
-        explain = isinstance(stmt, Explain)
+        explain: bool | str = False
         if isinstance(stmt, Explain):
+            explain = ANALYZE if stmt.args.get("analyze") else True
             stmt = stmt.this
         if isinstance(stmt, exp.Query):
             check_functions(stmt, self.limits.memory_bytes)
@@ -149,6 +167,9 @@ class QueryEngine:
             return self.planner.run(stmt, snapshot=snapshot, explain=explain, text=text, **switches)
         if explain:
             raise UnsupportedStatementError("EXPLAIN applies to queries only")
+        if isinstance(stmt, KymaStatement) and stmt.verb == "KILL":
+            stopped = self.running.stop(stmt.name, current_caller())
+            return QueryResult(pa.table({"id": [stopped.id]}), "KILL")
         if isinstance(stmt, KymaStatement):
             for statement in self.statements:
                 handled = statement(stmt)
@@ -188,6 +209,8 @@ class QueryEngine:
         """Every check ``stmt`` must pass: an INSERT's write and its SELECT's reads."""
         if isinstance(stmt, exp.Insert):
             return _insert.access(stmt, self.access)
+        if isinstance(stmt, KymaStatement) and stmt.verb == "KILL":
+            return []  # anyone may stop their own statements; ``running.stop`` checks whose
         needs = self.access(stmt) if isinstance(stmt, exp.Expression) else _unparsed(sql)
         return [needs] if needs is not None else []
 
@@ -215,6 +238,15 @@ class QueryEngine:
                 return Access(READ, frozenset(federated_tables(stmt)))
             return Access(READ, frozenset({table_name(stmt.this)}))
         return Access(ADMIN)
+
+
+def _either(stop: threading.Event, cancel: Cancel | None) -> Cancel:
+    """Cancelled when the statement is stopped (``KILL QUERY``) or its caller cancels."""
+    if cancel is None:
+        return stop
+    if callable(cancel):
+        return lambda: stop.is_set() or cancel()
+    return lambda: stop.is_set() or cancel.is_set()
 
 
 def _unparsed(sql: str) -> Access | None:

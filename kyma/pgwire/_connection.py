@@ -357,6 +357,7 @@ class Connection:
             authorize=None if principal.unrestricted else principal.authorize,
             cancel=cancelled,
             timeout=session.seconds("statement_timeout"),
+            caller=principal.caller("pgwire"),
         )
         session.ran(result)
         return result

@@ -61,6 +61,7 @@ def query():  # type: ignore[no-untyped-def]
         authorize=None if caller.unrestricted else caller.authorize,
         cancel=cancel,
         timeout=milliseconds("statement_timeout", timeout) / 1000,
+        caller=caller.caller("http"),
         **switches,
     )
     if ARROW_STREAM in request.headers.get("Accept", ""):

@@ -6,6 +6,7 @@ import threading
 from contextlib import ExitStack
 
 from kyma.engine.errors import KymaError
+from kyma.engine.query import Caller
 from kyma.repl.client import Answer, Client, QueryError
 from kyma.settings import Settings
 
@@ -28,7 +29,7 @@ class EmbeddedClient(Client):
     def execute(self, sql: str) -> Answer:
         self._cancel = cancel = threading.Event()  # one per statement
         try:
-            result = self._services.query.execute(sql, cancel=cancel)
+            result = self._services.query.execute(sql, cancel=cancel, caller=Caller(client="repl"))
         except KymaError as e:
             raise QueryError(str(e)) from e
         except Exception as e:  # an engine bug: report it, keep the session
