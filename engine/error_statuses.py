@@ -45,6 +45,10 @@ STATUSES: tuple[tuple[type[BaseException], Status], ...] = (
     (e.DivisionByZeroError, Status(400, sqlstate="22012")),
     (e.DataError, Status(400, sqlstate="22000")),  # data_exception
     (e.TransactionAbortedError, Status(sqlstate="25P02")),  # in_failed_sql_transaction
+    (e.NoTransactionError, Status(sqlstate="25P01")),  # no_active_sql_transaction
+    (e.SavepointError, Status(sqlstate="3B001")),  # invalid_savepoint_specification
+    (e.UnknownSettingError, Status(sqlstate="42704")),  # undefined_object
+    (e.ReadOnlySettingError, Status(sqlstate="55P02")),  # cant_change_runtime_param
     (e.IdempotencyKeyReusedError, Status(422)),
     (e.IdempotencyInFlightError, Status(409)),
     (e.AlreadyExistsError, Status(409)),

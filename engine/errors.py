@@ -144,6 +144,22 @@ class TransactionAbortedError(SqlError):
     """A statement came after an error in the same transaction block, before its end."""
 
 
+class NoTransactionError(SqlError):
+    """A statement that only means something in a transaction block came outside one."""
+
+
+class SavepointError(SqlError):
+    """ROLLBACK TO or RELEASE names a savepoint the transaction does not have."""
+
+
+class ReadOnlySettingError(SqlError):
+    """SET or RESET of a configuration parameter that cannot be changed (server_version)."""
+
+
+class UnknownSettingError(SqlError):
+    """SET, SHOW, RESET or current_setting() names a configuration parameter kyma lacks."""
+
+
 class ObjectStoreError(RetryableError, OSError):
     """The object store failed to answer; the call may succeed later."""
 

@@ -57,7 +57,37 @@ class Settings:
         5433, "KYMA_PG_PORT", "port of the Postgres wire protocol listener (0: off)"
     )
     pg_max_connections: int = _setting(
-        64, "KYMA_PG_MAX_CONNECTIONS", "open Postgres protocol connections at most (0: no limit)"
+        64,
+        "KYMA_PG_MAX_CONNECTIONS",
+        "authenticated Postgres protocol connections at most (0: no limit)",
+    )
+    pg_auth_timeout_seconds: int = _setting(
+        5,
+        "KYMA_PG_AUTH_TIMEOUT_SECONDS",
+        "a Postgres protocol connection not authenticated by then is closed (0: never)",
+    )
+    pg_max_unauthenticated: int = _setting(
+        256,
+        "KYMA_PG_MAX_UNAUTHENTICATED",
+        "Postgres protocol sockets still starting up or authenticating, at most (0: no limit)",
+    )
+    pg_idle_session_timeout_seconds: int = _setting(
+        0,
+        "KYMA_PG_IDLE_SESSION_TIMEOUT_SECONDS",
+        "a connection idle outside a transaction longer is closed (0: never)",
+    )
+    pg_idle_in_transaction_timeout_seconds: int = _setting(
+        0,
+        "KYMA_PG_IDLE_IN_TRANSACTION_TIMEOUT_SECONDS",
+        "a connection idle inside a transaction block longer is closed (0: never)",
+    )
+    pg_max_portals: int = _setting(
+        64, "KYMA_PG_MAX_PORTALS", "open portals of one Postgres connection, at most (0: any)"
+    )
+    pg_max_portal_bytes: int = _setting(
+        256 << 20,
+        "KYMA_PG_MAX_PORTAL_BYTES",
+        "result bytes one Postgres connection's open portals hold, at most (0: no limit)",
     )
     otlp_grpc_port: int = _setting(
         4317, "KYMA_OTLP_GRPC_PORT", "port of the OTLP/gRPC receiver (0: any free port)"

@@ -74,8 +74,9 @@ class QueryEvent:
 
 
 class _Token:
-    def __init__(self, timeout: float) -> None:
+    def __init__(self, timeout: float, statement_timeout: bool = False) -> None:
         self.timeout = timeout
+        self.statement_timeout = statement_timeout  # the session's, not the server's
         self.deadline = time.monotonic() + timeout
         self.cancelled = threading.Event()
         self.on_cancel: list[Callable[[], None]] = []
@@ -92,11 +93,14 @@ class _Token:
             except Exception:  # a failed cancel leaves that work to its own timeout
                 log.warning("cancelling a statement's work failed", exc_info=True)
 
+    def error(self) -> QueryTimeoutError:
+        return _timeout(self.timeout, self.statement_timeout)
+
     @contextmanager
     def watching(self, cancel: Callable[[], None]) -> Iterator[None]:
         with self._lock:
             if self.cancelled.is_set():
-                raise _timeout(self.timeout)
+                raise self.error()
             self.on_cancel.append(cancel)
         try:
             yield
@@ -112,7 +116,7 @@ def checkpoint() -> None:
     """Raise QueryTimeoutError if the running statement was abandoned past its timeout."""
     token = _current.get()
     if token is not None and token.cancelled.is_set():
-        raise _timeout(token.timeout)
+        raise token.error()
 
 
 @contextmanager
@@ -149,7 +153,11 @@ def _panicked(panic: BaseException) -> EngineFailedError:
     )
 
 
-def _timeout(seconds: float) -> QueryTimeoutError:
+def _timeout(seconds: float, statement_timeout: bool = False) -> QueryTimeoutError:
+    if statement_timeout:  # Postgres's words for its statement_timeout
+        return QueryTimeoutError(
+            "canceling statement due to statement timeout", "statement_timeout"
+        )
     return QueryTimeoutError(
         f"the statement ran past KYMA_QUERY_TIMEOUT_SECONDS ({seconds:g} s) and was cancelled",
         _setting("KYMA_QUERY_TIMEOUT_SECONDS"),
@@ -170,15 +178,16 @@ class QueryGate:
         self._lock = threading.Lock()
         self.running = 0
 
-    def run(self, work: Callable[[], T], cancel: Cancel | None = None) -> T:
+    def run(self, work: Callable[[], T], cancel: Cancel | None = None, timeout: float = 0) -> T:
         """``work()`` within the limits; ``cancel`` set (or true) while it runs abandons it
         at once (QueryCancelledError) and stops it at its next checkpoint, as a timeout
-        does."""
+        does. ``timeout`` (seconds, 0: none) is the session's statement_timeout: the lower
+        of it and the server's timeout applies."""
         started = time.perf_counter()
         stats: dict[str, Any] = {}
         outcome, error, rows = "error", None, None
         try:
-            result = self._run(work, cancel)
+            result = self._run(work, cancel, timeout)
             outcome, stats = "ok", getattr(result, "stats", {})
             rows = getattr(getattr(result, "table", None), "num_rows", None)
             return result
@@ -196,7 +205,7 @@ class QueryGate:
             for listener in self.listeners:
                 listener(event)
 
-    def _run(self, work: Callable[[], T], cancel: Cancel | None) -> T:
+    def _run(self, work: Callable[[], T], cancel: Cancel | None, session: float) -> T:
         limits = self.limits
         if limits is not None:
             with self._lock:
@@ -209,12 +218,14 @@ class QueryGate:
                     )
                 self.running += 1
         timeout = limits.timeout_seconds if limits is not None else 0
+        ours = bool(session) and (not timeout or session < timeout)
+        timeout = session if ours else timeout
         if not timeout and cancel is None:
             try:
                 return contained(work)
             finally:
                 self._release()
-        token = _Token(timeout)
+        token = _Token(timeout, ours)
         box: dict[str, Any] = {}
         done = threading.Event()
 
@@ -237,7 +248,7 @@ class QueryGate:
                 raise QueryCancelledError("canceling statement due to user request")
             if deadline is not None and time.monotonic() >= deadline:
                 token.cancel()
-                raise _timeout(timeout)
+                raise token.error()
         if "error" in box:
             raise box["error"]
         return box["result"]
@@ -331,7 +342,7 @@ def _consume(holder: list[Any], add: Callable[[Any], None], token: _Token) -> No
         loop.close()
     if cancelled:
         holder.clear()
-        raise _timeout(token.timeout)
+        raise token.error()
 
 
 _SETTLE_SECONDS = 0.05

@@ -12,6 +12,7 @@ from sqlglot.errors import TokenError
 from kyma.engine.catalog import Catalog
 from kyma.engine.errors import (
     NotFoundError,
+    NoTransactionError,
     QueryCancelledError,
     SqlError,
     StatementStoppedError,
@@ -38,7 +39,7 @@ from kyma.engine.query._recent import Recent
 from kyma.engine.query._result import QueryResult
 from kyma.engine.query._running import Caller, RunningStatements, current_caller
 from kyma.engine.query._select import ANALYZE, SelectPlanner
-from kyma.engine.query.dialect import Explain, Kyma, KymaStatement
+from kyma.engine.query.dialect import Explain, Kyma, KymaStatement, Notification, Savepoint
 from kyma.engine.query.federation import Federation
 from kyma.engine.query.rewrite import schema_names
 from kyma.engine.query.rewrite.time_travel import split_versioned
@@ -83,6 +84,7 @@ class QueryEngine:
         pushdown: bool = True,
         authorize: Callable[[Access], None] | None = None,
         cancel: Cancel | None = None,
+        timeout: float = 0,
         caller: Caller | None = None,
         search_path: str | None = None,
     ) -> QueryResult:
@@ -94,8 +96,10 @@ class QueryEngine:
         ``authorize`` is called with what the statement needs before anything runs, and
         raises to refuse it; SHOW TABLES lists the tables it lets the caller read. ``cancel``,
         set (an Event) or true (a callable, polled) while the statement runs, cancels it
-        (QueryCancelledError). ``caller`` names who sends it and from where, for the list of
-        running statements (``running``), where its owner or an admin may stop it.
+        (QueryCancelledError). ``timeout``: a session's statement_timeout in seconds (0:
+        none); the lower of it and the server's timeout cancels the statement. ``caller``
+        names who sends it and from where, for the list of running statements (``running``),
+        where its owner or an admin may stop it.
         ``search_path``: the session's setting (None: ``public``); a path without
         ``public`` finds no kyma table by an unqualified name, as in Postgres.
         """
@@ -118,6 +122,7 @@ class QueryEngine:
                     return self.gate.run(
                         lambda: self._execute(stmt, snapshot, pruning, pushdown, visible, text),
                         _either(statement.stop, cancel),
+                        timeout,
                     )
                 except QueryCancelledError:
                     if statement.stopped_by is None:
@@ -206,6 +211,7 @@ class QueryEngine:
             return self._describe(stmt)
         if _ddl.is_show_tables(stmt):
             return _ddl.show_tables(self.catalog, visible)
+        _refuse_session_statement(stmt)
         raise UnsupportedStatementError(f"unsupported statement: {_kind(stmt)}")
 
     def _describe(self, stmt: exp.Describe) -> QueryResult:
@@ -240,6 +246,10 @@ class QueryEngine:
             return Access(READ) if words[:1] == ["TABLES"] else every_table()
         if isinstance(stmt, Explain):
             stmt = stmt.this
+        if isinstance(stmt, (Savepoint, Notification)) or (
+            isinstance(stmt, exp.Rollback) and stmt.args.get("savepoint")
+        ):
+            return Access(READ)  # refused for anyone who may query, naming the statement
         if isinstance(stmt, exp.Query):
             local = {split_versioned(raw)[0] for raw, _ in self.planner.local_tables(stmt)}
             return Access(READ, frozenset(local | federated_tables(stmt)))
@@ -275,6 +285,20 @@ def _unparsed(sql: str) -> Access | None:
     if first == "INSERT":  # which table is not known: what ingest tokens may hear
         return Access(WRITE)
     return Access(READ if first in QUERY_WORDS or first == "EXPLAIN" else ADMIN)
+
+
+def _refuse_session_statement(stmt: exp.Expression) -> None:
+    """Savepoints outside a session's transaction block (every statement here is one) and
+    the notifications kyma does not send, refused in Postgres's words."""
+    if isinstance(stmt, Savepoint):
+        verb = "RELEASE SAVEPOINT" if stmt.args.get("release") else "SAVEPOINT"
+        raise NoTransactionError(f"{verb} can only be used in transaction blocks")
+    if isinstance(stmt, exp.Rollback) and stmt.args.get("savepoint"):
+        raise NoTransactionError("ROLLBACK TO SAVEPOINT can only be used in transaction blocks")
+    if isinstance(stmt, Notification):
+        raise UnsupportedStatementError(
+            f"{stmt.verb} is not supported: kyma has no asynchronous notifications"
+        )
 
 
 def _kind(stmt: exp.Expression) -> str:

@@ -88,11 +88,15 @@ class KymaFlightServer(flight.FlightServerBase):
     def url(self) -> str:
         return f"{self.scheme}://{self.host}:{self.port}"
 
-    def _authorize(self, context: flight.ServerCallContext, scope: str = "read") -> Principal:
-        """The caller of an RPC, who must hold ``scope``; every RPC passes here."""
+    def _authorize(
+        self, context: flight.ServerCallContext, scope: str | None = "read"
+    ) -> Principal:
+        """The caller of an RPC, who must hold ``scope`` (None: any: a statement is
+        authorized by what it does when it runs); every RPC passes here."""
         headers = context.get_middleware("headers")
         caller = self.authenticator.principal(headers.authorization if headers else None)
-        caller.require(scope)
+        if scope is not None:
+            caller.require(scope)
         return caller
 
     # ---------------------------------------------------------------- statements
@@ -101,7 +105,7 @@ class KymaFlightServer(flight.FlightServerBase):
         return client_table(self._result(context, sql).table)
 
     def _result(self, context: flight.ServerCallContext, sql: str) -> QueryResult:
-        caller = self._authorize(context)
+        caller = self._authorize(context, scope=None)  # the engine checks the statement
         authorize = None if caller.unrestricted else caller.authorize
         # A client that cancels its call or goes away cancels the statement.
         cancel = context.is_cancelled
@@ -113,10 +117,13 @@ class KymaFlightServer(flight.FlightServerBase):
     def _run(
         self, context: flight.ServerCallContext, descriptor: flight.FlightDescriptor, sql: str
     ) -> flight.FlightInfo:
-        table = self._execute(context, sql)
+        result = self._result(context, sql)
+        table = client_table(result.table)
         ticket = cmd.pack(sql_pb2.TicketStatementQuery(statement_handle=self.results.put(table)))
         endpoint = flight.FlightEndpoint(ticket, [])
-        return flight.FlightInfo(table.schema, descriptor, [endpoint], table.num_rows, -1)
+        # A write's count is its rows (what ADBC reports as the cursor's rowcount).
+        count = result.rowcount if result.rowcount >= 0 else table.num_rows
+        return flight.FlightInfo(table.schema, descriptor, [endpoint], count, -1)
 
     def _prepared_sql(self, handle: bytes) -> str:
         prepared = self.prepared.get(handle)
@@ -128,13 +135,14 @@ class KymaFlightServer(flight.FlightServerBase):
     def get_flight_info(
         self, context: flight.ServerCallContext, descriptor: flight.FlightDescriptor
     ) -> flight.FlightInfo:
-        self._authorize(context)
+        self._authorize(context, scope=None)
         command = cmd.descriptor_command(descriptor)
         if isinstance(command, sql_pb2.CommandStatementQuery):
             return self._run(context, descriptor, command.query)
         if isinstance(command, sql_pb2.CommandPreparedStatementQuery):
             sql = self._prepared_sql(command.prepared_statement_handle)
             return self._run(context, descriptor, sql)
+        self._authorize(context)  # metadata: a read token's
         if type(command) not in _METADATA:
             raise pa.ArrowNotImplementedError(
                 f"GetFlightInfo does not take {command.DESCRIPTOR.name}"
@@ -147,9 +155,10 @@ class KymaFlightServer(flight.FlightServerBase):
     def get_schema(
         self, context: flight.ServerCallContext, descriptor: flight.FlightDescriptor
     ) -> flight.SchemaResult:
-        self._authorize(context)
+        self._authorize(context, scope=None)
         command = cmd.descriptor_command(descriptor)
         if type(command) in _METADATA:
+            self._authorize(context)
             return flight.SchemaResult(_METADATA[type(command)][0](command))
         # kyma knows a result's schema only by running the statement; nothing is kept.
         if isinstance(command, sql_pb2.CommandStatementQuery):
@@ -161,11 +170,12 @@ class KymaFlightServer(flight.FlightServerBase):
 
     @translated
     def do_get(self, context: flight.ServerCallContext, ticket: flight.Ticket) -> Any:
-        caller = self._authorize(context)
+        caller = self._authorize(context, scope=None)
         command = cmd.unpack(ticket.ticket)
-        if isinstance(command, sql_pb2.TicketStatementQuery):
+        if isinstance(command, sql_pb2.TicketStatementQuery):  # authorized when it ran
             table = self.results.take(command.statement_handle)
         elif type(command) in _METADATA:
+            caller.require("read")
             table = _METADATA[type(command)][1](self.services, command, caller)
         else:
             raise pa.ArrowNotImplementedError(f"DoGet does not take {command.DESCRIPTOR.name}")
@@ -182,7 +192,7 @@ class KymaFlightServer(flight.FlightServerBase):
     ) -> None:
         command = cmd.descriptor_command(descriptor)
         if isinstance(command, sql_pb2.CommandPreparedStatementQuery):
-            self._authorize(context)
+            self._authorize(context, scope=None)  # the statement is authorized when it runs
             parameters = reader.read_all()
             prepared = self.prepared.get(command.prepared_statement_handle)
             prepared.parameters = parameters if parameters.num_columns else None
@@ -200,7 +210,7 @@ class KymaFlightServer(flight.FlightServerBase):
 
     @translated
     def do_action(self, context: flight.ServerCallContext, action: flight.Action) -> list:
-        self._authorize(context)
+        self._authorize(context, scope=None)  # preparing runs nothing; executing is checked
         if action.type == CREATE_PREPARED:
             request = cmd.unpack_as(
                 action.body.to_pybytes(), sql_pb2.ActionCreatePreparedStatementRequest

@@ -3,7 +3,8 @@
 It runs in the ``kyma serve`` process beside the HTTP API and answers through the same
 ``Services`` (``query.execute``, with the caller's token scopes). The framing is written
 here on the standard library: the protocol libraries for Python (riffq, buenavista) have no
-wheel for this platform, or no token auth and no SQLSTATEs. One thread per connection.
+wheel for this platform, or no token auth and no SQLSTATEs. One thread per connection; one
+not authenticated within KYMA_PG_AUTH_TIMEOUT_SECONDS is cut off (``_listener``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import ssl
 import threading
 from typing import TYPE_CHECKING
 
-from kyma.auth import Authenticator
 from kyma.engine.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -27,13 +27,10 @@ class PgServer(socketserver.ThreadingTCPServer):
     def __init__(
         self, services: Services, host: str, port: int, tls: ssl.SSLContext | None
     ) -> None:
-        from kyma.pgwire._connection import CancelKeys, Handler, Slots
+        from kyma.pgwire._connection import Handler
+        from kyma.pgwire._listener import Listener
 
-        self.services = services
-        self.slots = Slots(services.settings.pg_max_connections)
-        self.authenticator = Authenticator(services.stores.tokens, services.settings.auth)
-        self.tls = tls
-        self.cancels = CancelKeys()
+        self.listener = Listener(services, tls)
         super().__init__((host, port), Handler)
         self.thread = threading.Thread(target=self.serve_forever, daemon=True, name="pgwire")
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import secrets
+import select
 import socket
 import socketserver
 import ssl
@@ -21,10 +22,10 @@ from typing import TYPE_CHECKING, BinaryIO
 import pyarrow as pa
 
 from kyma import pgcatalog
-from kyma.auth import Authenticator, Principal
+from kyma.auth import Principal
 from kyma.engine.errors import (
-    ConfigError,
     KymaError,
+    LimitExceededError,
     SqlError,
     UnauthenticatedError,
     UnsupportedStatementError,
@@ -40,12 +41,13 @@ from kyma.pgwire._sql_text import bind, parameter_count, split_statements
 from kyma.pgwire._types import SIZES, text_column, type_oid
 
 if TYPE_CHECKING:
-    from kyma.services import Services
+    from kyma.pgwire._listener import Listener, Slots
 
 log = logging.getLogger("kyma.pgwire")
 _ROW_QUERIES = ("select", "with", "values", "show", "table", "explain", "describe")
 SLICE_ROWS = 16_384  # rows encoded and sent at a time
 FLUSH_BYTES = 1 << 20
+_HANGUP = select.POLLRDHUP | select.POLLHUP | select.POLLERR  # the client closed its end
 
 
 @dataclass
@@ -62,65 +64,25 @@ class Portal:
     sent: int = 0  # rows an Execute with a row limit already sent
 
 
-class CancelKeys:
-    """The (process id, secret) each connection was given, to find it from a CancelRequest."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._connections: dict[tuple[int, int], Connection] = {}
-
-    def add(self, key: tuple[int, int], connection: Connection) -> None:
-        with self._lock:
-            self._connections[key] = connection
-
-    def remove(self, key: tuple[int, int]) -> None:
-        with self._lock:
-            self._connections.pop(key, None)
-
-    def cancel(self, key: tuple[int, int]) -> None:
-        """Cancel the statement the connection with ``key`` runs (a wrong key: nothing)."""
-        with self._lock:
-            connection = self._connections.get(key)
-        if connection is not None:
-            connection.cancel.set()
-
-
-class Slots:
-    """At most ``limit`` open connections (0: no limit); a cancel request takes no slot."""
-
-    def __init__(self, limit: int) -> None:
-        if limit < 0:
-            raise ConfigError(f"KYMA_PG_MAX_CONNECTIONS: expected 0 (no limit) or more: {limit}")
-        self.limit = limit
-        self._free = threading.BoundedSemaphore(limit) if limit > 0 else None
-
-    def take(self) -> bool:
-        return self._free is None or self._free.acquire(blocking=False)
-
-    def give_back(self) -> None:
-        if self._free is not None:
-            self._free.release()
-
-
 class Connection:
-    def __init__(
-        self,
-        sock: object,
-        services: Services,
-        authenticator: Authenticator,
-        tls: ssl.SSLContext | None,
-        cancels: CancelKeys,
-        slots: Slots,
-    ) -> None:
+    def __init__(self, sock: socket.socket, listener: Listener) -> None:
         self.sock = sock
-        self.services, self.authenticator, self.tls = services, authenticator, tls
-        self.cancels, self.slots = cancels, slots
+        self.listener, self.limits = listener, listener.limits
+        self.services, self.authenticator, self.tls = (
+            listener.services,
+            listener.authenticator,
+            listener.tls,
+        )
+        self.cancels, self.slots = listener.cancels, listener.slots
         self.holds_slot = False
+        self.cut_reason: tuple[str, str] | None = None  # SQLSTATE and message, when armed
+        self.was_cut = False
+        self._hangup: select.poll | None = None
         self.pending: list[bytes] = []
         self.pending_bytes = 0
         self.key: tuple[int, int] | None = None
         self.cancel = threading.Event()
-        self.rfile: BinaryIO = sock.makefile("rb")  # type: ignore[attr-defined]
+        self.rfile: BinaryIO = sock.makefile("rb")
         self.principal: Principal | None = None
         self.session: Session | None = None
         self.statements: dict[str, Statement] = {}
@@ -139,11 +101,11 @@ class Connection:
     def flush(self) -> None:
         if self.pending:
             data, self.pending, self.pending_bytes = b"".join(self.pending), [], 0
-            self.sock.sendall(data)  # type: ignore[attr-defined]
+            self.sock.sendall(data)
 
-    def read_message(self) -> tuple[bytes, bytes]:
+    def read_message(self, limit: int = m.MAX_MESSAGE_BYTES) -> tuple[bytes, bytes]:
         self.flush()
-        return m.read_message(self.rfile)
+        return m.read_message(self.rfile, limit)
 
     def read_startup(self) -> tuple[int, bytes]:
         self.flush()
@@ -156,12 +118,32 @@ class Connection:
     # -- start-up ------------------------------------------------------------------------
 
     def serve(self) -> None:
+        unauthenticated = self.listener.unauthenticated
+        if not unauthenticated.take():
+            self.send(_too_many(unauthenticated))
+            self.flush()
+            return
+        authenticating = True
         try:
-            if self.start():
+            self.arm(self.limits.auth_timeout, "57014", "canceling authentication due to timeout")
+            authenticated = self.start()
+            self.disarm()
+            authenticating = False
+            unauthenticated.give_back()
+            if authenticated:
                 self.loop()
-        except (EOFError, ConnectionError, ssl.SSLError, m.ProtocolViolation) as e:
+        except (EOFError, OSError) as e:  # ConnectionError, ssl.SSLError…
+            if self.cut():
+                assert self.cut_reason is not None
+                self.send(m.error_response(*self.cut_reason, "FATAL"))
+            log.debug("Postgres connection ended: %s", e)
+        except m.ProtocolViolation as e:
+            self.send(m.error_response("08P01", str(e), "FATAL"))
             log.debug("Postgres connection ended: %s", e)
         finally:
+            self.listener.deadlines.disarm(self)
+            if authenticating:
+                unauthenticated.give_back()
             with contextlib.suppress(OSError):
                 self.flush()  # a FATAL error, say
             if self.key is not None:
@@ -169,14 +151,33 @@ class Connection:
             if self.holds_slot:
                 self.slots.give_back()
 
+    def arm(self, seconds: float, sqlstate: str, message: str) -> None:
+        """Cut the connection in ``seconds`` (0: never) unless ``disarm`` comes first; the
+        client hears ``message`` (FATAL) if it does."""
+        if seconds:
+            self.cut_reason = (sqlstate, message)
+            self.listener.deadlines.arm(self, self.sock.fileno(), seconds)
+
+    def disarm(self) -> None:
+        """The awaited read came in time: no deadline now. EOFError if it came too late."""
+        if self.cut():
+            raise EOFError("cut off at its deadline")
+        self.cut_reason = None
+
+    def cut(self) -> bool:
+        """True once a deadline cut the connection off."""
+        if self.cut_reason is not None and not self.listener.deadlines.disarm(self):
+            self.was_cut = True
+        return self.was_cut
+
     def start(self) -> bool:
         code, body = self.read_startup()
         while code in (m.SSL_REQUEST, m.GSSENC_REQUEST):
             if code == m.SSL_REQUEST and self.tls is not None:
                 self.send(b"S")
                 self.flush()
-                self.sock = self.tls.wrap_socket(self.sock, server_side=True)  # type: ignore[arg-type]
-                self.rfile = self.sock.makefile("rb")  # type: ignore[attr-defined]
+                self.sock = self.tls.wrap_socket(self.sock, server_side=True)
+                self.rfile = self.sock.makefile("rb")
             else:
                 self.send(b"N")
             code, body = self.read_startup()
@@ -184,17 +185,6 @@ class Connection:
             reader = m.Reader(body)
             self.cancels.cancel((reader.int32(), reader.int32()))
             return False  # Postgres answers a CancelRequest by closing the connection
-        self.holds_slot = self.slots.take()
-        if not self.holds_slot:
-            self.send(
-                m.error_response(
-                    "53300",
-                    f"too many Postgres protocol connections: {self.slots.limit} are open"
-                    " (KYMA_PG_MAX_CONNECTIONS)",
-                    "FATAL",
-                )
-            )
-            return False
         if code != m.PROTOCOL_V3:
             self.send(
                 m.error_response(
@@ -215,6 +205,10 @@ class Connection:
         except UnauthenticatedError as e:
             self.send_error(e, "FATAL")
             return False
+        self.holds_slot = self.slots.take()  # counted once authenticated
+        if not self.holds_slot:
+            self.send(_too_many(self.slots))
+            return False
         user = params.get("user", "kyma")
         pid, secret = secrets.randbelow(1 << 31), secrets.randbelow(1 << 31)
         self.session = Session(user, params.get("database", user), pid, params)
@@ -232,7 +226,7 @@ class Connection:
         if not self.authenticator.required:
             return self.authenticator.principal(None)
         self.send(m.authentication(3))
-        kind, body = self.read_message()
+        kind, body = self.read_message(m.MAX_STARTUP_BYTES)  # a token is short
         if kind != b"p":
             raise UnauthenticatedError("expected a password message: the password is a kyma token")
         token = body.rstrip(b"\x00").decode(errors="replace").strip()
@@ -245,7 +239,7 @@ class Connection:
     def loop(self) -> None:
         skipping = False  # after an error in the extended protocol, until Sync
         while True:
-            kind, body = m.read_message(self.rfile)
+            kind, body = self.next_message()
             if kind == b"X":
                 return
             if kind == b"Q":
@@ -255,7 +249,7 @@ class Connection:
                 continue
             if kind == b"S":
                 skipping = False
-                self.send(*self.reported(), m.ready_for_query(self.session_().status))
+                self.send(*self.reported(), self.ready())
                 self.flush()
                 continue
             if kind == b"H":
@@ -271,6 +265,36 @@ class Connection:
             except Exception as e:  # noqa: BLE001 - every error goes to the client
                 self.fail(e)
                 skipping = True
+
+    def next_message(self) -> tuple[bytes, bytes]:
+        """The next message, within the idle timeout that applies (the lower of the
+        server's and the session's, for a transaction block or outside one)."""
+        session = self.session_()
+        if session.in_transaction:
+            seconds = _lower(
+                self.limits.idle_in_transaction_timeout,
+                session.seconds("idle_in_transaction_session_timeout"),
+            )
+            reason = ("25P03", "terminating connection due to idle-in-transaction timeout")
+        else:
+            seconds = _lower(
+                self.limits.idle_session_timeout, session.seconds("idle_session_timeout")
+            )
+            reason = ("57P05", "terminating connection due to idle-session timeout")
+        if not seconds:
+            return m.read_message(self.rfile)
+        self.arm(seconds, *reason)
+        message = m.read_message(self.rfile)
+        self.disarm()
+        return message
+
+    def ready(self) -> bytes:
+        """ReadyForQuery; outside a transaction block the portals close, as Postgres's
+        implicit transaction ends."""
+        status = self.session_().status
+        if status == b"I":
+            self.portals.clear()
+        return m.ready_for_query(status)
 
     def session_(self) -> Session:
         assert self.session is not None
@@ -303,33 +327,48 @@ class Connection:
                 self.send_copy(copy, result)
             else:
                 self.send_result(result, describe=True)
-        self.send(m.ready_for_query(self.session_().status))
+        self.send(self.ready())
 
     def run(self, sql: str, probe: bool = False) -> QueryResult:
         """``probe``: only the result's columns are wanted (a query the engine runs reads
         no rows)."""
         sql = translate(sql)
-        answer = self.session_().answer(sql)
+        session = self.session_()
+        answer = session.answer(sql)
         if answer is not None:
             return answer
         principal = self.principal
         assert principal is not None
-        self.cancel = threading.Event()  # a CancelRequest now cancels this statement only
+        self.cancel = event = threading.Event()  # a CancelRequest cancels this statement only
+
+        def cancelled() -> bool:  # polled while the statement runs
+            return event.is_set() or self.client_gone()
+
         answer = _asyncpg.answer(sql) or pgcatalog.answer(
-            sql, self.services.query, principal, self.cancel
+            sql, self.services.query, principal, cancelled
         )
         if answer is not None:
             return answer
         words = sql.split(None, 1)
         if probe and words and words[0].lower() in ("select", "with", "values", "table"):
             sql = f"SELECT * FROM ({sql.strip().rstrip(';')}\n) AS kyma_probe LIMIT 0"
-        return self.services.query.execute(
+        result = self.services.query.execute(
             sql,
             authorize=None if principal.unrestricted else principal.authorize,
-            cancel=self.cancel,
+            cancel=cancelled,
+            timeout=session.seconds("statement_timeout"),
             caller=principal.caller("pgwire"),
             search_path=self.session_().settings.get("search_path"),
         )
+        session.ran(result)
+        return result
+
+    def client_gone(self) -> bool:
+        """True once the client closed its end of the socket: no one will read the answer."""
+        if self._hangup is None:
+            self._hangup = select.poll()
+            self._hangup.register(self.sock.fileno(), _HANGUP)
+        return any(events & _HANGUP for _, events in self._hangup.poll(0))
 
     def send_result(
         self,
@@ -410,6 +449,14 @@ class Connection:
         for i, value in enumerate(values):
             binary = bool(formats[i] if len(formats) > 1 else (formats[0] if formats else 0))
             literals.append(literal(value, statement.param_oids[i], binary, i + 1))
+        limit = self.limits.max_portals
+        if portal not in self.portals and limit and len(self.portals) >= limit:
+            raise LimitExceededError(
+                f"{len(self.portals)} portals are open, as many as KYMA_PG_MAX_PORTALS allows;"
+                " close one or end the transaction",
+                "pg_max_portals",
+            )
+        self.portals.pop(portal, None)
         self.portals[portal] = Portal(bind(statement.sql, literals), results)
         self.send(m.BIND_COMPLETE)
 
@@ -464,6 +511,8 @@ class Connection:
         if portal.result is None:
             portal.result = self.run(portal.sql)
             self.send(*self.reported())
+        if limit > 0 and portal.sent == 0 and portal.result.table.num_rows > limit:
+            self._hold(portal)
         done = self.send_result(
             portal.result,
             describe=False,
@@ -473,12 +522,39 @@ class Connection:
         )
         portal.sent = portal.sent + limit if not done else portal.result.table.num_rows
 
+    def _hold(self, portal: Portal) -> None:
+        """``portal`` is to be suspended with its result: refused (and dropped) past
+        KYMA_PG_MAX_PORTAL_BYTES held by the connection's portals together."""
+        limit = self.limits.max_portal_bytes
+        held = sum(p.result.table.nbytes for p in self.portals.values() if p.result is not None)
+        if limit and held > limit:
+            portal.result = None
+            raise LimitExceededError(
+                f"the open portals would hold {held} bytes of results, more than"
+                f" KYMA_PG_MAX_PORTAL_BYTES ({limit}) allows;"
+                " close other portals or narrow the query",
+                "pg_max_portal_bytes",
+            )
+
     def close(self, r: m.Reader) -> None:
         kind, name = r.byte(), r.cstring()
         (self.statements if kind == b"S" else self.portals).pop(name, None)
         self.send(m.CLOSE_COMPLETE)
 
     EXTENDED = {b"P": parse, b"B": bind_, b"D": describe_, b"E": execute, b"C": close}
+
+
+def _lower(*seconds: float) -> float:
+    """The lowest of timeouts that are set (0: none)."""
+    return min((s for s in seconds if s), default=0)
+
+
+def _too_many(slots: Slots) -> bytes:
+    return m.error_response(
+        "53300",
+        f"too many Postgres protocol connections: {slots.limit} are open ({slots.setting})",
+        "FATAL",
+    )
 
 
 def _text_columns(table: pa.Table) -> list[pa.Array]:
@@ -516,15 +592,7 @@ class Handler(socketserver.BaseRequestHandler):
     """socketserver's per-connection entry point; the server carries the shared parts."""
 
     def handle(self) -> None:
-        server = self.server
-        connection = Connection(
-            self.request,
-            server.services,  # type: ignore[attr-defined]
-            server.authenticator,  # type: ignore[attr-defined]
-            server.tls,  # type: ignore[attr-defined]
-            server.cancels,  # type: ignore[attr-defined]
-            server.slots,  # type: ignore[attr-defined]
-        )
+        connection = Connection(self.request, self.server.listener)  # type: ignore[attr-defined]
         self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         try:
             connection.serve()

@@ -20,6 +20,7 @@ SSL_REQUEST = 80877103
 GSSENC_REQUEST = 80877104
 CANCEL_REQUEST = 80877102
 MAX_MESSAGE_BYTES = 64 << 20  # a longer client message is a broken or hostile client
+MAX_STARTUP_BYTES = 10_000  # the start-up packet and the password, as Postgres caps them
 
 
 class ProtocolViolation(Exception):
@@ -36,8 +37,8 @@ def read_exact(stream: BinaryIO, n: int) -> bytes:
 def read_startup(stream: BinaryIO) -> tuple[int, bytes]:
     """The first message: (request code, the rest of its body)."""
     (length,) = struct.unpack("!i", read_exact(stream, 4))
-    if not 8 <= length <= 10_000:
-        raise ProtocolViolation(f"startup message of {length} bytes")
+    if not 8 <= length <= MAX_STARTUP_BYTES:
+        raise ProtocolViolation(f"invalid length of startup packet: {length} bytes")
     body = read_exact(stream, length - 4)
     (code,) = struct.unpack("!i", body[:4])
     return code, body[4:]
@@ -50,12 +51,13 @@ def startup_parameters(body: bytes) -> dict[str, str]:
     return {n.decode(): v.decode() for n, v in zip(names, values, strict=False) if n}
 
 
-def read_message(stream: BinaryIO) -> tuple[bytes, bytes]:
-    """(type byte, body) of the next regular client message."""
+def read_message(stream: BinaryIO, limit: int = MAX_MESSAGE_BYTES) -> tuple[bytes, bytes]:
+    """(type byte, body) of the next regular client message; ProtocolViolation, before
+    reading the body, when its length passes ``limit``."""
     kind = read_exact(stream, 1)
     (length,) = struct.unpack("!i", read_exact(stream, 4))
-    if not 4 <= length <= MAX_MESSAGE_BYTES:
-        raise ProtocolViolation(f"message {kind!r} of {length} bytes")
+    if not 4 <= length <= limit:
+        raise ProtocolViolation(f"invalid message length: message {kind!r} of {length} bytes")
     return kind, read_exact(stream, length - 4)
 
 

@@ -1,5 +1,5 @@
 """What a connection answers itself: session settings (SET/SHOW/RESET), transaction
-statements (no-ops for reads) and the server functions drivers call on connect.
+statements and savepoints (``_transaction``) and the server functions drivers call on connect.
 
 ``Session.answer(sql)`` returns a result, or None for a statement the query engine runs.
 """
@@ -9,10 +9,21 @@ from __future__ import annotations
 import re
 
 import pyarrow as pa
+import sqlglot
+from sqlglot import exp
 
 from kyma import __version__
-from kyma.engine.errors import SqlError, TransactionAbortedError
+from kyma.engine.errors import (
+    ReadOnlySettingError,
+    SqlError,
+    TransactionAbortedError,
+    UnknownSettingError,
+    UnsupportedStatementError,
+)
 from kyma.engine.query import QueryResult
+from kyma.engine.query.dialect import Kyma, Savepoint
+from kyma.engine.query.durations import milliseconds, shown
+from kyma.pgwire._transaction import Transaction
 
 SERVER_VERSION = "15.0"
 VERSION = f"PostgreSQL {SERVER_VERSION} (kyma {__version__})"  # version()
@@ -34,6 +45,7 @@ DEFAULTS = {
     "statement_timeout": "0",
     "lock_timeout": "0",
     "idle_in_transaction_session_timeout": "0",
+    "idle_session_timeout": "0",
     "transaction_isolation": "read committed",
     "default_transaction_isolation": "read committed",
     "transaction_read_only": "off",
@@ -55,21 +67,26 @@ REPORTED = (
     "application_name",
     "session_authorization",
 )
+# time-valued: read in any unit Postgres takes, shown as it shows them
+TIMES = (
+    "statement_timeout",
+    "lock_timeout",
+    "idle_in_transaction_session_timeout",
+    "idle_session_timeout",
+)
+READ_ONLY = ("server_version", "server_encoding", "integer_datetimes", "max_identifier_length")
 _CANONICAL = {name.lower(): name for name in DEFAULTS}
-_TX = {
-    "begin": "BEGIN",
-    "start": "BEGIN",
-    "commit": "COMMIT",
-    "end": "COMMIT",
-    "rollback": "ROLLBACK",
-    "abort": "ROLLBACK",
-}
+_BEGIN = ("begin", "start")
+_COMMIT = ("commit", "end")
+_PARSED = ("rollback", "abort", "savepoint", "release")  # read by kyma's dialect
+_KYMA_SHOWS = ("tables", "connectors", "sources", "columns", "full")  # the engine's SHOWs
 _SET = re.compile(
-    r"set\s+(?:session\s+|local\s+)?(?P<name>[\w.]+)\s*(?:=|\s+to\s+|\s+)(?P<value>.+)",
+    r"set\s+(?:session\s+|(?P<local>local\s+))?(?P<name>[\w.]+)\s*(?:=|\s+to\s+|\s+)"
+    r"(?P<value>.+)",
     re.I | re.S,
 )
 _SET_TIME_ZONE = re.compile(
-    r"set\s+(?:session\s+|local\s+)?time\s+zone\s+(?P<value>.+)", re.I | re.S
+    r"set\s+(?:session\s+|(?P<local>local\s+))?time\s+zone\s+(?P<value>.+)", re.I | re.S
 )
 _SHOW = re.compile(r"show\s+(?P<name>[\w.]+|time\s+zone|transaction\s+isolation\s+level)", re.I)
 _FUNCTION = re.compile(
@@ -107,14 +124,27 @@ class Session:
     """One connection's settings and transaction state."""
 
     def __init__(self, user: str, database: str, pid: int, startup: dict[str, str]) -> None:
-        self.settings = dict(DEFAULTS)
         self.user, self.database, self.pid = user, database, pid
+        self.defaults = dict(DEFAULTS)  # what RESET goes back to: the start-up's values too
         for name, value in startup.items():
             if name.lower() in _CANONICAL:
-                self.settings[_CANONICAL[name.lower()]] = value
-        self.in_transaction = False
-        self.failed = False
+                canonical = _CANONICAL[name.lower()]
+                self.defaults[canonical] = _normalized(canonical, value)
+        self.settings = dict(self.defaults)
         self.changed: list[str] = []  # reported settings a SET changed, for ParameterStatus
+        self.transaction = Transaction(self.settings, self._restore)
+
+    @property
+    def in_transaction(self) -> bool:
+        return self.transaction.active
+
+    @property
+    def failed(self) -> bool:
+        return self.transaction.failed
+
+    @failed.setter
+    def failed(self, value: bool) -> None:
+        self.transaction.failed = value
 
     @property
     def status(self) -> bytes:
@@ -123,11 +153,20 @@ class Session:
             return b"I"
         return b"E" if self.failed else b"T"
 
+    def seconds(self, name: str) -> float:
+        """A time setting (``statement_timeout``…) in seconds; 0: off."""
+        return milliseconds(name, self.settings[name]) / 1000
+
     def answer(self, sql: str) -> QueryResult | None:
         text = sql.strip().rstrip(";").strip()
         first = text.split(None, 1)[0].lower() if text else ""
-        if first in _TX:
-            return self._transaction(_TX[first], text)
+        if first in _BEGIN:
+            self.transaction.begin()
+            return QueryResult.status_only("BEGIN")
+        if first in _COMMIT:
+            return QueryResult.status_only(self.transaction.end(commit=True))
+        if first in _PARSED:
+            return self._parsed(text)
         if self.failed:
             raise TransactionAbortedError(
                 "current transaction is aborted, commands ignored until end of transaction block"
@@ -142,13 +181,54 @@ class Session:
                 "time zone": "timezone",
                 "transaction isolation level": "transaction_isolation",
             }.get(name, name)
+            if name == "all":
+                return self._show_all()
             if name in _CANONICAL:
                 return _one(name, self.settings[_CANONICAL[name]])
+            if name in self.settings:  # a custom setting (myapp.tenant)
+                return _one(name, self.settings[name])
+            if name not in _KYMA_SHOWS:
+                raise UnknownSettingError(f"unrecognized configuration parameter {name!r}")
         if first == "select" and (match := _FUNCTION.fullmatch(text)):
             return self._function(match.group("fn").lower(), match.group("alias"))
         if first == "select" and _CONFIG_SELECT.fullmatch(text):
             return self._config(text)
         return None
+
+    def _parsed(self, text: str) -> QueryResult:
+        """ROLLBACK [TO SAVEPOINT], ABORT, SAVEPOINT and RELEASE, as kyma's dialect reads them."""
+        stmt = sqlglot.parse_one(text, read=Kyma)
+        transaction = self.transaction
+        if isinstance(stmt, Savepoint):
+            if stmt.args.get("release"):
+                transaction.release(stmt.name)
+                return QueryResult.status_only("RELEASE")
+            transaction.savepoint(stmt.name)
+            return QueryResult.status_only("SAVEPOINT")
+        if isinstance(stmt, exp.Rollback) and stmt.args.get("savepoint"):
+            transaction.rollback_to(stmt.args["savepoint"].name)
+            return QueryResult.status_only("ROLLBACK")
+        if isinstance(stmt, exp.Rollback):
+            return QueryResult.status_only(transaction.end(commit=False))
+        raise UnsupportedStatementError(f"cannot run {text!r} as a transaction statement")
+
+    def ran(self, result: QueryResult) -> None:
+        """The engine ran a statement of this session: one that answers no columns (INSERT,
+        DDL) wrote, as far as a savepoint can tell."""
+        self.transaction.ran(result.table.num_columns == 0)
+
+    def _show_all(self) -> QueryResult:
+        names = sorted(self.settings, key=str.lower)
+        return QueryResult(
+            pa.table(
+                {
+                    "name": pa.array(names, pa.string()),
+                    "setting": pa.array([self.settings[n] for n in names], pa.string()),
+                    "description": pa.array([""] * len(names), pa.string()),
+                }
+            ),
+            "SHOW",
+        )
 
     def _config(self, text: str) -> QueryResult:
         """``SELECT current_setting('name'), set_config('name', 'value', is_local)``."""
@@ -156,25 +236,17 @@ class Session:
         for item in _CONFIG_ITEM.finditer(text):
             if item.group("set"):
                 name = item.group("set")
-                self._assign(_CANONICAL.get(name.lower(), name), item.group("value"))
+                canonical = _CANONICAL.get(name.lower(), name)
+                self._assign(canonical, _normalized(canonical, item.group("value")))
                 label = "set_config"
             else:
                 name, label = item.group("get"), "current_setting"
             canonical = _CANONICAL.get(name.lower(), name)
             if canonical not in self.settings:
-                raise SqlError(f"unrecognized configuration parameter {name!r}")
+                raise UnknownSettingError(f"unrecognized configuration parameter {name!r}")
             value = self.settings[canonical]
             columns[item.group("alias") or label] = pa.array([value], pa.string())
         return QueryResult(pa.table(columns), "OK")
-
-    def _transaction(self, tag: str, text: str) -> QueryResult:
-        if tag == "BEGIN":
-            self.in_transaction = True
-        else:
-            if tag == "COMMIT" and self.failed:
-                tag = "ROLLBACK"  # as Postgres answers COMMIT of a failed transaction
-            self.in_transaction = self.failed = False
-        return QueryResult.status_only(tag)
 
     def _set(self, text: str) -> QueryResult:
         lowered = " ".join(text.lower().split())
@@ -185,9 +257,13 @@ class Session:
         if lowered.startswith("reset"):
             name = lowered.split(None, 1)[1] if " " in lowered else ""
             if name == "all":
-                self.settings = dict(DEFAULTS)
+                self._restore(self.defaults)
+            elif name in _CANONICAL and _CANONICAL[name] not in READ_ONLY:
+                self._assign(_CANONICAL[name], self.defaults[_CANONICAL[name]])
             elif name in _CANONICAL:
-                self._assign(_CANONICAL[name], DEFAULTS[_CANONICAL[name]])
+                raise ReadOnlySettingError(f'parameter "{name}" cannot be changed')
+            elif "." not in name:
+                raise UnknownSettingError(f"unrecognized configuration parameter {name!r}")
             return QueryResult.status_only("RESET")
         if match := _SET_TIME_ZONE.fullmatch(text):
             name, value = "timezone", match.group("value")
@@ -197,16 +273,38 @@ class Session:
             raise SqlError(f"cannot read SET statement {text!r}: expected SET name = value")
         value = value.strip().strip("'\"")
         if name not in _CANONICAL and "." not in name:
-            raise SqlError(f"unrecognized configuration parameter {name!r}")
+            raise UnknownSettingError(f"unrecognized configuration parameter {name!r}")
+        canonical = _CANONICAL.get(name, name)
+        if canonical in READ_ONLY:
+            raise ReadOnlySettingError(f'parameter "{name}" cannot be changed')
         if name == "client_encoding" and value.upper().replace("-", "") not in ("UTF8", "UNICODE"):
-            raise SqlError(f"client_encoding: kyma speaks only UTF8, not {value!r}")
-        self._assign(_CANONICAL.get(name, name), value)
+            raise UnsupportedStatementError(
+                f"client_encoding: kyma speaks only UTF8, not {value!r}"
+            )
+        if value.lower() == "default":
+            value = self.defaults.get(canonical, "")
+        value = _normalized(canonical, value)
+        if match.group("local") and not self.transaction.set_local(canonical):
+            return QueryResult.status_only("SET")  # outside a block: no effect, as in Postgres
+        if not match.group("local"):
+            self.transaction.set_session(canonical, value)
+        self._assign(canonical, value)
         return QueryResult.status_only("SET")
 
     def _assign(self, name: str, value: str) -> None:
         self.settings[name] = value
         if name in REPORTED:
             self.changed.append(name)
+
+    def _restore(self, settings: dict[str, str]) -> None:
+        """Every setting back to ``settings`` (a ROLLBACK, the end of SET LOCAL, RESET ALL);
+        reported ones that change are sent again."""
+        for name in self.settings:
+            if name not in settings:  # a custom setting stays defined, empty
+                settings = {**settings, name: ""}
+        for name, value in settings.items():
+            if self.settings.get(name) != value:
+                self._assign(name, value)
 
     def _function(self, fn: str, alias: str | None) -> QueryResult:
         values = {
@@ -220,6 +318,11 @@ class Session:
         if fn == "pg_backend_pid":
             return QueryResult(pa.table({alias or fn: pa.array([self.pid], pa.int32())}), "OK")
         return _one(alias or fn, values[fn])
+
+
+def _normalized(name: str, value: str) -> str:
+    """A time setting as Postgres shows it (ConfigError, 22023, if it cannot be read)."""
+    return shown(milliseconds(name, value)) if name in TIMES else value
 
 
 def _one(name: str, value: str) -> QueryResult:

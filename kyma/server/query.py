@@ -16,6 +16,7 @@ from kyma import pgcatalog
 from kyma.dynamic import is_dynamic, json_texts
 from kyma.engine.errors import SqlError
 from kyma.engine.query import QueryResult
+from kyma.engine.query.durations import milliseconds
 from kyma.engine.types import KymaType
 from kyma.server.auth import principal
 from kyma.server.json_rows import rows_json
@@ -31,7 +32,9 @@ def query():  # type: ignore[no-untyped-def]
 
     ``snapshot`` (optional) reads as of that snapshot; ``pruning: false`` disables the
     pruning cascade, a diagnostic whose answers must equal the pruned ones;
-    ``pushdown: false`` sends only projections to federated sources (a baseline).
+    ``pushdown: false`` sends only projections to federated sources (a baseline);
+    ``statement_timeout`` (milliseconds, or Postgres's ``"1s"``, ``"500ms"``…) cancels the
+    statement sooner than the server's timeout, as the Postgres setting does.
     """
     body = request.get_json(force=True, silent=True)
     if not isinstance(body, dict) or not isinstance(body.get("sql"), str):
@@ -44,6 +47,9 @@ def query():  # type: ignore[no-untyped-def]
         switches[switch] = body.get(switch, True)
         if not isinstance(switches[switch], bool):
             raise SqlError(f"{switch}: expected true or false, got {switches[switch]!r}")
+    timeout = body.get("statement_timeout", 0)
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float, str)):
+        raise SqlError(f"statement_timeout: expected milliseconds or '1s', got {timeout!r}")
     caller = principal()
     services = current_app.extensions["kyma"]
     # waitress's (see ingest/listener): true once the client closed its connection
@@ -54,6 +60,7 @@ def query():  # type: ignore[no-untyped-def]
         snapshot=snapshot,
         authorize=None if caller.unrestricted else caller.authorize,
         cancel=cancel,
+        timeout=milliseconds("statement_timeout", timeout) / 1000,
         caller=caller.caller("http"),
         **switches,
     )

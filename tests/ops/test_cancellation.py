@@ -1,7 +1,7 @@
-"""A cancelled statement stops: a client that disconnects over HTTP, a Flight client that
-cancels its call, a Postgres CancelRequest and the timeout each leave the server's CPU idle
-within about a second (measured from /proc/<pid>/stat), and the metrics count it
-``cancelled`` or ``timeout``, never ``ok``."""
+"""A cancelled statement stops: a client that disconnects over HTTP or the Postgres protocol,
+a Flight client that cancels its call, a Postgres CancelRequest, the timeout and a session's
+statement_timeout each leave the server's CPU idle within about a second (measured from
+/proc/<pid>/stat), and the metrics count it ``cancelled`` or ``timeout``, never ``ok``."""
 
 from __future__ import annotations
 
@@ -162,3 +162,66 @@ def test_a_flight_client_that_cancels_its_call_stops_the_work(serve: Serve) -> N
     _assert_stops(serve, started + 1)
     assert _outcomes(serve, "cancelled") == before + 1
     client.close()
+
+
+def _psql(serve: Serve, **kw) -> psycopg.Connection:  # type: ignore[no-untyped-def]
+    return psycopg.connect(
+        host="127.0.0.1", port=serve.pg_port, user="anyone", dbname="kyma", connect_timeout=10, **kw
+    )
+
+
+def test_a_postgres_statement_timeout_stops_the_work(serve: Serve) -> None:
+    before = _outcomes(serve, "timeout")
+    with _psql(serve, autocommit=True) as conn:
+        conn.execute("SET statement_timeout = '1s'")
+        started = time.monotonic()
+        with pytest.raises(psycopg.errors.QueryCanceled) as raised:
+            conn.execute(SLOW)
+        assert str(raised.value) == "canceling statement due to statement timeout"
+        assert time.monotonic() - started < TIMEOUT  # the session's second, not the server's
+        _assert_stops(serve, time.monotonic())
+        conn.execute("BEGIN")  # SET LOCAL: this block only
+        conn.execute("SET LOCAL statement_timeout = 500")
+        with pytest.raises(psycopg.errors.QueryCanceled, match="statement timeout"):
+            conn.execute(SLOW)
+        conn.execute("ROLLBACK")
+        assert conn.execute("SHOW statement_timeout").fetchall() == [("1s",)]
+        _assert_stops(serve, time.monotonic())
+    assert _outcomes(serve, "timeout") == before + 2
+
+
+def test_an_http_statement_timeout_stops_the_work(serve: Serve) -> None:
+    before = _outcomes(serve, "timeout")
+    started = time.monotonic()
+    body = json.dumps({"sql": SLOW, "statement_timeout": "1s"}).encode()
+    status, _, answer = request(f"{serve.url}/v1/query", body)
+    assert status == 408, answer
+    assert b"canceling statement due to statement timeout" in answer
+    assert time.monotonic() - started < TIMEOUT
+    _assert_stops(serve, time.monotonic())
+    assert _outcomes(serve, "timeout") == before + 1
+
+
+def test_a_postgres_client_that_disconnects_stops_the_work(serve: Serve) -> None:
+    before = _outcomes(serve, "cancelled")
+    conn = _psql(serve, autocommit=True)
+    failed: dict = {}
+
+    def run() -> None:
+        try:
+            conn.execute(SLOW)
+        except psycopg.Error as e:
+            failed["e"] = e
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    _until_running(serve)
+    gone = socket.socket(fileno=os.dup(conn.pgconn.socket))  # the client's end, closed
+    gone.shutdown(socket.SHUT_RDWR)
+    gone.close()
+    started = time.monotonic()
+    thread.join(10)
+    _assert_stops(serve, started)
+    assert _outcomes(serve, "cancelled") == before + 1
+    assert "e" in failed
+    conn.close()

@@ -84,7 +84,7 @@ def test_session_statements_drivers_send(pg: PgServe) -> None:
         conn.execute("COMMIT")
         with pytest.raises(psycopg.Error) as raised:
             conn.execute("SET no_such_setting = 1")
-        assert raised.value.sqlstate == "42601"
+        assert raised.value.sqlstate == "42704"  # undefined_object, as Postgres answers
         assert "no_such_setting" in str(raised.value)
 
 

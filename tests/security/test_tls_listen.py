@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import socket
+import struct
 import subprocess
 import sys
 import urllib.error
@@ -62,6 +63,18 @@ def test_postgres_protocol_needs_tls_and_the_ca(secure: Secure) -> None:
         psycopg.connect(f"{dsn} sslmode=disable", password=token)
     with pytest.raises(psycopg.OperationalError, match="(?i)certificate verify failed"):
         psycopg.connect(f"{dsn} sslmode=verify-full sslrootcert=system", password=token)
+
+
+def test_a_stalled_postgres_tls_handshake_is_cut_at_the_authentication_timeout(
+    secure: Secure,
+) -> None:
+    """SSLRequest, the server's yes, then no ClientHello: the socket is closed once
+    KYMA_PG_AUTH_TIMEOUT_SECONDS (5 by default) pass, not kept with its thread forever."""
+    with socket.create_connection(("127.0.0.1", secure.serve.pg_port), timeout=30) as sock:
+        sock.sendall(struct.pack("!ii", 8, 80877103))  # SSLRequest
+        assert sock.recv(1) == b"S"
+        while sock.recv(1024):  # until closed: the 30 s socket timeout would raise first
+            pass
 
 
 def test_flight_needs_the_ca(secure: Secure) -> None:

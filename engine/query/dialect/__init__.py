@@ -2,7 +2,8 @@
 
 ``EXPLAIN <statement>``, ``CREATE/ALTER/DROP/REFRESH CONNECTOR``, ``SHOW CONNECTORS``,
 ``CREATE/DROP SOURCE``, ``SHOW SOURCES``, ``t AS OF SNAPSHOT 42`` and
-``ALTER TABLE t SET RETENTION '30 days'`` are parsed into the tree; ``live(...)`` and dynamic
+``ALTER TABLE t SET RETENTION '30 days'``, ``SAVEPOINT``, ``RELEASE``, ``ABORT``, ``LISTEN``,
+``UNLISTEN`` and ``NOTIFY`` are parsed into the tree; ``live(...)`` and dynamic
 paths are Postgres syntax. Meaning comes later: kyma's rewrite rules and statement handlers.
 
 >>> import sqlglot
@@ -13,6 +14,8 @@ EXPLAIN SELECT * FROM logs AS OF SNAPSHOT 3 AS l
 ALTER TABLE logs SET (retention = '30 days')
 >>> print(sqlglot.parse_one("drop source if exists Clicks", read=Kyma).sql(Kyma))
 DROP SOURCE IF EXISTS clicks
+>>> print(sqlglot.parse_one('release savepoint "_pg3_1"', read=Kyma).sql(Kyma))
+RELEASE SAVEPOINT "_pg3_1"
 """
 
 from __future__ import annotations
@@ -22,7 +25,13 @@ from sqlglot.tokens import TokenType
 
 from kyma.engine.query.dialect._generator import KymaGenerator
 from kyma.engine.query.dialect._parser import KymaParser
-from kyma.engine.query.dialect.expressions import Explain, KymaStatement, statement_options
+from kyma.engine.query.dialect.expressions import (
+    Explain,
+    KymaStatement,
+    Notification,
+    Savepoint,
+    statement_options,
+)
 
 
 class Kyma(Postgres):
@@ -35,4 +44,4 @@ class Kyma(Postgres):
     Generator = KymaGenerator
 
 
-__all__ = ["Explain", "Kyma", "KymaStatement", "statement_options"]
+__all__ = ["Explain", "Kyma", "KymaStatement", "Notification", "Savepoint", "statement_options"]

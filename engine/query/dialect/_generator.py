@@ -5,7 +5,13 @@ from __future__ import annotations
 from sqlglot import exp
 from sqlglot.dialects.postgres import Postgres
 
-from kyma.engine.query.dialect.expressions import SNAPSHOT, Explain, KymaStatement
+from kyma.engine.query.dialect.expressions import (
+    SNAPSHOT,
+    Explain,
+    KymaStatement,
+    Notification,
+    Savepoint,
+)
 
 
 class KymaGenerator(Postgres.Generator):
@@ -13,7 +19,16 @@ class KymaGenerator(Postgres.Generator):
         **Postgres.Generator.TRANSFORMS,
         Explain: lambda self, e: self.explain_sql(e),
         KymaStatement: lambda self, e: self.kymastatement_sql(e),
+        Savepoint: lambda self, e: (
+            f"{'RELEASE ' if e.args.get('release') else ''}SAVEPOINT {self.sql(e, 'this')}"
+        ),
+        Notification: lambda self, e: self.notification_sql(e),
     }
+
+    def notification_sql(self, expression: Notification) -> str:
+        payload = expression.args.get("payload")
+        text = f"{expression.verb} {self.sql(expression, 'this')}"
+        return f"{text}, {self.sql(payload)}" if payload else text
 
     def explain_sql(self, expression: Explain) -> str:
         return f"EXPLAIN {self.sql(expression, 'this')}"

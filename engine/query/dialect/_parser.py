@@ -10,6 +10,7 @@ from sqlglot.dialects.postgres import Postgres
 from sqlglot.tokens import TokenType
 
 from kyma.engine.errors import SqlError
+from kyma.engine.query.dialect._session_statements import VERBS
 from kyma.engine.query.dialect._statements import STATEMENTS
 from kyma.engine.query.dialect.expressions import SNAPSHOT, Explain
 
@@ -30,6 +31,11 @@ class KymaParser(Postgres.Parser):
                 command = self._parse_as_command(start)
                 return self.expression(Explain(this=command, analyze=analyze))
             return self.expression(Explain(this=self._parse_statement(), analyze=analyze))
+        verb = VERBS.get(self._curr.text.upper()) if self._curr else None
+        if verb is not None and self._curr and self._curr.token_type != TokenType.IDENTIFIER:
+            stmt = verb(self._curr.text.upper(), self._tokens[self._index + 1 :])
+            self._advance(len(self._tokens) - self._index)
+            return stmt
         if self._curr and self._next:
             words = (self._curr.text.upper(), self._next.text.upper())
             rest = self._tokens[self._index + 2 :]

@@ -66,3 +66,21 @@ def _python(value: exp.Expression) -> Any:
         return value.this
     text = value.this
     return float(text) if "." in text else int(text)
+
+
+class Savepoint(exp.Expression):
+    """``SAVEPOINT name`` or, with ``release``, ``RELEASE [SAVEPOINT] name``; ``ROLLBACK TO
+    [SAVEPOINT] name`` is sqlglot's ``exp.Rollback`` with its ``savepoint``."""
+
+    arg_types = {"this": True, "release": False}
+
+
+class Notification(exp.Expression):
+    """``LISTEN channel``, ``UNLISTEN channel|*``, ``NOTIFY channel [, 'payload']``: ``verb``
+    names which; ``this`` the channel (``*``), ``payload`` NOTIFY's string."""
+
+    arg_types = {"verb": True, "this": True, "payload": False}
+
+    @property
+    def verb(self) -> str:
+        return str(self.args["verb"])

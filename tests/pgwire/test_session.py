@@ -1,0 +1,206 @@
+"""Session statements against Postgres as the oracle: the same script on a kyma connection
+and on a real Postgres 15 gives the same rows, or errors with the same SQLSTATE — SET/SHOW/
+RESET of the settings drivers send (time units, SET LOCAL, a block's ROLLBACK), unknown
+parameters (42704), savepoints (25P01 outside a block, 3B001 for a missing one, recovery of
+a failed block by ROLLBACK TO). Then what kyma refuses where Postgres would not: savepoints
+around a write, LISTEN/NOTIFY (0A000, naming the statement)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+from pgwire_serve import PgServe
+
+TIMES = [
+    "SET statement_timeout = '1s'",
+    "SHOW statement_timeout",
+    "SET statement_timeout = 1000",
+    "SHOW statement_timeout",
+    "SET statement_timeout = '500ms'",
+    "SHOW statement_timeout",
+    "SET statement_timeout TO '2min'",
+    "SHOW statement_timeout",
+    "SET statement_timeout = '1.5s'",
+    "SHOW statement_timeout",
+    "SET statement_timeout = 90000",
+    "SHOW statement_timeout",
+    "SET statement_timeout = 0",
+    "SHOW statement_timeout",
+    "SET statement_timeout = '3h'",
+    "RESET statement_timeout",
+    "SHOW statement_timeout",
+    "SET statement_timeout TO DEFAULT",
+    "SHOW statement_timeout",
+    "SET statement_timeout = 'soon'",
+    "SET statement_timeout = '-1'",
+    "SET lock_timeout = '3s'",
+    "SHOW lock_timeout",
+    "SET idle_in_transaction_session_timeout = '1min'",
+    "SHOW idle_in_transaction_session_timeout",
+    "SET idle_session_timeout = 60000",
+    "SHOW idle_session_timeout",
+    "SELECT current_setting('statement_timeout')",
+]
+LOCAL = [
+    "SET statement_timeout = '5s'",
+    "BEGIN",
+    "SET LOCAL statement_timeout = '2s'",
+    "SHOW statement_timeout",
+    "COMMIT",
+    "SHOW statement_timeout",
+    "SET LOCAL statement_timeout = '3s'",  # outside a block: no effect
+    "SHOW statement_timeout",
+    "BEGIN",
+    "SET application_name = 'in a block'",
+    "ROLLBACK",
+    "SHOW application_name",
+    "BEGIN",
+    "SET application_name = 'committed'",
+    "SET LOCAL statement_timeout = '7s'",
+    "COMMIT",
+    "SHOW application_name",
+    "SHOW statement_timeout",
+]
+DRIVER_SETTINGS = [
+    "SET client_encoding = 'UTF8'",
+    "SHOW client_encoding",
+    "SET DateStyle = 'ISO, MDY'",
+    "SHOW DateStyle",
+    "SET TIME ZONE 'UTC'",
+    "SHOW TimeZone",
+    "SET extra_float_digits = 3",
+    "SHOW extra_float_digits",
+    "SET standard_conforming_strings = on",
+    "SHOW standard_conforming_strings",
+    "SET IntervalStyle = 'postgres'",
+    "SHOW IntervalStyle",
+    "SET default_transaction_isolation = 'read committed'",
+    "SHOW default_transaction_isolation",
+    "SHOW transaction isolation level",
+    "SET application_name = 'kyma tests'",
+    "SHOW application_name",
+    "RESET application_name",
+    "SHOW application_name",
+    "SET no_such_setting = 1",
+    "SHOW no_such_setting",
+    "RESET no_such_setting",
+    "SELECT current_setting('no_such_setting')",
+    "SET server_version = '9.6'",
+    "SET myapp.tenant = 'acme'",  # custom settings: a dotted name
+    "SHOW myapp.tenant",
+    "BEGIN",
+    "SET myapp.other = 'x'",
+    "ROLLBACK",
+    "SHOW myapp.other",
+    "RESET ALL",
+    "SHOW myapp.tenant",
+    "SHOW myapp.never",
+]
+SAVEPOINTS = [
+    "SAVEPOINT a",
+    "RELEASE SAVEPOINT a",
+    "ROLLBACK TO SAVEPOINT a",
+    "BEGIN",
+    "SAVEPOINT a",
+    "SELECT 1",
+    "SAVEPOINT b",
+    "RELEASE b",
+    "ROLLBACK TO SAVEPOINT b",  # gone: 3B001, and the block fails
+    "SELECT 1",  # 25P02
+    "SAVEPOINT c",  # 25P02
+    "ROLLBACK TO a",  # recovers the block
+    "SELECT 2",
+    "SET application_name = 'after a'",
+    'SAVEPOINT "Mixed"',
+    "SET application_name = 'after Mixed'",
+    'ROLLBACK TRANSACTION TO SAVEPOINT "Mixed"',
+    "SHOW application_name",
+    "ROLLBACK TO mixed",  # names are case-sensitive when quoted: 3B001
+    "ROLLBACK TO a",
+    "SHOW application_name",
+    'RELEASE "Mixed"',  # ROLLBACK TO a dropped it
+    "ABORT",
+    "SHOW application_name",
+]
+
+
+def _run(conn: psycopg.Connection, script: list[str]) -> list[tuple[str, object]]:
+    """Each statement's rows, or its error's SQLSTATE."""
+    out: list[tuple[str, object]] = []
+    for sql in script:
+        try:
+            cur = conn.execute(sql)
+            out.append((sql, cur.fetchall() if cur.description else cur.statusmessage))
+        except psycopg.Error as e:
+            out.append((sql, e.sqlstate))
+    return out
+
+
+@pytest.fixture
+def postgres(pg_server_url: str) -> Iterator[psycopg.Connection]:
+    with psycopg.connect(pg_server_url, autocommit=True) as conn:
+        yield conn
+
+
+@pytest.mark.parametrize(
+    "script",
+    [TIMES, LOCAL, DRIVER_SETTINGS, SAVEPOINTS],
+    ids=["times", "local", "driver_settings", "savepoints"],
+)
+def test_session_statements_answer_as_postgres(
+    pg: PgServe, postgres: psycopg.Connection, script: list[str]
+) -> None:
+    with pg.connect(autocommit=True) as conn:
+        assert _run(conn, script) == _run(postgres, script)
+
+
+def test_show_all_lists_the_settings(pg: PgServe) -> None:
+    with pg.connect(autocommit=True) as conn:
+        cur = conn.execute("SHOW ALL")
+        assert [c.name for c in cur.description or []] == ["name", "setting", "description"]
+        settings = {name: setting for name, setting, _ in cur.fetchall()}
+    for name in ("statement_timeout", "TimeZone", "search_path", "application_name"):
+        assert name in settings, sorted(settings)
+
+
+def test_psycopg_nested_transactions_use_savepoints(pg: PgServe) -> None:
+    with pg.connect() as conn:
+        with conn.transaction(), conn.transaction():  # SAVEPOINT "_pg3_1" … RELEASE
+            assert conn.execute("SELECT 1").fetchall() == [(1,)]
+        with conn.transaction(), pytest.raises(psycopg.errors.InvalidSavepointSpecification):
+            conn.execute("ROLLBACK TO SAVEPOINT nowhere")
+        with conn.transaction():  # a failed inner block rolls back to its savepoint
+            with pytest.raises(psycopg.Error, match="(?i)divi"), conn.transaction():
+                conn.execute("SELECT 1 / 0").fetchall()
+            assert conn.execute("SELECT 2").fetchall() == [(2,)]
+
+
+def test_savepoints_around_a_write_and_notifications_are_refused_in_words(pg: PgServe) -> None:
+    with pg.connect(autocommit=True) as conn:
+        conn.execute("CREATE TABLE IF NOT EXISTS savepoint_writes (n long)")
+        for script, statement in (
+            (["BEGIN", "INSERT INTO savepoint_writes VALUES (1)", "SAVEPOINT a"], "SAVEPOINT a"),
+            (
+                [
+                    "BEGIN",
+                    "SAVEPOINT a",
+                    "INSERT INTO savepoint_writes VALUES (2)",
+                    "ROLLBACK TO a",
+                ],
+                "ROLLBACK TO SAVEPOINT a",
+            ),
+        ):
+            for sql in script[:-1]:
+                conn.execute(sql)
+            with pytest.raises(psycopg.errors.FeatureNotSupported, match=statement):
+                conn.execute(script[-1])
+            conn.execute("ROLLBACK")
+        for sql, verb in (
+            ("LISTEN jobs", "LISTEN"),
+            ("UNLISTEN *", "UNLISTEN"),
+            ("NOTIFY jobs, 'done'", "NOTIFY"),
+        ):
+            with pytest.raises(psycopg.errors.FeatureNotSupported, match=f"^{verb} is not"):
+                conn.execute(sql)
