@@ -11,6 +11,7 @@ import re
 import pyarrow as pa
 from datafusion import SessionContext
 
+from kyma.engine import errors
 from kyma.engine.errors import KymaError, LimitExceededError, NotFoundError, SqlError
 from kyma.engine.query._limits import QueryLimits, collect, memory_error
 
@@ -56,7 +57,10 @@ def translate(error: Exception, limits: QueryLimits | None = None) -> KymaError:
             return NotFoundError(message.splitlines()[0])
     for pattern in _KYMA_CAUSE:  # a kyma error raised in a UDF: its message, no traceback
         if cause := pattern.search(message):
-            if cause.group("kind") == "LimitExceededError":  # kyma_size_guard's
+            kind = cause.group("kind")
+            if kind == "LimitExceededError":  # kyma_size_guard's
                 return LimitExceededError(cause.group("message"), "query_memory_bytes")
-            return SqlError(cause.group("message"))
+            raised = getattr(errors, kind, None)  # a SqlError subclass keeps its SQLSTATE
+            sql_error = isinstance(raised, type) and issubclass(raised, SqlError)
+            return (raised if sql_error else SqlError)(cause.group("message"))
     return SqlError(message.splitlines()[0] if message else type(error).__name__)

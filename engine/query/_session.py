@@ -22,6 +22,7 @@ from kyma.engine.query._access import (
     federated_tables,
     readable,
 )
+from kyma.engine.query._complexity import check_plan_size, check_set_operations
 from kyma.engine.query._estimate import check_functions
 from kyma.engine.query._guard import check_in_lists, check_statement, too_deep
 from kyma.engine.query._limits import Cancel, QueryGate, QueryLimits
@@ -111,10 +112,12 @@ class QueryEngine:
         limits = self.limits
         check_statement(sql, limits.max_statement_bytes, limits.max_expression_depth)
         check_in_lists(sql, limits.max_in_list_values)
+        check_set_operations(sql, limits.max_plan_relations)
         try:
             stmt = parse(sql)
         except SqlError as e:  # reported when the statement runs, after authorization
             return e
+        check_plan_size(stmt, limits.max_plan_relations)
         if not isinstance(stmt, exp.Query):
             return stmt
         return Parsed(stmt, tuple(self._needs(stmt, sql)))
