@@ -61,6 +61,7 @@ def translate(error: Exception, limits: QueryLimits | None = None) -> KymaError:
             if kind == "LimitExceededError":  # kyma_size_guard's
                 return LimitExceededError(cause.group("message"), "query_memory_bytes")
             raised = getattr(errors, kind, None)  # a SqlError subclass keeps its SQLSTATE
-            sql_error = isinstance(raised, type) and issubclass(raised, SqlError)
-            return (raised if sql_error else SqlError)(cause.group("message"))
+            if isinstance(raised, type) and issubclass(raised, SqlError):
+                return raised(cause.group("message"))
+            return SqlError(cause.group("message"))
     return SqlError(message.splitlines()[0] if message else type(error).__name__)

@@ -28,6 +28,7 @@ from kyma.engine.query._guard import check_in_lists, check_statement, too_deep
 from kyma.engine.query._limits import Cancel, QueryGate, QueryLimits
 from kyma.engine.query._parse import parse, table_name
 from kyma.engine.query._plans import MAX_KEPT_TEXT, STATEMENTS, Parsed
+from kyma.engine.query._quarantine import Quarantine
 from kyma.engine.query._recent import Recent
 from kyma.engine.query._result import QueryResult
 from kyma.engine.query._select import SelectPlanner
@@ -48,6 +49,7 @@ class QueryEngine:
         limits: QueryLimits | None = None,
         writer: _insert.InsertWriter | None = None,
         decoded_bytes: int = 0,
+        quarantine: Quarantine | None = None,
     ) -> None:
         """``statements`` run kyma's own statement kinds (CREATE SOURCE…), as kyma's dialect
         parses them: each returns a result, or None when the statement is not its kind.
@@ -55,7 +57,9 @@ class QueryEngine:
         no limits.
         ``gate.listeners`` hear of every statement (its time, outcome and stats).
         ``writer`` commits INSERTs (the ingest write path); None: INSERT is refused.
-        ``decoded_bytes``: decoded columns of extents kept for later statements (0: none)."""
+        ``decoded_bytes``: decoded columns of extents kept for later statements (0: none).
+        ``quarantine``: statements run with their fingerprint in its journal, and those that
+        crashed the server are refused (None: no journal)."""
         self.catalog = catalog
         self.writer = writer
         self.federation = federation
@@ -64,6 +68,7 @@ class QueryEngine:
         self.gate = QueryGate(limits)
         self._parsed: Recent[Parsed] = Recent(STATEMENTS)
         self.limits = limits or QueryLimits()  # the statement's shape is always bounded
+        self.quarantine = quarantine
 
     def execute(
         self,
@@ -97,9 +102,14 @@ class QueryEngine:
             if isinstance(parsed, Parsed) and len(sql) <= MAX_KEPT_TEXT:
                 self._parsed.put(sql, parsed)  # kept once authorized, and only if small
                 text = sql
-            return self.gate.run(
-                lambda: self._execute(stmt, snapshot, pruning, pushdown, visible, text), cancel
-            )
+
+            def work() -> QueryResult:
+                return self._execute(stmt, snapshot, pruning, pushdown, visible, text)
+
+            if self.quarantine is not None:
+                fp, journal = self.quarantine.check(sql), self.quarantine
+                return self.gate.run(lambda: journal.running(fp, work), cancel)
+            return self.gate.run(work, cancel)
         except RecursionError:
             raise too_deep() from None
 
