@@ -7,9 +7,9 @@ ends. The slots are fixed-size records written in place (two ``pwrite`` calls a 
 no fsync: a crashed process's writes are in the page cache, which the next start reads).
 At start, a slot left written means that statement was running when the process died
 without shutting down (a crash, or a kill -9); its time is added to ``crashes.json``. A
-fingerprint with ``crashes`` of them in the last ``seconds`` is refused until ``seconds``
-after the latest (StatementQuarantinedError), so a poison row cannot take a server down in
-a loop. A clean shutdown blanks the journal: statements it interrupts are not counted.
+fingerprint with ``crashes`` of them in the last day is refused until ``seconds`` after the
+latest (StatementQuarantinedError), so a poison row cannot take a server down in a loop.
+A clean shutdown blanks the journal: statements it interrupts are not counted.
 """
 
 from __future__ import annotations
@@ -33,6 +33,9 @@ log = logging.getLogger("kyma.query")
 _RECORD = 32  # bytes of a slot: 16 hex digits, a space, the start time, padding, a newline
 _BLANK = b" " * (_RECORD - 1) + b"\n"
 SETTING = "KYMA_QUARANTINE_SECONDS"
+REMEMBERED = 86_400
+"""How long a crash is remembered: a statement that crashed the server twice in a day is
+refused for ``seconds`` after each crash from its second on."""
 
 
 def fingerprint(sql: str) -> str:
@@ -117,8 +120,9 @@ class Quarantine:
         if not self.seconds:
             return None
         now = self._clock()
-        recent = [t for t in times if now - t < self.seconds]
-        return max(recent) + self.seconds if len(recent) >= self.crashes else None
+        recent = [t for t in times if now - t < REMEMBERED]
+        until = max(recent, default=now) + self.seconds
+        return until if len(recent) >= self.crashes and now < until else None
 
     def _recover(self) -> dict[str, list[float]]:
         """The crash times kept, plus one for each statement the journal says was running."""
@@ -133,16 +137,15 @@ class Quarantine:
                 continue
             fp, started = fields[0].decode(), float(fields[1])
             times.setdefault(fp, []).append(started)
-            count = sum(1 for t in times[fp] if now - t < self.seconds)
+            count = sum(1 for t in times[fp] if now - t < REMEMBERED)
             log.error(
                 "statement %s was running when kyma stopped without shutting down"
-                " (%d such stops in the last %g s; %d quarantine it)",
+                " (%d such stops in a day; %d quarantine it)",
                 fp,
                 count,
-                self.seconds,
                 self.crashes,
             )
-        kept = {p: [t for t in ts if now - t < self.seconds] for p, ts in times.items()}
+        kept = {p: [t for t in ts if now - t < REMEMBERED] for p, ts in times.items()}
         kept = {p: ts for p, ts in kept.items() if ts}
         for fp, ts in kept.items():
             if (until := self._refused_until(ts)) is not None:
