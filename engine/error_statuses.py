@@ -31,7 +31,7 @@ STATUSES: tuple[tuple[type[BaseException], Status], ...] = (
     (e.QueryTimeoutError, Status(408, sqlstate="57014")),  # query_canceled
     # 499: the client closed the request (nginx's code); it is gone and never reads it.
     (e.QueryCancelledError, Status(499, "CANCELLED", sqlstate="57014")),
-    (e.StatementQuarantinedError, Status(409, "FAILED_PRECONDITION", sqlstate="55000")),
+    (e.StatementQuarantinedError, Status(409, sqlstate="55000")),  # not_in_prerequisite_state
     (e.StatementTooComplexError, Status(400, sqlstate="54001")),  # statement_too_complex
     (e.OutOfRangeError, Status(400, sqlstate="22003")),  # numeric_value_out_of_range
     (e.LimitExceededError, Status(413, otlp="RESOURCE_EXHAUSTED", sqlstate="54000")),
