@@ -9,7 +9,9 @@ The points:
 
 - ``write.extents_written``: an ingest's extents are in the object store, not yet committed;
 - ``kafka.catalog_committed``: a Kafka batch is committed to the catalog, and its offsets
-  not yet to Kafka.
+  not yet to Kafka;
+- ``query.running``: a statement is in the quarantine journal, about to run (as if it
+  crashed the server).
 """
 
 from __future__ import annotations

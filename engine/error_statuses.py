@@ -35,13 +35,15 @@ STATUSES: tuple[tuple[type[BaseException], Status], ...] = (
     (e.StatementStoppedError, Status(409, "CANCELLED", sqlstate="57014")),
     # 499: the client closed the request (nginx's code); it is gone and never reads it.
     (e.QueryCancelledError, Status(499, "CANCELLED", sqlstate="57014")),
+    (e.StatementQuarantinedError, Status(409, sqlstate="55000")),  # not_in_prerequisite_state
+    (e.StatementTooComplexError, Status(400, sqlstate="54001")),  # statement_too_complex
+    (e.OutOfRangeError, Status(400, sqlstate="22003")),  # numeric_value_out_of_range
     (e.LimitExceededError, Status(413, otlp="RESOURCE_EXHAUSTED", sqlstate="54000")),
     (e.TooManyQueriesError, Status(429, sqlstate="53300")),  # too_many_connections
     (e.UnsupportedStatementError, Status(flight="UNIMPLEMENTED", sqlstate="0A000")),
     (e.UndefinedFunctionError, Status(400, sqlstate="42883")),
     (e.InvalidDatetimeError, Status(400, sqlstate="22007")),  # invalid_datetime_format
     (e.InvalidTextError, Status(400, sqlstate="22P02")),  # invalid_text_representation
-    (e.OutOfRangeError, Status(400, sqlstate="22003")),  # numeric_value_out_of_range
     (e.DivisionByZeroError, Status(400, sqlstate="22012")),
     (e.DataError, Status(400, sqlstate="22000")),  # data_exception
     (e.TransactionAbortedError, Status(sqlstate="25P02")),  # in_failed_sql_transaction

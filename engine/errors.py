@@ -106,6 +106,11 @@ class StatementLimitError(SqlError):
         return str(self.args[0])
 
 
+class StatementTooComplexError(StatementLimitError):
+    """A statement has more set-operation branches, query blocks or table references than
+    ``KYMA_MAX_PLAN_RELATIONS`` allows (Postgres's ``statement_too_complex``)."""
+
+
 class UnsupportedStatementError(SqlError):
     """A statement parsed, but kyma does not run that kind of statement."""
 
@@ -132,6 +137,8 @@ class OutOfRangeError(DataError, ArithmeticError):
 
 class DivisionByZeroError(DataError, ZeroDivisionError):
     """An integer or numeric division, or a modulo, by zero."""
+
+
 class InvalidJsonError(SqlError):
     """A text given as JSON (``'…'::jsonb``, a jsonb path) is not valid JSON."""
 
@@ -268,6 +275,18 @@ class StatementStoppedError(QueryCancelledError):
 class EngineFailedError(TerminalError):
     """The query engine failed inside while running one statement (a DataFusion panic,
     raised as pyo3's ``PanicException``); that statement fails, the server goes on."""
+
+
+class StatementQuarantinedError(TerminalError):
+    """The statement was running when the server died twice (a crash, not a shutdown); it is
+    refused until ``KYMA_QUARANTINE_SECONDS`` after the last crash. ``fingerprint`` names it."""
+
+    def __init__(self, message: str, fingerprint: str = "") -> None:
+        super().__init__(message, fingerprint)
+        self.fingerprint = fingerprint
+
+    def __str__(self) -> str:
+        return str(self.args[0])
 
 
 class TooManyQueriesError(RetryableError):

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kyma import __version__
+from kyma import __version__, _home, _stacks
 from kyma._signals import StopSignals
 from kyma.engine.errors import KymaError, NotInstalledError
 from kyma.logs import configure as configure_logging
@@ -73,6 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     _add_sql_parser(commands)
     _add_token_parser(commands)
     args = parser.parse_args(argv)
+    _stacks.enlarge()  # before any statement starts DataFusion's threads
     if args.command == "sql":
         return sql(args)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
@@ -304,6 +305,7 @@ def kafka_consume(settings: Settings, names: list[str] | None) -> int:
 def serve(settings: Settings) -> int:
     """Serve until SIGTERM/SIGINT, then stop every listener in order and exit 0."""
     from kyma.auth import check_listen, first_token
+    from kyma.engine.query import Quarantine
     from kyma.flight import start_flight_server
     from kyma.ingest.listener import HttpListener
     from kyma.ingest.tls import read_pair, server_context
@@ -313,8 +315,12 @@ def serve(settings: Settings) -> int:
 
     check_listen(settings)  # before anything starts: a refusal costs nothing
     tls_files = _tls_files(settings)
+    _home.secure(settings.home, logging.getLogger("kyma.serve").warning)
     signals = StopSignals()
     with open_services(settings, owner=True) as services, contextlib.ExitStack() as stack:
+        quarantine = Quarantine(settings.home / "quarantine", settings.quarantine_seconds)
+        services.query.quarantine = quarantine
+        stack.callback(quarantine.close)  # the last step: what stopped running crashed nothing
         http = HttpListener(
             create_app(services),
             settings.http_host,

@@ -221,6 +221,7 @@ def query_limits(settings: Settings) -> QueryLimits:
         max_statement_bytes=settings.max_statement_bytes,
         max_expression_depth=settings.max_expression_depth,
         max_in_list_values=settings.max_in_list_values,
+        max_plan_relations=settings.max_plan_relations,
     )
 
 

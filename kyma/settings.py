@@ -173,6 +173,16 @@ class Settings:
     max_in_list_values: int = _setting(
         10_000, "KYMA_MAX_IN_LIST_VALUES", "most values in one IN (...) list (0: no limit)"
     )
+    max_plan_relations: int = _setting(
+        1000,
+        "KYMA_MAX_PLAN_RELATIONS",
+        "most SELECT blocks, VALUES lists and table references in one statement (0: no limit)",
+    )
+    quarantine_seconds: int = _setting(
+        600,
+        "KYMA_QUARANTINE_SECONDS",
+        "a statement running when the server crashed twice is refused this long (0: never)",
+    )
     log_format: str = _setting("text", "KYMA_LOG_FORMAT", "text, or json: one object a line")
     spark_master: str | None = _setting(
         None,

@@ -5,6 +5,7 @@ Statements are dispatched by kind; the answer is an Arrow table plus a status li
 
 from kyma.engine.query._access import ADMIN, READ, Access
 from kyma.engine.query._limits import QueryEvent, QueryLimits, contained
+from kyma.engine.query._quarantine import Quarantine
 from kyma.engine.query._result import QueryResult
 from kyma.engine.query._running import Caller
 from kyma.engine.query._session import QueryEngine
@@ -18,5 +19,6 @@ __all__ = [
     "QueryEvent",
     "QueryLimits",
     "QueryResult",
+    "Quarantine",
     "contained",
 ]

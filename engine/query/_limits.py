@@ -49,7 +49,8 @@ class QueryLimits:
     (sorts, aggregates, joins) of one statement, and the estimated results of functions
     with literal sizes (``repeat``, ``range``…); nothing spills to disk.
     ``max_statement_bytes``, ``max_expression_depth`` and ``max_in_list_values`` bound the
-    SQL text before it parses (see ``_guard``)."""
+    SQL text before it parses (see ``_guard``); ``max_plan_relations`` its set operations,
+    query blocks and table references (``_complexity``)."""
 
     timeout_seconds: float = 300
     memory_bytes: int = 2 << 30
@@ -59,6 +60,7 @@ class QueryLimits:
     max_statement_bytes: int = 1 << 20
     max_expression_depth: int = 1000
     max_in_list_values: int = 10_000
+    max_plan_relations: int = 1000
 
 
 @dataclass

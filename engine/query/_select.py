@@ -44,6 +44,7 @@ from kyma.engine.query.rewrite import (
     current_state,
     derived_aliases,
     evolved,
+    numeric_input,
     postgres_semantics,
     size_guards,
 )
@@ -65,6 +66,7 @@ _SQL_TYPES = {
     "dynamic": "BLOB",
     "timestamp": "TIMESTAMPTZ",
 }
+_NOT_TEXT = {"bool", "int", "long", "real", "timestamp"}
 
 
 @dataclass
@@ -183,6 +185,7 @@ class SelectPlanner:
             fetched[f'"{scan.name}"'] = {f.name: _arrow_sql_type(f.type) for f in answer.schema}
         self._analyze(stmt, sources, fetched, pruning=pruning)
         schemas = {**self._session_schemas(sources), **fetched}
+        stmt = numeric_input.rule(stmt, _not_text(sources, fetched))
         stmt = postgres_semantics.rule(stmt, schemas, federated=bool(fetched))
         if self.limits is not None and self.limits.memory_bytes:
             stmt = size_guards.rule(stmt)
@@ -464,6 +467,18 @@ def _counted_table(stmt: exp.Expression, sources: dict[str, _Source]) -> str | N
     if not counts or not isinstance(table, exp.Table) or table.name not in sources:
         return None
     return table.name
+
+
+def _not_text(sources: dict[str, _Source], fetched: dict[str, dict[str, str]]) -> set[str]:
+    """The columns that are numbers, booleans or timestamps in every table that has them."""
+    kinds: dict[str, set[bool]] = {}
+    for source in sources.values():
+        for column in source.info.columns:
+            kinds.setdefault(column.name, set()).add(column.type.name in _NOT_TEXT)
+    for columns in fetched.values():
+        for name, sql_type in columns.items():
+            kinds.setdefault(name, set()).add(sql_type != "TEXT")
+    return {name for name, found in kinds.items() if found == {True}}
 
 
 def _sql_type(kyma: str) -> str:

@@ -30,11 +30,13 @@ from kyma.engine.query._access import (
     federated_tables,
     readable,
 )
+from kyma.engine.query._complexity import check_plan_size, check_set_operations
 from kyma.engine.query._estimate import check_functions
 from kyma.engine.query._guard import check_in_lists, check_statement, too_deep
 from kyma.engine.query._limits import Cancel, QueryGate, QueryLimits
 from kyma.engine.query._parse import parse, table_name
 from kyma.engine.query._plans import MAX_KEPT_TEXT, STATEMENTS, Parsed
+from kyma.engine.query._quarantine import Quarantine
 from kyma.engine.query._recent import Recent
 from kyma.engine.query._result import QueryResult
 from kyma.engine.query._running import Caller, RunningStatements, current_caller
@@ -57,6 +59,7 @@ class QueryEngine:
         limits: QueryLimits | None = None,
         writer: _insert.InsertWriter | None = None,
         decoded_bytes: int = 0,
+        quarantine: Quarantine | None = None,
     ) -> None:
         """``statements`` run kyma's own statement kinds (CREATE SOURCE…), as kyma's dialect
         parses them: each returns a result, or None when the statement is not its kind.
@@ -64,7 +67,9 @@ class QueryEngine:
         no limits.
         ``gate.listeners`` hear of every statement (its time, outcome and stats).
         ``writer`` commits INSERTs (the ingest write path); None: INSERT is refused.
-        ``decoded_bytes``: decoded columns of extents kept for later statements (0: none)."""
+        ``decoded_bytes``: decoded columns of extents kept for later statements (0: none).
+        ``quarantine``: statements run with their fingerprint in its journal, and those that
+        crashed the server are refused (None: no journal)."""
         self.catalog = catalog
         self.writer = writer
         self.federation = federation
@@ -74,6 +79,7 @@ class QueryEngine:
         self.running = RunningStatements()
         self._parsed: Recent[Parsed] = Recent(STATEMENTS)
         self.limits = limits or QueryLimits()  # the statement's shape is always bounded
+        self.quarantine = quarantine
 
     def execute(
         self,
@@ -117,13 +123,20 @@ class QueryEngine:
             if isinstance(parsed, Parsed) and len(sql) <= MAX_KEPT_TEXT:
                 self._parsed.put(sql, parsed)  # kept once authorized, and only if small
                 text = sql
+
+            def work() -> QueryResult:
+                return self._execute(stmt, snapshot, pruning, pushdown, visible, text)
+
+            guarded = work
+            if self.quarantine is not None:
+                fp, journal = self.quarantine.check(sql), self.quarantine
+
+                def guarded() -> QueryResult:
+                    return journal.running(fp, work)
+
             with self.running.running(sql, caller or Caller()) as statement:
                 try:
-                    return self.gate.run(
-                        lambda: self._execute(stmt, snapshot, pruning, pushdown, visible, text),
-                        _either(statement.stop, cancel),
-                        timeout,
-                    )
+                    return self.gate.run(guarded, _either(statement.stop, cancel), timeout)
                 except QueryCancelledError:
                     if statement.stopped_by is None:
                         raise
@@ -152,10 +165,12 @@ class QueryEngine:
         limits = self.limits
         check_statement(sql, limits.max_statement_bytes, limits.max_expression_depth)
         check_in_lists(sql, limits.max_in_list_values)
+        check_set_operations(sql, limits.max_plan_relations)
         try:
             stmt = parse(sql)
         except SqlError as e:  # reported when the statement runs, after authorization
             return e
+        check_plan_size(stmt, limits.max_plan_relations)
         if not isinstance(stmt, exp.Query):
             return stmt
         return Parsed(stmt, tuple(self._needs(stmt, sql)))
@@ -267,6 +282,8 @@ def _either(stop: threading.Event, cancel: Cancel | None) -> Cancel:
     if callable(cancel):
         return lambda: stop.is_set() or cancel()
     return lambda: stop.is_set() or cancel.is_set()
+
+
 def _names_a_source(target: exp.Expression) -> bool:
     """Whether DESCRIBE's ``target`` is a connector's table (``kyma.public.t`` is kyma's)."""
     if not isinstance(target, exp.Table) or not isinstance(target.this, exp.Identifier):

@@ -8,6 +8,8 @@
   tokenization as the extent token sets: lower-cased ASCII alphanumeric runs).
 - ``cosine_distance(vector, array)``: 1 - cosine similarity.
 - ``kyma_double_text(double)``: a double as ``kyma_dyn_get`` words it (shredded paths).
+- ``kyma_numeric_input(text)``: its text, once no value is too long to cast to a decimal
+  (``rewrite.numeric_input``).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from kyma.engine.errors import SqlError
 from kyma.engine.format._shred import double_text
 from kyma.engine.query import jsonb
 from kyma.engine.query.jsonb import constant, dyn_get
+from kyma.engine.query.rewrite import numeric_input as _numeric_input
 
 
 def has_token(text: pa.Array, token: pa.Array) -> pa.Array:
@@ -57,6 +60,15 @@ def cosine_distance(vectors: pa.Array, query: pa.Array) -> pa.Array:
     return pa.array(out, pa.float64(), mask=~valid)
 
 
+def numeric_input(values: pa.Array) -> pa.Array:
+    """``values`` as they are, or OutOfRangeError if one is too long to be a numeric (the
+    longest is measured: one vectorized pass)."""
+    longest = pc.max(pc.utf8_length(values)).as_py()
+    if longest is not None:
+        _numeric_input.check_length(longest)  # the same error as a literal's
+    return values
+
+
 # Built once: every session registers the same functions (no per-statement construction).
 DYN_GET = udf(dyn_get, [pa.binary(), pa.string()], pa.string(), "immutable", name="kyma_dyn_get")
 DOUBLE_TEXT = udf(double_text, [pa.float64()], pa.string(), "immutable", name="kyma_double_text")
@@ -64,6 +76,7 @@ _FUNCTIONS = (
     DYN_GET,
     DOUBLE_TEXT,
     udf(has_token, [pa.string(), pa.string()], pa.bool_(), "immutable", name="has_token"),
+    udf(numeric_input, [pa.string()], pa.string(), "immutable", name=_numeric_input.FUNCTION),
     udf(
         cosine_distance,
         [pa.list_(pa.float32()), pa.list_(pa.float64())],

@@ -18,7 +18,7 @@ class ObjectCache:
     def __init__(self, root: Path, max_bytes: int = 8 << 30) -> None:
         self.root = root
         self.max_bytes = max_bytes
-        self.root.mkdir(parents=True, exist_ok=True)
+        self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
         self._lock = threading.Lock()
 
     def path_for(self, namespace: str, key: str, fetch: Callable[[Path], None]) -> Path:
@@ -28,10 +28,11 @@ class ObjectCache:
         if path.exists():
             os.utime(path)
             return path
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         tmp = path.with_name(f".{uuid.uuid4().hex}.part")
         try:
             fetch(tmp)
+            os.chmod(tmp, 0o600)  # cached extents are tables' rows: the owner's alone
             os.replace(tmp, path)
         finally:
             tmp.unlink(missing_ok=True)

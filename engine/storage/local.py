@@ -27,8 +27,8 @@ class LocalStore(ObjectStore):
             if not self.root.is_dir():
                 raise ConfigError(f"the folder {str(self.root)!r} does not exist")
             return
-        self.root.mkdir(parents=True, exist_ok=True)
-        (self.root / _STAGING).mkdir(exist_ok=True)
+        self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        (self.root / _STAGING).mkdir(mode=0o700, exist_ok=True)
 
     def _path(self, key: str) -> Path:
         """The file of ``key``; keys are relative, with no empty, ``.`` or ``..`` segment."""
@@ -41,7 +41,8 @@ class LocalStore(ObjectStore):
 
     def put_file(self, key: str, source: Path) -> None:
         target = self._path(key)
-        target.parent.mkdir(parents=True, exist_ok=True)
+        target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(source, 0o600)  # the store's objects are its owner's alone
         _fsync(source)
         os.replace(source, target)
         _fsync_dir(target.parent)

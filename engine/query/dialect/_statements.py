@@ -65,6 +65,8 @@ def _kill(verb: str, noun: str, tokens: list[Token]) -> KymaStatement:
     if len(tokens) != 1 or tokens[0].token_type not in (TokenType.STRING, TokenType.VAR):
         raise SqlError("expected KILL QUERY '<id>', the id GET /v1/queries lists")
     return KymaStatement(verb=verb, noun=noun, this=exp.Literal.string(tokens[0].text))
+
+
 def _show_paths(verb: str, noun: str, tokens: list[Token]) -> KymaStatement:
     """``SHOW PATHS FROM [[kyma.]public.]table.column``: ``this`` is the column, with its
     table (and schema and database) as written."""

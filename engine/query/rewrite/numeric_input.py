@@ -1,0 +1,83 @@
+"""Text cast to a decimal is bounded in length first: Postgres's numeric holds 131 072 digits
+before the point and 16 383 after, and Arrow parses longer text by recursing once per 38
+digits, overflowing the stack of the thread that runs it (a 900 000-digit value segfaults the
+server on DataFusion's 2 MiB worker threads).
+
+So the operand of a cast to DECIMAL/NUMERIC goes through ``kyma_numeric_input`` (``udfs``),
+which hands its text on unchanged or raises OutOfRangeError (22003) for a value longer than
+``MAX_NUMERIC_INPUT`` characters — unless the operand is known not to be text: a number, an
+arithmetic result, a count, sum or average, a cast to another type, or a column that is
+numeric (``not_text``) in every table that has it. A string literal is checked here.
+
+>>> import sqlglot
+>>> stmt = sqlglot.parse_one("SELECT s::numeric, n::numeric, CAST(1 + n AS DECIMAL(9, 2)) FROM t")
+>>> rule(stmt, {"n"}).sql("postgres")
+'SELECT CAST(KYMA_NUMERIC_INPUT(s) AS DECIMAL), CAST(n AS DECIMAL), CAST(1 + n AS DECIMAL(9, 2)) \
+FROM t'
+>>> rule(sqlglot.parse_one(f"SELECT '{'9' * 200_000}'::numeric"), set())
+Traceback (most recent call last):
+...
+kyma.engine.errors.OutOfRangeError: value overflows numeric format: a numeric input of 200000 \
+characters (at most 147458)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from sqlglot import exp
+
+from kyma.engine.errors import OutOfRangeError
+
+MAX_NUMERIC_INPUT = 131_072 + 16_383 + 3
+"""Postgres's most digits before and after the point, a sign and the point: longer text is
+no number Postgres reads (leading zeros or blanks aside)."""
+FUNCTION = "kyma_numeric_input"
+
+_DECIMALS = {
+    exp.DataType.Type.DECIMAL,
+    exp.DataType.Type.BIGDECIMAL,
+    exp.DataType.Type.UDECIMAL,
+    exp.DataType.Type.MONEY,
+    *(
+        getattr(exp.DataType.Type, name)
+        for name in ("DECIMAL32", "DECIMAL64", "DECIMAL128", "DECIMAL256")
+        if hasattr(exp.DataType.Type, name)
+    ),
+}
+_NOT_TEXT = (exp.Binary, exp.Neg, exp.Count, exp.Sum, exp.Avg, exp.Boolean, exp.Null)
+
+
+def rule(stmt: exp.Expression, not_text: Collection[str]) -> exp.Expression:
+    """``not_text``: the names of columns that are not text in any table the statement reads."""
+    for literal in stmt.find_all(exp.Literal):
+        if not literal.is_string:
+            check_length(len(literal.name))
+    for cast in list(stmt.find_all(exp.Cast)):
+        if cast.to.this not in _DECIMALS:
+            continue
+        operand = cast.this
+        if isinstance(operand, exp.Literal):
+            check_length(len(operand.name))
+        elif not _known_not_text(operand, not_text):
+            operand.replace(exp.Anonymous(this=FUNCTION.upper(), expressions=[operand.copy()]))
+    return stmt
+
+
+def check_length(length: int) -> None:
+    """OutOfRangeError if text of ``length`` characters is too long to be a numeric."""
+    if length > MAX_NUMERIC_INPUT:
+        raise OutOfRangeError(
+            f"value overflows numeric format: a numeric input of {length} characters"
+            f" (at most {MAX_NUMERIC_INPUT})"
+        )
+
+
+def _known_not_text(node: exp.Expression, not_text: Collection[str]) -> bool:
+    if isinstance(node, exp.Paren):
+        return _known_not_text(node.this, not_text)
+    if isinstance(node, exp.Cast):
+        return not node.to.is_type(*exp.DataType.TEXT_TYPES)
+    if isinstance(node, exp.Column):
+        return node.name in not_text
+    return isinstance(node, _NOT_TEXT) and not isinstance(node, exp.DPipe)
