@@ -32,6 +32,7 @@ from kyma.engine.query._result import QueryResult
 from kyma.engine.query._select import SelectPlanner
 from kyma.engine.query.dialect import Explain, Kyma, KymaStatement
 from kyma.engine.query.federation import Federation
+from kyma.engine.query.relations import Relations
 from kyma.engine.query.rewrite.time_travel import split_versioned
 from kyma.engine.storage import ObjectStore
 
@@ -47,6 +48,7 @@ class QueryEngine:
         limits: QueryLimits | None = None,
         writer: _insert.InsertWriter | None = None,
         decoded_bytes: int = 0,
+        relations: Relations | None = None,
     ) -> None:
         """``statements`` run kyma's own statement kinds (CREATE SOURCE…), as kyma's dialect
         parses them: each returns a result, or None when the statement is not its kind.
@@ -54,12 +56,16 @@ class QueryEngine:
         no limits.
         ``gate.listeners`` hear of every statement (its time, outcome and stats).
         ``writer`` commits INSERTs (the ingest write path); None: INSERT is refused.
-        ``decoded_bytes``: decoded columns of extents kept for later statements (0: none)."""
+        ``decoded_bytes``: decoded columns of extents kept for later statements (0: none).
+        ``relations``: Postgres' catalog relations and functions (``relations``); a query
+        naming them takes the same path, limits and gate as any other."""
         self.catalog = catalog
         self.writer = writer
         self.federation = federation
         self.statements = [*([federation.statement] if federation else []), *statements]
-        self.planner = SelectPlanner(catalog, store, fmt, federation, limits, decoded_bytes)
+        self.planner = SelectPlanner(
+            catalog, store, fmt, federation, limits, decoded_bytes, relations
+        )
         self.gate = QueryGate(limits)
         self._parsed: Recent[Parsed] = Recent(STATEMENTS)
         self.limits = limits or QueryLimits()  # the statement's shape is always bounded
@@ -137,7 +143,9 @@ class QueryEngine:
         if isinstance(stmt, exp.Query):
             check_functions(stmt, self.limits.memory_bytes)
             switches = {"pruning": pruning, "pushdown": pushdown}
-            return self.planner.run(stmt, snapshot=snapshot, explain=explain, text=text, **switches)
+            return self.planner.run(
+                stmt, snapshot=snapshot, explain=explain, text=text, visible=visible, **switches
+            )
         if explain:
             raise UnsupportedStatementError("EXPLAIN applies to queries only")
         if isinstance(stmt, KymaStatement):
@@ -150,7 +158,8 @@ class QueryEngine:
             def select(query: exp.Query) -> pa.Table:
                 check_functions(query, self.limits.memory_bytes)
                 switches = {"pruning": pruning, "pushdown": pushdown}
-                return self.planner.run(query, snapshot=None, explain=False, **switches).table
+                run = self.planner.run
+                return run(query, snapshot=None, explain=False, visible=visible, **switches).table
 
             return _insert.run(stmt, self.catalog, self.writer, select)
         if isinstance(stmt, exp.Create):
@@ -195,6 +204,7 @@ class QueryEngine:
             stmt = stmt.this
         if isinstance(stmt, exp.Query):
             local = {split_versioned(raw)[0] for raw, _ in self.planner.local_tables(stmt)}
+            local -= self.planner.bare_relations(local)  # pg_class: a catalog relation
             return Access(READ, frozenset(local | federated_tables(stmt)))
         if isinstance(stmt, exp.Describe):
             if isinstance(stmt.this, exp.Table) and stmt.this.args.get("catalog"):

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, BinaryIO
 
 import pyarrow as pa
 
-from kyma import pgcatalog
 from kyma.auth import Authenticator, Principal
 from kyma.engine.errors import (
     ConfigError,
@@ -315,9 +314,7 @@ class Connection:
         principal = self.principal
         assert principal is not None
         self.cancel = threading.Event()  # a CancelRequest now cancels this statement only
-        answer = _asyncpg.answer(sql) or pgcatalog.answer(
-            sql, self.services.query, principal, self.cancel
-        )
+        answer = _asyncpg.answer(sql)
         if answer is not None:
             return answer
         words = sql.split(None, 1)

@@ -1,0 +1,19 @@
+"""``COLLATE pg_catalog.default`` (psql's patterns) taken off: the default collation is the
+one every comparison uses anyway.
+
+>>> import sqlglot
+>>> stmt = sqlglot.parse_one("SELECT 1 WHERE c ~ 'x' COLLATE pg_catalog.default", "postgres")
+>>> rule(stmt).sql("postgres")
+"SELECT 1 WHERE c ~ 'x'"
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+
+def rule(stmt: exp.Expression) -> exp.Expression:
+    for collate in list(stmt.find_all(exp.Collate)):
+        if collate.expression.name.lower() == "default":
+            collate.replace(collate.this)
+    return stmt

@@ -1,0 +1,30 @@
+"""pgcli asks whether a column's type is a composite type with a scalar subquery
+``(SELECT c.relkind = 'c' FROM pg_class c WHERE c.oid = t.typrelid)``: kyma has none, so the
+answer is FALSE.
+
+>>> import sqlglot
+>>> stmt = sqlglot.parse_one(
+...     "SELECT (SELECT c.relkind = 'c' FROM pg_class c WHERE c.oid = t.typrelid) FROM pg_type t"
+... )
+>>> rule(stmt).sql("postgres")
+'SELECT FALSE FROM pg_type AS t'
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from kyma.pgcatalog.rules._tables import catalog_name, from_tables
+
+
+def rule(stmt: exp.Expression) -> exp.Expression:
+    for subquery in list(stmt.find_all(exp.Subquery)):
+        select = subquery.this
+        if not isinstance(select, exp.Select) or len(select.expressions) != 1:
+            continue
+        test = select.expressions[0]
+        kind = isinstance(test, exp.EQ) and test.this.name.lower() == "relkind"
+        if kind and test.expression.name == "c":
+            if [catalog_name(t) for t in from_tables(select)] == ["pg_class"]:
+                subquery.replace(exp.false())
+    return stmt

@@ -1,0 +1,22 @@
+"""``col_description(...)`` and ``obj_description(...)`` (the comments Metabase reads) as
+NULL: kyma keeps no comments, whatever the arguments (Metabase's cast a table's name to
+``regclass``).
+
+>>> import sqlglot
+>>> stmt = sqlglot.parse_one("SELECT col_description(CAST(f(x) AS oid), 1) AS c")
+>>> rule(stmt).sql("postgres")
+'SELECT NULL AS c'
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+_FUNCTIONS = {"col_description", "obj_description"}
+
+
+def rule(stmt: exp.Expression) -> exp.Expression:
+    for call in list(stmt.find_all(exp.Anonymous)):
+        if call.name.lower() in _FUNCTIONS:
+            call.replace(exp.null())
+    return stmt
