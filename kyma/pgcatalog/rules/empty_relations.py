@@ -3,7 +3,8 @@ policies, triggers, inheritance, publications … : ``EMPTY``) in its FROM or an
 and does not aggregate without GROUP BY, answers no rows: it becomes ``SELECT NULL::text AS
 <name>, … WHERE FALSE``, its columns named as before. So the constructs such statements use
 (psql's ``array(SELECT …)`` over ``pg_roles``, ``stxkind`` arrays) need no planning. Applied
-to the statement and to derived tables (a client's describe probe wraps its statement).
+to the statement, to derived tables (a client's describe probe wraps its statement) and to
+the branches of their UNIONs.
 
 >>> import sqlglot
 >>> stmt = sqlglot.parse_one(
@@ -26,6 +27,11 @@ _OUTER = {"RIGHT", "FULL"}
 
 def rule(stmt: exp.Expression) -> exp.Expression:
     targets = [stmt] + [s.this for s in stmt.find_all(exp.Subquery) if _derived(s)]
+    for query in list(targets):  # and the branches of their UNIONs
+        while isinstance(query, exp.SetOperation):
+            targets.append(query.expression)
+            query = query.this
+        targets.append(query)
     for select in targets:
         if isinstance(select, exp.Select) and _no_rows(select):
             empty = _empty_select(select)
@@ -55,6 +61,9 @@ def _no_rows(select: exp.Select) -> bool:
 
 
 def _empty_select(select: exp.Select) -> exp.Select:
-    names = [p.alias_or_name or f"column{i}" for i, p in enumerate(select.expressions, 1)]
+    names: list[str] = []  # as written, unique (the answer takes the statement's names)
+    for position, projection in enumerate(select.expressions, 1):
+        name = projection.alias_or_name
+        names.append(name if name and name not in names else f"column{position}")
     columns = [exp.alias_(exp.cast(exp.null(), "text"), name) for name in names]
     return exp.select(*columns).where(exp.false())
