@@ -7,6 +7,8 @@ the client a rule is for is named in its docstring. None reads SQL text.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from sqlglot import exp
 
 from kyma.pgcatalog.rules import (
@@ -27,26 +29,31 @@ from kyma.pgcatalog.rules import (
     reg_casts,
 )
 
+# (the nodes a rule looks for, the rule), in order: a statement holding none of a rule's
+# nodes skips it, so a statement pays one walk plus the rules it can need
+RULES: tuple[tuple[tuple[type[exp.Expression], ...], Callable[[exp.Expression], exp.Expression]], ...]
 RULES = (
-    empty_relations.rule,
-    catalog_prefix.rule,
-    current_schema.rule,
-    operators.rule,
-    collate_default.rule,
-    jdbc_search_path.rule,
-    grafana_search_path.rule,
-    composite_types.rule,
-    attribute_subqueries.rule,
-    descriptions.rule,
-    format_concat.rule,
-    reg_casts.rule,
-    any_array.rule,
-    array_upper.rule,
-    pg_get_expr.rule,
+    ((exp.Table,), empty_relations.rule),
+    ((exp.Dot, exp.DataType), catalog_prefix.rule),
+    ((exp.CurrentSchema,), current_schema.rule),
+    ((exp.Operator,), operators.rule),
+    ((exp.Collate,), collate_default.rule),
+    ((exp.Join,), jdbc_search_path.rule),
+    ((exp.In,), grafana_search_path.rule),
+    ((exp.Subquery,), composite_types.rule),
+    ((exp.Subquery,), attribute_subqueries.rule),
+    ((exp.Anonymous,), descriptions.rule),
+    ((exp.Format,), format_concat.rule),
+    ((exp.Cast,), reg_casts.rule),
+    ((exp.Any,), any_array.rule),
+    ((exp.Anonymous,), array_upper.rule),
+    ((exp.Anonymous,), pg_get_expr.rule),
 )
 
 
 def rewrite(expression: exp.Expression) -> exp.Expression:
-    for rule in RULES:
-        expression = rule(expression)
+    kinds = {type(node) for node in expression.walk()}
+    for nodes, rule in RULES:
+        if any(issubclass(kind, nodes) for kind in kinds):
+            expression = rule(expression)
     return expression

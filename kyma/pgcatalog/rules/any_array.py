@@ -11,8 +11,11 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from kyma.pgcatalog.rules._tree import replace_all
+
 
 def rule(stmt: exp.Expression) -> exp.Expression:
+    pairs = []
     for eq in list(stmt.find_all(exp.EQ)):
         any_ = eq.expression
         if not isinstance(any_, exp.Any):
@@ -24,7 +27,8 @@ def rule(stmt: exp.Expression) -> exp.Expression:
             items = list(values.expressions)
         else:
             continue
-        eq.replace(exp.In(this=eq.this, expressions=items or [exp.null()]))
+        pairs.append((eq, exp.In(this=eq.this, expressions=items or [exp.null()])))
+    replace_all(pairs)
     return stmt
 
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from kyma.pgcatalog.rules._tree import replace_all
+
 
 def rule(stmt: exp.Expression) -> exp.Expression:
-    for call in list(stmt.find_all(exp.Anonymous)):
-        if call.name.lower() == "array_upper":
-            call.replace(exp.Anonymous(this="array_length", expressions=call.expressions))
+    calls = [c for c in stmt.find_all(exp.Anonymous) if c.name.lower() == "array_upper"]
+    replace_all((c, exp.Anonymous(this="array_length", expressions=c.expressions)) for c in calls)
     return stmt

@@ -15,16 +15,20 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from kyma.pgcatalog.rules._tree import replace_all
+
 from kyma.pgcatalog.rules._tables import catalog_name, from_tables
 
 _NONE_IN_KYMA = {"pg_attrdef", "pg_collation"}
 
 
 def rule(stmt: exp.Expression) -> exp.Expression:
+    pairs = []
     for subquery in list(stmt.find_all(exp.Subquery)):
         if isinstance(subquery.parent, exp.From | exp.Join | exp.In | exp.Exists):
             continue  # a derived table or a set, not a value
         names = {catalog_name(t) for t in from_tables(subquery.this)}
         if names & _NONE_IN_KYMA:
-            subquery.replace(exp.null())
+            pairs.append((subquery, exp.null()))
+    replace_all(pairs)
     return stmt

@@ -11,18 +11,24 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from kyma.pgcatalog.rules._tree import replace_all
+
 CATALOG = "pg_catalog"
 
 
 def rule(stmt: exp.Expression) -> exp.Expression:
-    for dot in list(stmt.find_all(exp.Dot)):
-        if _catalog(dot.this) and isinstance(dot.expression, exp.Func):
-            dot.replace(dot.expression)
-    for dtype in list(stmt.find_all(exp.DataType)):
+    replace_all(
+        (dot, dot.expression)
+        for dot in list(stmt.find_all(exp.Dot))
+        if _catalog(dot.this) and isinstance(dot.expression, exp.Func)
+    )
+    types = []
+    for dtype in stmt.find_all(exp.DataType):
         kind = dtype.args.get("kind")
         if dtype.this == exp.DataType.Type.USERDEFINED and isinstance(kind, exp.Dot):
             if _catalog(kind.this):
-                dtype.replace(exp.DataType.build(kind.expression.name, dialect="postgres"))
+                types.append((dtype, exp.DataType.build(kind.expression.name, dialect="postgres")))
+    replace_all(types)
     return stmt
 
 

@@ -11,9 +11,13 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from kyma.pgcatalog.rules._tree import replace_all
+
 
 def rule(stmt: exp.Expression) -> exp.Expression:
-    for collate in list(stmt.find_all(exp.Collate)):
-        if collate.expression.name.lower() == "default":
-            collate.replace(collate.this)
+    replace_all(
+        (collate, collate.this)
+        for collate in list(stmt.find_all(exp.Collate))
+        if collate.expression.name.lower() == "default"
+    )
     return stmt

@@ -14,10 +14,13 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from kyma.pgcatalog.rules._tree import replace_all
+
 from kyma.pgcatalog.rules._tables import catalog_name, from_tables
 
 
 def rule(stmt: exp.Expression) -> exp.Expression:
+    pairs = []
     for subquery in list(stmt.find_all(exp.Subquery)):
         select = subquery.this
         if not isinstance(select, exp.Select) or len(select.expressions) != 1:
@@ -26,5 +29,6 @@ def rule(stmt: exp.Expression) -> exp.Expression:
         kind = isinstance(test, exp.EQ) and test.this.name.lower() == "relkind"
         if kind and test.expression.name == "c":
             if [catalog_name(t) for t in from_tables(select)] == ["pg_class"]:
-                subquery.replace(exp.false())
+                pairs.append((subquery, exp.false()))
+    replace_all(pairs)
     return stmt

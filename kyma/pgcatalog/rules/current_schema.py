@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from kyma.pgcatalog.rules._tree import replace_all
+
 
 def rule(stmt: exp.Expression) -> exp.Expression:
-    for call in list(stmt.find_all(exp.CurrentSchema)):
-        call.replace(exp.Anonymous(this="current_schema"))
+    calls = list(stmt.find_all(exp.CurrentSchema))
+    replace_all((call, exp.Anonymous(this="current_schema")) for call in calls)
     return stmt

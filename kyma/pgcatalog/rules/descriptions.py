@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from kyma.pgcatalog.rules._tree import replace_all
+
 _FUNCTIONS = {"col_description", "obj_description"}
 
 
 def rule(stmt: exp.Expression) -> exp.Expression:
-    for call in list(stmt.find_all(exp.Anonymous)):
-        if call.name.lower() in _FUNCTIONS:
-            call.replace(exp.null())
+    calls = [c for c in stmt.find_all(exp.Anonymous) if c.name.lower() in _FUNCTIONS]
+    replace_all((call, exp.null()) for call in calls)
     return stmt

@@ -26,6 +26,8 @@ _OUTER = {"RIGHT", "FULL"}
 
 
 def rule(stmt: exp.Expression) -> exp.Expression:
+    if not any(catalog_name(table) in EMPTY for table in stmt.find_all(exp.Table)):
+        return stmt
     targets = [stmt] + [s.this for s in stmt.find_all(exp.Subquery) if _derived(s)]
     for query in list(targets):  # and the branches of their UNIONs
         while isinstance(query, exp.SetOperation):

@@ -11,14 +11,19 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from kyma.pgcatalog.rules._tree import replace_all
+
 
 def rule(stmt: exp.Expression) -> exp.Expression:
+    pairs = []
     for call in list(stmt.find_all(exp.Format)):
         text = call.this
         if isinstance(text, exp.Literal) and text.is_string:
             parts = _parts(text.name, list(call.expressions))
             if parts is not None:
-                call.replace(exp.Anonymous(this="concat", expressions=parts or [exp.null()]))
+                concat = exp.Anonymous(this="concat", expressions=parts or [exp.null()])
+                pairs.append((call, concat))
+    replace_all(pairs)
     return stmt
 
 

@@ -16,19 +16,23 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from kyma.pgcatalog.rules._tree import replace_all
+
 
 def rule(stmt: exp.Expression) -> exp.Expression:
+    gone: list[tuple[exp.Expression, exp.Expression | None]] = []
     for join in list(stmt.find_all(exp.Join)):
         derived = join.this
         if not isinstance(derived, exp.Subquery) or "nspoid" not in derived.named_selects:
             continue
         alias = derived.alias_or_name
-        select = join.parent
-        join.pop()
-        order = select.args.get("order") if select is not None else None
-        for key in list(order.expressions) if order is not None else []:
+        gone.append((join, None))
+        order = join.parent.args.get("order") if join.parent is not None else None
+        for key in order.expressions if order is not None else []:
             if any(column.table == alias for column in key.find_all(exp.Column)):
-                key.pop()
-        if order is not None and not order.expressions:
+                gone.append((key, None))
+    replace_all(gone)
+    for order in list(stmt.find_all(exp.Order)):
+        if not order.expressions:
             order.pop()
     return stmt

@@ -12,10 +12,13 @@ from __future__ import annotations
 import sqlglot
 from sqlglot import exp
 
+from kyma.pgcatalog.rules._tree import replace_all
+
 _PREFIX = "pg_catalog."
 
 
 def rule(stmt: exp.Expression) -> exp.Expression:
+    pairs = []
     for node in list(stmt.find_all(exp.Operator)):
         operator = str(node.args.get("operator") or "")
         if not operator.lower().startswith(_PREFIX):
@@ -24,5 +27,6 @@ def rule(stmt: exp.Expression) -> exp.Expression:
         if isinstance(plain, exp.Binary):
             plain.set("this", node.this)
             plain.set("expression", node.expression)
-            node.replace(exp.paren(plain, copy=False))
+            pairs.append((node, exp.paren(plain, copy=False)))
+    replace_all(pairs)
     return stmt

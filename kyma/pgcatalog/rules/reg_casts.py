@@ -14,24 +14,28 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from kyma.pgcatalog.rules._tree import replace_all
+
 _ALIASES = {"regclass", "regtype", "regnamespace", "regproc", "regrole"}
 _CATALOG_OIDS = {"pg_class": 1259, "pg_attribute": 1249, "pg_type": 1247, "pg_namespace": 2615}
 _TEXT = {exp.DataType.Type.TEXT, exp.DataType.Type.VARCHAR}
 
 
 def rule(stmt: exp.Expression) -> exp.Expression:
+    pairs: list[tuple[exp.Expression, exp.Expression]] = []
     for cast in list(stmt.find_all(exp.Cast)):
         inner = cast.this
         alias = alias_type(cast.to)
         if isinstance(cast.to, exp.DataType) and cast.to.this in _TEXT:
             if isinstance(inner, exp.Cast) and alias_type(inner.to) == "regtype":
-                call = exp.Anonymous(this="format_type", expressions=[inner.this, exp.Literal.number(-1)])
-                cast.replace(call)
+                arguments = [inner.this, exp.Literal.number(-1)]
+                pairs.append((cast, exp.Anonymous(this="format_type", expressions=arguments)))
         elif alias == "regclass" and isinstance(inner, exp.Literal) and inner.is_string:
             name = inner.name.lower().removeprefix("pg_catalog.")
-            cast.replace(exp.Literal.number(_CATALOG_OIDS.get(name, 0)))
+            pairs.append((cast, exp.Literal.number(_CATALOG_OIDS.get(name, 0))))
         elif alias is not None:
-            cast.replace(inner)
+            pairs.append((cast, inner))
+    replace_all(pairs)
     return stmt
 
 
