@@ -16,7 +16,7 @@ from kyma.engine.query.relations import Relations, relation_of, session_name
 def references(stmt: exp.Expression, relations: Relations) -> list[tuple[exp.Table, str | None]]:
     """(node, schema as written or None) of each reference that may name a relation."""
     ctes = {cte.alias_or_name for cte in stmt.find_all(exp.CTE)}
-    found = []
+    found: list[tuple[exp.Table, str | None]] = []
     for table in stmt.find_all(exp.Table):
         if table.args.get("catalog") or not isinstance(table.this, exp.Identifier):
             continue

@@ -42,4 +42,3 @@ def test_docstring_examples(name: str) -> None:
     result = doctest.testmod(module)
     assert result.attempted > 0, f"{name} has no examples"
     assert result.failed == 0
-

@@ -31,7 +31,9 @@ from kyma.pgcatalog.rules import (
 
 # (the nodes a rule looks for, the rule), in order: a statement holding none of a rule's
 # nodes skips it, so a statement pays one walk plus the rules it can need
-RULES: tuple[tuple[tuple[type[exp.Expression], ...], Callable[[exp.Expression], exp.Expression]], ...]
+RULES: tuple[
+    tuple[tuple[type[exp.Expression], ...], Callable[[exp.Expression], exp.Expression]], ...
+]
 RULES = (
     ((exp.Table,), empty_relations.rule),
     ((exp.Dot, exp.DataType), catalog_prefix.rule),

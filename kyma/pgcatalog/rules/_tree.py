@@ -8,11 +8,12 @@ replacing each of n subqueries in one SELECT list is quadratic (seconds at a few
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from sqlglot import exp
 
 
-def replace_all(pairs: Iterable[tuple[exp.Expression, exp.Expression | None]]) -> None:
+def replace_all(pairs: Iterable[tuple[exp.Expr, exp.Expr | None]]) -> None:
     """Each node of ``pairs`` replaced by its new node, or taken out for None (a root node
     is left as it is).
 
@@ -21,8 +22,7 @@ def replace_all(pairs: Iterable[tuple[exp.Expression, exp.Expression | None]]) -
     >>> select.sql()
     'SELECT NULL, NULL, c'
     """
-    lists: dict[tuple[int, str], tuple[exp.Expression, str, dict[int, exp.Expression | None]]]
-    lists = {}
+    lists: dict[tuple[int, str], tuple[Any, str, dict[int, exp.Expr | None]]] = {}
     for node, new in pairs:
         parent, key = node.parent, node.arg_key
         if parent is None or key is None:
@@ -32,7 +32,7 @@ def replace_all(pairs: Iterable[tuple[exp.Expression, exp.Expression | None]]) -
             continue
         lists.setdefault((id(parent), key), (parent, key, {}))[2][node.index] = new
     for parent, key, news in lists.values():
-        items: list[exp.Expression | None] = list(parent.args.get(key) or [])
+        items: list[exp.Expr | None] = list(parent.args.get(key) or [])
         for index, new in news.items():
             items[index].parent = None  # type: ignore[union-attr]
             items[index] = new

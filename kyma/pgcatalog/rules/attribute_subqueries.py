@@ -15,9 +15,8 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from kyma.pgcatalog.rules._tree import replace_all
-
 from kyma.pgcatalog.rules._tables import catalog_name, from_tables
+from kyma.pgcatalog.rules._tree import replace_all
 
 _NONE_IN_KYMA = {"pg_attrdef", "pg_collation"}
 

@@ -25,9 +25,9 @@ def rule(stmt: exp.Expression) -> exp.Expression:
     types = []
     for dtype in stmt.find_all(exp.DataType):
         kind = dtype.args.get("kind")
-        if dtype.this == exp.DataType.Type.USERDEFINED and isinstance(kind, exp.Dot):
-            if _catalog(kind.this):
-                types.append((dtype, exp.DataType.build(kind.expression.name, dialect="postgres")))
+        user = dtype.this == exp.DataType.Type.USERDEFINED
+        if user and isinstance(kind, exp.Dot) and _catalog(kind.this):
+            types.append((dtype, exp.DataType.build(kind.expression.name, dialect="postgres")))
     replace_all(types)
     return stmt
 

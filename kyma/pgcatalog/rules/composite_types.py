@@ -14,9 +14,8 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from kyma.pgcatalog.rules._tree import replace_all
-
 from kyma.pgcatalog.rules._tables import catalog_name, from_tables
+from kyma.pgcatalog.rules._tree import replace_all
 
 
 def rule(stmt: exp.Expression) -> exp.Expression:
@@ -27,8 +26,8 @@ def rule(stmt: exp.Expression) -> exp.Expression:
             continue
         test = select.expressions[0]
         kind = isinstance(test, exp.EQ) and test.this.name.lower() == "relkind"
-        if kind and test.expression.name == "c":
-            if [catalog_name(t) for t in from_tables(select)] == ["pg_class"]:
-                pairs.append((subquery, exp.false()))
+        over = [catalog_name(t) for t in from_tables(select)]
+        if kind and test.expression.name == "c" and over == ["pg_class"]:
+            pairs.append((subquery, exp.false()))
     replace_all(pairs)
     return stmt
