@@ -151,6 +151,9 @@ def wire_services(settings: Settings, stores: Stores, store: ObjectStore) -> Ser
     """The parts of a running kyma on an open catalog database and store, wired from
     ``settings``: the one wiring of ``kyma serve``, the CLI commands and the tests'
     ``services`` fixture. ``Services.close`` stops what it started."""
+    # here, not at the top: pgcatalog → pgwire._types → kyma.server → kyma.services
+    from kyma.pgcatalog import CatalogRelations
+
     catalog = stores.catalog
     fmt = segment_format(settings.extent_format, settings.block_rows)
     connectors = ConnectorRegistry(
@@ -191,6 +194,7 @@ def wire_services(settings: Settings, stores: Stores, store: ObjectStore) -> Ser
             limits=query_limits(settings),
             writer=SqlWriter(write_path),
             decoded_bytes=settings.query_cache_bytes,
+            relations=CatalogRelations(),
         ),
         write_path=write_path,
         connectors=connectors,

@@ -45,6 +45,7 @@ _NAMED_NODES: dict[type[exp.Expression], str] = {
     exp.Array: "array",
     exp.Boolean: "bool",
     exp.Interval: "interval",
+    exp.CurrentVersion: "version",
 }
 
 

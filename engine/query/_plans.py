@@ -48,6 +48,7 @@ class Plan:
     sql: str
     names: list[str] | None
     counted: str | None  # ``SELECT count(*) FROM t``: the session name of t
+    relations: tuple[str, ...] = ()  # catalog relations read, built per statement
 
     def holds(self, found: Mapping[str, TableInfo]) -> bool:
         """Whether the catalog's tables (``found``, read by ``lookups``) are the planned ones."""

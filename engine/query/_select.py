@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Collection, Hashable, Sequence
+from collections.abc import Callable, Collection, Hashable, Sequence
 from dataclasses import asdict, dataclass, field
 
 import pyarrow as pa
@@ -24,7 +24,15 @@ from kyma.engine.errors import (
 )
 from kyma.engine.format import SegmentFormat
 from kyma.engine.format.predicate import BlockPredicate, Or
-from kyma.engine.query import _jsonb_columns, _native, _path_columns, _running, pg_numeric, udfs
+from kyma.engine.query import (
+    _jsonb_columns,
+    _native,
+    _path_columns,
+    _relation_refs,
+    _running,
+    pg_numeric,
+    udfs,
+)
 from kyma.engine.query._datafusion import run_datafusion
 from kyma.engine.query._decoded import DecodedColumns, plain
 from kyma.engine.query._estimate import register_guard
@@ -40,6 +48,7 @@ from kyma.engine.query._recent import Recent
 from kyma.engine.query._result import QueryResult
 from kyma.engine.query._scan import ScanStats, TableScan
 from kyma.engine.query.federation import FederatedScan, Federation, references_sources
+from kyma.engine.query.relations import Relations, relation_of
 from kyma.engine.query.rewrite import (
     current_state,
     derived_aliases,
@@ -96,10 +105,14 @@ class SelectPlanner:
         federation: Federation | None = None,
         limits: QueryLimits | None = None,
         decoded_bytes: int = 0,
+        relations: Relations | None = None,
     ) -> None:
         """``decoded_bytes``: how much decoded column data to keep for later statements
-        (``_decoded``; 0: none)."""
+        (``_decoded``; 0: none). ``relations``: Postgres' catalog relations and functions
+        (``relations``), None: kyma tables only."""
         self.catalog = catalog
+        self.relations = relations
+        self._functions = list(relations.functions()) if relations is not None else []
         self.store = store
         self.format = fmt
         self.federation = federation
@@ -118,23 +131,26 @@ class SelectPlanner:
         pruning: bool = True,
         pushdown: bool = True,
         text: str | None = None,
+        visible: Callable[[str], bool] | None = None,
     ) -> QueryResult:
         """The answer of a query (its scans hold their folders of links while it runs).
 
         ``text``: the statement as written, when ``stmt`` is the parse cache's (kept as it
-        is: planned as a copy); its plan is kept by the text (``_plans``)."""
+        is: planned as a copy); its plan is kept by the text (``_plans``). ``visible``:
+        whether the caller may read a table, which catalog relations list (None: all)."""
         with _native.folders.lease() as folders:
             started = time.perf_counter()
             if text is None:
-                return self._run(stmt, snapshot, explain, pruning, pushdown, folders)
+                return self._run(stmt, snapshot, explain, pruning, pushdown, folders, visible)
             key = (text, pruning, pushdown)
             plan = self._plans.get(key) if snapshot is None and not explain else None
             if plan is not None:
                 found = self.catalog.get_tables(plan.lookups)
                 if plan.holds(found):
-                    return self._answer(plan, started, folders)
+                    return self._answer(plan, started, folders, visible)
             cached = key if snapshot is None and not explain else None
-            return self._run(stmt.copy(), snapshot, explain, pruning, pushdown, folders, cached)
+            copy = stmt.copy()
+            return self._run(copy, snapshot, explain, pruning, pushdown, folders, visible, cached)
 
     def _run(
         self,
@@ -144,12 +160,15 @@ class SelectPlanner:
         pruning: bool,
         pushdown: bool,
         folders: _native.Folders,
+        visible: Callable[[str], bool] | None,
         key: Hashable | None = None,
     ) -> QueryResult:
         """Plan ``stmt`` and answer it; the plan is kept under ``key`` (None: not kept) when
         it reads kyma tables only (connector tables change outside the catalog)."""
         started = time.perf_counter()
         names = None if explain else output_names(stmt)
+        looked: dict[str, TableInfo | None] = {}
+        stmt, relations = self._resolve_relations(stmt, looked)
         scans: list[FederatedScan] = []
         if references_sources(stmt):
             key = None
@@ -168,14 +187,13 @@ class SelectPlanner:
                 table = plan.whole.fetch()
                 summary = {"elapsed_ms": _ms_since(started)}
                 return QueryResult(table, "SELECT", summary, [plan.whole.summary()])
-        looked: dict[str, TableInfo | None] = {}
         sources = self._resolve(stmt, snapshot, {scan.name for scan in scans}, looked)
         tables = fingerprint(list(looked), looked)  # type: ignore[arg-type]
         counted = None if explain or scans else _counted_table(stmt, sources)
         if counted is not None:
             planned = Plan(tables, sources, "", names, counted)
             self._keep(key, planned)
-            return self._answer(planned, started, folders)
+            return self._answer(planned, started, folders, visible)
         stmt = evolved.rule(stmt, [source.info.columns for source in sources.values()])
         ctx = self._session()
         fetched: dict[str, dict[str, str]] = {}
@@ -183,6 +201,9 @@ class SelectPlanner:
             answer = scan.fetch()
             ctx.register_record_batches(scan.name, [answer.to_batches() or [_empty(answer)]])
             fetched[f'"{scan.name}"'] = {f.name: _arrow_sql_type(f.type) for f in answer.schema}
+        for name in relations:  # their columns, for name resolution (their rows: _answer)
+            built = self._relation(name, list)
+            fetched[f'"{name}"'] = {f.name: _arrow_sql_type(f.type) for f in built.schema}
         self._analyze(stmt, sources, fetched, pruning=pruning)
         schemas = {**self._session_schemas(sources), **fetched}
         stmt = numeric_input.rule(stmt, _not_text(sources, fetched))
@@ -193,9 +214,49 @@ class SelectPlanner:
         # Quote every identifier: DataFusion reserves words Postgres does not (e.g. TOP).
         # Function names in lower case: DataFusion finds table functions by exact name.
         sql = stmt.sql(dialect="postgres", identify=True, normalize_functions="lower")
-        planned = Plan(tables, sources, sql, names, None)
+        planned = Plan(tables, sources, sql, names, None, tuple(sorted(relations)))
         self._keep(key, planned)
-        return self._answer(planned, started, folders, ctx, scans, explain)
+        return self._answer(planned, started, folders, visible, ctx, scans, explain)
+
+    def _resolve_relations(
+        self, stmt: exp.Expression, looked: dict[str, TableInfo | None]
+    ) -> tuple[exp.Expression, set[str]]:
+        """``stmt`` with its references to catalog relations renamed to their session names
+        and the relations' rules applied; the session names it still reads. ``looked`` gets
+        the bare names looked up as kyma tables (a table of that name is the table)."""
+        if self.relations is None:
+            return stmt, set()
+        refs = _relation_refs.references(stmt, self.relations)
+        bare = _relation_refs.bare_names(refs)
+        if bare:
+            found = self.catalog.get_tables(bare)
+            looked.update({name: found.get(name) for name in bare})
+        _relation_refs.resolve(refs, self.relations, lambda name: looked.get(name) is not None)
+        stmt = self.relations.rewrite(stmt)
+        named = {t.name for t in stmt.find_all(exp.Table) if relation_of(t) is not None}
+        return stmt, named
+
+    def _relation(self, name: str, tables: Callable[[], list[TableInfo]]) -> pa.Table:
+        found = relation_of(exp.to_table(exp.to_identifier(name, quoted=True)))
+        assert found is not None and self.relations is not None
+        return self.relations.build(*found, tables)
+
+    def _register_relations(
+        self, ctx: SessionContext, names: Sequence[str], visible: Callable[[str], bool] | None
+    ) -> None:
+        """The rows of each catalog relation a plan reads, over the tables the caller may
+        read (listed once, and only if a relation needs them)."""
+        listed: list[list[TableInfo]] = []
+
+        def tables() -> list[TableInfo]:
+            if not listed:
+                every = self.catalog.list_tables()
+                listed.append([i for i in every if visible is None or visible(i.name)])
+            return listed[0]
+
+        for name in names:
+            built = self._relation(name, tables)
+            ctx.register_record_batches(name, [built.to_batches() or [_empty(built)]])
 
     def _keep(self, key: Hashable | None, plan: Plan) -> None:
         if key is not None:
@@ -206,6 +267,8 @@ class SelectPlanner:
         ctx = session_context(self.limits)
         udfs.register(ctx)
         pg_numeric.register(ctx)
+        for function in self._functions:
+            ctx.register_udf(function)
         if self.limits is not None and self.limits.memory_bytes:
             register_guard(ctx, self.limits.memory_bytes)
         return ctx
@@ -215,15 +278,18 @@ class SelectPlanner:
         plan: Plan,
         started: float,
         folders: _native.Folders,
+        visible: Callable[[str], bool] | None,
         ctx: SessionContext | None = None,
         scans: Sequence[FederatedScan] = (),
         explain: bool | str = False,
     ) -> QueryResult:
-        """Run a plan: stage 1 and the scans of each table, then DataFusion."""
+        """Run a plan: stage 1 and the scans of each table, the catalog relations it reads
+        built for this caller, then DataFusion."""
         if plan.counted is not None:
             source = plan.sources[plan.counted]
             return self._count(plan.counted, source, plan.names, started)
         ctx = ctx if ctx is not None else self._session()
+        self._register_relations(ctx, plan.relations, visible)
         stats: dict[str, ScanStats] = {}
         for name, source in plan.sources.items():
             stats[name] = self._register(ctx, name, source, folders)
@@ -290,12 +356,16 @@ class SelectPlanner:
     def local_tables(
         self, stmt: exp.Expression, skip: Collection[str] = ()
     ) -> list[tuple[str, exp.Table]]:
-        """(name as written, node) for each reference to a kyma table (not a CTE or source)."""
+        """(name as written, node) for each reference to a kyma table (not a CTE, source or
+        catalog relation; a bare catalog relation name is here: it may be a kyma table)."""
         ctes = {cte.alias_or_name for cte in stmt.find_all(exp.CTE)}
+        schemas = self.relations.schemas if self.relations is not None else frozenset()
         found = []
         for table in list(stmt.find_all(exp.Table)):
             ident = table.this
             if table.args.get("catalog") or not isinstance(ident, exp.Identifier):
+                continue
+            if relation_of(table) is not None or table.text("db").lower() in schemas:
                 continue
             if table.args.get("db"):
                 where = table.sql("postgres")
@@ -306,6 +376,14 @@ class SelectPlanner:
             if raw not in ctes and raw not in skip:
                 found.append((raw, table))
         return found
+
+    def bare_relations(self, names: Collection[str]) -> set[str]:
+        """The ``names`` (bare, as ``local_tables`` finds them) that name a catalog relation
+        rather than a kyma table."""
+        if self.relations is None:
+            return set()
+        candidates = {n for n in names if self.relations.relation(None, n)}
+        return candidates - set(self.catalog.get_tables(candidates)) if candidates else set()
 
     def _resolve(
         self,

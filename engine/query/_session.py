@@ -43,6 +43,7 @@ from kyma.engine.query._running import Caller, RunningStatements, current_caller
 from kyma.engine.query._select import ANALYZE, SelectPlanner
 from kyma.engine.query.dialect import Explain, Kyma, KymaStatement, Notification, Savepoint
 from kyma.engine.query.federation import Federation
+from kyma.engine.query.relations import Relations
 from kyma.engine.query.rewrite import schema_names
 from kyma.engine.query.rewrite.time_travel import split_versioned
 from kyma.engine.storage import ObjectStore
@@ -60,6 +61,7 @@ class QueryEngine:
         writer: _insert.InsertWriter | None = None,
         decoded_bytes: int = 0,
         quarantine: Quarantine | None = None,
+        relations: Relations | None = None,
     ) -> None:
         """``statements`` run kyma's own statement kinds (CREATE SOURCE…), as kyma's dialect
         parses them: each returns a result, or None when the statement is not its kind.
@@ -69,12 +71,16 @@ class QueryEngine:
         ``writer`` commits INSERTs (the ingest write path); None: INSERT is refused.
         ``decoded_bytes``: decoded columns of extents kept for later statements (0: none).
         ``quarantine``: statements run with their fingerprint in its journal, and those that
-        crashed the server are refused (None: no journal)."""
+        crashed the server are refused (None: no journal).
+        ``relations``: Postgres' catalog relations and functions (``relations``); a query
+        naming them takes the same path, limits and gate as any other."""
         self.catalog = catalog
         self.writer = writer
         self.federation = federation
         self.statements = [*([federation.statement] if federation else []), *statements]
-        self.planner = SelectPlanner(catalog, store, fmt, federation, limits, decoded_bytes)
+        self.planner = SelectPlanner(
+            catalog, store, fmt, federation, limits, decoded_bytes, relations
+        )
         self.gate = QueryGate(limits)
         self.running = RunningStatements()
         self._parsed: Recent[Parsed] = Recent(STATEMENTS)
@@ -194,7 +200,9 @@ class QueryEngine:
         if isinstance(stmt, exp.Query):
             check_functions(stmt, self.limits.memory_bytes)
             switches = {"pruning": pruning, "pushdown": pushdown}
-            return self.planner.run(stmt, snapshot=snapshot, explain=explain, text=text, **switches)
+            return self.planner.run(
+                stmt, snapshot=snapshot, explain=explain, text=text, visible=visible, **switches
+            )
         if explain:
             raise UnsupportedStatementError("EXPLAIN applies to queries only")
         if isinstance(stmt, KymaStatement) and stmt.verb == "KILL":
@@ -213,7 +221,8 @@ class QueryEngine:
             def select(query: exp.Query) -> pa.Table:
                 check_functions(query, self.limits.memory_bytes)
                 switches = {"pruning": pruning, "pushdown": pushdown}
-                return self.planner.run(query, snapshot=None, explain=False, **switches).table
+                run = self.planner.run
+                return run(query, snapshot=None, explain=False, visible=visible, **switches).table
 
             return _insert.run(stmt, self.catalog, self.writer, select)
         if isinstance(stmt, exp.Create):
@@ -267,6 +276,7 @@ class QueryEngine:
             return Access(READ)  # refused for anyone who may query, naming the statement
         if isinstance(stmt, exp.Query):
             local = {split_versioned(raw)[0] for raw, _ in self.planner.local_tables(stmt)}
+            local -= self.planner.bare_relations(local)  # pg_class: a catalog relation
             return Access(READ, frozenset(local | federated_tables(stmt)))
         if isinstance(stmt, exp.Describe):
             if _names_a_source(stmt.this):

@@ -20,7 +20,6 @@ import pyarrow as pa
 import pyarrow.flight as flight
 from flightsql import flightsql_pb2 as sql_pb2
 
-from kyma import pgcatalog
 from kyma.auth import Authenticator, Principal
 from kyma.engine.query import QueryResult
 from kyma.flight import _commands as cmd
@@ -109,8 +108,7 @@ class KymaFlightServer(flight.FlightServerBase):
         authorize = None if caller.unrestricted else caller.authorize
         # A client that cancels its call or goes away cancels the statement.
         cancel = context.is_cancelled
-        catalog = pgcatalog.answer(sql, self.services.query, caller, cancel)
-        return catalog or self.services.query.execute(
+        return self.services.query.execute(
             sql, authorize=authorize, cancel=cancel, caller=caller.caller("flight")
         )
 

@@ -1,86 +1,65 @@
 """Postgres' catalog over kyma's tables: ``information_schema`` (tables, columns, schemata),
-a small ``pg_catalog`` (see ``_relations``) and the server functions clients call
-(``version()``, ``current_schema()``, ``format_type``, ``pg_get_…``), for psql's ``\\d``,
+a small ``pg_catalog`` (see ``_relations`` and ``_empty``) and the server functions clients
+call (``version()``, ``current_schema()``, ``format_type``, ``pg_get_…``), for psql's ``\\d``,
 pgcli's completion and the schema browsers of BI tools.
 
-The Postgres protocol, ``POST /v1/query`` and Flight SQL all ask ``answer`` first. A statement
-it takes runs in its own DataFusion context over Arrow tables built from the catalog, holding
-only the tables the caller's token may read: a table-limited token sees only its tables. It
-runs within the query engine's limits (timeout, memory, concurrency, result size) and can be
-cancelled, as any statement.
+``CatalogRelations`` is what the query engine resolves them through (``engine.query.
+relations``): a statement that names them is a query like any other — parsed once, within
+the engine's guards, limits, timeout, concurrency gate and cancellation — whose catalog
+relations are built for the caller (a table-limited token sees only its tables). Clients'
+spellings of Postgres constructs kyma plans differently are sqlglot rules (``rules``).
 """
 
 from __future__ import annotations
 
-import re
+from collections.abc import Callable, Sequence
 
 import pyarrow as pa
+from datafusion import ScalarUDF
+from sqlglot import exp
 
-from kyma.auth import Principal
-from kyma.engine.errors import SqlError
-from kyma.engine.query import QueryEngine, QueryResult
-from kyma.engine.query._datafusion import run_datafusion
-from kyma.engine.query._guard import check_statement
-from kyma.engine.query._limits import Cancel, session_context
-from kyma.pgcatalog import _functions, _relations, _rewrite
+from kyma.engine.catalog import TableInfo
+from kyma.engine.errors import NotFoundError, SqlError
+from kyma.engine.query.relations import Relations
+from kyma.pgcatalog import _functions, _relations, rules
+from kyma.pgcatalog._empty import EMPTY, empty_relation
 from kyma.pgcatalog._information_schema import VIEWS
 
-_STRING = re.compile(r"'(?:[^']|'')*'")
-# a connector's own catalog (src.information_schema.tables): federation's, not this module's
-_CONNECTOR_CATALOG = re.compile(r'[\w"]\s*\.\s*"?(?:information_schema|pg_catalog)"?\s*\.', re.I)
-_PG_RELATION = re.compile(r"\b(" + "|".join(_relations.RELATIONS) + r")\b", re.I)
-_EMPTY_RELATION = re.compile(r"\b(" + "|".join(_relations.EMPTY) + r")\b", re.I)
-_FUNCTION = re.compile(r"\b(" + "|".join(_functions.FUNCTIONS) + r")\s*\(", re.I)
-_FROM_TABLE = re.compile(r"\bFROM\s+(?!unnest\s*\()", re.I)  # FROM unnest(...): no table
-_CALL = re.compile(r"(?:\w+\.)?(\w+)\(.*\)", re.S)
+CATALOG, INFORMATION_SCHEMA = "pg_catalog", "information_schema"
+# the relations built from the caller's tables; the others are the same for everyone
+_OF_TABLES = {"pg_class", "pg_attribute", "tables", "columns"}
 
 
-def answer(
-    sql: str, query: QueryEngine, caller: Principal, cancel: Cancel | None = None
-) -> QueryResult | None:
-    """The result of a statement over ``information_schema`` or ``pg_catalog``'s relations,
-    or of one that calls only catalog functions (``SELECT version()``); None for any other
-    statement. ``cancel``, set while it runs, cancels it (QueryCancelledError)."""
-    code = _STRING.sub("''", sql)  # a name inside a string literal is no reference
-    if _CONNECTOR_CATALOG.search(code):
-        return None
-    views = _rewrite.views(code)
-    relations = {m.group(1).lower() for m in _PG_RELATION.finditer(code)}
-    empty = _EMPTY_RELATION.search(code)
-    # a function answers only without a table: `SELECT version(), count(*) FROM t` is no
-    # catalog statement, `SELECT * FROM unnest(current_schemas(true))` is one
-    function = _FUNCTION.search(code) and not _FROM_TABLE.search(code)
-    if not views and not relations and not empty and not function:
-        return None
-    caller.require("read")
-    limits = query.limits  # the statement's size and depth, as the engine bounds them
-    check_statement(sql, limits.max_statement_bytes, limits.max_expression_depth)
-    if empty:  # no indexes, constraints, policies… in kyma: no rows
-        return QueryResult(pa.table({"?column?": pa.array([], pa.string())}), "OK")
-    unknown = sorted(views - set(VIEWS))
-    if unknown:
-        raise SqlError(
-            f"information_schema.{unknown[0]} is not available: kyma has "
-            + ", ".join(f"information_schema.{v}" for v in VIEWS)
-        )
-    context = session_context(limits)
-    _functions.register(context)
-    tables = [info for info in query.catalog.list_tables() if caller.may_touch(info.name)]
-    builders = {f"information_schema_{v}": VIEWS[v] for v in views}
-    builders.update({r: _relations.RELATIONS[r] for r in relations})
-    for name, build in builders.items():
-        built = build(tables)
-        batches = built.to_batches() or [pa.RecordBatch.from_pylist([], built.schema)]
-        context.register_record_batches(name, [batches])
-    local = _rewrite.local(sql)
-    table = query.gate.run(lambda: run_datafusion(context, local, limits=limits), cancel)
-    return QueryResult(table.rename_columns(_postgres_names(table.column_names)), "OK")
+class CatalogRelations(Relations):
+    schemas = frozenset({CATALOG, INFORMATION_SCHEMA})
 
+    def __init__(self) -> None:
+        self._functions = _functions.udfs()
 
-def _postgres_names(names: list[str]) -> list[str]:
-    """A function call's column named after the function, as Postgres names it.
+    def relation(self, schema: str | None, name: str) -> str | None:
+        if schema is not None:  # whether it exists is told when it is built
+            return schema
+        return CATALOG if name in _relations.RELATIONS or name in EMPTY else None
 
-    >>> _postgres_names(["version()", "UNNEST(current_schemas(Boolean(true)))", "relname"])
-    ['version', 'unnest', 'relname']
-    """
-    return [match.group(1).lower() if (match := _CALL.fullmatch(n)) else n for n in names]
+    def build(self, schema: str, name: str, tables: Callable[[], list[TableInfo]]) -> pa.Table:
+        infos = tables() if name in _OF_TABLES else []
+        if schema == INFORMATION_SCHEMA:
+            view = VIEWS.get(name)
+            if view is None:
+                raise SqlError(
+                    f"information_schema.{name} is not available: kyma has "
+                    + ", ".join(f"information_schema.{v}" for v in VIEWS)
+                )
+            return view(infos)
+        if name in EMPTY:
+            return empty_relation(name)
+        relation = _relations.RELATIONS.get(name)
+        if relation is None:
+            raise NotFoundError(f'relation "{schema}.{name}" does not exist')
+        return relation(infos)
+
+    def functions(self) -> Sequence[ScalarUDF]:
+        return self._functions
+
+    def rewrite(self, stmt: exp.Expression) -> exp.Expression:
+        return rules.rewrite(stmt)

@@ -1,7 +1,7 @@
 """The server functions clients call in catalog statements, as DataFusion UDFs: psql's
 (pg_get_userbyid, pg_table_is_visible, format_type, pg_get_expr, pg_encoding_to_char),
-Grafana's (quote_ident, parse_ident, current_setting), Metabase's (col_description,
-obj_description) and the session functions (version, current_schema, current_database).
+Grafana's (quote_ident, parse_ident, current_setting) and the session functions (version,
+current_schema, current_database). Registered in every statement's session.
 """
 
 from __future__ import annotations
@@ -68,12 +68,12 @@ FUNCTIONS: dict[str, tuple[Callable[..., pa.Array], list[pa.DataType], pa.DataTy
     "pg_encoding_to_char": (_each(lambda _: "UTF8", _TEXT), [_INT], _TEXT),
     "quote_ident": (_each(lambda n: quote_ident(str(n)), _TEXT), [_TEXT], _TEXT),
     "parse_ident": (_each(lambda n: str(n).split("."), _NAMES), [_TEXT], _NAMES),
-    "obj_description": (_nulls, [_INT, _TEXT], _TEXT),
-    "col_description": (_nulls, [_INT, _INT], _TEXT),
 }
 
 
-def register(context: datafusion.SessionContext) -> None:
-    """Every function of ``FUNCTIONS`` in ``context``."""
-    for name, (fn, inputs, output) in FUNCTIONS.items():
-        context.register_udf(datafusion.udf(fn, inputs, output, "stable", name))
+def udfs() -> list[datafusion.ScalarUDF]:
+    """Every function of ``FUNCTIONS`` as a UDF (built once, registered per session)."""
+    return [
+        datafusion.udf(fn, inputs, output, "stable", name)
+        for name, (fn, inputs, output) in FUNCTIONS.items()
+    ]

@@ -1,9 +1,7 @@
 """A small ``pg_catalog``: pg_namespace, pg_class, pg_attribute, pg_type, pg_database,
 pg_settings, pg_am, pg_attrdef, pg_collation and pg_description over kyma's tables (the
-functions are in ``_functions``). Enough for listing tables and columns.
-
-kyma has no indexes, constraints, policies, triggers, inheritance or publications: a
-statement over one of the ``EMPTY`` relations answers no rows.
+functions are in ``_functions``, the relations kyma keeps empty in ``_empty``). Enough for
+listing tables and columns.
 """
 
 from __future__ import annotations
@@ -241,23 +239,3 @@ RELATIONS: dict[str, Callable[[list[TableInfo]], pa.Table]] = {
     "pg_description": pg_description,
     "pg_stat_user_tables": pg_stat_user_tables,
 }
-EMPTY = (
-    "pg_index",
-    "pg_constraint",
-    "pg_inherits",
-    "pg_policy",
-    "pg_trigger",
-    "pg_rewrite",
-    "pg_statistic_ext",
-    "pg_publication",
-    "pg_publication_rel",
-    "pg_publication_namespace",
-    "pg_partitioned_table",
-    "pg_foreign_table",
-    "pg_event_trigger",
-    "pg_depend",
-    "pg_sequence",
-    "pg_extension",
-    "pg_enum",
-    "pg_proc",
-)

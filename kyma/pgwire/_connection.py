@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, BinaryIO
 
 import pyarrow as pa
 
-from kyma import pgcatalog
 from kyma.auth import Principal
 from kyma.engine.errors import (
     KymaError,
@@ -344,9 +343,7 @@ class Connection:
         def cancelled() -> bool:  # polled while the statement runs
             return event.is_set() or self.client_gone()
 
-        answer = _asyncpg.answer(sql) or pgcatalog.answer(
-            sql, self.services.query, principal, cancelled
-        )
+        answer = _asyncpg.answer(sql)
         if answer is not None:
             return answer
         words = sql.split(None, 1)

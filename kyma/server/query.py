@@ -12,7 +12,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from flask import Blueprint, Response, current_app, request
 
-from kyma import pgcatalog
 from kyma.dynamic import is_dynamic, json_texts
 from kyma.engine.errors import SqlError
 from kyma.engine.query import QueryResult
@@ -54,8 +53,7 @@ def query():  # type: ignore[no-untyped-def]
     services = current_app.extensions["kyma"]
     # waitress's (see ingest/listener): true once the client closed its connection
     cancel = request.environ.get("waitress.client_disconnected")
-    catalog = pgcatalog.answer(body["sql"], services.query, caller, cancel)
-    result = catalog or services.query.execute(
+    result = services.query.execute(
         body["sql"],
         snapshot=snapshot,
         authorize=None if caller.unrestricted else caller.authorize,

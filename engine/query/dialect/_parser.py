@@ -51,6 +51,23 @@ class KymaParser(Postgres.Parser):
                     return stmt
         return super()._parse_statement()
 
+    def _parse_types(
+        self,
+        check_func: bool = False,
+        schema: bool = False,
+        allow_identifiers: bool = True,
+        with_collation: bool = False,
+    ) -> exp.Expr | None:
+        """Postgres' types, and arrays of OID alias types (``regtype[]``, which pgcli casts
+        to), where sqlglot's parser stops."""
+        parsed = super()._parse_types(check_func, schema, allow_identifiers, with_collation)
+        if isinstance(parsed, exp.ObjectIdentifier) and self._match_pair(
+            TokenType.L_BRACKET, TokenType.R_BRACKET
+        ):
+            element = exp.DataType(this=exp.DataType.Type.USERDEFINED, kind=parsed.name.lower())
+            return exp.DataType(this=exp.DataType.Type.ARRAY, expressions=[element], nested=True)
+        return parsed
+
     def _parse_version(self) -> exp.Version | None:
         """``AS OF SNAPSHOT 42`` after a table name (before its alias)."""
         if not self._match_text_seq("AS", "OF", SNAPSHOT):

@@ -1,0 +1,71 @@
+"""A SELECT that reads one of kyma's empty catalog relations (no indexes, constraints,
+policies, triggers, inheritance, publications … : ``EMPTY``) in its FROM or an inner join,
+and does not aggregate without GROUP BY, answers no rows: it becomes ``SELECT NULL::text AS
+<name>, … WHERE FALSE``, its columns named as before. So the constructs such statements use
+(psql's ``array(SELECT …)`` over ``pg_roles``, ``stxkind`` arrays) need no planning. Applied
+to the statement, to derived tables (a client's describe probe wraps its statement) and to
+the branches of their UNIONs.
+
+>>> import sqlglot
+>>> stmt = sqlglot.parse_one(
+...     "SELECT c.oid::regclass AS parent, i.inhseqno FROM pg_class c, pg_inherits i"
+...     " WHERE c.oid = i.inhparent ORDER BY 1"
+... )
+>>> rule(stmt).sql("postgres")
+'SELECT CAST(NULL AS TEXT) AS parent, CAST(NULL AS TEXT) AS inhseqno WHERE FALSE'
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from kyma.pgcatalog._empty import EMPTY
+from kyma.pgcatalog.rules._tables import catalog_name
+
+_OUTER = {"RIGHT", "FULL"}
+
+
+def rule(stmt: exp.Expression) -> exp.Expression:
+    if not any(catalog_name(table) in EMPTY for table in stmt.find_all(exp.Table)):
+        return stmt
+    targets = [stmt] + [s.this for s in stmt.find_all(exp.Subquery) if _derived(s)]
+    for query in list(targets):  # and the branches of their UNIONs
+        while isinstance(query, exp.SetOperation):
+            targets.append(query.expression)
+            query = query.this
+        targets.append(query)
+    for select in targets:
+        if isinstance(select, exp.Select) and _no_rows(select):
+            empty = _empty_select(select)
+            if select is stmt:
+                return empty
+            select.replace(empty)
+    return stmt
+
+
+def _derived(subquery: exp.Subquery) -> bool:
+    return isinstance(subquery.parent, exp.From | exp.Join)
+
+
+def _no_rows(select: exp.Select) -> bool:
+    joins = select.args.get("joins") or []
+    if any(join.side.upper() in _OUTER for join in joins):
+        return False
+    source = select.args.get("from_")
+    inner = [source.this] if source is not None else []
+    inner += [join.this for join in joins if not join.side]
+    if not any(catalog_name(t) in EMPTY for t in inner):
+        return False
+    aggregates = any(
+        call.parent_select is select for p in select.expressions for call in p.find_all(exp.AggFunc)
+    )
+    return not aggregates or select.args.get("group") is not None
+
+
+def _empty_select(select: exp.Select) -> exp.Select:
+    names: list[str] = []  # as written, unique (the answer takes the statement's names)
+    for position, projection in enumerate(select.expressions, 1):
+        name = projection.alias_or_name
+        names.append(name if name and name not in names else f"column{position}")
+    columns = [exp.alias_(exp.cast(exp.null(), "text"), name) for name in names]
+    return exp.select(*columns).where(exp.false())
