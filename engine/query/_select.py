@@ -36,14 +36,19 @@ from kyma.engine.query._result import QueryResult
 from kyma.engine.query._scan import ScanStats, TableScan
 from kyma.engine.query.federation import FederatedScan, Federation, references_sources
 from kyma.engine.query.rewrite import (
+    correlated,
     current_state,
     derived_aliases,
     evolved,
+    output_aliases,
     postgres_semantics,
     size_guards,
+    star_defaults,
+    subquery_predicates,
 )
 from kyma.engine.query.rewrite.time_travel import split_versioned
 from kyma.engine.storage import ObjectStore
+from kyma.engine.types import DEFAULT_COLUMN_NAMES
 
 PARTITIONS = max(2, os.cpu_count() or 2)
 PRUNED = 1024
@@ -133,6 +138,8 @@ class SelectPlanner:
         it reads kyma tables only (connector tables change outside the catalog)."""
         started = time.perf_counter()
         names = None if explain else output_names(stmt)
+        stmt = output_aliases.rule(stmt)  # after the names: they are Postgres's
+        stmt = subquery_predicates.rule(stmt)
         scans: list[FederatedScan] = []
         if references_sources(stmt):
             key = None
@@ -154,6 +161,7 @@ class SelectPlanner:
         looked: dict[str, TableInfo | None] = {}
         sources = self._resolve(stmt, snapshot, {scan.name for scan in scans}, looked)
         tables = fingerprint(list(looked), looked)  # type: ignore[arg-type]
+        stmt = star_defaults.rule(stmt, _declared(sources))
         counted = None if explain or scans else _counted_table(stmt, sources)
         if counted is not None:
             planned = Plan(tables, sources, "", names, counted)
@@ -168,6 +176,7 @@ class SelectPlanner:
             fetched[f'"{scan.name}"'] = {f.name: _arrow_sql_type(f.type) for f in answer.schema}
         self._analyze(stmt, sources, fetched, pruning=pruning)
         schemas = {**self._session_schemas(sources), **fetched}
+        stmt = correlated.rule(stmt, schemas)
         stmt = postgres_semantics.rule(stmt, schemas, federated=bool(fetched))
         if self.limits is not None and self.limits.memory_bytes:
             stmt = size_guards.rule(stmt)
@@ -444,6 +453,14 @@ def _counted_table(stmt: exp.Expression, sources: dict[str, _Source]) -> str | N
     if not counts or not isinstance(table, exp.Table) or table.name not in sources:
         return None
     return table.name
+
+
+def _declared(sources: dict[str, _Source]) -> dict[str, list[str]]:
+    """Each table's declared columns (its default columns left out), by session name."""
+    return {
+        name: [c.name for c in s.info.columns if c.name not in DEFAULT_COLUMN_NAMES]
+        for name, s in sources.items()
+    }
 
 
 def _sql_type(kyma: str) -> str:
