@@ -139,7 +139,6 @@ class SelectPlanner:
         started = time.perf_counter()
         names = None if explain else output_names(stmt)
         stmt = output_aliases.rule(stmt)  # after the names: they are Postgres's
-        stmt = subquery_predicates.rule(stmt)
         scans: list[FederatedScan] = []
         if references_sources(stmt):
             key = None
@@ -161,7 +160,7 @@ class SelectPlanner:
         looked: dict[str, TableInfo | None] = {}
         sources = self._resolve(stmt, snapshot, {scan.name for scan in scans}, looked)
         tables = fingerprint(list(looked), looked)  # type: ignore[arg-type]
-        stmt = star_defaults.rule(stmt, _declared(sources))
+        stmt = subquery_predicates.rule(star_defaults.rule(stmt, _declared(sources)))
         counted = None if explain or scans else _counted_table(stmt, sources)
         if counted is not None:
             planned = Plan(tables, sources, "", names, counted)

@@ -244,7 +244,9 @@ def _value(value: object) -> object:
         if math.isfinite(value) and value == int(value) and abs(value) < 2**53:
             return int(value)
         return float(value)
-    if isinstance(value, datetime.datetime) and value.tzinfo is not None:
+    if isinstance(value, datetime.datetime):  # without a zone: UTC, kyma's only zone
+        if value.tzinfo is None:
+            return value.replace(tzinfo=datetime.UTC)
         return value.astimezone(datetime.UTC)
     if isinstance(value, list | tuple):
         return tuple(_value(v) for v in value)

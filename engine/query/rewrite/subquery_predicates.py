@@ -12,7 +12,7 @@ which DataFusion plans (and decorrelates) anywhere, with Postgres's three-valued
 A plain ``SELECT … FROM … WHERE …`` subquery is counted in place (its correlation stays
 where DataFusion finds it) when the compared value has no column (a column moved inside
 could name one of the subquery's own); any other (GROUP BY, DISTINCT, LIMIT, a UNION …) is
-counted as a derived table, whose only column is ``_kyma_v``.
+counted as a derived table, whose one column it names ``_kyma_v``.
 
 >>> import sqlglot
 >>> stmt = sqlglot.parse_one("SELECT 1 IN (SELECT a FROM t WHERE b > 0)", read="postgres")
@@ -58,8 +58,7 @@ def _outside_filters(node: exp.Expression) -> bool:
 
 
 def _one_column(query: exp.Query) -> bool:
-    selects = query.selects
-    return len(selects) == 1 and not isinstance(selects[0].unalias(), exp.Star)
+    return len(query.selects) == 1  # a ``*`` too: the engine checks what it expands to
 
 
 def _membership(value: exp.Expression, query: exp.Query) -> exp.Expression:
@@ -82,7 +81,7 @@ def _count(query: exp.Query, condition=None) -> exp.Subquery:  # type: ignore[no
     star = exp.Count(this=exp.Star())
     moves = condition is None or not condition(exp.Null()).find(exp.Column)
     if moves and isinstance(query, exp.Select) and not any(query.args.get(k) for k in _SHAPED):
-        plain = not query.selects[0].find(exp.AggFunc, exp.Window)
+        plain = not query.selects[0].find(exp.AggFunc, exp.Window, exp.Star)
         if plain and query.args.get("from_") is not None:
             counted = query.copy()
             value = counted.selects[0].unalias()
@@ -90,13 +89,10 @@ def _count(query: exp.Query, condition=None) -> exp.Subquery:  # type: ignore[no
             if condition is not None:
                 counted.where(condition(value.copy()), copy=False)
             return counted.subquery()
-    inner = query.copy()
-    if condition is not None:  # IN: the one column gets a name to compare
-        first = inner
-        while isinstance(first, exp.SetOperation):
-            first = first.this
-        first.set("expressions", [exp.alias_(first.selects[0].unalias(), _VALUE)])
-    derived = exp.select(star).from_(inner.subquery("_kyma_q"))
+    # IN: the one column is named by the derived table's column list, to compare it
+    names = [exp.to_identifier(_VALUE)] if condition is not None else []
+    alias = exp.TableAlias(this=exp.to_identifier("_kyma_q"), columns=names)
+    derived = exp.select(star).from_(exp.Subquery(this=query.copy(), alias=alias))
     if condition is not None:
         derived.where(condition(exp.column(_VALUE, "_kyma_q")), copy=False)
     return derived.subquery()
