@@ -11,7 +11,13 @@ import re
 import pyarrow as pa
 from datafusion import SessionContext
 
-from kyma.engine.errors import KymaError, LimitExceededError, NotFoundError, SqlError
+from kyma.engine.errors import (
+    KymaError,
+    LimitExceededError,
+    NotFoundError,
+    SqlError,
+    UnsupportedStatementError,
+)
 from kyma.engine.query._limits import QueryLimits, collect, memory_error
 
 _MEMORY = "Resources exhausted"  # the statement outgrew its memory pool
@@ -19,6 +25,11 @@ _NOT_FOUND = (
     re.compile(r"No field named (\S+)"),
     re.compile(r"table '([^']+)' not found"),
     re.compile(r"Invalid function '([^']+)'"),
+)
+
+# A subquery DataFusion could not turn into a join (rewrite/correlated.py says which it can).
+_UNPLANNED_SUBQUERY = re.compile(
+    r"Physical plan does not support logical expression (ScalarSubquery|InSubquery|Exists)"
 )
 
 # How DataFusion wraps a Python exception raised in a UDF: the traceback's last line, or
@@ -47,13 +58,19 @@ def run_datafusion(
 
 def translate(error: Exception, limits: QueryLimits | None = None) -> KymaError:
     """A DataFusion error as a kyma error: out of memory under ``limits`` →
-    LimitExceededError, unknown names → NotFoundError, else SqlError."""
+    LimitExceededError, unknown names → NotFoundError, a subquery it cannot plan →
+    UnsupportedStatementError, else SqlError."""
     message = str(error).strip()
     if limits is not None and _MEMORY in message:
         return memory_error(limits)
     for pattern in _NOT_FOUND:
         if pattern.search(message):
             return NotFoundError(message.splitlines()[0])
+    if subquery := _UNPLANNED_SUBQUERY.search(message):
+        return UnsupportedStatementError(
+            f"this correlated subquery ({subquery.group(1)}) is not supported: correlate it"
+            " by comparisons of columns in its WHERE, ANDed, and aggregate its one column"
+        )
     for pattern in _KYMA_CAUSE:  # a kyma error raised in a UDF: its message, no traceback
         if cause := pattern.search(message):
             if cause.group("kind") == "LimitExceededError":  # kyma_size_guard's

@@ -69,3 +69,8 @@ def test_star_in_a_one_column_subquery_and_under_group_by(t) -> None:
     # At the top level, * still holds the default columns first.
     names = [c["name"] for c in sql(t, "SELECT * FROM one")["columns"]]
     assert names == ["_timestamp", "props", "v"]
+
+
+def test_a_correlated_subquery_it_cannot_plan_is_refused_in_words(t) -> None:
+    answer = sql(t, "SELECT (SELECT count(*) FROM t AS x WHERE x.b < t.b OR x.a = t.a) FROM t", 400)
+    assert answer["message"].startswith("this correlated subquery (ScalarSubquery)")

@@ -20,8 +20,8 @@ Anything else is left as written, for DataFusion to plan or refuse.
 >>> stmt = sqlglot.parse_one(
 ...     "SELECT (SELECT count(*) FROM t AS x WHERE x.b < t.b) FROM t", read="postgres")
 >>> print(rule(stmt, {"t": {"b": "INT"}}).sql("postgres"))
-SELECT (SELECT COUNT(*) AS _col_0 FROM t AS x, (SELECT DISTINCT _kyma_o0.b AS k0 FROM t AS \
-_kyma_o0) AS _kyma_d0 WHERE x.b < _kyma_d0.k0 AND _kyma_d0.k0 = t.b) AS _col_0 FROM t AS t
+SELECT (SELECT COUNT(*) AS _col_0 FROM t AS x, (SELECT DISTINCT _kyma_o0.b AS k0_0 FROM t AS \
+_kyma_o0) AS _kyma_d0 WHERE x.b < _kyma_d0.k0_0 AND _kyma_d0.k0_0 = t.b) AS _col_0 FROM t AS t
 >>> equal = sqlglot.parse_one("SELECT (SELECT max(x.b) FROM t AS x WHERE x.b = t.b) FROM t")
 >>> rule(equal, {"t": {"b": "INT"}}) is equal
 True
@@ -122,7 +122,8 @@ def _over_domain(scope: Scope, numbers: count) -> bool:  # type: ignore[type-arg
         copied.set("alias", renamed)
         keys: dict[str, str] = {}
         for column in columns:
-            keys.setdefault(column.name, f"k{len(keys)}")
+            # Unique across domains: DataFusion confuses two domains' keys of one name.
+            keys.setdefault(column.name, f"k{n}_{len(keys)}")
         domain = exp.select(
             *(exp.alias_(exp.column(name, copy_alias), key) for name, key in keys.items())
         ).from_(copied)
@@ -144,6 +145,8 @@ def _outer_source(scope: Scope, table: str) -> exp.Expression | None:
         found = parent.selected_sources.get(table)
         if found is not None:
             node = found[0]
+            if isinstance(node, exp.Query) and isinstance(node.parent, exp.Subquery):
+                node = node.parent  # a derived table: its query's parenthesized node
             return node if isinstance(node, exp.Table | exp.Subquery) else None
         parent = parent.parent
     return None
