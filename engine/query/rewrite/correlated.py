@@ -74,7 +74,8 @@ def _rewritable(scope: Scope) -> bool:
         return False
     if any(select.args.get(k) for k in ("group", "having", "limit", "offset", "distinct")):
         return False
-    if not select.expressions[0].find(exp.AggFunc) or not select.args.get("from_"):
+    value = select.expressions[0]
+    if not value.find(exp.AggFunc) or value.find(exp.Window) or not select.args.get("from_"):
         return False
     where = select.args.get("where")
     if where is None:
