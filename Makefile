@@ -1,7 +1,7 @@
 # One task runner: the README and .ci/run call these targets.
 PYTHON ?= .venv/bin/python
 
-.PHONY: setup serve test soak load lint bench docs
+.PHONY: setup serve test soak load lint bench docs sqldiff
 
 setup:
 	bash scripts/setup.sh
@@ -19,6 +19,10 @@ soak:
 # The loopback load test for a full minute (the normal suite runs it for 20 s).
 load:
 	KYMA_LOAD_TEST_SECONDS=60 $(PYTHON) -m pytest tests/ops/test_load_mixed.py
+
+# Every sqllogictest file on kyma and on a loopback Postgres (CI runs a sample: tests/sqldiff).
+sqldiff:
+	$(PYTHON) tests/sqldiff/run.py
 
 lint:
 	$(PYTHON) -m ruff check .

@@ -114,6 +114,11 @@ _KNOWN: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], KymaError]], ...]
     ),
 )
 
+# A subquery DataFusion could not turn into a join (rewrite/correlated.py says which it can).
+_UNPLANNED_SUBQUERY = re.compile(
+    r"Physical plan does not support logical expression (ScalarSubquery|InSubquery|Exists)"
+)
+
 # How DataFusion wraps a Python exception raised in a UDF: the traceback's last line, or
 # ``PyErr { type: <class 'kyma.engine.errors.SqlError'>, value: SqlError("…"), traceback: … }``.
 _KYMA_CAUSE = (
@@ -148,11 +153,16 @@ def run_datafusion(
 def translate(error: Exception, limits: QueryLimits | None = None) -> KymaError:
     """A DataFusion error as a kyma error: out of memory under ``limits`` →
     LimitExceededError; unknown names, bad text for a type, overflow and division by zero →
-    their own classes (Postgres's SQLSTATEs); a kyma error raised in a UDF → its class; else
-    SqlError."""
+    their own classes (Postgres's SQLSTATEs); a subquery DataFusion cannot plan →
+    UnsupportedStatementError; a kyma error raised in a UDF → its class; else SqlError."""
     message = str(error).strip()
     if limits is not None and _MEMORY in message:
         return memory_error(limits)
+    if subquery := _UNPLANNED_SUBQUERY.search(message):
+        return UnsupportedStatementError(
+            f"this correlated subquery ({subquery.group(1)}) is not supported: correlate it"
+            " by comparisons of columns in its WHERE, ANDed, and aggregate its one column"
+        )
     for pattern in _KYMA_CAUSE:  # a kyma error raised in a UDF: its message, no traceback
         if cause := pattern.search(message):
             kind = getattr(errors, cause.group("kind"), None)

@@ -50,15 +50,20 @@ from kyma.engine.query._scan import ScanStats, TableScan
 from kyma.engine.query.federation import FederatedScan, Federation, references_sources
 from kyma.engine.query.relations import Relations, relation_of
 from kyma.engine.query.rewrite import (
+    correlated,
     current_state,
     derived_aliases,
     evolved,
     numeric_input,
+    output_aliases,
     postgres_semantics,
     size_guards,
+    star_defaults,
+    subquery_predicates,
 )
 from kyma.engine.query.rewrite.time_travel import split_versioned
 from kyma.engine.storage import ObjectStore
+from kyma.engine.types import DEFAULT_COLUMN_NAMES
 
 PARTITIONS = max(2, os.cpu_count() or 2)
 PRUNED = 1024
@@ -167,6 +172,7 @@ class SelectPlanner:
         it reads kyma tables only (connector tables change outside the catalog)."""
         started = time.perf_counter()
         names = None if explain else output_names(stmt)
+        stmt = output_aliases.rule(stmt)  # after the names: they are Postgres's
         looked: dict[str, TableInfo | None] = {}
         stmt, relations = self._resolve_relations(stmt, looked)
         scans: list[FederatedScan] = []
@@ -189,6 +195,7 @@ class SelectPlanner:
                 return QueryResult(table, "SELECT", summary, [plan.whole.summary()])
         sources = self._resolve(stmt, snapshot, {scan.name for scan in scans}, looked)
         tables = fingerprint(list(looked), looked)  # type: ignore[arg-type]
+        stmt = subquery_predicates.rule(star_defaults.rule(stmt, _declared(sources)))
         counted = None if explain or scans else _counted_table(stmt, sources)
         if counted is not None:
             planned = Plan(tables, sources, "", names, counted)
@@ -206,6 +213,7 @@ class SelectPlanner:
             fetched[f'"{name}"'] = {f.name: _arrow_sql_type(f.type) for f in built.schema}
         self._analyze(stmt, sources, fetched, pruning=pruning)
         schemas = {**self._session_schemas(sources), **fetched}
+        stmt = correlated.rule(stmt, schemas)
         stmt = numeric_input.rule(stmt, _not_text(sources, fetched))
         stmt = postgres_semantics.rule(stmt, schemas, federated=bool(fetched))
         if self.limits is not None and self.limits.memory_bytes:
@@ -557,6 +565,14 @@ def _not_text(sources: dict[str, _Source], fetched: dict[str, dict[str, str]]) -
         for name, sql_type in columns.items():
             kinds.setdefault(name, set()).add(sql_type != "TEXT")
     return {name for name, found in kinds.items() if found == {True}}
+
+
+def _declared(sources: dict[str, _Source]) -> dict[str, list[str]]:
+    """Each table's declared columns (its default columns left out), by session name."""
+    return {
+        name: [c.name for c in s.info.columns if c.name not in DEFAULT_COLUMN_NAMES]
+        for name, s in sources.items()
+    }
 
 
 def _sql_type(kyma: str) -> str:
