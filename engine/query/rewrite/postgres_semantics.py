@@ -61,7 +61,11 @@ def rule(
     except (sqlglot.errors.SqlglotError, KeyError, ValueError):
         return stmt
     exact = {_key(node) for node in typed.find_all(*_MIXED) if _meets_decimal(node)}
-    chosen = {_key(node): build for node in typed.find_all(*_REWRITES) if (build := _applies(node))}
+    chosen = {
+        _key(node): build
+        for node in typed.find_all(*_REWRITES)
+        if (build := _applies(node, federated))
+    }
     # Match on the statement as written (its output names stay) before changing any of it,
     # then rewrite innermost nodes first.
     mixed = [node for node in stmt.find_all(*_MIXED) if _key(node) in exact]
@@ -148,11 +152,11 @@ def _decimal_type(text: str) -> exp.DataType:
     return exp.DataType.build(f"DECIMAL({precision}, {scale})")
 
 
-def _applies(node: exp.Expression) -> Callable[..., exp.Expression] | None:
+def _applies(node: exp.Expression, federated: bool) -> Callable[..., exp.Expression] | None:
     """The rewrite of ``node`` (typed), if one applies."""
-    for applies, build in _REWRITES[type(node)]:
-        if applies(node):
-            return build
+    for rewrite in _REWRITES[type(node)]:
+        if (federated or rewrite not in _FETCHED_ONLY) and rewrite[0](node):
+            return rewrite[1]
     return None
 
 
@@ -384,14 +388,24 @@ def _refuse_text_as_array(node: exp.Cast, _typed: exp.Cast) -> exp.Expression:
     )
 
 
+def _average(node: exp.Avg, _typed: exp.Avg) -> exp.Expression:
+    return _call("KYMA_NUMERIC_AVG", node.this)
+
+
 Rewrite = tuple[Callable[..., bool], Callable[..., exp.Expression]]
 _CHECKED: Rewrite = (lambda node: _integer_result(node) is not None, _checked)
+_INTEGER_AVG: Rewrite = (lambda node: _is_integer(node.this), _average)
+_DAYS: Rewrite = (_shifts_days, _plus_days)
+_FLOAT_MAX: Rewrite = (lambda node: _is_float(node.this), _float_max)
+_FLOAT_MIN: Rewrite = (lambda node: _is_float(node.this), _float_min)
+_FETCHED_ONLY = {_INTEGER_AVG, _DAYS, _FLOAT_MAX, _FLOAT_MIN}
+"""Applied to statements that read fetched rows only: over kyma's own tables they would
+put a Python aggregate or a CASE on hot paths (avg of integers stays a float there, MIN and
+MAX of floats skip NaN), and kyma's timestamps are never dates."""
 _REWRITES: dict[type[exp.Expression], tuple[Rewrite, ...]] = {
     exp.Avg: (  # Postgres averages integers as numeric too
-        (
-            lambda node: _is_decimal(node.this) or _is_integer(node.this),
-            lambda node, _typed: _call("KYMA_NUMERIC_AVG", node.this),
-        ),
+        (lambda node: _is_decimal(node.this), _average),
+        _INTEGER_AVG,
     ),
     exp.Div: (
         (
@@ -399,13 +413,13 @@ _REWRITES: dict[type[exp.Expression], tuple[Rewrite, ...]] = {
             lambda node, _typed: _call("KYMA_NUMERIC_DIV", node.this, node.expression),
         ),
     ),
-    exp.Add: ((_shifts_days, _plus_days), _CHECKED),
-    exp.Sub: ((_shifts_days, _plus_days), _CHECKED),
+    exp.Add: (_DAYS, _CHECKED),
+    exp.Sub: (_DAYS, _CHECKED),
     exp.Mul: (_CHECKED,),
     exp.Neg: (_CHECKED,),
     exp.Abs: (_CHECKED,),
     exp.Sum: ((_sums_int8, _numeric_sum),),
     exp.Cast: ((_rounds_to_integer, _rounded), (_reads_text_as_array, _refuse_text_as_array)),
-    exp.Max: ((lambda node: _is_float(node.this), _float_max),),
-    exp.Min: ((lambda node: _is_float(node.this), _float_min),),
+    exp.Max: (_FLOAT_MAX,),
+    exp.Min: (_FLOAT_MIN,),
 }
