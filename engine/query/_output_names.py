@@ -39,6 +39,30 @@ _CAST_NAMES = {
     exp.DataType.Type.DECIMAL: "numeric",
     exp.DataType.Type.TIMESTAMPTZ: "timestamptz",
 }
+# kyma's jsonb UDFs -> the name of what they stand for ("": an operator, ``?column?``;
+# "text"/"jsonb": a cast, named by its operand, else the type; "jsonb_of": its operand's)
+_JSONB_NAMES = {
+    "kyma_jsonb_get": "",
+    "kyma_jsonb_contains": "",
+    "kyma_jsonb_equals": "",
+    "kyma_jsonb_exists": "",
+    "kyma_jsonb_exists_any": "",
+    "kyma_jsonb_exists_all": "",
+    "kyma_jsonb_text": "text",
+    "kyma_jsonb": "jsonb",
+    **{
+        f"kyma_{name}": name
+        for name in (
+            "jsonb_typeof",
+            "jsonb_array_length",
+            "jsonb_object_keys",
+            "jsonb_array_elements",
+            "jsonb_array_elements_text",
+            "jsonb_each",
+            "jsonb_each_text",
+        )
+    },
+}
 _NAMED_NODES: dict[type[exp.Expression], str] = {
     exp.Case: "case",
     exp.Exists: "exists",
@@ -105,11 +129,20 @@ def _figure(node: exp.Expression) -> str | None:
     for kind, name in _NAMED_NODES.items():
         if isinstance(node, kind):
             return name
+    if isinstance(node, exp.Unnest) and len(node.expressions) == 1:  # a jsonb set function
+        return _figure(node.expressions[0])
     if isinstance(node, exp.Anonymous):
         function = node.name.lower()
         if function == DYNAMIC_PATH:
             return _dynamic_key(node)
-        if function == EVOLVED and len(node.expressions) == 1:  # the column it coalesces
+        if function in _JSONB_NAMES:  # named as the Postgres spelling it stands for
+            named = _JSONB_NAMES[function]
+            if named in ("", "text", "jsonb"):
+                operand = node.expressions[0] if named and node.expressions else None
+                return (_figure(operand) if operand is not None else None) or named or None
+            return named
+        if function in (EVOLVED, "kyma_jsonb_of") and len(node.expressions) == 1:
+            # the column ``evolved`` coalesces; the set function ``kyma_jsonb_of`` marks
             return _figure(node.expressions[0])
         return function
     if isinstance(node, exp.Func):
@@ -132,4 +165,6 @@ def _dynamic_key(call: exp.Anonymous) -> str | None:
         keys = json.loads(path.this)
     except ValueError:  # not a path: the function itself says so when it runs
         return None
-    return str(keys[-1]) if isinstance(keys, list) and keys else None
+    if not isinstance(keys, list) or not keys or not all(isinstance(k, str) for k in keys):
+        return None  # ``->>`` with an index: Postgres's ``?column?``
+    return keys[-1]

@@ -181,3 +181,15 @@ def test_refused_shapes_are_0a000(engines, sql: str) -> None:
     with pytest.raises(KymaError) as raised:
         engine.execute(sql)
     assert status(raised.value, "sqlstate") == "0A000", raised.value
+
+
+def test_result_columns_are_named_as_postgres_names_them(engines) -> None:
+    engine, pg = engines
+    # one ``?column?`` a statement: repeated names are another matter (kyma keeps them apart)
+    for unnamed in ("doc -> 'a'", "doc @> '{}'", "doc ? 'a'", "doc -> 'arr' ->> 0"):
+        sql = (
+            f"SELECT {unnamed}, doc::text, (doc -> 'o')::text, '1'::jsonb, jsonb_typeof(doc),"
+            " jsonb_array_length(doc -> 'arr'), jsonb_object_keys(doc) FROM t WHERE id = 0"
+        )
+        expected = [c.name for c in pg.execute(sql).description]
+        assert engine.execute(sql).table.column_names == expected
