@@ -275,8 +275,8 @@ def _refuse_session_statement(stmt: exp.Expression) -> None:
     verb = _TRANSACTION_VERBS.get(type(stmt))
     if verb is not None:
         raise UnsupportedStatementError(
-            f"{verb} is not supported here: a request over HTTP or Flight SQL is one statement,"
-            " with no transaction block (the Postgres protocol has them)"
+            f"{verb} is not supported here: each statement runs on its own, with no"
+            " transaction block (a Postgres protocol connection has them)"
         )
 
 

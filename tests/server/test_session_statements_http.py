@@ -16,7 +16,7 @@ import pytest
         ("LISTEN jobs", "LISTEN is not supported: kyma has no asynchronous notifications"),
         ("NOTIFY jobs, 'x'", "NOTIFY is not supported: kyma has no asynchronous notifications"),
         ("UNLISTEN *", "UNLISTEN is not supported: kyma has no asynchronous notifications"),
-        ("BEGIN", "BEGIN is not supported here: a request over HTTP or Flight SQL is one"),
+        ("BEGIN", "BEGIN is not supported here: each statement runs on its own"),
         ("COMMIT", "COMMIT is not supported here"),
         ("ABORT", "ROLLBACK is not supported here"),
     ],
