@@ -270,9 +270,7 @@ class QueryEngine:
             return Access(READ) if words[:1] == ["TABLES"] else every_table()
         if isinstance(stmt, Explain):
             stmt = stmt.this
-        if isinstance(stmt, (Savepoint, Notification)) or (
-            isinstance(stmt, exp.Rollback) and stmt.args.get("savepoint")
-        ):
+        if isinstance(stmt, (Savepoint, Notification, exp.Transaction, exp.Commit, exp.Rollback)):
             return Access(READ)  # refused for anyone who may query, naming the statement
         if isinstance(stmt, exp.Query):
             local = {split_versioned(raw)[0] for raw, _ in self.planner.local_tables(stmt)}
@@ -315,8 +313,8 @@ def _unparsed(sql: str) -> Access | None:
 
 
 def _refuse_session_statement(stmt: exp.Expression) -> None:
-    """Savepoints outside a session's transaction block (every statement here is one) and
-    the notifications kyma does not send, refused in Postgres's words."""
+    """Savepoints outside a session's transaction block (every statement here is one), the
+    notifications kyma does not send and transaction blocks, refused in Postgres's words."""
     if isinstance(stmt, Savepoint):
         verb = "RELEASE SAVEPOINT" if stmt.args.get("release") else "SAVEPOINT"
         raise NoTransactionError(f"{verb} can only be used in transaction blocks")
@@ -326,6 +324,15 @@ def _refuse_session_statement(stmt: exp.Expression) -> None:
         raise UnsupportedStatementError(
             f"{stmt.verb} is not supported: kyma has no asynchronous notifications"
         )
+    verb = _TRANSACTION_VERBS.get(type(stmt))
+    if verb is not None:
+        raise UnsupportedStatementError(
+            f"{verb} is not supported here: each statement runs on its own, with no"
+            " transaction block (a Postgres protocol connection has them)"
+        )
+
+
+_TRANSACTION_VERBS = {exp.Transaction: "BEGIN", exp.Commit: "COMMIT", exp.Rollback: "ROLLBACK"}
 
 
 def _kind(stmt: exp.Expression) -> str:
