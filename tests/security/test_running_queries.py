@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import psycopg
@@ -17,6 +18,14 @@ SLOW = (
     "SELECT count(*) FROM logs l, generate_series(1, 200000) a, generate_series(1, 200000) b"
     " WHERE a.value + b.value > length(l.msg)"
 )
+
+
+@pytest.fixture(autouse=True)
+def _nothing_left_running(secure: Secure) -> Iterator[None]:
+    """A failed test leaves no slow statement behind for the next one to find."""
+    yield
+    for statement in _listed(secure, "admin"):
+        secure.call(f"/v1/queries/{statement['id']}", secure.tokens["admin"], method="DELETE")
 
 
 def _start(secure: Secure, token: str) -> tuple[threading.Thread, dict[str, Any]]:
@@ -63,7 +72,8 @@ def test_owner_sees_and_admin_stops_from_another_interface(secure: Secure) -> No
     assert mine["id"] == statement and mine["client"] == "http"
     assert mine["principal"] == f"token {secure.token_ids['read']}"
     assert mine["elapsed_ms"] > 0 and mine["stopping"] is False
-    assert mine["progress"]["extents_total"] == mine["progress"]["extents_after_catalog"] == 1
+    progress = mine["progress"]  # other tests of the session may have added extents to logs
+    assert 1 <= progress["extents_after_catalog"] <= progress["extents_total"]
     assert _listed(secure, "read_logs") == []  # another caller's statement is not shown
     status, entry, _ = secure.call(f"/v1/queries/{statement}", secure.tokens["read"])
     assert status == 200 and entry["id"] == statement and entry["progress"]
