@@ -176,10 +176,11 @@ class SelectPlanner:
             answer = scan.fetch()
             ctx.register_record_batches(scan.name, [answer.to_batches() or [_empty(answer)]])
             fetched[f'"{scan.name}"'] = {f.name: _arrow_sql_type(f.type) for f in answer.schema}
-        for name in relations:  # their columns, for name resolution (their rows: _answer)
-            built = self._relation(name, list)
-            fetched[f'"{name}"'] = {f.name: _arrow_sql_type(f.type) for f in built.schema}
-        self._analyze(stmt, sources, fetched, pruning=pruning)
+        columns = dict(fetched)  # and the catalog relations', to resolve names beside tables
+        for name in relations if sources else ():
+            built = self._relation(name, list)  # its columns (its rows: _answer)
+            columns[f'"{name}"'] = {f.name: _arrow_sql_type(f.type) for f in built.schema}
+        self._analyze(stmt, sources, columns, pruning=pruning)
         schemas = {**self._session_schemas(sources), **fetched}
         stmt = postgres_semantics.rule(stmt, schemas, federated=bool(fetched))
         if self.limits is not None and self.limits.memory_bytes:
