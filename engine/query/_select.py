@@ -35,7 +35,7 @@ from kyma.engine.query._recent import Recent
 from kyma.engine.query._result import QueryResult
 from kyma.engine.query._scan import ScanStats, TableScan
 from kyma.engine.query.federation import FederatedScan, Federation, references_sources
-from kyma.engine.query.relations import Relations, relation_of
+from kyma.engine.query.relations import Relations, relation_of, split
 from kyma.engine.query.rewrite import (
     current_state,
     derived_aliases,
@@ -212,7 +212,7 @@ class SelectPlanner:
         return stmt, named
 
     def _relation(self, name: str, tables: Callable[[], list[TableInfo]]) -> pa.Table:
-        found = relation_of(exp.to_table(exp.to_identifier(name, quoted=True)))
+        found = split(name)
         assert found is not None and self.relations is not None
         return self.relations.build(*found, tables)
 
