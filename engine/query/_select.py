@@ -48,7 +48,7 @@ from kyma.engine.query._recent import Recent
 from kyma.engine.query._result import QueryResult
 from kyma.engine.query._scan import ScanStats, TableScan
 from kyma.engine.query.federation import FederatedScan, Federation, references_sources
-from kyma.engine.query.relations import Relations, relation_of
+from kyma.engine.query.relations import Relations, relation_of, split
 from kyma.engine.query.rewrite import (
     correlated,
     current_state,
@@ -208,10 +208,11 @@ class SelectPlanner:
             answer = scan.fetch()
             ctx.register_record_batches(scan.name, [answer.to_batches() or [_empty(answer)]])
             fetched[f'"{scan.name}"'] = {f.name: _arrow_sql_type(f.type) for f in answer.schema}
-        for name in relations:  # their columns, for name resolution (their rows: _answer)
-            built = self._relation(name, list)
-            fetched[f'"{name}"'] = {f.name: _arrow_sql_type(f.type) for f in built.schema}
-        self._analyze(stmt, sources, fetched, pruning=pruning)
+        columns = dict(fetched)  # and the catalog relations', to resolve names beside tables
+        for name in relations if sources else ():
+            built = self._relation(name, list)  # its columns (its rows: _answer)
+            columns[f'"{name}"'] = {f.name: _arrow_sql_type(f.type) for f in built.schema}
+        self._analyze(stmt, sources, columns, pruning=pruning)
         schemas = {**self._session_schemas(sources), **fetched}
         stmt = correlated.rule(stmt, schemas)
         stmt = numeric_input.rule(stmt, _not_text(sources, fetched))
@@ -245,7 +246,7 @@ class SelectPlanner:
         return stmt, named
 
     def _relation(self, name: str, tables: Callable[[], list[TableInfo]]) -> pa.Table:
-        found = relation_of(exp.to_table(exp.to_identifier(name, quoted=True)))
+        found = split(name)
         assert found is not None and self.relations is not None
         return self.relations.build(*found, tables)
 

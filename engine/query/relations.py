@@ -41,8 +41,17 @@ def relation_of(table: exp.Table) -> tuple[str, str] | None:
     >>> relation_of(exp.to_table('"pg_catalog$pg_class"')), relation_of(exp.to_table("t"))
     (('pg_catalog', 'pg_class'), None)
     """
-    schema, separator, name = table.name.partition(SEPARATOR)
-    return (schema, name) if separator and not table.args.get("db") else None
+    return None if table.args.get("db") else split(table.name)
+
+
+def split(session: str) -> tuple[str, str] | None:
+    """(schema, name) of a session name, else None.
+
+    >>> split("pg_catalog$pg_class"), split("events")
+    (('pg_catalog', 'pg_class'), None)
+    """
+    schema, separator, name = session.partition(SEPARATOR)
+    return (schema, name) if separator else None
 
 
 class Relations(ABC):
