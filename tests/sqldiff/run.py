@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import signal
 import sys
 import time
 from collections import Counter
@@ -32,6 +33,8 @@ def main() -> int:
     parser.add_argument("--only", default="")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
+    # A stopped run (Ctrl-C, kill) still stops its Postgres: SIGTERM unwinds as an exit.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     home = server_tmpdir("kyma-sqldiff-pg-")
     pg = EmbeddedPostgres(home / "pg", log=lambda _: None)
     outcomes: list[Outcome] = []
