@@ -1,7 +1,7 @@
 # One task runner: the README and .ci/run call these targets.
 PYTHON ?= .venv/bin/python
 
-.PHONY: setup serve test soak load lint bench
+.PHONY: setup serve test soak load lint bench docs
 
 setup:
 	bash scripts/setup.sh
@@ -24,6 +24,10 @@ lint:
 	$(PYTHON) -m ruff check .
 	$(PYTHON) -m ruff format --check .
 	$(PYTHON) scripts/typecheck.py
+
+# The documentation site, into ./site (open site/index.html).
+docs:
+	NO_MKDOCS_2_WARNING=1 $(PYTHON) -m mkdocs build --strict
 
 bench:
 	$(PYTHON) bench/format.py

@@ -29,6 +29,8 @@ STATUSES: tuple[tuple[type[BaseException], Status], ...] = (
     (e.PermissionDeniedError, Status(403, "PERMISSION_DENIED", "PERMISSION_DENIED", "42501")),
     (e.NotFoundError, Status(404, "NOT_FOUND", sqlstate="42P01")),  # undefined_table
     (e.QueryTimeoutError, Status(408, sqlstate="57014")),  # query_canceled
+    # stopped by its owner or an admin from elsewhere: the caller is still there to read it
+    (e.StatementStoppedError, Status(409, "CANCELLED", sqlstate="57014")),
     # 499: the client closed the request (nginx's code); it is gone and never reads it.
     (e.QueryCancelledError, Status(499, "CANCELLED", sqlstate="57014")),
     (e.StatementQuarantinedError, Status(409, sqlstate="55000")),  # not_in_prerequisite_state

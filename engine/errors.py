@@ -216,6 +216,11 @@ class QueryCancelledError(TerminalError):
     """The client cancelled the statement while it ran (a Postgres CancelRequest)."""
 
 
+class StatementStoppedError(QueryCancelledError):
+    """Someone stopped the statement while it ran (``KILL QUERY``, ``DELETE /v1/queries/<id>``,
+    ``pg_cancel_backend``): its owner or an admin."""
+
+
 class EngineFailedError(TerminalError):
     """The query engine failed inside while running one statement (a DataFusion panic,
     raised as pyo3's ``PanicException``); that statement fails, the server goes on."""

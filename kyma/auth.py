@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from kyma.engine.errors import ConfigError, PermissionDeniedError, UnauthenticatedError
-from kyma.engine.query import ADMIN, Access
+from kyma.engine.query import ADMIN, Access, Caller
 from kyma.settings import Settings
 from kyma.tokens import TokenRecord, TokenStore
 
@@ -48,6 +48,11 @@ class Principal:
     @property
     def unrestricted(self) -> bool:
         return ADMIN in self.scopes
+
+    def caller(self, client: str) -> Caller:
+        """This principal as the list of running statements names it (``token 7``)."""
+        name = "anyone" if self.token_id is None else f"token {self.token_id}"
+        return Caller(name, self.unrestricted, client)
 
     @property
     def limited(self) -> bool:

@@ -94,6 +94,11 @@ class Settings:
     max_nesting_depth: int = _setting(
         100, "KYMA_MAX_NESTING_DEPTH", "deepest nesting of arrays and objects in a row (0: any)"
     )
+    ingest_create_tables: bool = _setting(
+        False,
+        "KYMA_INGEST_CREATE_TABLES",
+        "POST /v1/ingest/<table> creates a missing table (per request: ?create=true)",
+    )
     ingest_workers: int = _setting(
         0,
         "KYMA_INGEST_WORKERS",

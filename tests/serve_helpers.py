@@ -79,6 +79,12 @@ class Serve:
             for line in self.proc.stdout:
                 self._lines.put(line)
 
+    def printed(self) -> str:
+        """Everything the server has printed so far."""
+        while not self._lines.empty():
+            self.output.append(self._lines.get())
+        return "".join(self.output)
+
     def sql(self, text: str) -> dict:
         request = urllib.request.Request(
             f"{self.url}/v1/query",

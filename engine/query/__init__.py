@@ -7,12 +7,14 @@ from kyma.engine.query._access import ADMIN, READ, Access
 from kyma.engine.query._limits import QueryEvent, QueryLimits, contained
 from kyma.engine.query._quarantine import Quarantine
 from kyma.engine.query._result import QueryResult
+from kyma.engine.query._running import Caller
 from kyma.engine.query._session import QueryEngine
 
 __all__ = [
     "ADMIN",
     "READ",
     "Access",
+    "Caller",
     "QueryEngine",
     "QueryEvent",
     "QueryLimits",

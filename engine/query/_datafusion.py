@@ -34,11 +34,18 @@ _KYMA_CAUSE = (
 
 
 def run_datafusion(
-    ctx: SessionContext, sql: str, *, explain: bool = False, limits: QueryLimits | None = None
+    ctx: SessionContext,
+    sql: str,
+    *,
+    explain: bool | str = False,
+    limits: QueryLimits | None = None,
 ) -> pa.Table:
-    """The answer, streamed batch by batch so that a timeout or the result limits stop it."""
+    """The answer, streamed batch by batch so that a timeout or the result limits stop it.
+    ``explain``: True for the plans, ``"analyze"`` to run the statement and answer the plan
+    with each operator's metrics (rows, time, memory)."""
+    prefix = {False: "", True: "EXPLAIN ", "analyze": "EXPLAIN ANALYZE "}[explain]
     try:
-        frame = ctx.sql(("EXPLAIN " if explain else "") + sql)
+        frame = ctx.sql(prefix + sql)
         return collect(frame.execute_stream(), frame.schema(), limits)
     except KymaError:
         raise

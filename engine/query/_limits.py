@@ -35,6 +35,7 @@ from kyma.engine.errors import (
     TooManyQueriesError,
     error_code,
 )
+from kyma.engine.query import _running
 
 T = TypeVar("T")
 Cancel = threading.Event | Callable[[], bool]  # set, or true, when the caller gave up
@@ -126,7 +127,7 @@ def cancelled_with_statement(cancel: Callable[[], None]) -> Iterator[float | Non
         yield None
         return
     with token.watching(cancel):
-        yield max(0.001, token.deadline - time.monotonic())
+        yield max(0.001, token.deadline - time.monotonic()) if token.timeout else None
 
 
 def contained(work: Callable[[], T]) -> T:
@@ -281,6 +282,7 @@ def collect(stream: Any, schema: pa.Schema, limits: QueryLimits | None) -> pa.Ta
         arrow = batch.to_pyarrow()
         counted[0] += arrow.num_rows
         counted[1] += arrow.nbytes
+        _running.add(rows_returned=arrow.num_rows)
         if limits is not None:
             _check_result(limits, *counted)
         batches.append(arrow)

@@ -19,7 +19,7 @@ from kyma.engine.catalog import Catalog, ExtentRef, TableInfo
 from kyma.engine.errors import NotFoundError, SqlError, UnsupportedStatementError
 from kyma.engine.format import SegmentFormat
 from kyma.engine.format.predicate import BlockPredicate, Or
-from kyma.engine.query import _native, _path_columns, pg_numeric, udfs
+from kyma.engine.query import _native, _path_columns, _running, pg_numeric, udfs
 from kyma.engine.query._datafusion import run_datafusion
 from kyma.engine.query._decoded import DecodedColumns, plain
 from kyma.engine.query._estimate import register_guard
@@ -49,6 +49,8 @@ from kyma.engine.storage import ObjectStore
 PARTITIONS = max(2, os.cpu_count() or 2)
 PRUNED = 1024
 """Stage-1 answers kept (table, snapshot, predicate): a few hundred bytes per extent each."""
+ANALYZE = "analyze"
+"""``explain=ANALYZE``: run the statement and answer its plan with what each part did."""
 
 _SQL_TYPES = {"vector": "ARRAY", "dynamic": "BLOB", "timestamp": "TIMESTAMPTZ"}
 _NOT_TEXT = {"bool", "int", "long", "real", "timestamp"}
@@ -99,7 +101,7 @@ class SelectPlanner:
         stmt: exp.Expression,
         *,
         snapshot: int | None,
-        explain: bool,
+        explain: bool | str,
         pruning: bool = True,
         pushdown: bool = True,
         text: str | None = None,
@@ -125,7 +127,7 @@ class SelectPlanner:
         self,
         stmt: exp.Expression,
         snapshot: int | None,
-        explain: bool,
+        explain: bool | str,
         pruning: bool,
         pushdown: bool,
         folders: _native.Folders,
@@ -202,7 +204,7 @@ class SelectPlanner:
         folders: _native.Folders,
         ctx: SessionContext | None = None,
         scans: Sequence[FederatedScan] = (),
-        explain: bool = False,
+        explain: bool | str = False,
     ) -> QueryResult:
         """Run a plan: stage 1 and the scans of each table, then DataFusion."""
         if plan.counted is not None:
@@ -215,6 +217,7 @@ class SelectPlanner:
         total = ScanStats()
         for table_stats in stats.values():
             total.add(table_stats)
+        _running.report(**asdict(total))  # the cascade is done: what the scan will read
         table = plain(run_datafusion(ctx, plan.sql, explain=explain, limits=self.limits))
         summary = {
             **asdict(total),
@@ -225,6 +228,8 @@ class SelectPlanner:
         table = renamed(table, plan.names)  # names is None for EXPLAIN
         if explain:
             table = _explain_table(stats, pushdown_summary, table)
+        if explain == ANALYZE:
+            table = _with_elapsed(table, summary["elapsed_ms"])
         return QueryResult(table, "EXPLAIN" if explain else "SELECT", summary, pushdown_summary)
 
     def _count(
@@ -486,6 +491,12 @@ def _empty(table: pa.Table) -> pa.RecordBatch:
 
 def _ms_since(started: float) -> float:
     return round((time.perf_counter() - started) * 1000, 3)
+
+
+def _with_elapsed(explained: pa.Table, elapsed_ms: float) -> pa.Table:
+    """EXPLAIN ANALYZE's last row: the statement's time in all, planning and stage 1 included."""
+    last = pa.table({"plan_type": ["kyma elapsed"], "plan": [f"{elapsed_ms} ms"]})
+    return pa.concat_tables([explained, last.cast(explained.schema)])
 
 
 def _explain_table(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import threading
 from collections.abc import Callable, Sequence
 
 import pyarrow as pa
@@ -9,7 +11,13 @@ from sqlglot import exp
 from sqlglot.errors import TokenError
 
 from kyma.engine.catalog import Catalog
-from kyma.engine.errors import NotFoundError, SqlError, UnsupportedStatementError
+from kyma.engine.errors import (
+    NotFoundError,
+    QueryCancelledError,
+    SqlError,
+    StatementStoppedError,
+    UnsupportedStatementError,
+)
 from kyma.engine.format import SegmentFormat
 from kyma.engine.query import _ddl, _insert
 from kyma.engine.query._access import (
@@ -31,7 +39,8 @@ from kyma.engine.query._plans import MAX_KEPT_TEXT, STATEMENTS, Parsed
 from kyma.engine.query._quarantine import Quarantine
 from kyma.engine.query._recent import Recent
 from kyma.engine.query._result import QueryResult
-from kyma.engine.query._select import SelectPlanner
+from kyma.engine.query._running import Caller, RunningStatements, current_caller
+from kyma.engine.query._select import ANALYZE, SelectPlanner
 from kyma.engine.query.dialect import Explain, Kyma, KymaStatement
 from kyma.engine.query.federation import Federation
 from kyma.engine.query.rewrite.time_travel import split_versioned
@@ -66,6 +75,7 @@ class QueryEngine:
         self.statements = [*([federation.statement] if federation else []), *statements]
         self.planner = SelectPlanner(catalog, store, fmt, federation, limits, decoded_bytes)
         self.gate = QueryGate(limits)
+        self.running = RunningStatements()
         self._parsed: Recent[Parsed] = Recent(STATEMENTS)
         self.limits = limits or QueryLimits()  # the statement's shape is always bounded
         self.quarantine = quarantine
@@ -79,6 +89,7 @@ class QueryEngine:
         pushdown: bool = True,
         authorize: Callable[[Access], None] | None = None,
         cancel: Cancel | None = None,
+        caller: Caller | None = None,
     ) -> QueryResult:
         """Run one statement; SqlError / SchemaError / NotFoundError for user mistakes.
 
@@ -88,7 +99,8 @@ class QueryEngine:
         ``authorize`` is called with what the statement needs before anything runs, and
         raises to refuse it; SHOW TABLES lists the tables it lets the caller read. ``cancel``,
         set (an Event) or true (a callable, polled) while the statement runs, cancels it
-        (QueryCancelledError).
+        (QueryCancelledError). ``caller`` names who sends it and from where, for the list of
+        running statements (``running``), where its owner or an admin may stop it.
         """
         try:
             parsed = self._parse(sql)
@@ -108,8 +120,17 @@ class QueryEngine:
 
             if self.quarantine is not None:
                 fp, journal = self.quarantine.check(sql), self.quarantine
-                return self.gate.run(lambda: journal.running(fp, work), cancel)
-            return self.gate.run(work, cancel)
+                work = functools.partial(journal.running, fp, work)
+            with self.running.running(sql, caller or Caller()) as statement:
+                try:
+                    return self.gate.run(work, _either(statement.stop, cancel))
+                except QueryCancelledError:
+                    if statement.stopped_by is None:
+                        raise
+                    raise StatementStoppedError(
+                        f"canceling statement due to user request: {statement.stopped_by}"
+                        f" stopped it (KILL QUERY '{statement.id}')"
+                    ) from None
         except RecursionError:
             raise too_deep() from None
 
@@ -144,8 +165,9 @@ class QueryEngine:
         """``text``: set when ``stmt`` is the parse cache's (planned as a copy)."""
         if isinstance(stmt, SqlError):
             raise stmt
-        explain = isinstance(stmt, Explain)
+        explain: bool | str = False
         if isinstance(stmt, Explain):
+            explain = ANALYZE if stmt.args.get("analyze") else True
             stmt = stmt.this
         if isinstance(stmt, exp.Query):
             check_functions(stmt, self.limits.memory_bytes)
@@ -153,6 +175,9 @@ class QueryEngine:
             return self.planner.run(stmt, snapshot=snapshot, explain=explain, text=text, **switches)
         if explain:
             raise UnsupportedStatementError("EXPLAIN applies to queries only")
+        if isinstance(stmt, KymaStatement) and stmt.verb == "KILL":
+            stopped = self.running.stop(stmt.name, current_caller())
+            return QueryResult(pa.table({"id": [stopped.id]}), "KILL")
         if isinstance(stmt, KymaStatement):
             for statement in self.statements:
                 handled = statement(stmt)
@@ -191,6 +216,8 @@ class QueryEngine:
         """Every check ``stmt`` must pass: an INSERT's write and its SELECT's reads."""
         if isinstance(stmt, exp.Insert):
             return _insert.access(stmt, self.access)
+        if isinstance(stmt, KymaStatement) and stmt.verb == "KILL":
+            return []  # anyone may stop their own statements; ``running.stop`` checks whose
         needs = self.access(stmt) if isinstance(stmt, exp.Expression) else _unparsed(sql)
         return [needs] if needs is not None else []
 
@@ -214,6 +241,15 @@ class QueryEngine:
                 return Access(READ, frozenset(federated_tables(stmt)))
             return Access(READ, frozenset({table_name(stmt.this)}))
         return Access(ADMIN)
+
+
+def _either(stop: threading.Event, cancel: Cancel | None) -> Cancel:
+    """Cancelled when the statement is stopped (``KILL QUERY``) or its caller cancels."""
+    if cancel is None:
+        return stop
+    if callable(cancel):
+        return lambda: stop.is_set() or cancel()
+    return lambda: stop.is_set() or cancel.is_set()
 
 
 def _unparsed(sql: str) -> Access | None:

@@ -1,8 +1,8 @@
 """The three OTLP tables: their columns, and making sure a table has them.
 
-Every column is filled from one OTLP field (the README's mapping tables); OTLP fields not
-listed here are dropped. ``_timestamp`` is the record's time (a span's start, a metric point's
-time), and the ingest time when the record has none.
+Every column is filled from one OTLP field (the mapping tables of docs/guide/otlp.md);
+OTLP fields not listed here are dropped. ``_timestamp`` is the record's time (a span's start,
+a metric point's time), and the ingest time when the record has none.
 """
 
 from __future__ import annotations

@@ -106,7 +106,9 @@ class KymaFlightServer(flight.FlightServerBase):
         # A client that cancels its call or goes away cancels the statement.
         cancel = context.is_cancelled
         catalog = pgcatalog.answer(sql, self.services.query, caller, cancel)
-        return catalog or self.services.query.execute(sql, authorize=authorize, cancel=cancel)
+        return catalog or self.services.query.execute(
+            sql, authorize=authorize, cancel=cancel, caller=caller.caller("flight")
+        )
 
     def _run(
         self, context: flight.ServerCallContext, descriptor: flight.FlightDescriptor, sql: str

@@ -327,6 +327,7 @@ class Connection:
             sql,
             authorize=None if principal.unrestricted else principal.authorize,
             cancel=self.cancel,
+            caller=principal.caller("pgwire"),
         )
 
     def send_result(

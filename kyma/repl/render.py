@@ -12,6 +12,7 @@ import csv
 import io
 import json
 import unicodedata
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -161,3 +162,35 @@ def error(message: str, sql: str | None, line: int | None, column: int | None) -
         lines.append(prefix + texts[line - 1])
         lines.append(" " * (len(prefix) + max(column - 1, 0)) + "^")
     return lines
+
+
+def progress(entry: dict[str, Any]) -> str:
+    """A running statement's one-line progress, from its ``GET /v1/queries`` entry.
+
+    >>> progress({"elapsed_ms": 3210.0, "progress": {"extents_total": 40,
+    ...     "extents_after_catalog": 3, "rows_scanned": 98304, "bytes_read": 786432,
+    ...     "rows_returned": 0}})
+    'running 3.2 s · 3/40 extents · 98 304 rows, 768.0 KiB to scan · 0 rows out · Ctrl-C cancels'
+    """
+    done = entry.get("progress") or {}
+    parts = [f"running {entry['elapsed_ms'] / 1000:.1f} s"]
+    if "extents_total" in done:
+        parts.append(f"{done['extents_after_catalog']}/{done['extents_total']} extents")
+        size = _size(done.get("bytes_read", 0))
+        parts.append(f"{_count(done.get('rows_scanned', 0))} rows, {size} to scan")
+    if "rows_returned" in done:
+        parts.append(f"{_count(done['rows_returned'])} rows out")
+    return " · ".join([*parts, "Ctrl-C cancels"])
+
+
+def _count(n: int) -> str:
+    return f"{n:,}".replace(",", " ")
+
+
+def _size(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KiB", "MiB"):
+        if size < 1024:
+            return f"{n} B" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} GiB"

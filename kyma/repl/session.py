@@ -15,6 +15,8 @@ from kyma.repl import render
 from kyma.repl._split import split
 from kyma.repl.client import Answer, Client, QueryError
 
+PROGRESS_AFTER = 1.0  # seconds a statement runs before its progress line shows
+PROGRESS_EVERY = 0.5  # seconds between updates of the line
 # Statements whose status names two words, like "CREATE TABLE".
 _TWO_WORD = {"CREATE", "DROP", "ALTER", "REFRESH", "SHOW"}
 
@@ -111,12 +113,26 @@ class Session:
 
         worker = threading.Thread(target=work, daemon=True, name="kyma-sql-query")
         worker.start()
+        shown = self.interactive and sys.stderr.isatty()
+        started, polled, drawn = time.monotonic(), 0.0, False
         try:
             while worker.is_alive():
                 worker.join(0.05)
+                now = time.monotonic()
+                if shown and now - started > PROGRESS_AFTER and now - polled > PROGRESS_EVERY:
+                    polled = now
+                    entry = self.client.progress(sql)
+                    if entry is not None and worker.is_alive():
+                        sys.stderr.write("\r" + render.progress(entry) + "\x1b[K")
+                        sys.stderr.flush()
+                        drawn = True
         except KeyboardInterrupt:
             self.client.cancel()
             raise Cancelled from None
+        finally:
+            if drawn:  # the progress line goes before the answer is printed
+                sys.stderr.write("\r\x1b[K")
+                sys.stderr.flush()
         if "error" in box:
             raise box["error"]  # type: ignore[misc]
         return box["answer"]  # type: ignore[return-value]

@@ -13,6 +13,7 @@ from kyma.server import (
     ingest,
     jobs,
     observability,
+    queries,
     query,
     sources,
     tables,
@@ -31,6 +32,7 @@ def create_app(services: Services) -> Flask:
     app.register_blueprint(health.blueprint)
     app.register_blueprint(observability.blueprint)
     app.register_blueprint(query.blueprint)
+    app.register_blueprint(queries.blueprint)
     app.register_blueprint(ingest.blueprint)
     app.register_blueprint(tables.blueprint)
     app.register_blueprint(connectors.blueprint)

@@ -7,7 +7,9 @@ import zlib
 import zstandard
 from flask import Blueprint, current_app, jsonify, request
 
-from kyma.engine.errors import IngestError, LimitExceededError
+from kyma.engine.catalog import Catalog
+from kyma.engine.errors import IngestError, LimitExceededError, NotFoundError
+from kyma.ingest.write_path import IngestAck
 
 blueprint = Blueprint("ingest", __name__)
 _SLICE = 1024  # compressed bytes per step; one step inflates to at most ~32 MiB (zstd)
@@ -19,13 +21,41 @@ def ingest(table: str):  # type: ignore[no-untyped-def]
     limits = services.settings
     body = read_body(limits.max_body_bytes, limits.max_rows_per_request)
     check_lines(body, limits.max_line_bytes, limits.max_rows_per_request)
-    ack = services.write_path.ingest_ndjson(
-        table,
-        body,
-        idempotency_key=request.headers.get("X-Idempotency-Key"),
-        schema_evolve=_flag(request.args.get("schema_evolve", "true"), "schema_evolve"),
-    )
+    evolve = _flag(request.args.get("schema_evolve", "true"), "schema_evolve")
+    default = "true" if limits.ingest_create_tables else "false"
+    create = _flag(request.args.get("create", default), "create")
+    if create and not evolve:
+        raise IngestError("create=true needs schema_evolve=true: a new table takes its columns")
+
+    def write() -> IngestAck:
+        return services.write_path.ingest_ndjson(
+            table,
+            body,
+            idempotency_key=request.headers.get("X-Idempotency-Key"),
+            schema_evolve=evolve,
+        )
+
+    try:
+        ack = write()
+    except NotFoundError as e:
+        if _exists(services.catalog, table):
+            raise
+        if not create:
+            hint = "create it (CREATE TABLE, POST /v1/tables) or send ?create=true"
+            raise NotFoundError(f"{e}: {hint}") from None
+        # a missing table with create on: made empty (the default columns), then the body's
+        # fields become its columns by evolution, as for any new field
+        services.catalog.create_table(table, [], if_not_exists=True)
+        ack = write()
     return jsonify(ack.to_json())
+
+
+def _exists(catalog: Catalog, table: str) -> bool:
+    try:
+        catalog.get_table(table)
+    except NotFoundError:
+        return False
+    return True
 
 
 def _flag(value: str, name: str) -> bool:

@@ -54,6 +54,7 @@ def query():  # type: ignore[no-untyped-def]
         snapshot=snapshot,
         authorize=None if caller.unrestricted else caller.authorize,
         cancel=cancel,
+        caller=caller.caller("http"),
         **switches,
     )
     if ARROW_STREAM in request.headers.get("Accept", ""):

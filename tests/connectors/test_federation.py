@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import psycopg
 import pytest
 from http_helpers import sql
@@ -148,6 +150,23 @@ def test_explain_shows_the_pushdown(src) -> None:
     kinds, plans = (answer.table.column(i).to_pylist() for i in (0, 1))
     plans = dict(zip(kinds, plans, strict=True))
     assert "WHERE users.id = 3" in plans["kyma pushdown __fed_1"]
+
+
+def test_explain_analyze_shows_the_sql_sent_rows_fetched_and_the_operators(src) -> None:
+    src.query.execute("CREATE TABLE seen (user_id long)")
+    src.write_path.ingest_ndjson("seen", b'{"user_id": 3}\n{"user_id": 4}\n')
+    for statement in (
+        "SELECT name FROM src.public.users WHERE id = 3",
+        "SELECT u.name FROM src.public.users u JOIN seen s ON s.user_id = u.id",
+    ):
+        answer = src.query.execute(f"EXPLAIN ANALYZE {statement}")
+        plans = dict(zip(*(answer.table.column(i).to_pylist() for i in (0, 1)), strict=True))
+        pushed = json.loads(plans["kyma pushdown __fed_1"])
+        assert pushed["sql"].startswith("SELECT") and pushed["rows_fetched"] >= 1
+        assert "metrics=" in plans["Plan with Metrics"]
+    assert "HashJoinExec" in plans["Plan with Metrics"]  # the join's operators, with metrics
+    assert "output_rows=2" in plans["Plan with Metrics"]  # users 3 and 4
+    assert "stage 1 catalog: 1/1 extents" in plans["kyma pruning seen"]
 
 
 def test_pushdown_off_fetches_every_row_and_answers_the_same(src) -> None:

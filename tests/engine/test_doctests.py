@@ -24,6 +24,7 @@ MODULES = [
     "kyma.ingest.evolution",
     "kyma.engine.error_statuses",
     "kyma.connectors.sync",
+    "kyma.repl.render",
 ]
 
 

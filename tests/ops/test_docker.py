@@ -88,12 +88,11 @@ def test_compose_file_parses_and_wires_the_stack() -> None:
     exposed = {int(p) for p in dockerfile()["EXPOSE"][0].split()}
     assert set(ports) == exposed == set(PORT_SETTINGS)
     assert set(ports.values()) == {"127.0.0.1"}  # published on loopback only
-    # Every Kafka example in the README names the compose stack's broker.
+    # Every Kafka example in the docs names the compose stack's broker.
     advertised = services["kafka"]["environment"]["KAFKA_ADVERTISED_LISTENERS"]
     broker = advertised.removeprefix("PLAINTEXT://")
-    examples = re.findall(
-        r"bootstrap_servers[\s\"=:']+([\w.-]+:\d+)", (ROOT / "README.md").read_text()
-    )
+    docs = "".join(p.read_text() for p in sorted((ROOT / "docs").rglob("*.md")))
+    examples = re.findall(r"bootstrap_servers[\s\"=:']+([\w.-]+:\d+)", docs)
     assert examples and set(examples) == {broker}, examples
     ignored = (ROOT / ".dockerignore").read_text().split()
     assert {".venv", ".git", "tests"} <= set(ignored)

@@ -106,3 +106,18 @@ def test_memory_result_and_body_limits(catalog_url: str, home: Path) -> None:
         assert query(serve, "SELECT count(*) AS n FROM nums")[2]["rows"] == [[ROWS]]
     finally:
         assert serve.stop() == 0
+
+
+def test_a_statement_without_a_timeout_gives_its_outside_work_no_deadline() -> None:
+    """A cancellable statement with no timeout (an engine without limits, listed as running)
+    hands its catalog statements no deadline; it once handed them 1 ms, which failed them on a
+    loaded machine."""
+    from kyma.engine.query._limits import QueryGate, QueryLimits, cancelled_with_statement
+
+    def work() -> float | None:
+        with cancelled_with_statement(lambda: None) as left:
+            return left
+
+    assert QueryGate(None).run(work, threading.Event()) is None
+    limited = QueryGate(QueryLimits(timeout_seconds=30)).run(work, threading.Event())
+    assert limited is not None and 25 < limited <= 30

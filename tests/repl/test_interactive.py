@@ -113,6 +113,19 @@ def test_ctrl_c_cancels_a_slow_query_and_the_prompt_stays(terminal: Terminal, se
     assert terminal.close() == 0
 
 
+def test_a_slow_statement_shows_its_progress_until_it_ends(terminal: Terminal) -> None:
+    terminal.child.send(SLOW_SQL + "\r")
+    terminal.child.expect_exact(SLOW_SQL)
+    # after a second: elapsed time, what the pruning cascade kept, rows handed over so far
+    terminal.child.expect(r"running \d+\.\d s · 1/1 extents · [\d ]+ rows, .* to scan", timeout=15)
+    terminal.child.sendintr()
+    terminal.child.expect_exact("cancelled")
+    terminal.prompt()
+    out = terminal.run("SELECT 3 AS three;")  # a quick statement shows no progress line
+    assert "(1 row)" in out and "running" not in out
+    assert terminal.close() == 0
+
+
 def test_results_taller_than_the_terminal_go_through_the_pager(
     serve: Serve, tmp_path: Path
 ) -> None:

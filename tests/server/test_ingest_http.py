@@ -117,6 +117,32 @@ def test_schema_evolve_false_drops_unknown_fields(client) -> None:
     assert len(sql(client, "DESCRIBE ev")["rows"]) == 3
 
 
+def test_a_missing_table_is_created_only_when_asked(client) -> None:
+    refused = post(client, "fresh", [{"x": 1}], 404)
+    assert "does not exist" in refused["message"] and "?create=true" in refused["message"]
+    assert post(client, "fresh", [{"x": 1}], 400, query_string={"create": "maybe"})
+    both = {"create": "true", "schema_evolve": "false"}
+    assert "schema_evolve" in post(client, "fresh", [{"x": 1}], 400, query_string=both)["message"]
+    assert sql(client, "SHOW TABLES")["rows"] == []  # nothing was created by the refusals
+    ack = post(client, "fresh", [{"x": 1, "s": "a"}], query_string={"create": "true"})
+    assert sorted(ack["new_columns"]) == ["s", "x"]
+    post(client, "fresh", [{"x": 2, "later": True}], query_string={"create": "true"})
+    answer = sql(client, "SELECT x, s, later FROM fresh ORDER BY x")
+    assert answer["rows"] == [["1", "a", None], ["2", None, "true"]]  # evolved: strings
+
+
+def test_the_setting_creates_missing_tables_by_default(services) -> None:
+    import dataclasses
+
+    from kyma.server import create_app
+
+    services.settings = dataclasses.replace(services.settings, ingest_create_tables=True)
+    client = create_app(services).test_client()
+    post(client, "auto", [{"n": 7}])
+    assert sql(client, "SELECT n FROM auto")["rows"] == [["7"]]
+    assert post(client, "other", [{"n": 1}], 404, query_string={"create": "false"})
+
+
 def test_idempotent_replay_returns_the_original_ack(client) -> None:
     sql(client, "CREATE TABLE t (x long)")
     headers = {"X-Idempotency-Key": "tenant:t:1"}

@@ -136,6 +136,22 @@ def test_explain_shows_the_cascade_and_the_plan(logs) -> None:
     assert "physical_plan" in kinds
 
 
+def test_explain_analyze_runs_and_shows_each_part(logs) -> None:
+    statement = "SELECT service_name, count(*) FROM logs WHERE service_name = 'svc-2' GROUP BY 1"
+    answer = sql(logs, f"EXPLAIN ANALYZE {statement}")
+    assert answer["status"] == "EXPLAIN"
+    rows = dict((kind, plan) for kind, plan in answer["rows"])
+    assert "stage 1 catalog: 1/3 extents" in rows["kyma pruning logs"]
+    # DataFusion's operators with what they did: output rows and time of each
+    metrics = rows["Plan with Metrics"]
+    assert "AggregateExec" in metrics and "output_rows=1" in metrics
+    assert "elapsed_compute=" in metrics
+    assert answer["rows"][-1][0] == "kyma elapsed" and answer["rows"][-1][1].endswith(" ms")
+    assert answer["stats"]["extents_after_catalog"] == 1
+    for spelling in ("EXPLAIN ANALYSE", "explain analyze"):
+        assert sql(logs, f"{spelling} {statement}")["rows"][0][0] == "kyma pruning logs"
+
+
 @pytest.mark.parametrize(
     ("statement", "status", "fragment"),
     [

@@ -245,7 +245,7 @@ def test_time_travel_with_the_snapshot_option(spark, logs) -> None:
     strict=True,
     reason="Spark 4.1-4.3 keeps the partitions planned with pushed filters on the DataFrame's"
     " data source and reuses them for a later query with no pushable filter (fixed upstream"
-    " by scoping them to the scan); the README says to load a DataFrame per query",
+    " by scoping them to the scan); the docs say to load a DataFrame per query",
 )
 def test_reused_dataframe_keeps_old_plan(spark, logs) -> None:
     df = _load(spark, logs)

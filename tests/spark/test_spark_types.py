@@ -1,4 +1,4 @@
-"""Every kyma type reaches Spark as the type the README documents."""
+"""Every kyma type reaches Spark as the type docs/guide/spark-reads.md documents."""
 
 from __future__ import annotations
 

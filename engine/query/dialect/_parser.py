@@ -18,13 +18,15 @@ class KymaParser(Postgres.Parser):
     def _parse_statement(self) -> exp.Expression | None:
         if self._curr and self._curr.text.upper() == "EXPLAIN":
             self._advance()
+            analyze = self._match_text_seq("ANALYZE") or self._match_text_seq("ANALYSE")
             if not self._curr:
                 self.raise_error("EXPLAIN needs the statement to explain after it")
             if self._curr.token_type in self.dialect.tokenizer_class.COMMANDS:  # SHOW …
                 start = self._curr
                 self._advance()
-                return self.expression(Explain(this=self._parse_as_command(start)))
-            return self.expression(Explain(this=self._parse_statement()))
+                command = self._parse_as_command(start)
+                return self.expression(Explain(this=command, analyze=analyze))
+            return self.expression(Explain(this=self._parse_statement(), analyze=analyze))
         if self._curr and self._next:
             words = (self._curr.text.upper(), self._next.text.upper())
             parse = STATEMENTS.get(words)

@@ -60,6 +60,13 @@ def _show(verb: str, noun: str, tokens: list[Token]) -> KymaStatement | None:
     return None if tokens else KymaStatement(verb=verb, noun=noun)
 
 
+def _kill(verb: str, noun: str, tokens: list[Token]) -> KymaStatement:
+    """``KILL QUERY 'q12'`` (or ``KILL QUERY q12``): stop a running statement by its id."""
+    if len(tokens) != 1 or tokens[0].token_type not in (TokenType.STRING, TokenType.VAR):
+        raise SqlError("expected KILL QUERY '<id>', the id GET /v1/queries lists")
+    return KymaStatement(verb=verb, noun=noun, this=exp.Literal.string(tokens[0].text))
+
+
 STATEMENTS: dict[tuple[str, str], Parse] = {
     ("CREATE", "CONNECTOR"): _create("CONNECTOR", "<type>"),
     ("ALTER", "CONNECTOR"): _alter,
@@ -69,6 +76,7 @@ STATEMENTS: dict[tuple[str, str], Parse] = {
     ("CREATE", "SOURCE"): _create("SOURCE", "kafka|filedrop"),
     ("DROP", "SOURCE"): _named,
     ("SHOW", "SOURCES"): _show,
+    ("KILL", "QUERY"): _kill,
 }
 
 

@@ -18,9 +18,10 @@ SNAPSHOT = "SNAPSHOT"
 
 
 class Explain(exp.Expression):
-    """``EXPLAIN <statement>``: ``this`` is the statement explained."""
+    """``EXPLAIN [ANALYZE] <statement>``: ``this`` is the statement explained; with
+    ``analyze`` it runs, and the plan carries what each operator did."""
 
-    arg_types = {"this": True}
+    arg_types = {"this": True, "analyze": False}
 
 
 class KymaStatement(exp.Expression):

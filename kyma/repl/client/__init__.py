@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa
 
@@ -34,6 +35,11 @@ class Client(ABC):
     @abstractmethod
     def execute(self, sql: str) -> Answer:
         """Run ``sql``; raise QueryError when kyma refuses it."""
+
+    def progress(self, sql: str) -> dict[str, Any] | None:
+        """How far the running ``sql`` is (``GET /v1/queries``'s entry), None when unknown
+        (called from another thread while ``execute`` runs)."""
+        return None
 
     def cancel(self) -> None:  # noqa: B027 - the embedded runtime can only abandon a query
         """Stop the running ``execute`` if the transport allows (called from another thread)."""

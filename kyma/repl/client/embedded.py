@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import threading
 from contextlib import ExitStack
+from typing import Any
 
 from kyma.engine.errors import KymaError
+from kyma.engine.query import Caller
 from kyma.repl.client import Answer, Client, QueryError
 from kyma.settings import Settings
 
@@ -28,12 +30,17 @@ class EmbeddedClient(Client):
     def execute(self, sql: str) -> Answer:
         self._cancel = cancel = threading.Event()  # one per statement
         try:
-            result = self._services.query.execute(sql, cancel=cancel)
+            result = self._services.query.execute(sql, cancel=cancel, caller=Caller(client="repl"))
         except KymaError as e:
             raise QueryError(str(e)) from e
         except Exception as e:  # an engine bug: report it, keep the session
             raise QueryError(f"internal error: {type(e).__name__}: {e}") from e
         return Answer(result.table, result.status)
+
+    def progress(self, sql: str) -> dict[str, Any] | None:
+        running = self._services.query.running.visible(Caller(client="repl"))
+        mine = [s.view() for s in running if s.sql == sql and s.caller.client == "repl"]
+        return mine[-1] if mine else None
 
     def cancel(self) -> None:
         self._cancel.set()

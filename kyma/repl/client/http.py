@@ -9,6 +9,7 @@ import socket
 import ssl
 import threading
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import pyarrow as pa
@@ -71,6 +72,22 @@ class HttpClient(Client):
             raise QueryError(f"expected an Arrow IPC stream from {self._url}, got {body[:200]!r}")
         return Answer(pa.ipc.open_stream(body).read_all(), response.getheader(STATUS_HEADER))
 
+    def progress(self, sql: str) -> dict[str, Any] | None:
+        """The entry of GET /v1/queries for this caller's ``sql``, on a connection of its own."""
+        connection = self._connection(timeout=2)
+        try:
+            connection.request("GET", self._base() + "/v1/queries", headers=self._headers)
+            response = connection.getresponse()
+            body = response.read()
+        except (OSError, http.client.HTTPException):
+            return None
+        finally:
+            connection.close()
+        if response.status != 200:
+            return None
+        running = [q for q in json.loads(body).get("queries", []) if q.get("sql") == sql]
+        return running[-1] if running else None
+
     def cancel(self) -> None:
         with self._lock:
             connection, self._open = self._open, None
@@ -79,20 +96,22 @@ class HttpClient(Client):
                 connection.sock.shutdown(socket.SHUT_RDWR)
 
     def _connect(self) -> http.client.HTTPConnection:
-        connection: http.client.HTTPConnection
-        host, port = self._parts.hostname or "", self._parts.port  # checked in __init__
-        if self._tls is not None:
-            connection = http.client.HTTPSConnection(
-                host, port, timeout=self._timeout, context=self._tls
-            )
-        else:
-            connection = http.client.HTTPConnection(host, port, timeout=self._timeout)
+        connection = self._connection(self._timeout)
         with self._lock:
             self._open = connection
         return connection
 
+    def _connection(self, timeout: float) -> http.client.HTTPConnection:
+        host, port = self._parts.hostname or "", self._parts.port  # checked in __init__
+        if self._tls is not None:
+            return http.client.HTTPSConnection(host, port, timeout=timeout, context=self._tls)
+        return http.client.HTTPConnection(host, port, timeout=timeout)
+
+    def _base(self) -> str:
+        return self._parts.path.rstrip("/")
+
     def _path(self) -> str:
-        return self._parts.path.rstrip("/") + "/v1/query"
+        return self._base() + "/v1/query"
 
 
 def _error_message(status: int, body: bytes) -> str:
