@@ -45,12 +45,15 @@ def crashed() -> Iterator[dict]:
     """A home whose server crashed twice running POISON, and the server started on it."""
     home = Path(tempfile.mkdtemp(prefix="kyma-contain-", dir="/tmp")) / "home"
     state: dict = {"home": home}
+    started: list[Serve] = []
     try:
         first = Serve(home, KYMA_CRASH_AT="query.running:1")
+        started.append(first)
         assert _sent(first, POISON) is None, "the server should die under the statement"
         assert first.proc.wait(timeout=30) == -signal.SIGKILL
         # One crash: not refused yet. The second run of it is the second crash.
         second = Serve(home, KYMA_CRASH_AT="query.running:2")
+        started.append(second)
         state["second"] = second.output
         assert _sent(second, POISON) == 200
         assert _sent(second, POISON) is None
@@ -58,9 +61,9 @@ def crashed() -> Iterator[dict]:
         state["serve"] = Serve(home)
         yield state
     finally:
-        serve = state.get("serve")
-        if serve is not None and serve.proc.poll() is None:
-            serve.stop(signal.SIGKILL)
+        for serve in [*started, state.get("serve")]:
+            if serve is not None and serve.proc.poll() is None:
+                serve.stop(signal.SIGKILL)
         pid = postmaster_pid(home)
         if pid:
             os.kill(pid, signal.SIGKILL)

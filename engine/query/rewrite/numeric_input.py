@@ -50,12 +50,14 @@ _NOT_TEXT = (exp.Binary, exp.Neg, exp.Count, exp.Sum, exp.Avg, exp.Boolean, exp.
 
 def rule(stmt: exp.Expression, not_text: Collection[str]) -> exp.Expression:
     """``not_text``: the names of columns that are not text in any table the statement reads."""
-    for literal in stmt.find_all(exp.Literal):
-        if not literal.is_string:
-            check_length(len(literal.name))
-    for cast in list(stmt.find_all(exp.Cast)):
-        if cast.to.this not in _DECIMALS:
-            continue
+    casts = []
+    for node in stmt.find_all(exp.Cast, exp.Literal):  # one walk: a long IN list is long
+        if isinstance(node, exp.Literal):
+            if len(node.this) > MAX_NUMERIC_INPUT and not node.is_string:
+                check_length(len(node.this))
+        elif node.to.this in _DECIMALS:
+            casts.append(node)
+    for cast in casts:
         operand = cast.this
         if isinstance(operand, exp.Literal):
             check_length(len(operand.name))
