@@ -40,7 +40,8 @@ Path("/proc/self/clear_refs").write_text("5")  # the peak (VmHWM) restarts from 
 before = rss("VmRSS")
 answer = engine.execute(sql)
 grown = rss("VmHWM") - before
-print(json.dumps({"grown": grown, "rows": answer.table.to_pylist(), "stats": answer.stats}, default=int))
+rows = answer.table.to_pylist()
+print(json.dumps({"grown": grown, "rows": rows, "stats": answer.stats}, default=int))
 """
 
 
