@@ -171,7 +171,33 @@ def translate(error: Exception, limits: QueryLimits | None = None) -> KymaError:
             if isinstance(kind, type) and issubclass(kind, SqlError):
                 return kind(cause.group("message"))
             return SqlError(cause.group("message"))
+    if unscoped := _unscoped(message):
+        return unscoped
     for pattern, build in _KNOWN:
         if found := pattern.search(message):
             return build(found)
     return SqlError(message.splitlines()[0] if message else type(error).__name__)
+
+
+_QUALIFIED = re.compile(r"No field named (\w+)\.(\w+)\b.*?Valid fields are ([^\n]*)", re.S)
+
+
+def _unscoped(message: str) -> NotFoundError | None:
+    """``t.c`` where no relation ``t`` is in scope: a missing FROM entry, or (the common case
+    in valid Postgres) a column of a query two levels out, which DataFusion does not read.
+
+    >>> str(_unscoped("No field named o.id. Valid fields are x.id, x.v."))[:42]
+    'missing FROM-clause entry for table "o" (a'
+    >>> _unscoped("No field named o.nope. Valid fields are o.id, o.v.") is None
+    True
+    """
+    found = _QUALIFIED.search(message)
+    if found is None:
+        return None
+    table, valid = found.group(1), found.group(3)
+    if any(field.strip().split(".")[0] == table for field in valid.split(",")):
+        return None
+    return NotFoundError(
+        f'missing FROM-clause entry for table "{table}" (a subquery that reads a column two'
+        " query levels out is not supported)"
+    )

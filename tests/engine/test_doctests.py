@@ -25,6 +25,7 @@ MODULES = [
     "kyma.engine.error_statuses",
     "kyma.connectors.sync",
     "kyma.repl.render",
+    "kyma.engine.query._datafusion",
 ]
 
 
