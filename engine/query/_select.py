@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Callable, Collection, Hashable, Sequence
@@ -36,6 +35,7 @@ from kyma.engine.query import (
 from kyma.engine.query._datafusion import run_datafusion
 from kyma.engine.query._decoded import DecodedColumns, plain
 from kyma.engine.query._estimate import register_guard
+from kyma.engine.query._explain import explained, with_elapsed
 from kyma.engine.query._limits import (
     QueryLimits,
     cancelled_with_statement,
@@ -47,6 +47,7 @@ from kyma.engine.query._plans import STATEMENTS, Plan, fingerprint
 from kyma.engine.query._recent import Recent
 from kyma.engine.query._result import QueryResult
 from kyma.engine.query._scan import ScanStats, TableScan
+from kyma.engine.query._sql_types import arrow_sql_type, sql_type
 from kyma.engine.query.federation import FederatedScan, Federation, references_sources
 from kyma.engine.query.relations import Relations, relation_of, split
 from kyma.engine.query.rewrite import (
@@ -71,15 +72,6 @@ PRUNED = 1024
 ANALYZE = "analyze"
 """``explain=ANALYZE``: run the statement and answer its plan with what each part did."""
 
-_SQL_TYPES = {
-    "bool": "BOOLEAN",
-    "int": "INT",
-    "long": "BIGINT",
-    "real": "DOUBLE",
-    "vector": "ARRAY",
-    "dynamic": "BLOB",
-    "timestamp": "TIMESTAMPTZ",
-}
 _NOT_TEXT = {"bool", "int", "long", "real", "timestamp"}
 
 
@@ -207,11 +199,11 @@ class SelectPlanner:
         for scan in scans:
             answer = scan.fetch()
             ctx.register_record_batches(scan.name, [answer.to_batches() or [_empty(answer)]])
-            fetched[f'"{scan.name}"'] = {f.name: _arrow_sql_type(f.type) for f in answer.schema}
+            fetched[f'"{scan.name}"'] = {f.name: arrow_sql_type(f.type) for f in answer.schema}
         columns = dict(fetched)  # and the catalog relations', to resolve names beside tables
         for name in relations if sources else ():
             built = self._relation(name, list)  # its columns (its rows: _answer)
-            columns[f'"{name}"'] = {f.name: _arrow_sql_type(f.type) for f in built.schema}
+            columns[f'"{name}"'] = {f.name: arrow_sql_type(f.type) for f in built.schema}
         self._analyze(stmt, sources, columns, pruning=pruning)
         schemas = {**self._session_schemas(sources), **fetched}
         stmt = correlated.rule(stmt, schemas)
@@ -315,9 +307,9 @@ class SelectPlanner:
         pushdown_summary = [scan.summary() for scan in scans]
         table = renamed(table, plan.names)  # names is None for EXPLAIN
         if explain:
-            table = _explain_table(stats, pushdown_summary, table)
+            table = explained(stats, pushdown_summary, table)
         if explain == ANALYZE:
-            table = _with_elapsed(table, summary["elapsed_ms"])
+            table = with_elapsed(table, summary["elapsed_ms"])
         return QueryResult(table, "EXPLAIN" if explain else "SELECT", summary, pushdown_summary)
 
     def _count(
@@ -358,7 +350,7 @@ class SelectPlanner:
             info, current = self._table_info(split_versioned(raw)[0], {})
             hidden = current_state.HIDDEN if current else ()
             schemas[raw] = {
-                c.name: _sql_type(c.type.name) for c in info.columns if c.name not in hidden
+                c.name: sql_type(c.type.name) for c in info.columns if c.name not in hidden
             }
         return schemas
 
@@ -501,7 +493,7 @@ class SelectPlanner:
     def _session_schemas(self, sources: dict[str, _Source]) -> dict[str, dict[str, str]]:
         return {
             f'"{name}"': {
-                **{c.name: _sql_type(c.type.name) for c in s.info.columns},
+                **{c.name: sql_type(c.type.name) for c in s.info.columns},
                 **{p.name: "TEXT" for p in s.paths},
             }
             for name, s in sources.items()
@@ -563,8 +555,8 @@ def _not_text(sources: dict[str, _Source], fetched: dict[str, dict[str, str]]) -
         for column in source.info.columns:
             kinds.setdefault(column.name, set()).add(column.type.name in _NOT_TEXT)
     for columns in fetched.values():
-        for name, sql_type in columns.items():
-            kinds.setdefault(name, set()).add(sql_type != "TEXT")
+        for name, declared in columns.items():
+            kinds.setdefault(name, set()).add(declared != "TEXT")
     return {name for name, found in kinds.items() if found == {True}}
 
 
@@ -576,56 +568,9 @@ def _declared(sources: dict[str, _Source]) -> dict[str, list[str]]:
     }
 
 
-def _sql_type(kyma: str) -> str:
-    return _SQL_TYPES.get(kyma.split("(")[0], "TEXT")
-
-
-def _arrow_sql_type(dtype: pa.DataType) -> str:
-    """The SQL type sqlglot annotates a fetched column with (decimals keep p and s)."""
-    if pa.types.is_decimal(dtype):
-        return f"DECIMAL({dtype.precision}, {dtype.scale})"
-    if pa.types.is_integer(dtype):
-        return "BIGINT"
-    if pa.types.is_floating(dtype):
-        return "DOUBLE"
-    if pa.types.is_boolean(dtype):
-        return "BOOLEAN"
-    if pa.types.is_timestamp(dtype):
-        return "TIMESTAMPTZ"
-    return "TEXT"
-
-
 def _empty(table: pa.Table) -> pa.RecordBatch:
     return pa.RecordBatch.from_pylist([], table.schema)
 
 
 def _ms_since(started: float) -> float:
     return round((time.perf_counter() - started) * 1000, 3)
-
-
-def _with_elapsed(explained: pa.Table, elapsed_ms: float) -> pa.Table:
-    """EXPLAIN ANALYZE's last row: the statement's time in all, planning and stage 1 included."""
-    last = pa.table({"plan_type": ["kyma elapsed"], "plan": [f"{elapsed_ms} ms"]})
-    return pa.concat_tables([explained, last.cast(explained.schema)])
-
-
-def _explain_table(
-    stats: dict[str, ScanStats], pushdown_summary: list[dict], plan: pa.Table
-) -> pa.Table:
-    """EXPLAIN: each federated scan, the cascade per table, then DataFusion's plans."""
-    kinds, plans = [], []
-    for entry in pushdown_summary:
-        kinds.append(f"kyma pushdown {entry['scan']}")
-        plans.append(json.dumps({k: v for k, v in entry.items() if k != "scan"}))
-    for name, s in stats.items():
-        kinds.append(f"kyma pruning {name}")
-        plans.append(
-            f"stage 1 catalog: {s.extents_after_catalog}/{s.extents_total} extents;"
-            f" stage 2 block stats: {s.blocks_after_stats}/{s.blocks_total} blocks;"
-            f" stage 3 scan: {s.rows_scanned} rows, {s.bytes_read} bytes"
-        )
-    kinds += plan.column("plan_type").to_pylist()
-    plans += plan.column("plan").to_pylist()
-    return pa.table(
-        {"plan_type": pa.array(kinds, pa.string()), "plan": pa.array(plans, pa.string())}
-    )
