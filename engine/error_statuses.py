@@ -28,6 +28,7 @@ STATUSES: tuple[tuple[type[BaseException], Status], ...] = (
     (e.UnauthenticatedError, Status(401, "UNAUTHENTICATED", "UNAUTHENTICATED", "28P01")),
     (e.PermissionDeniedError, Status(403, "PERMISSION_DENIED", "PERMISSION_DENIED", "42501")),
     (e.UndefinedColumnError, Status(404, "NOT_FOUND", sqlstate="42703")),
+    (e.AmbiguousColumnError, Status(400, sqlstate="42702")),  # ambiguous_column
     (e.UndefinedSchemaError, Status(404, "NOT_FOUND", sqlstate="3F000")),  # invalid_schema_name
     (e.NotFoundError, Status(404, "NOT_FOUND", sqlstate="42P01")),  # undefined_table
     (e.QueryTimeoutError, Status(408, sqlstate="57014")),  # query_canceled
@@ -42,6 +43,7 @@ STATUSES: tuple[tuple[type[BaseException], Status], ...] = (
     (e.TooManyQueriesError, Status(429, sqlstate="53300")),  # too_many_connections
     (e.UnsupportedStatementError, Status(flight="UNIMPLEMENTED", sqlstate="0A000")),
     (e.UndefinedFunctionError, Status(400, sqlstate="42883")),
+    (e.GroupingError, Status(400, sqlstate="42803")),  # grouping_error
     (e.InvalidDatetimeError, Status(400, sqlstate="22007")),  # invalid_datetime_format
     (e.InvalidTextError, Status(400, sqlstate="22P02")),  # invalid_text_representation
     (e.DivisionByZeroError, Status(400, sqlstate="22012")),

@@ -79,6 +79,10 @@ class UndefinedColumnError(NotFoundError):
     """A statement names a column that none of its tables has."""
 
 
+class AmbiguousColumnError(TerminalError, LookupError):
+    """A statement names a column, without its table, that more than one of its tables has."""
+
+
 class AlreadyExistsError(TerminalError, ValueError):
     """A table or column with that name exists already."""
 
@@ -117,6 +121,10 @@ class UnsupportedStatementError(SqlError):
 
 class UndefinedFunctionError(SqlError):
     """A statement calls a function kyma does not know (by that name or those arguments)."""
+
+
+class GroupingError(SqlError):
+    """A column in the select list of a grouped query is neither grouped nor aggregated."""
 
 
 class DataError(SqlError):

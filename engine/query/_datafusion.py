@@ -15,6 +15,7 @@ from datafusion import SessionContext
 from kyma.engine import errors
 from kyma.engine.errors import (
     DivisionByZeroError,
+    GroupingError,
     InvalidDatetimeError,
     InvalidTextError,
     KymaError,
@@ -42,9 +43,26 @@ _PG_TYPES = {
 }
 
 
-def _pg_types(operation: str) -> str:
-    """``Interval(MonthDayNano) * Int64`` → ``interval * bigint``."""
-    return " ".join(_pg_type(word) for word in operation.split())
+def _pg_types(operation: str, sep: str = " ") -> str:
+    """``Interval(MonthDayNano) * Int64`` → ``interval * bigint``; ``sep=", "`` for an
+    argument list (commas inside a type's parentheses are its own).
+
+    >>> _pg_types('Utf8, Timestamp(ns, Some("UTC"))', ", ")
+    'text, timestamp with time zone'
+    """
+    words = _arguments(operation) if sep.strip() else operation.split()
+    return sep.join(_pg_type(word.strip()) for word in words)
+
+
+def _arguments(listed: str) -> list[str]:
+    """``a, B(c, d)`` → ``["a", " B(c, d)"]``: split at the commas outside parentheses."""
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(listed):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            parts.append(listed[start:i])
+            start = i + 1
+    return [*parts, listed[start:]]
 
 
 def _pg_type(arrow: str) -> str:
@@ -74,6 +92,39 @@ _KNOWN: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], KymaError]], ...]
             f"{_pg_types(m.group(1))} is not supported (interval arithmetic: only adding and"
             " subtracting intervals and timestamps)"
         ),
+    ),
+    (
+        re.compile(r"No function matches the given name and argument types '(\w+)\((.*?)\)'"),
+        lambda m: UndefinedFunctionError(
+            f"function {m.group(1)}({_pg_types(m.group(2), ', ')}) does not exist"
+        ),
+    ),
+    (
+        re.compile(r"Cannot coerce arithmetic expression (\S+) (\S+) (\S+) to valid types"),
+        lambda m: UndefinedFunctionError(
+            f"operator does not exist: {_pg_types(' '.join(m.groups()))}"
+        ),
+    ),
+    (
+        re.compile(r'column "([^"]+)" must appear in the GROUP BY clause'),
+        lambda m: GroupingError(
+            f'column "{m.group(1)}" must appear in the GROUP BY clause or be used in an'
+            " aggregate function"
+        ),
+    ),
+    (
+        re.compile(r"Expected (LIMIT|OFFSET) to be an integer or null, but got (\w+)"),
+        lambda m: SqlError(
+            f"argument of {m.group(1)} must be type bigint, not {_pg_type(m.group(2))}"
+        ),
+    ),
+    (
+        re.compile(r"Order by column out of bounds, specified: (\d+)"),
+        lambda m: SqlError(f"ORDER BY position {m.group(1)} is not in select list"),
+    ),
+    (
+        re.compile(r"Unsupported SQL type (.+)"),
+        lambda m: UnsupportedStatementError(f"type {m.group(1)} is not supported here"),
     ),
     (re.compile(r"Divide by zero"), lambda m: DivisionByZeroError("division by zero")),
     (
@@ -176,7 +227,28 @@ def translate(error: Exception, limits: QueryLimits | None = None) -> KymaError:
     for pattern, build in _KNOWN:
         if found := pattern.search(message):
             return build(found)
-    return SqlError(message.splitlines()[0] if message else type(error).__name__)
+    return SqlError(_plain(message) or type(error).__name__)
+
+
+# How DataFusion prefixes a message by where it failed: words for its developers.
+_PREFIXES = re.compile(
+    r"^(?:DataFusion error|Error during planning|Internal error|Execution error|Arrow error"
+    r"|Optimizer rule '[^']*' failed|This feature is not implemented|Schema error): ?"
+)
+
+
+def _plain(message: str) -> str:
+    """DataFusion's message without its wrapping: the innermost cause's first line, without
+    the prefixes that say which part of DataFusion failed.
+
+    >>> _plain("DataFusion error: type_coercion\\ncaused by\\nError during planning: Bad LIMIT")
+    'Bad LIMIT'
+    """
+    inner = message.rsplit("caused by\n", 1)[-1].strip()
+    line = inner.splitlines()[0] if inner else ""
+    while (stripped := _PREFIXES.sub("", line, count=1)) != line:
+        line = stripped
+    return line
 
 
 _QUALIFIED = re.compile(r"No field named (\w+)\.(\w+)\b.*?Valid fields are ([^\n]*)", re.S)

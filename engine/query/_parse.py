@@ -14,6 +14,7 @@ from kyma.engine.errors import (
     UnsupportedStatementError,
 )
 from kyma.engine.query._syntax import describe as describe_syntax_error
+from kyma.engine.query._syntax import describe_token_error
 from kyma.engine.query.dialect import Explain, Kyma
 from kyma.engine.query.rewrite import rewrite, schema_names
 from kyma.engine.types import KymaType
@@ -45,7 +46,9 @@ def parse_statement(sql: str) -> exp.Expression:
         where = f"line {line or '?'}, column {column or '?'}: "
         raise SqlError(f"syntax error at {where}{message}") from None
     except sqlglot.errors.TokenError as e:
-        raise SqlError(f"syntax error: {e}") from None
+        line, column, message = describe_token_error(sql, e)
+        where = f" at line {line}, column {column}" if line else ""
+        raise SqlError(f"syntax error{where}: {message}") from None
     if not statements:
         raise SqlError("empty statement")
     if len(statements) > 1:

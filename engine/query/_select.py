@@ -17,8 +17,6 @@ from sqlglot.optimizer.scope import traverse_scope
 from kyma.engine.catalog import Catalog, ExtentRef, TableInfo
 from kyma.engine.errors import (
     NotFoundError,
-    SqlError,
-    UndefinedColumnError,
     UnsupportedStatementError,
 )
 from kyma.engine.format import SegmentFormat
@@ -48,6 +46,7 @@ from kyma.engine.query._recent import Recent
 from kyma.engine.query._result import QueryResult
 from kyma.engine.query._scan import ScanStats, TableScan
 from kyma.engine.query._sql_types import arrow_sql_type, sql_type
+from kyma.engine.query._syntax import unresolved
 from kyma.engine.query.federation import FederatedScan, Federation, references_sources
 from kyma.engine.query.relations import Relations, relation_of, split
 from kyma.engine.query.rewrite import (
@@ -465,9 +464,9 @@ class SelectPlanner:
                 stmt.copy(), schema=schema, dialect="postgres", quote_identifiers=False
             )
         except sqlglot.errors.OptimizeError as e:
-            if "could not be resolved" in str(e) or str(e).startswith("Unknown column"):
-                raise UndefinedColumnError(str(e).split(". Line")[0]) from None
-            raise SqlError(str(e)) from None
+            tables = [t.name for t in stmt.find_all(exp.Table) if t.name in sources]
+            columns = {name: {c.name for c in s.info.columns} for name, s in sources.items()}
+            raise unresolved(str(e), lambda c: sum(c in columns[t] for t in tables)) from None
         names = {c.name for c in qualified.find_all(exp.Column)}
         for source in sources.values():
             source.columns = names & {c.name for c in source.info.columns}

@@ -3,7 +3,7 @@
 sqlglot describes what its parser missed in its own terms (``Required keyword: 'this' missing
 for <class 'sqlglot.expressions.query.Where'>``, ``Invalid expression / Unexpected token``).
 This module names the SQL instead: the clause or operator left incomplete, the unexpected
-word, and a misspelled keyword (``SELEC`` → did you mean SELECT?).
+word, and a misspelled keyword (``SELEC`` → did you mean SELECT?), a quote or comment left open.
 
 >>> describe("SELEC 1", {"description": "Invalid expression / Unexpected token",
 ...                      "line": 1, "col": 7, "highlight": "1"})
@@ -11,6 +11,9 @@ word, and a misspelled keyword (``SELEC`` → did you mean SELECT?).
 >>> describe("SELECT 1 WHERE", {"description": "Required keyword: 'this' missing for"
 ...          " <class 'sqlglot.expressions.query.Where'>", "line": 1, "col": 14})
 (1, 14, 'WHERE is incomplete: an expression is missing after it')
+>>> describe("SELECT a[1 FROM t", {"description": "Expected ]", "line": 1, "col": 15,
+...                                 "highlight": "FROM"})
+(1, 15, "expected ']' before 'FROM'")
 """
 
 from __future__ import annotations
@@ -18,12 +21,14 @@ from __future__ import annotations
 import difflib
 import itertools
 import re
+from collections.abc import Callable
 from typing import Any
 
 from sqlglot import exp
 from sqlglot.errors import TokenError
 from sqlglot.tokens import Token, TokenType
 
+from kyma.engine.errors import AmbiguousColumnError, KymaError, SqlError, UndefinedColumnError
 from kyma.engine.query.dialect import Kyma
 
 # Keywords a misspelled word is compared with: clauses, statements and common operators.
@@ -104,7 +109,9 @@ _OPERATORS = {
 _REQUIRED = re.compile(r"Required keyword: '(\w+)' missing for <class '[\w.]*\.(\w+)'>")
 _CLASS = re.compile(r"<class '[\w.]*\.(\w+)'>")
 _UNEXPECTED = "Invalid expression / Unexpected token"
-_EXPECTING = re.compile(r"Expecting (\S+)")
+_EXPECTING = re.compile(r"Expect(?:ing|ed) (\S+)")
+_MISSING = re.compile(r"Missing (\S+) from (\d+):(\d+)")  # the tokenizer's: line, offset
+_UNTERMINATED = {"'": "quoted string", '"': "quoted identifier"}
 
 
 def describe(sql: str, error: dict[str, Any]) -> tuple[int | None, int | None, str]:
@@ -130,6 +137,58 @@ def describe(sql: str, error: dict[str, Any]) -> tuple[int | None, int | None, s
             return line, column, f"unexpected {found!r} after {word.text!r} (did you mean {guess}?)"
         return line, column, f"unexpected {found!r}" if found else "unexpected end of statement"
     return line, column, _CLASS.sub(lambda m: _sql_name(m.group(1)), text)
+
+
+def describe_token_error(sql: str, error: TokenError) -> tuple[int | None, int | None, str]:
+    """(line, column, message) for a statement sqlglot could not even split into words: a
+    quote, a dollar quote or a comment left open.
+
+    >>> try:
+    ...     Kyma().tokenize("SELECT 1,\\n  'abc")
+    ... except TokenError as e:
+    ...     describe_token_error("SELECT 1,\\n  'abc", e)
+    (2, 3, "unterminated quoted string: a ' is missing")
+    """
+    cause = _MISSING.fullmatch(str(error.__cause__ or ""))
+    if cause is None and isinstance(error.__cause__, IndexError) and "/*" in sql:
+        return None, None, "unterminated /* comment: a */ is missing"  # read past the end
+    if cause is None:
+        return None, None, "the statement cannot be read as SQL words"
+    delimiter, line, offset = cause.group(1), int(cause.group(2)), int(cause.group(3))
+    what = _UNTERMINATED.get(delimiter, "dollar-quoted string")
+    column = offset - sql.rfind("\n", 0, offset)  # 1-based
+    return line, column, f"unterminated {what}: a {delimiter} is missing"
+
+
+_UNRESOLVED = re.compile(r"Column '(.+?)' could not be resolved(?: for table: '(.+?)')?")
+_UNKNOWN_COLUMN = re.compile(r"Unknown column: (.+)")
+_POSITION = re.compile(r"Unknown output column: (\d+)")
+
+
+def unresolved(message: str, references: Callable[[str], int] = lambda _: 0) -> KymaError:
+    """A name sqlglot could not resolve against the statement's tables, in Postgres's words;
+    ``references(column)``: how many of the statement's table references have that column
+    (more than one: the name is ambiguous).
+
+    >>> unresolved("Column 'servce' could not be resolved. Line: 1, Col: 13")
+    UndefinedColumnError('column "servce" does not exist')
+    >>> unresolved("Column 'x' could not be resolved for table: 'l'. Line: 1, Col: 10")
+    UndefinedColumnError('column l.x does not exist')
+    >>> unresolved("Column 'id' could not be resolved", lambda column: 2)
+    AmbiguousColumnError('column reference "id" is ambiguous')
+    """
+    first = message.split("\n", 1)[0].split(". Line", 1)[0]
+    if match := _UNRESOLVED.match(first):
+        column, table = match.groups()
+        if table is None and references(column) > 1:
+            return AmbiguousColumnError(f'column reference "{column}" is ambiguous')
+        named = f"{table}.{column}" if table else f'"{column}"'
+        return UndefinedColumnError(f"column {named} does not exist")
+    if match := _UNKNOWN_COLUMN.match(first):
+        return UndefinedColumnError(f'column "{match.group(1)}" does not exist')
+    if match := _POSITION.match(first):
+        return SqlError(f"position {match.group(1)} is not in the select list")
+    return SqlError(first)
 
 
 def _incomplete(node: str) -> str:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import logging
 
-from flask import Flask, jsonify
-from werkzeug.exceptions import HTTPException
+from flask import Flask, jsonify, request
+from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound
 
 from kyma.engine import errors as e
 from kyma.engine.error_statuses import status as status_of
@@ -34,7 +34,7 @@ def register(app: Flask) -> None:
     def http_error(error: HTTPException):  # type: ignore[no-untyped-def]
         body = {
             "error": (error.name or "error").lower().replace(" ", "_"),
-            "message": error.description,
+            "message": _routing(error) or error.description,
             "retryable": False,
         }
         return jsonify(body), error.code or 500
@@ -48,3 +48,14 @@ def register(app: Flask) -> None:
             "retryable": True,
         }
         return jsonify(body), 500
+
+
+def _routing(error: HTTPException) -> str | None:
+    """A request no route takes, said with its method and path (werkzeug's own words are
+    for pages people browse)."""
+    if isinstance(error, NotFound) and request.url_rule is None:
+        return f"no endpoint {request.method} {request.path}: the HTTP API reference lists them"
+    if isinstance(error, MethodNotAllowed) and error.valid_methods:
+        allowed = [m for m in error.valid_methods if m not in ("HEAD", "OPTIONS")]
+        return f"{request.method} is not allowed on {request.path}: use {' or '.join(allowed)}"
+    return None
