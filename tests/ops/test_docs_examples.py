@@ -55,6 +55,9 @@ def test_runnable_examples(page: str, catalog_url: str, tmp_path: Path) -> None:
         for number, block in enumerate(runnable_blocks(ROOT / page), 1):
             script = block.replace("localhost:8080", http).replace("127.0.0.1:8080", http)
             script = script.replace("5433", str(serve.pg_port))
+            for port, url in (("4317", serve.otlp_grpc_url), ("4318", serve.otlp_http_url)):
+                if url is not None:
+                    script = script.replace(f"localhost:{port}", url.split("://", 1)[1])
             ran = subprocess.run(
                 ["bash", "-c", PRELUDE + script],
                 cwd=ROOT,
