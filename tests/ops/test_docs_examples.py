@@ -14,7 +14,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from serve_helpers import Serve
+from serve_helpers import Serve, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 MARK = "<!-- runnable -->"
@@ -49,7 +49,7 @@ def test_the_front_page_and_getting_started_have_runnable_examples() -> None:
 
 @pytest.mark.parametrize("page", PAGES)
 def test_runnable_examples(page: str, catalog_url: str, tmp_path: Path) -> None:
-    serve = Serve(tmp_path / "home", KYMA_CATALOG_URL=catalog_url)
+    serve = Serve(tmp_path / "home", KYMA_CATALOG_URL=catalog_url, KYMA_PG_PORT=str(free_port()))
     try:
         http = serve.url.removeprefix("http://")
         for number, block in enumerate(runnable_blocks(ROOT / page), 1):
