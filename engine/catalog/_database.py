@@ -29,9 +29,11 @@ class CatalogDatabase:
         *,
         pool_size: int = 10,
         statement_timeout_seconds: float = 0,
+        open_timeout_seconds: float = 30,
     ) -> None:
         """``statement_timeout_seconds`` (0: none) bounds every catalog statement, so no
-        statement can run on in the catalog database after its caller gave up."""
+        statement can run on in the catalog database after its caller gave up;
+        ``open_timeout_seconds``: how long to wait for the first connection."""
         self.url = url
         self.statement_timeout_seconds = statement_timeout_seconds
         # Object paths a store keeps alive (orphan GC must not delete them).
@@ -45,9 +47,10 @@ class CatalogDatabase:
             configure=self._configure,
         )
         try:
-            self._pool.open(wait=True, timeout=30)
-        except psycopg_pool.PoolTimeout as e:
-            raise CatalogUnavailableError(f"catalog unreachable: {e}") from None
+            self._pool.open(wait=True, timeout=open_timeout_seconds)
+        except psycopg_pool.PoolTimeout:
+            self._pool.close()
+            raise _unreachable(url, open_timeout_seconds) from None
         self._migrations: list[Migrations] = []
         self.migrations_applied = self.require(*migrations)
 
@@ -100,3 +103,21 @@ class Store:
     def __init__(self, db: CatalogDatabase) -> None:
         self.db = db
         db.require(*self.migrations)
+
+
+def _unreachable(url: str, seconds: float) -> CatalogUnavailableError:
+    """Why the catalog at ``url`` cannot be reached, from one more attempt (the pool keeps
+    its errors to its log), naming the database without its password."""
+    try:
+        info = psycopg.conninfo.conninfo_to_dict(url)
+        where = f"{info.get('host', 'localhost')}:{info.get('port', 5432)}/{info.get('dbname', '')}"
+    except psycopg.ProgrammingError:
+        return CatalogUnavailableError("catalog unreachable: the catalog URL is not a Postgres URL")
+    try:
+        psycopg.connect(url, connect_timeout=5).close()
+        reason = "it answers now; try again"
+    except psycopg.Error as e:
+        reason = str(e).strip().splitlines()[0].removeprefix("connection failed: ")
+    return CatalogUnavailableError(
+        f"catalog unreachable: no connection to {where} within {seconds:g} s: {reason}"
+    )

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import pyarrow as pa
 import pytest
+from serve_helpers import free_port
 
+from kyma.engine.catalog import CatalogDatabase
 from kyma.engine.error_statuses import status
-from kyma.engine.errors import KymaError
+from kyma.engine.errors import CatalogUnavailableError, KymaError
 
 # Words of the parts underneath that a message must not carry.
 _INTERNALS = (
@@ -104,3 +106,12 @@ def test_an_unknown_route_names_method_and_path(client) -> None:  # type: ignore
     answer = client.get("/v1/query")
     assert answer.status_code == 405
     assert answer.json["message"] == "GET is not allowed on /v1/query: use POST"
+
+
+def test_an_unreachable_catalog_says_where_and_why() -> None:
+    port = free_port()  # nothing listens there
+    with pytest.raises(CatalogUnavailableError) as raised:
+        CatalogDatabase(f"postgresql://kyma:secret@127.0.0.1:{port}/kyma", open_timeout_seconds=1)
+    message = str(raised.value)
+    assert message.startswith(f"catalog unreachable: no connection to 127.0.0.1:{port}/kyma")
+    assert "Connection refused" in message and "secret" not in message
