@@ -2,7 +2,8 @@
 
 GetFlightInfo takes a command (a statement, a prepared statement or a metadata request) and
 answers one endpoint whose ticket DoGet redeems; DoAction creates and closes prepared
-statements; DoPut binds their parameters (and runs update statements). Results stream in
+statements; DoPut binds their parameters, runs update statements and ingests Arrow streams
+(``CommandStatementIngest``, ``_ingest``). Results stream in
 record batches of at most ``BATCH_ROWS`` rows.
 
 Auth: a middleware keeps each call's ``authorization`` header; ``_authorize`` (every RPC
@@ -26,6 +27,8 @@ from kyma.flight import _commands as cmd
 from kyma.flight import _metadata as meta
 from kyma.flight._columns import client_table
 from kyma.flight._errors import translated
+from kyma.flight._ingest import ingest
+from kyma.flight._ingest_message import CommandStatementIngest
 from kyma.flight._params import bind, placeholders
 from kyma.flight._state import PreparedStatements, ResultCache
 from kyma.services import Services
@@ -194,6 +197,13 @@ class KymaFlightServer(flight.FlightServerBase):
             parameters = reader.read_all()
             prepared = self.prepared.get(command.prepared_statement_handle)
             prepared.parameters = parameters if parameters.num_columns else None
+            return
+        if isinstance(command, CommandStatementIngest):
+            caller = self._authorize(context, scope=None)  # ingest checks what it does
+            count = ingest(self.services, caller, command, reader)
+            writer.write(
+                pa.py_buffer(sql_pb2.DoPutUpdateResult(record_count=count).SerializeToString())
+            )
             return
         if isinstance(command, sql_pb2.CommandStatementUpdate):
             sql = command.query
