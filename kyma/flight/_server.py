@@ -22,6 +22,8 @@ import pyarrow.flight as flight
 from flightsql import flightsql_pb2 as sql_pb2
 
 from kyma.auth import Authenticator, Principal
+from kyma.engine.catalog import TableInfo
+from kyma.engine.errors import NotFoundError
 from kyma.engine.query import QueryResult
 from kyma.flight import _commands as cmd
 from kyma.flight import _metadata as meta
@@ -30,6 +32,7 @@ from kyma.flight._errors import translated
 from kyma.flight._ingest import ingest
 from kyma.flight._ingest_message import CommandStatementIngest
 from kyma.flight._params import bind, placeholders
+from kyma.flight._prepare import parameter_schema, probe
 from kyma.flight._state import PreparedStatements, ResultCache
 from kyma.services import Services
 
@@ -125,6 +128,22 @@ class KymaFlightServer(flight.FlightServerBase):
         # A write's count is its rows (what ADBC reports as the cursor's rowcount).
         count = result.rowcount if result.rowcount >= 0 else table.num_rows
         return flight.FlightInfo(table.schema, descriptor, [endpoint], count, -1)
+
+    def _schemas(
+        self, context: flight.ServerCallContext, sql: str
+    ) -> tuple[pa.Schema | None, pa.Schema]:
+        """A statement's dataset schema (a query's, planned with NULL parameters: an error in
+        it fails now, as PREPARE does in Postgres) and its parameter schema."""
+        query = probe(sql)
+        dataset = self._execute(context, query).schema if query is not None else None
+        caller = self._authorize(context, scope=None)
+
+        def table(name: str) -> TableInfo:
+            if not caller.may_touch(name):
+                raise NotFoundError(name)
+            return self.services.catalog.get_table(name)
+
+        return dataset, parameter_schema(sql, table)
 
     def _prepared_sql(self, handle: bytes) -> str:
         prepared = self.prepared.get(handle)
@@ -224,8 +243,13 @@ class KymaFlightServer(flight.FlightServerBase):
                 action.body.to_pybytes(), sql_pb2.ActionCreatePreparedStatementRequest
             )
             placeholders(request.query)  # a malformed placeholder fails now, not at execute
+            dataset, parameters = self._schemas(context, request.query)
             handle = self.prepared.create(request.query)
-            result = sql_pb2.ActionCreatePreparedStatementResult(prepared_statement_handle=handle)
+            result = sql_pb2.ActionCreatePreparedStatementResult(
+                prepared_statement_handle=handle,
+                dataset_schema=dataset.serialize().to_pybytes() if dataset else b"",
+                parameter_schema=parameters.serialize().to_pybytes() if parameters else b"",
+            )
             return [flight.Result(cmd.pack(result))]
         if action.type == CLOSE_PREPARED:
             request = cmd.unpack_as(

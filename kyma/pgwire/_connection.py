@@ -210,7 +210,7 @@ class Connection:
             return False
         user = params.get("user", "kyma")
         pid, secret = secrets.randbelow(1 << 31), secrets.randbelow(1 << 31)
-        self.session = Session(user, params.get("database", user), pid, params)
+        self.session = Session(user, params.get("database", user), pid, params, self.statements)
         self.key = (pid, secret)
         self.cancels.add(self.key, self)
         out = [m.authentication(0)]
@@ -331,8 +331,8 @@ class Connection:
     def run(self, sql: str, probe: bool = False) -> QueryResult:
         """``probe``: only the result's columns are wanted (a query the engine runs reads
         no rows)."""
-        sql = translate(sql)
         session = self.session_()
+        sql = translate(session.expand(sql))
         answer = session.answer(sql)
         if answer is not None:
             return answer
