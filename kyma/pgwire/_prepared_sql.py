@@ -53,6 +53,8 @@ class PreparedStatements:
         prepared = self.named.get(name)
         if prepared is None:
             raise UndefinedPreparedStatementError(f'prepared statement "{name}" does not exist')
+        if not prepared.parameters:  # arguments to none are not even read, as in Postgres
+            return prepared.body
         arguments = list(stmt.expressions)
         if len(arguments) != prepared.parameters:
             raise SqlError(f'wrong number of parameters for prepared statement "{name}"')
