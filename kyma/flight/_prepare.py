@@ -72,7 +72,7 @@ def parameter_schema(sql: str, table: Callable[[str], TableInfo]) -> pa.Schema:
     return pa.schema([pa.field(f"${i + 1}", types.get(i, pa.null())) for i in range(count)])
 
 
-def _columns(stmt: exp.Expression, table: Callable[[str], TableInfo]) -> dict[str, pa.DataType]:
+def _columns(stmt: exp.Expr, table: Callable[[str], TableInfo]) -> dict[str, pa.DataType]:
     """Column name → Arrow type over the kyma tables ``stmt`` names (the first one wins)."""
     found: dict[str, pa.DataType] = {}
     for node in stmt.find_all(exp.Table):
@@ -97,7 +97,7 @@ def _implied(node: exp.Expression, columns: dict[str, pa.DataType]) -> pa.DataTy
             return None
     if isinstance(parent, exp.Limit | exp.Offset):
         return pa.int64()
-    other: exp.Expression | None = None
+    other: exp.Expr | None = None
     if isinstance(parent, _COMPARISONS):
         other = parent.left if parent.right is node else parent.right
     elif isinstance(parent, exp.In | exp.Between) and parent.this is not node:
