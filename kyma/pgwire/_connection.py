@@ -494,10 +494,10 @@ class Connection:
 
     def _probe(self, statement: Statement) -> bytes:
         """The RowDescription of a query, from planning it with NULL parameters."""
-        words = statement.sql.split(None, 1)
+        probe = bind(statement.sql, ["NULL"] * len(statement.param_oids))
+        words = self.session_().expand(probe).split(None, 1)  # EXECUTE: what it runs
         if not words or words[0].lower() not in _ROW_QUERIES:
             return m.NO_DATA
-        probe = bind(statement.sql, ["NULL"] * len(statement.param_oids))
         return self.describe(self.run(probe, probe=True))
 
     def execute(self, r: m.Reader) -> None:
