@@ -193,3 +193,12 @@ def _unpack(data: bytes, message) -> None:  # type: ignore[no-untyped-def]
     wrapper = any_pb2.Any()
     wrapper.ParseFromString(data)
     assert wrapper.Unpack(message)
+
+
+def test_the_server_says_it_is_not_read_only(flight_url: str) -> None:
+    client = flight.FlightClient(flight_url)
+    read_only = sql_pb2.SqlInfo.Value("FLIGHT_SQL_SERVER_READ_ONLY")
+    command = flight.FlightDescriptor.for_command(pack(sql_pb2.CommandGetSqlInfo(info=[read_only])))
+    info = client.get_flight_info(command)
+    table = client.do_get(info.endpoints[0].ticket).read_all()
+    assert table.to_pylist() == [{"info_name": read_only, "value": False}]
