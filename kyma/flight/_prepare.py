@@ -19,7 +19,7 @@ from sqlglot.errors import SqlglotError
 
 from kyma.engine.catalog import TableInfo
 from kyma.engine.errors import KymaError, SchemaError
-from kyma.engine.query._parse import kyma_type
+from kyma.engine.query import kyma_type
 from kyma.engine.query.dialect import Kyma
 from kyma.flight._params import bind, placeholders
 

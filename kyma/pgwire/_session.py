@@ -23,7 +23,7 @@ from kyma.engine.errors import (
     UnknownSettingError,
     UnsupportedStatementError,
 )
-from kyma.engine.query import QueryResult
+from kyma.engine.query import QueryResult, parse_statement
 from kyma.engine.query.dialect import Deallocate, ExecutePrepared, Kyma, Prepare, Savepoint
 from kyma.engine.query.durations import milliseconds, shown
 from kyma.pgwire._prepared_sql import PreparedStatements
@@ -179,7 +179,7 @@ class Session:
         if not text or text.split(None, 1)[0].lower() != "execute":
             return sql
         self._check_not_failed()
-        stmt = sqlglot.parse_one(text, read=Kyma)
+        stmt = parse_statement(text)
         if not isinstance(stmt, ExecutePrepared):
             raise UnsupportedStatementError(f"cannot run {text!r} as EXECUTE")
         return self.prepared.bound(stmt)
@@ -204,7 +204,7 @@ class Session:
         if first in ("set", "reset"):
             return self._set(text)
         if first in ("prepare", "deallocate"):
-            stmt = sqlglot.parse_one(text, read=Kyma)
+            stmt = parse_statement(text)
             if isinstance(stmt, Prepare):
                 return self.prepared.prepare(stmt)
             if isinstance(stmt, Deallocate):

@@ -9,6 +9,7 @@ engine gives them meaning.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypeVar
 
 import sqlglot
 from sqlglot import exp
@@ -29,6 +30,7 @@ from kyma.engine.query.dialect.expressions import (
 _PREPARABLE = (exp.Query, exp.Insert, exp.Update, exp.Delete, exp.Merge)
 
 Parse = Callable[[str, list[Token]], exp.Expression]
+T = TypeVar("T")
 
 
 def _savepoint(verb: str, tokens: list[Token]) -> Savepoint:
@@ -79,7 +81,7 @@ def _prepare(verb: str, tokens: list[Token]) -> Prepare:
     body = text[tokens[at].end + 1 :].strip()
     from kyma.engine.query.dialect import Kyma  # the dialect is built from this module
 
-    statements = [s for s in sqlglot.parse(body, read=Kyma) if s is not None]
+    statements = [s for s in _parsed(lambda: sqlglot.parse(body, read=Kyma)) if s is not None]
     if len(statements) != 1 or not isinstance(statements[0], _PREPARABLE):
         raise SqlError(f"PREPARE takes one SELECT, VALUES, INSERT, UPDATE or DELETE, got {body!r}")
     return Prepare(
@@ -95,7 +97,7 @@ def _execute(verb: str, tokens: list[Token]) -> ExecutePrepared:
         return ExecutePrepared(this=name, expressions=[])
     from kyma.engine.query.dialect import Kyma  # the dialect is built from this module
 
-    arguments = sqlglot.parse_one(text[tokens[1].start :], read=Kyma)
+    arguments = _parsed(lambda: sqlglot.parse_one(text[tokens[1].start :], read=Kyma))
     if isinstance(arguments, exp.Paren):
         return ExecutePrepared(this=name, expressions=[arguments.this])
     if isinstance(arguments, exp.Tuple) and arguments.expressions:
@@ -112,6 +114,15 @@ def _deallocate(verb: str, tokens: list[Token]) -> Deallocate:
     if len(tokens) == 1 and tokens[0].token_type == TokenType.ALL:
         return Deallocate(this=exp.Star())
     return Deallocate(this=_identifier(tokens, "DEALLOCATE [PREPARE] takes a name or ALL"))
+
+
+def _parsed(parse: Callable[[], T]) -> T:
+    """What ``parse`` returns; its syntax error as SqlError (42601)."""
+    try:
+        return parse()
+    except (ParseError, TokenError) as e:
+        detail = e.errors[0].get("description") if isinstance(e, ParseError) and e.errors else e
+        raise SqlError(f"syntax error: {detail}") from None
 
 
 def _command_rest(tokens: list[Token], expected: str) -> tuple[str, list[Token]]:
