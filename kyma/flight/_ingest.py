@@ -11,6 +11,7 @@ a table too); ``replace`` retires the table's rows and needs ``admin``.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.flight as flight
@@ -34,12 +35,12 @@ SOURCE = "flight"
 def ingest(
     services: Services,
     caller: Principal,
-    command: object,
+    command: Any,
     reader: flight.MetadataRecordBatchReader,
 ) -> int:
     """Write the stream as the command says; the rows committed."""
     table = _target(command)
-    options = command.table_definition_options  # type: ignore[attr-defined]
+    options = command.table_definition_options
     if_missing = _option(IF_NOT_EXIST, options.if_not_exist, "if_not_exist")
     if_exists = _option(IF_EXISTS, options.if_exists, "if_exists")
     caller.require("ingest", [table])
@@ -77,17 +78,17 @@ def ingest(
     return ack.rows
 
 
-def _target(command: object) -> str:
+def _target(command: Any) -> str:
     """The kyma table the command names; refusals for what kyma does not ingest into."""
-    if command.temporary:  # type: ignore[attr-defined]
+    if command.temporary:
         raise UnsupportedStatementError("ingest into a temporary table is not supported")
-    if command.HasField("transaction_id"):  # type: ignore[attr-defined]
+    if command.HasField("transaction_id"):
         raise UnsupportedStatementError("kyma's Flight SQL server has no transactions")
-    table = command.table  # type: ignore[attr-defined]
+    table = command.table
     if not table:
         raise IngestError("ingest: no target table named")
-    schema = command.schema if command.HasField("schema") else None  # type: ignore[attr-defined]
-    database = command.catalog if command.HasField("catalog") else None  # type: ignore[attr-defined]
+    schema = command.schema if command.HasField("schema") else None
+    database = command.catalog if command.HasField("catalog") else None
     try:
         local = is_local(schema, database)
     except NotFoundError:
