@@ -52,6 +52,8 @@ STATUSES: tuple[tuple[type[BaseException], Status], ...] = (
     (e.NoTransactionError, Status(sqlstate="25P01")),  # no_active_sql_transaction
     (e.SavepointError, Status(sqlstate="3B001")),  # invalid_savepoint_specification
     (e.UnknownSettingError, Status(sqlstate="42704")),  # undefined_object
+    (e.UndefinedPreparedStatementError, Status(sqlstate="26000")),  # invalid_sql_statement_name
+    (e.DuplicatePreparedStatementError, Status(sqlstate="42P05")),  # duplicate_prepared_statement
     (e.ReadOnlySettingError, Status(sqlstate="55P02")),  # cant_change_runtime_param
     (e.IdempotencyKeyReusedError, Status(422)),
     (e.IdempotencyInFlightError, Status(409)),

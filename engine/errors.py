@@ -171,6 +171,14 @@ class ReadOnlySettingError(SqlError):
     """SET or RESET of a configuration parameter that cannot be changed (server_version)."""
 
 
+class UndefinedPreparedStatementError(SqlError):
+    """EXECUTE or DEALLOCATE names a prepared statement the session does not have."""
+
+
+class DuplicatePreparedStatementError(SqlError):
+    """PREPARE names a prepared statement the session has already."""
+
+
 class UnknownSettingError(SqlError):
     """SET, SHOW, RESET or current_setting() names a configuration parameter kyma lacks."""
 

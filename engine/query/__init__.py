@@ -5,6 +5,7 @@ Statements are dispatched by kind; the answer is an Arrow table plus a status li
 
 from kyma.engine.query._access import ADMIN, READ, Access
 from kyma.engine.query._limits import QueryEvent, QueryLimits, contained
+from kyma.engine.query._parse import kyma_type, parse_statement
 from kyma.engine.query._quarantine import Quarantine
 from kyma.engine.query._result import QueryResult
 from kyma.engine.query._running import Caller
@@ -21,4 +22,6 @@ __all__ = [
     "QueryResult",
     "Quarantine",
     "contained",
+    "kyma_type",
+    "parse_statement",
 ]

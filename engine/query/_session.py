@@ -41,7 +41,16 @@ from kyma.engine.query._recent import Recent
 from kyma.engine.query._result import QueryResult
 from kyma.engine.query._running import Caller, RunningStatements, current_caller
 from kyma.engine.query._select import ANALYZE, SelectPlanner
-from kyma.engine.query.dialect import Explain, Kyma, KymaStatement, Notification, Savepoint
+from kyma.engine.query.dialect import (
+    Deallocate,
+    ExecutePrepared,
+    Explain,
+    Kyma,
+    KymaStatement,
+    Notification,
+    Prepare,
+    Savepoint,
+)
 from kyma.engine.query.federation import Federation
 from kyma.engine.query.relations import Relations
 from kyma.engine.query.rewrite import schema_names
@@ -270,7 +279,7 @@ class QueryEngine:
             return Access(READ) if words[:1] == ["TABLES"] else every_table()
         if isinstance(stmt, Explain):
             stmt = stmt.this
-        if isinstance(stmt, (Savepoint, Notification, exp.Transaction, exp.Commit, exp.Rollback)):
+        if isinstance(stmt, _SESSION_STATEMENTS):
             return Access(READ)  # refused for anyone who may query, naming the statement
         if isinstance(stmt, exp.Query):
             local = {split_versioned(raw)[0] for raw, _ in self.planner.local_tables(stmt)}
@@ -324,6 +333,12 @@ def _refuse_session_statement(stmt: exp.Expression) -> None:
         raise UnsupportedStatementError(
             f"{stmt.verb} is not supported: kyma has no asynchronous notifications"
         )
+    verb = _PREPARED.get(type(stmt))
+    if verb is not None:
+        raise UnsupportedStatementError(
+            f"{verb} is not supported here: prepared statements live in a session (a Postgres"
+            " protocol connection has them); HTTP and Flight SQL bind parameters per request"
+        )
     verb = _TRANSACTION_VERBS.get(type(stmt))
     if verb is not None:
         raise UnsupportedStatementError(
@@ -333,6 +348,8 @@ def _refuse_session_statement(stmt: exp.Expression) -> None:
 
 
 _TRANSACTION_VERBS = {exp.Transaction: "BEGIN", exp.Commit: "COMMIT", exp.Rollback: "ROLLBACK"}
+_PREPARED = {Prepare: "PREPARE", ExecutePrepared: "EXECUTE", Deallocate: "DEALLOCATE"}
+_SESSION_STATEMENTS = (Savepoint, Notification, *_TRANSACTION_VERBS, *_PREPARED)
 
 
 def _kind(stmt: exp.Expression) -> str:

@@ -1,7 +1,8 @@
 """Flight SQL commands on the wire: protobuf messages packed in ``google.protobuf.Any``.
 
 A FlightDescriptor's ``cmd``, a Ticket and an Action body each carry one packed message;
-the message classes come from ``flightsql-dbapi`` (``flightsql.flightsql_pb2``).
+the message classes come from ``flightsql-dbapi`` (``flightsql.flightsql_pb2``), but for
+``CommandStatementIngest``, which it predates (``_ingest_message``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from flightsql import flightsql_pb2 as sql_pb2
 from google.protobuf import any_pb2
 from google.protobuf.message import DecodeError, Message
 
+from kyma.flight._ingest_message import CommandStatementIngest
+
 M = TypeVar("M", bound=Message)
 
 # Every message kyma accepts, by the name an Any's type_url ends with.
@@ -22,6 +25,7 @@ COMMANDS: dict[str, type[Message]] = {
     for cls in (
         sql_pb2.CommandStatementQuery,
         sql_pb2.CommandStatementUpdate,
+        CommandStatementIngest,
         sql_pb2.CommandPreparedStatementQuery,
         sql_pb2.CommandPreparedStatementUpdate,
         sql_pb2.TicketStatementQuery,

@@ -148,7 +148,7 @@ def _sql_info_values() -> dict[int, str | bool | int | list[str]]:
         _INFO("FLIGHT_SQL_SERVER_NAME"): "kyma",
         _INFO("FLIGHT_SQL_SERVER_VERSION"): __version__,
         _INFO("FLIGHT_SQL_SERVER_ARROW_VERSION"): pa.__version__,
-        _INFO("FLIGHT_SQL_SERVER_READ_ONLY"): True,
+        _INFO("FLIGHT_SQL_SERVER_READ_ONLY"): False,  # INSERT, DDL and bulk ingest write
         _INFO("FLIGHT_SQL_SERVER_SQL"): True,
         _INFO("FLIGHT_SQL_SERVER_SUBSTRAIT"): False,
         _INFO("FLIGHT_SQL_SERVER_TRANSACTION"): sql_pb2.SQL_SUPPORTED_TRANSACTION_NONE,

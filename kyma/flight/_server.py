@@ -2,7 +2,8 @@
 
 GetFlightInfo takes a command (a statement, a prepared statement or a metadata request) and
 answers one endpoint whose ticket DoGet redeems; DoAction creates and closes prepared
-statements; DoPut binds their parameters (and runs update statements). Results stream in
+statements; DoPut binds their parameters, runs update statements and ingests Arrow streams
+(``CommandStatementIngest``, ``_ingest``). Results stream in
 record batches of at most ``BATCH_ROWS`` rows.
 
 Auth: a middleware keeps each call's ``authorization`` header; ``_authorize`` (every RPC
@@ -21,12 +22,17 @@ import pyarrow.flight as flight
 from flightsql import flightsql_pb2 as sql_pb2
 
 from kyma.auth import Authenticator, Principal
+from kyma.engine.catalog import TableInfo
+from kyma.engine.errors import NotFoundError
 from kyma.engine.query import QueryResult
 from kyma.flight import _commands as cmd
 from kyma.flight import _metadata as meta
 from kyma.flight._columns import client_table
 from kyma.flight._errors import translated
+from kyma.flight._ingest import ingest
+from kyma.flight._ingest_message import CommandStatementIngest
 from kyma.flight._params import bind, placeholders
+from kyma.flight._prepare import parameter_schema, probe
 from kyma.flight._state import PreparedStatements, ResultCache
 from kyma.services import Services
 
@@ -123,6 +129,22 @@ class KymaFlightServer(flight.FlightServerBase):
         count = result.rowcount if result.rowcount >= 0 else table.num_rows
         return flight.FlightInfo(table.schema, descriptor, [endpoint], count, -1)
 
+    def _schemas(
+        self, context: flight.ServerCallContext, sql: str
+    ) -> tuple[pa.Schema | None, pa.Schema]:
+        """A statement's dataset schema (a query's, planned with NULL parameters: an error in
+        it fails now, as PREPARE does in Postgres) and its parameter schema."""
+        query = probe(sql)
+        dataset = self._execute(context, query).schema if query is not None else None
+        caller = self._authorize(context, scope=None)
+
+        def table(name: str) -> TableInfo:
+            if not caller.may_touch(name):
+                raise NotFoundError(name)
+            return self.services.catalog.get_table(name)
+
+        return dataset, parameter_schema(sql, table)
+
     def _prepared_sql(self, handle: bytes) -> str:
         prepared = self.prepared.get(handle)
         return bind(prepared.sql, prepared.parameters)
@@ -195,6 +217,13 @@ class KymaFlightServer(flight.FlightServerBase):
             prepared = self.prepared.get(command.prepared_statement_handle)
             prepared.parameters = parameters if parameters.num_columns else None
             return
+        if isinstance(command, CommandStatementIngest):
+            caller = self._authorize(context, scope=None)  # ingest checks what it does
+            count = ingest(self.services, caller, command, reader)
+            writer.write(
+                pa.py_buffer(sql_pb2.DoPutUpdateResult(record_count=count).SerializeToString())
+            )
+            return
         if isinstance(command, sql_pb2.CommandStatementUpdate):
             sql = command.query
         elif isinstance(command, sql_pb2.CommandPreparedStatementUpdate):
@@ -214,8 +243,13 @@ class KymaFlightServer(flight.FlightServerBase):
                 action.body.to_pybytes(), sql_pb2.ActionCreatePreparedStatementRequest
             )
             placeholders(request.query)  # a malformed placeholder fails now, not at execute
+            dataset, parameters = self._schemas(context, request.query)
             handle = self.prepared.create(request.query)
-            result = sql_pb2.ActionCreatePreparedStatementResult(prepared_statement_handle=handle)
+            result = sql_pb2.ActionCreatePreparedStatementResult(
+                prepared_statement_handle=handle,
+                dataset_schema=dataset.serialize().to_pybytes() if dataset else b"",
+                parameter_schema=parameters.serialize().to_pybytes() if parameters else b"",
+            )
             return [flight.Result(cmd.pack(result))]
         if action.type == CLOSE_PREPARED:
             request = cmd.unpack_as(

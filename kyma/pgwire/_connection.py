@@ -210,7 +210,7 @@ class Connection:
             return False
         user = params.get("user", "kyma")
         pid, secret = secrets.randbelow(1 << 31), secrets.randbelow(1 << 31)
-        self.session = Session(user, params.get("database", user), pid, params)
+        self.session = Session(user, params.get("database", user), pid, params, self.statements)
         self.key = (pid, secret)
         self.cancels.add(self.key, self)
         out = [m.authentication(0)]
@@ -331,8 +331,8 @@ class Connection:
     def run(self, sql: str, probe: bool = False) -> QueryResult:
         """``probe``: only the result's columns are wanted (a query the engine runs reads
         no rows)."""
-        sql = translate(sql)
         session = self.session_()
+        sql = translate(session.expand(sql))
         answer = session.answer(sql)
         if answer is not None:
             return answer
@@ -494,10 +494,10 @@ class Connection:
 
     def _probe(self, statement: Statement) -> bytes:
         """The RowDescription of a query, from planning it with NULL parameters."""
-        words = statement.sql.split(None, 1)
+        probe = bind(statement.sql, ["NULL"] * len(statement.param_oids))
+        words = self.session_().expand(probe).split(None, 1)  # EXECUTE: what it runs
         if not words or words[0].lower() not in _ROW_QUERIES:
             return m.NO_DATA
-        probe = bind(statement.sql, ["NULL"] * len(statement.param_oids))
         return self.describe(self.run(probe, probe=True))
 
     def execute(self, r: m.Reader) -> None:

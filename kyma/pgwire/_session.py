@@ -1,5 +1,6 @@
 """What a connection answers itself: session settings (SET/SHOW/RESET), transaction
-statements and savepoints (``_transaction``) and the server functions drivers call on connect.
+statements and savepoints (``_transaction``), SQL prepared statements (``_prepared_sql``) and
+the server functions drivers call on connect.
 
 ``Session.answer(sql)`` returns a result, or None for a statement the query engine runs.
 """
@@ -7,6 +8,8 @@ statements and savepoints (``_transaction``) and the server functions drivers ca
 from __future__ import annotations
 
 import re
+from collections.abc import MutableMapping
+from typing import Any
 
 import pyarrow as pa
 import sqlglot
@@ -20,9 +23,10 @@ from kyma.engine.errors import (
     UnknownSettingError,
     UnsupportedStatementError,
 )
-from kyma.engine.query import QueryResult
-from kyma.engine.query.dialect import Kyma, Savepoint
+from kyma.engine.query import QueryResult, parse_statement
+from kyma.engine.query.dialect import Deallocate, ExecutePrepared, Kyma, Prepare, Savepoint
 from kyma.engine.query.durations import milliseconds, shown
+from kyma.pgwire._prepared_sql import PreparedStatements
 from kyma.pgwire._transaction import Transaction
 
 SERVER_VERSION = "15.0"
@@ -123,7 +127,16 @@ def translate(sql: str) -> str:
 class Session:
     """One connection's settings and transaction state."""
 
-    def __init__(self, user: str, database: str, pid: int, startup: dict[str, str]) -> None:
+    def __init__(
+        self,
+        user: str,
+        database: str,
+        pid: int,
+        startup: dict[str, str],
+        protocol_statements: MutableMapping[str, Any] | None = None,
+    ) -> None:
+        """``protocol_statements``: the connection's named statements (Parse), whose names
+        SQL prepared statements share."""
         self.user, self.database, self.pid = user, database, pid
         self.defaults = dict(DEFAULTS)  # what RESET goes back to: the start-up's values too
         for name, value in startup.items():
@@ -133,6 +146,9 @@ class Session:
         self.settings = dict(self.defaults)
         self.changed: list[str] = []  # reported settings a SET changed, for ParameterStatus
         self.transaction = Transaction(self.settings, self._restore)
+        self.prepared = PreparedStatements(
+            {} if protocol_statements is None else protocol_statements
+        )
 
     @property
     def in_transaction(self) -> bool:
@@ -157,6 +173,23 @@ class Session:
         """A time setting (``statement_timeout``…) in seconds; 0: off."""
         return milliseconds(name, self.settings[name]) / 1000
 
+    def expand(self, sql: str) -> str:
+        """``EXECUTE name (…)`` as the statement it runs; any other statement as it is."""
+        text = sql.strip().rstrip(";").strip()
+        if not text or text.split(None, 1)[0].lower() != "execute":
+            return sql
+        self._check_not_failed()
+        stmt = parse_statement(text)
+        if not isinstance(stmt, ExecutePrepared):
+            raise UnsupportedStatementError(f"cannot run {text!r} as EXECUTE")
+        return self.prepared.bound(stmt)
+
+    def _check_not_failed(self) -> None:
+        if self.failed:
+            raise TransactionAbortedError(
+                "current transaction is aborted, commands ignored until end of transaction block"
+            )
+
     def answer(self, sql: str) -> QueryResult | None:
         text = sql.strip().rstrip(";").strip()
         first = text.split(None, 1)[0].lower() if text else ""
@@ -167,14 +200,17 @@ class Session:
             return QueryResult.status_only(self.transaction.end(commit=True))
         if first in _PARSED:
             return self._parsed(text)
-        if self.failed:
-            raise TransactionAbortedError(
-                "current transaction is aborted, commands ignored until end of transaction block"
-            )
+        self._check_not_failed()
         if first in ("set", "reset"):
             return self._set(text)
-        if first == "discard" or first == "deallocate":
-            return QueryResult.status_only(first.upper())
+        if first in ("prepare", "deallocate"):
+            stmt = parse_statement(text)
+            if isinstance(stmt, Prepare):
+                return self.prepared.prepare(stmt)
+            if isinstance(stmt, Deallocate):
+                return self.prepared.deallocate(stmt)
+        if first == "discard":
+            return QueryResult.status_only("DISCARD")
         if first == "show" and (match := _SHOW.fullmatch(text)):
             name = " ".join(match.group("name").lower().split())
             name = {

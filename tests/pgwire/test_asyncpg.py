@@ -100,3 +100,17 @@ def test_asyncpg_with_a_bad_token_is_refused(pg: PgServe) -> None:
 
     with pytest.raises(asyncpg.InvalidPasswordError, match="unknown token"):
         asyncio.run(main())
+
+
+def test_asyncpg_describes_what_execute_runs(pg: PgServe) -> None:
+    """asyncpg describes each statement before it binds: EXECUTE's row description is that of
+    the statement it runs (not "no data"), and an unknown name fails there with 26000."""
+
+    async def body(conn: asyncpg.Connection) -> Any:
+        await conn.execute("PREPARE plus_one (bigint) AS SELECT $1 + 1 AS x")
+        rows = await conn.fetch("EXECUTE plus_one (41)")
+        with pytest.raises(asyncpg.PostgresError) as missing:
+            await conn.fetch("EXECUTE nope")
+        return [tuple(r) for r in rows], missing.value.sqlstate
+
+    assert run(pg, body) == ([(42,)], "26000")

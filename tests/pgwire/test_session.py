@@ -3,15 +3,22 @@ and on a real Postgres 15 gives the same rows, or errors with the same SQLSTATE 
 RESET of the settings drivers send (time units, SET LOCAL, a block's ROLLBACK), unknown
 parameters (42704), savepoints (25P01 outside a block, 3B001 for a missing one, recovery of
 a failed block by ROLLBACK TO). Then what kyma refuses where Postgres would not: savepoints
-around a write, LISTEN/NOTIFY (0A000, naming the statement)."""
+around a write, LISTEN/NOTIFY (0A000, naming the statement).
+
+SQL prepared statements (what psql users type) the same way: PREPARE with and without
+parameter types, EXECUTE of a query and an INSERT, an unknown name (26000), a name taken
+(42P05), the wrong number of arguments (42601), DEALLOCATE [PREPARE] name | ALL, quoted names
+and a failed block (25P02); over HTTP, where no session keeps them, refused in words."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 import psycopg
 import pytest
 from pgwire_serve import PgServe
+from serve_helpers import request
 
 TIMES = [
     "SET statement_timeout = '1s'",
@@ -204,3 +211,116 @@ def test_savepoints_around_a_write_and_notifications_are_refused_in_words(pg: Pg
         ):
             with pytest.raises(psycopg.errors.FeatureNotSupported, match=f"^{verb} is not"):
                 conn.execute(sql)
+
+
+PREPARED = [
+    "PREPARE since (bigint) AS SELECT n, msg FROM prep_rows WHERE n >= $1 ORDER BY n",
+    "EXECUTE since (2)",
+    "EXECUTE since(1)",
+    "EXECUTE since ('3')",
+    "PREPARE since AS SELECT 1",  # 42P05
+    "EXECUTE nope",  # 26000
+    "EXECUTE since",  # 42601: wrong number of parameters
+    "EXECUTE since (1, 2)",  # 42601
+    "PREPARE one AS SELECT 1 AS one",
+    "EXECUTE one (1, 'ignored')",  # no parameters: arguments are not read
+    "PREPARE add2 AS SELECT $1::int + $2::int AS total",
+    "EXECUTE add2 (40, 2)",
+    "EXECUTE add2 (40 * 2, -1)",
+    "PREPARE said (text) AS SELECT count(*) AS c FROM prep_rows WHERE msg = $1",
+    "EXECUTE said ('it''s')",
+    "EXECUTE said ('$1')",
+    "PREPARE put (bigint, text) AS INSERT INTO prep_rows (n, msg) VALUES ($1, $2)",
+    "EXECUTE put (7, 'seven')",
+    "EXECUTE since (7)",
+    "PREPARE \"Mixed\" AS SELECT 'mixed' AS m",
+    'EXECUTE "Mixed"',
+    "EXECUTE mixed",  # 26000: quoted names keep their case
+    "DEALLOCATE since",
+    "EXECUTE since (1)",  # 26000
+    "DEALLOCATE since",  # 26000
+    "DEALLOCATE PREPARE add2",
+    "EXECUTE add2 (1, 1)",  # 26000
+    "BEGIN",
+    "EXECUTE nope",  # 26000, and the block fails
+    "EXECUTE said ('x')",  # 25P02
+    "ROLLBACK",
+    "EXECUTE said ('x')",
+    "DEALLOCATE ALL",
+    "EXECUTE said ('x')",  # 26000
+    'EXECUTE "Mixed"',  # 26000
+    "DEALLOCATE PREPARE ALL",
+]
+PREP_ROWS = "(1, 'GET /'), (2, 'it''s'), (3, NULL)"
+
+
+def _run_with_status(conn: psycopg.Connection, script: list[str]) -> list[tuple[str, object]]:
+    """Each statement's rows and status, or its error's SQLSTATE."""
+    out: list[tuple[str, object]] = []
+    for sql in script:
+        try:
+            cur = conn.execute(sql)
+            out.append((sql, (cur.statusmessage, cur.fetchall() if cur.description else None)))
+        except psycopg.Error as e:
+            out.append((sql, e.sqlstate))
+    return out
+
+
+@pytest.fixture
+def postgres_rows(pg_server_url: str) -> Iterator[psycopg.Connection]:
+    """A Postgres connection with table ``prep_rows`` (temporary: its own)."""
+    with psycopg.connect(pg_server_url, autocommit=True) as conn:
+        conn.execute("CREATE TEMP TABLE prep_rows (n bigint, msg text)")
+        conn.execute(f"INSERT INTO prep_rows (n, msg) VALUES {PREP_ROWS}")
+        yield conn
+
+
+def test_prepare_execute_deallocate_answer_as_postgres(
+    pg: PgServe, postgres_rows: psycopg.Connection
+) -> None:
+    with pg.connect(autocommit=True) as conn:
+        conn.execute("CREATE TABLE prep_rows (n long, msg string)")
+        conn.execute(f"INSERT INTO prep_rows (n, msg) VALUES {PREP_ROWS}")
+        got = _run_with_status(conn, PREPARED)
+    assert got == _run_with_status(postgres_rows, PREPARED)
+    assert ("EXECUTE since (2)", ("SELECT 2", [(2, "it's"), (3, None)])) in got  # not vacuous
+
+
+def test_errors_name_the_statement_as_postgres(pg: PgServe, postgres: psycopg.Connection) -> None:
+    with pg.connect(autocommit=True) as kyma:
+        for conn in (kyma, postgres):
+            with pytest.raises(psycopg.Error, match='prepared statement "nope" does not exist'):
+                conn.execute("EXECUTE nope")
+            conn.execute("PREPARE twice AS SELECT $1::int AS one")
+            with pytest.raises(psycopg.Error, match='prepared statement "twice" already exists'):
+                conn.execute("PREPARE twice AS SELECT 2")
+            with pytest.raises(psycopg.Error, match='wrong number of parameters.*"twice"'):
+                conn.execute("EXECUTE twice (1, 2)")
+            conn.execute("PREPARE none AS SELECT 1 AS one")
+            # Postgres does not read arguments given to a statement that takes none
+            assert conn.execute("EXECUTE none (1, 2)").fetchall() == [(1,)]
+            conn.execute("DEALLOCATE ALL")
+
+
+def test_prepared_statements_belong_to_their_connection(pg: PgServe) -> None:
+    with pg.connect(autocommit=True) as one, pg.connect(autocommit=True) as other:
+        one.execute("PREPARE mine AS SELECT 41 + 1 AS answer")
+        assert one.execute("EXECUTE mine").fetchall() == [(42,)]
+        with pytest.raises(psycopg.Error) as missing:
+            other.execute("EXECUTE mine")
+    assert missing.value.sqlstate == "26000"
+
+
+def test_over_http_they_are_refused_in_words(pg: PgServe) -> None:
+    for sql, verb in (
+        ("PREPARE q AS SELECT 1", "PREPARE"),
+        ("EXECUTE q", "EXECUTE"),
+        ("DEALLOCATE ALL", "DEALLOCATE"),
+    ):
+        status, _, body = request(
+            f"{pg.serve.url}/v1/query",
+            json.dumps({"sql": sql}).encode(),
+            {"Content-Type": "application/json", "Authorization": f"Bearer {pg.tokens['admin']}"},
+        )
+        assert status == 400, body
+        assert f"{verb} is not supported here" in json.loads(body)["message"], body

@@ -4,6 +4,7 @@ token are this module's own (the shared tables' rows are counted elsewhere)."""
 
 from __future__ import annotations
 
+import pyarrow as pa
 import pytest
 from secure_serve import Secure
 
@@ -56,3 +57,32 @@ def test_an_ingest_token_still_may_not_read_or_write_elsewhere(
     with pytest.raises(Exception, match="'ingest'.*PermissionDenied"):
         _insert(secure, secure.tokens["read"], "INSERT INTO flight_writes (msg) VALUES ('no')")
     assert _count(secure, "no") == 0
+
+
+def _ingest(secure: Secure, token: str, table: str, mode: str, rows: list[str]) -> int:
+    data = pa.table({"msg": pa.array(rows, pa.string())})
+    with secure.adbc(token) as conn, conn.cursor() as cur:
+        return int(cur.adbc_ingest(table, data, mode=mode))
+
+
+def test_bulk_ingest_needs_the_ingest_scope_and_replace_admin(
+    secure: Secure, ingest_token: str
+) -> None:
+    """ADBC ``adbc_ingest`` over TLS: a read token is refused (42501's PERMISSION_DENIED) and
+    writes nothing; a token that may ingest into the table appends and hears the count, but
+    may not replace its rows; an admin token may."""
+    with pytest.raises(Exception, match="'ingest'.*PermissionDenied"):
+        _ingest(secure, secure.tokens["read"], "flight_writes", "append", ["no"])
+    with pytest.raises(Exception, match="'ingest'.*PermissionDenied"):  # nor create one
+        _ingest(secure, secure.tokens["read"], "made_by_read", "create", ["no"])
+    assert _count(secure, "no") == 0
+    assert _ingest(secure, ingest_token, "flight_writes", "append", ["bulk", "bulk"]) == 2
+    assert _count(secure, "bulk") == 2
+    with pytest.raises(Exception, match="'admin'.*PermissionDenied"):
+        _ingest(secure, ingest_token, "flight_writes", "replace", ["gone"])
+    assert _count(secure, "bulk") == 2
+    admin = secure.tokens["admin"]
+    assert _ingest(secure, admin, "flight_replaced", "create", ["old", "old"]) == 2
+    assert _ingest(secure, admin, "flight_replaced", "replace", ["new"]) == 1
+    status, answer, _ = secure.sql("SELECT msg FROM flight_replaced", admin)
+    assert status == 200 and answer["rows"] == [["new"]], answer

@@ -3,8 +3,9 @@
 ``EXPLAIN <statement>``, ``CREATE/ALTER/DROP/REFRESH CONNECTOR``, ``SHOW CONNECTORS``,
 ``CREATE/DROP SOURCE``, ``SHOW SOURCES``, ``t AS OF SNAPSHOT 42`` and
 ``ALTER TABLE t SET RETENTION '30 days'``, ``SAVEPOINT``, ``RELEASE``, ``ABORT``, ``LISTEN``,
-``UNLISTEN`` and ``NOTIFY`` are parsed into the tree; ``live(...)`` and dynamic
-paths are Postgres syntax. Meaning comes later: kyma's rewrite rules and statement handlers.
+``UNLISTEN``, ``NOTIFY``, ``PREPARE``, ``EXECUTE`` and ``DEALLOCATE`` are parsed into the
+tree; ``live(...)`` and dynamic paths are Postgres syntax. Meaning comes later: kyma's
+rewrite rules and statement handlers.
 
 >>> import sqlglot
 >>> sql = "EXPLAIN SELECT * FROM logs AS OF SNAPSHOT 3 AS l"
@@ -16,6 +17,8 @@ ALTER TABLE logs SET (retention = '30 days')
 DROP SOURCE IF EXISTS clicks
 >>> print(sqlglot.parse_one('release savepoint "_pg3_1"', read=Kyma).sql(Kyma))
 RELEASE SAVEPOINT "_pg3_1"
+>>> print(sqlglot.parse_one("prepare q (int) as select $1 + 1", read=Kyma).sql(Kyma))
+PREPARE q (INT) AS SELECT $1 + 1
 """
 
 from __future__ import annotations
@@ -26,9 +29,12 @@ from sqlglot.tokens import TokenType
 from kyma.engine.query.dialect._generator import KymaGenerator
 from kyma.engine.query.dialect._parser import KymaParser
 from kyma.engine.query.dialect.expressions import (
+    Deallocate,
+    ExecutePrepared,
     Explain,
     KymaStatement,
     Notification,
+    Prepare,
     Savepoint,
     statement_options,
 )
@@ -44,4 +50,14 @@ class Kyma(Postgres):
     Generator = KymaGenerator
 
 
-__all__ = ["Explain", "Kyma", "KymaStatement", "Notification", "Savepoint", "statement_options"]
+__all__ = [
+    "Deallocate",
+    "ExecutePrepared",
+    "Explain",
+    "Kyma",
+    "KymaStatement",
+    "Notification",
+    "Prepare",
+    "Savepoint",
+    "statement_options",
+]

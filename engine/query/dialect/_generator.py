@@ -7,9 +7,12 @@ from sqlglot.dialects.postgres import Postgres
 
 from kyma.engine.query.dialect.expressions import (
     SNAPSHOT,
+    Deallocate,
+    ExecutePrepared,
     Explain,
     KymaStatement,
     Notification,
+    Prepare,
     Savepoint,
 )
 
@@ -23,7 +26,21 @@ class KymaGenerator(Postgres.Generator):
             f"{'RELEASE ' if e.args.get('release') else ''}SAVEPOINT {self.sql(e, 'this')}"
         ),
         Notification: lambda self, e: self.notification_sql(e),
+        Prepare: lambda self, e: self.prepare_sql(e),
+        ExecutePrepared: lambda self, e: (
+            f"EXECUTE {self.sql(e, 'this')}"
+            + (f" ({self.expressions(e, flat=True)})" if e.expressions else "")
+        ),
+        Deallocate: lambda self, e: (
+            f"DEALLOCATE {'ALL' if e.this.is_star else self.sql(e, 'this')}"
+        ),
     }
+
+    def prepare_sql(self, expression: Prepare) -> str:
+        types = f" ({self.expressions(expression, flat=True)})" if expression.expressions else ""
+        return (
+            f"PREPARE {self.sql(expression, 'this')}{types} AS {self.sql(expression, 'expression')}"
+        )
 
     def notification_sql(self, expression: Notification) -> str:
         payload = expression.args.get("payload")

@@ -1,20 +1,36 @@
-"""Statements about the session, named by their first word: savepoints, ``ABORT`` and the
+"""Statements about the session, named by their first word: savepoints, ``ABORT``, the
 asynchronous notifications (``LISTEN``/``UNLISTEN``/``NOTIFY``), which sqlglot's Postgres
-parser reads as an aliased column. ``VERBS`` maps the word to the function that parses the
-tokens after it; a session (the Postgres protocol's) or the engine gives them meaning.
+parser reads as an aliased column, and SQL prepared statements (``PREPARE``, ``EXECUTE``,
+``DEALLOCATE``), which it keeps as unparsed commands. ``VERBS`` maps the word to the
+function that parses the tokens after it; a session (the Postgres protocol's) or the
+engine gives them meaning.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypeVar
 
+import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.postgres import Postgres
+from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import Token, TokenType
 
 from kyma.engine.errors import SqlError
-from kyma.engine.query.dialect.expressions import Notification, Savepoint
+from kyma.engine.query.dialect.expressions import (
+    Deallocate,
+    ExecutePrepared,
+    Notification,
+    Prepare,
+    Savepoint,
+)
+
+# What PREPARE may hold, as in Postgres (its PreparableStmt).
+_PREPARABLE = (exp.Query, exp.Insert, exp.Update, exp.Delete, exp.Merge)
 
 Parse = Callable[[str, list[Token]], exp.Expression]
+T = TypeVar("T")
 
 
 def _savepoint(verb: str, tokens: list[Token]) -> Savepoint:
@@ -46,6 +62,105 @@ def _notification(verb: str, tokens: list[Token]) -> Notification:
     return Notification(verb=verb, this=channel, payload=payload)
 
 
+def _prepare(verb: str, tokens: list[Token]) -> Prepare:
+    """``PREPARE name [(type, …)] AS statement``."""
+    text, tokens = _command_rest(tokens, "PREPARE name [(type, …)] AS statement")
+    name = _identifier(tokens[:1], "PREPARE takes a statement name")
+    types: list[exp.DataType] = []
+    at = 1
+    if at < len(tokens) and tokens[at].token_type == TokenType.L_PAREN:
+        groups, at = _parenthesized(tokens, at)
+        for group in groups:
+            spelled = text[group[0].start : group[-1].end + 1]
+            try:
+                types.append(exp.DataType.build(spelled, dialect="postgres"))
+            except (ParseError, ValueError):
+                raise SqlError(f'type "{spelled}" does not exist') from None
+    if at >= len(tokens) or tokens[at].text.upper() != "AS" or at + 1 >= len(tokens):
+        raise SqlError("expected PREPARE name [(type, …)] AS statement")
+    body = text[tokens[at].end + 1 :].strip()
+    from kyma.engine.query.dialect import Kyma  # the dialect is built from this module
+
+    statements = [s for s in _parsed(lambda: sqlglot.parse(body, read=Kyma)) if s is not None]
+    if len(statements) != 1 or not isinstance(statements[0], _PREPARABLE):
+        raise SqlError(f"PREPARE takes one SELECT, VALUES, INSERT, UPDATE or DELETE, got {body!r}")
+    return Prepare(
+        this=name, expressions=types, expression=statements[0], body=exp.Literal.string(body)
+    )
+
+
+def _execute(verb: str, tokens: list[Token]) -> ExecutePrepared:
+    """``EXECUTE name [(argument, …)]``."""
+    text, tokens = _command_rest(tokens, "EXECUTE name [(argument, …)]")
+    name = _identifier(tokens[:1], "EXECUTE takes a prepared statement name")
+    if len(tokens) == 1:
+        return ExecutePrepared(this=name, expressions=[])
+    from kyma.engine.query.dialect import Kyma  # the dialect is built from this module
+
+    arguments = _parsed(lambda: sqlglot.parse_one(text[tokens[1].start :], read=Kyma))
+    if isinstance(arguments, exp.Paren):
+        return ExecutePrepared(this=name, expressions=[arguments.this])
+    if isinstance(arguments, exp.Tuple) and arguments.expressions:
+        return ExecutePrepared(this=name, expressions=arguments.expressions)
+    raise SqlError("expected EXECUTE name [(argument, …)]")
+
+
+def _deallocate(verb: str, tokens: list[Token]) -> Deallocate:
+    """``DEALLOCATE [PREPARE] name | ALL``."""
+    if tokens and tokens[0].text.upper() == "PREPARE":
+        tokens = tokens[1:]
+    if len(tokens) == 1 and tokens[0].token_type == TokenType.STRING:  # a command's rest
+        tokens = _command_rest(tokens, "DEALLOCATE [PREPARE] name | ALL")[1]
+    if len(tokens) == 1 and tokens[0].token_type == TokenType.ALL:
+        return Deallocate(this=exp.Star())
+    return Deallocate(this=_identifier(tokens, "DEALLOCATE [PREPARE] takes a name or ALL"))
+
+
+def _parsed(parse: Callable[[], T]) -> T:
+    """What ``parse`` returns; its syntax error as SqlError (42601)."""
+    try:
+        return parse()
+    except (ParseError, TokenError) as e:
+        detail = e.errors[0].get("description") if isinstance(e, ParseError) and e.errors else e
+        raise SqlError(f"syntax error: {detail}") from None
+
+
+def _command_rest(tokens: list[Token], expected: str) -> tuple[str, list[Token]]:
+    """The text the tokenizer kept whole after a command word (PREPARE, EXECUTE), and its
+    tokens."""
+    if len(tokens) != 1 or tokens[0].token_type != TokenType.STRING:
+        raise SqlError(f"expected {expected}")
+    text = tokens[0].text
+    try:
+        return text, Postgres().tokenize(text)
+    except TokenError as e:
+        raise SqlError(f"syntax error: {e}") from None
+
+
+def _parenthesized(tokens: list[Token], at: int) -> tuple[list[list[Token]], int]:
+    """The comma-separated groups of tokens inside the parentheses opening at ``at``, and
+    the index past the closing one."""
+    groups: list[list[Token]] = [[]]
+    depth = 0
+    for index in range(at, len(tokens)):
+        token = tokens[index]
+        if token.token_type == TokenType.L_PAREN:
+            depth += 1
+            if depth == 1:
+                continue
+        elif token.token_type == TokenType.R_PAREN:
+            depth -= 1
+            if depth == 0:
+                if not all(groups):
+                    break
+                return groups, index + 1
+        elif token.token_type == TokenType.COMMA and depth == 1:
+            groups.append([])
+            continue
+        groups[-1].append(token)
+    raise SqlError("expected a parenthesized list of types")
+
+
 def _identifier(tokens: list[Token], expected: str) -> exp.Identifier:
     """The one name in ``tokens``: unquoted names fold to lower case, as in Postgres."""
     if len(tokens) != 1:
@@ -65,4 +180,7 @@ VERBS: dict[str, Parse] = {
     "LISTEN": _notification,
     "UNLISTEN": _notification,
     "NOTIFY": _notification,
+    "PREPARE": _prepare,
+    "EXECUTE": _execute,
+    "DEALLOCATE": _deallocate,
 }

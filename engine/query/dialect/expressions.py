@@ -84,3 +84,23 @@ class Notification(exp.Expression):
     @property
     def verb(self) -> str:
         return str(self.args["verb"])
+
+
+class Prepare(exp.Expression):
+    """``PREPARE name [(type, …)] AS statement``: ``this`` the name, ``expressions`` the
+    declared parameter types, ``expression`` the statement parsed and ``body`` its text
+    (run as written, its ``$n`` bound at EXECUTE)."""
+
+    arg_types = {"this": True, "expressions": False, "expression": True, "body": True}
+
+
+class ExecutePrepared(exp.Expression):
+    """``EXECUTE name [(argument, …)]``: ``expressions`` the arguments."""
+
+    arg_types = {"this": True, "expressions": False}
+
+
+class Deallocate(exp.Expression):
+    """``DEALLOCATE [PREPARE] name | ALL``: ``this`` the name, or ``exp.Star`` for ALL."""
+
+    arg_types = {"this": True}
