@@ -7,7 +7,7 @@ from kyma.engine.query._access import ADMIN, READ, Access
 from kyma.engine.query._limits import QueryEvent, QueryLimits, contained
 from kyma.engine.query._quarantine import Quarantine
 from kyma.engine.query._result import QueryResult
-from kyma.engine.query._running import Caller
+from kyma.engine.query._running import Caller, RunningStatements
 from kyma.engine.query._session import QueryEngine
 
 __all__ = [
@@ -20,5 +20,6 @@ __all__ = [
     "QueryLimits",
     "QueryResult",
     "Quarantine",
+    "RunningStatements",
     "contained",
 ]
