@@ -115,16 +115,17 @@ def _signal(
         return False
     if not caller.admin and owner != caller.principal:
         raise PermissionDeniedError(_REFUSED[function], scope="admin")
+    own = running is not None and running is current_statement()
     if function == TERMINATE and backend is not None:
         backends.terminate(backend, caller)
-        if timeout and not backend.ended.wait(timeout / 1000):
+        if timeout and not own and not backend.ended.wait(timeout / 1000):
             late = f"backend with PID {pid} did not terminate within {timeout} milliseconds"
             warnings.append(late)
             return False
     elif running is not None:
         backends.running.stop(running.id, caller)
-    if running is not None and running is current_statement():
-        raise QueryCancelledError("canceling statement due to user request")  # its own
+    if own:  # the caller's own statement: it ends here, as Postgres's does
+        raise QueryCancelledError("canceling statement due to user request")
     return True
 
 

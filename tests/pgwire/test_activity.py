@@ -136,10 +136,11 @@ def test_sessions_listed_with_their_statements(pg: PgServe, roles: dict[str, str
         with _slow(other) as (thread, answer):
             _active(mine, other.info.backend_pid)
             # cancelled from the owner's other session: the statement ends with 57014
-            cancel = f"SELECT pg_cancel_backend({other.info.backend_pid})"
-            assert mine.execute(cancel).fetchone() == (True,)
+            pid = other.info.backend_pid  # a parameter, as drivers send it
+            assert mine.execute("SELECT pg_cancel_backend(%s)", (pid,)).fetchone() == (True,)
             assert _stopped(thread, answer).sqlstate == "57014"
-        row = mine.execute(_COLUMNS.format(pid=other.info.backend_pid)).fetchone()
+        qualified = _COLUMNS.replace("pg_stat_activity", "pg_catalog.pg_stat_activity")
+        row = mine.execute(qualified.format(pid=other.info.backend_pid)).fetchone()
         assert row is not None
         names = [c.name for c in mine.execute("SELECT * FROM pg_stat_activity LIMIT 0").description]
         shown = dict(zip(names, row, strict=True))
@@ -253,6 +254,13 @@ def test_unknown_pid_and_bad_timeout_as_postgres(
     ]
     with _connect(pg, roles, "alice") as conn:
         answers = [_outcome(conn, sql) for sql in statements]
+        # kyma's own: the calls run as a statement of their own; cancelling one's own
+        # statement ends it, as in Postgres
+        refused = "SELECT pg_cancel_backend(pid) FROM pg_catalog.pg_stat_activity"
+        assert _outcome(conn, refused)[0] == "0A000"
+        own = _outcome(conn, f"SELECT pg_cancel_backend({conn.info.backend_pid})")
+        assert own[0] == "57014", own
+        assert conn.execute("SELECT 1").fetchone() == (1,)
     with psycopg.connect(pg_server_url, autocommit=True) as conn:
         assert answers == [_outcome(conn, sql) for sql in statements]
     assert answers[0] == (
