@@ -15,8 +15,6 @@ token sees every row in full.
 
 from __future__ import annotations
 
-import datetime as dt
-
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -61,47 +59,53 @@ _PUBLIC = frozenset(
 )
 
 
-def _time(seconds: float | None) -> dt.datetime | None:
-    return None if seconds is None else dt.datetime.fromtimestamp(seconds, dt.UTC)
+# the columns a row gives (the others are NULL for every row), timestamps as time.time()
+_GIVEN = (
+    "pid",
+    "datname",
+    "usename",
+    "application_name",
+    "client_addr",
+    "client_port",
+    "backend_start",
+    "xact_start",
+    "query_start",
+    "state_change",
+    "state",
+    "query",
+    "backend_type",
+)
 
 
-def _session(backend: Backend, running: Statement | None) -> dict[str, object]:
-    session = backend.session
-    address, port = backend.client or (None, None)
-    row: dict[str, object] = {
-        "datname": session.database,
-        "application_name": session.settings.get("application_name", ""),
-        "client_addr": address,
-        "client_port": port,
-        "backend_start": _time(backend.started),
-        "backend_type": "client backend",
-    }
+def _session(backend: Backend, running: Statement | None) -> tuple[object, ...]:
+    session, (address, port) = backend.session, backend.client or (None, None)
     if running is None:
-        xact = backend.xact_start
-        row.update(query=backend.query, query_start=backend.query_start, state=backend.state)
-        row.update(state_change=backend.state_change, xact_start=xact)
+        query, started, state = backend.query, backend.query_start, backend.state
+        xact, changed = backend.xact_start, backend.state_change
     else:
-        started = running.started
-        row.update(query=running.sql, query_start=started, state="active")
-        row.update(state_change=started, xact_start=backend.xact_start or started)
-    for name in ("query_start", "state_change", "xact_start"):
-        row[name] = _time(row[name])  # type: ignore[arg-type]
-    return row
+        query, started, state = running.sql, running.started, "active"
+        xact, changed = backend.xact_start or running.started, running.started
+    return (
+        backend.pid,
+        session.database,
+        backend.caller.principal,
+        session.settings.get("application_name", ""),
+        address,
+        port,
+        backend.started,
+        xact,
+        started,
+        changed,
+        state,
+        query,
+        "client backend",
+    )
 
 
-def _statement(statement: Statement) -> dict[str, object]:
-    started = _time(statement.started)
-    return {
-        "datname": DATABASE,
-        "application_name": "",
-        "backend_start": started,
-        "xact_start": started,
-        "query_start": started,
-        "state_change": started,
-        "state": "active",
-        "query": statement.sql,
-        "backend_type": statement.caller.client,
-    }
+def _statement(statement: Statement) -> tuple[object, ...]:
+    started, caller = statement.started, statement.caller
+    head = (pid_of(statement), DATABASE, caller.principal, "", None, None)  # no client address
+    return (*head, started, started, started, started, "active", statement.sql, caller.client)
 
 
 def pid_of(statement: Statement) -> int:
@@ -109,28 +113,43 @@ def pid_of(statement: Statement) -> int:
     return statement.caller.pid if statement.caller.pid is not None else -statement.number
 
 
+def _column(field: pa.Field, values: list[object]) -> pa.Array:
+    if field.type != _TIME:
+        return pa.array(values, field.type)
+    micros = pc.multiply(pa.array(values, pa.float64()), 1e6)
+    return pc.cast(pc.round(micros), pa.int64()).cast(_TIME)
+
+
 def pg_stat_activity(backends: Backends, caller: Caller) -> pa.Table:
     """The rows ``caller`` sees: its own in full (an admin's: all), the others' redacted."""
-    rows = []
     running = backends.running.all()
     by_pid = {s.caller.pid: s for s in running if s.caller.pid is not None}
-    for backend in backends.all():
-        row = _session(backend, by_pid.get(backend.pid))
-        rows.append({**row, "pid": backend.pid, "usename": backend.caller.principal})
-    for statement in running:
-        if statement.caller.pid is None:
-            row = _statement(statement)
-            rows.append({**row, "pid": pid_of(statement), "usename": statement.caller.principal})
-    table = pa.Table.from_pylist([{**row, "datid": DATABASE_OID} for row in rows], schema=SCHEMA)
-    if caller.admin:
-        return table
-    mine = pc.equal(table.column("usename"), caller.principal)
+    rows = [_session(b, by_pid.get(b.pid)) for b in backends.all()]
+    rows += [_statement(s) for s in running if s.caller.pid is None]
+    given = dict(zip(_GIVEN, zip(*rows, strict=True) if rows else [()] * len(_GIVEN), strict=True))
+    count = len(rows)
     columns = []
-    for column in SCHEMA:
-        values = table.column(column.name)
-        if column.name == "query":
-            values = pc.if_else(mine, values, HIDDEN)
-        elif column.name not in _PUBLIC:
-            values = pc.if_else(mine, values, pa.scalar(None, column.type))
-        columns.append(values)
+    for field in SCHEMA:
+        if field.name == "datid":
+            columns.append(pa.array([DATABASE_OID] * count, field.type))
+        elif field.name in given:
+            columns.append(_column(field, list(given[field.name])))
+        else:
+            columns.append(pa.nulls(count, field.type))
+    if not caller.admin:
+        columns = _redacted(
+            columns, pc.equal(columns[SCHEMA.get_field_index("usename")], caller.principal)
+        )
     return pa.Table.from_arrays(columns, schema=SCHEMA)
+
+
+def _redacted(columns: list[pa.Array], mine: pa.Array) -> list[pa.Array]:
+    """Other tokens' rows as a role without pg_read_all_stats sees them."""
+    shown = []
+    for field, values in zip(SCHEMA, columns, strict=True):
+        if field.name == "query":
+            values = pc.if_else(mine, values, HIDDEN)
+        elif field.name not in _PUBLIC:
+            values = pc.if_else(mine, values, pa.scalar(None, field.type))
+        shown.append(values)
+    return shown

@@ -63,25 +63,28 @@ def statement(stmt: exp.Expression, backends: Backends) -> Callable[[], QueryRes
 
 def _run(calls: list[tuple[str, exp.Anonymous]], backends: Backends) -> QueryResult:
     caller, warnings = current_caller(), list[str]()
-    arguments = [[_int(a, call.name.lower(), call) for a in call.expressions] for _, call in calls]
-    columns: dict[str, pa.Array] = {}
-    for (name, call), values in zip(calls, arguments, strict=True):
+    arguments = []
+    for _, call in calls:
+        function = call.name.lower()
+        if len(call.expressions) not in _ARITY[function]:
+            count = len(call.expressions)
+            raise UndefinedFunctionError(
+                f"function {function}() with {count} arguments does not exist"
+            )
+        arguments.append([_int(argument, function) for argument in call.expressions])
+    answers = []
+    for (_, call), values in zip(calls, arguments, strict=True):
         pid, timeout = values[0], values[1] if len(values) > 1 else 0
         answer = None
         if pid is not None and timeout is not None:
             answer = _signal(call.name.lower(), pid, timeout, caller, backends, warnings)
-        columns[name if name not in columns else f"{name}_{len(columns)}"] = pa.array(
-            [answer], pa.bool_()
-        )
-    return QueryResult(pa.table(columns), "SELECT", warnings=warnings)
+        answers.append(pa.array([answer], pa.bool_()))
+    table = pa.Table.from_arrays(answers, names=[name for name, _ in calls])  # names may repeat
+    return QueryResult(table, "SELECT", warnings=warnings)
 
 
-def _int(argument: exp.Expression, function: str, call: exp.Anonymous) -> int | None:
+def _int(argument: exp.Expression, function: str) -> int | None:
     """An argument's value: an integer literal (or a string of one) in int4's range, or NULL."""
-    if len(call.expressions) not in _ARITY[function]:
-        raise UndefinedFunctionError(
-            f"function {function}() with {len(call.expressions)} arguments does not exist"
-        )
     if isinstance(argument, exp.Null):
         return None
     negative = isinstance(argument, exp.Neg)

@@ -146,6 +146,11 @@ def test_sessions_listed_with_their_statements(pg: PgServe, roles: dict[str, str
         shown = dict(zip(names, row, strict=True))
         assert (shown["state"], shown["query"]) == ("idle", LONG_QUERY)  # its last statement
         assert other.execute("SELECT 1").fetchone() == (1,)  # the session goes on
+        other.execute("BEGIN")
+        state = "SELECT state, query, xact_start IS NOT NULL FROM pg_stat_activity WHERE pid = "
+        assert mine.execute(state + str(pid)).fetchone() == ("idle in transaction", "BEGIN", True)
+        other.execute("ROLLBACK")
+        assert mine.execute(state + str(pid)).fetchone() == ("idle", "ROLLBACK", False)
     assert f"(pgwire) cancelled by {user}" in pg.serve.printed()  # the query log says who
 
 
@@ -250,6 +255,7 @@ def test_unknown_pid_and_bad_timeout_as_postgres(
         f"SELECT pg_cancel_backend({_UNKNOWN})",
         f"SELECT pg_terminate_backend({_UNKNOWN}) AS ended",
         "SELECT pg_cancel_backend(NULL)",
+        f"SELECT pg_cancel_backend('{_UNKNOWN}'), pg_catalog.pg_cancel_backend(0)",
         f"SELECT pg_terminate_backend({_UNKNOWN}, -1)",
     ]
     with _connect(pg, roles, "alice") as conn:
