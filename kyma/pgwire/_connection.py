@@ -341,13 +341,14 @@ class Connection:
 
     def run(self, sql: str, probe: bool = False) -> QueryResult:
         """``probe``: only the result's columns are wanted (a query the engine runs reads
-        no rows). pg_stat_activity shows the session's last statement."""
+        no rows). pg_stat_activity shows the session's last statement (not a probe)."""
         started, backend = time.time(), self.backend
         assert backend is not None
         try:
             result = self._run(sql, probe)
         finally:
-            backend.ran(sql, started)
+            if not probe:
+                backend.ran(sql, started)
         self.send(*(m.error_response("01000", w, "WARNING", b"N") for w in result.warnings))
         return result
 
