@@ -49,10 +49,11 @@ class Principal:
     def unrestricted(self) -> bool:
         return ADMIN in self.scopes
 
-    def caller(self, client: str) -> Caller:
-        """This principal as the list of running statements names it (``token 7``)."""
+    def caller(self, client: str, pid: int | None = None) -> Caller:
+        """This principal as the list of running statements names it (``token 7``);
+        ``pid``: its Postgres protocol session's."""
         name = "anyone" if self.token_id is None else f"token {self.token_id}"
-        return Caller(name, self.unrestricted, client)
+        return Caller(name, self.unrestricted, client, pid)
 
     @property
     def limited(self) -> bool:

@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kyma.connectors.registry import ConnectorRegistry
 from kyma.connectors.secrets import SecretPolicy
@@ -35,6 +36,9 @@ from kyma.metrics import Metrics
 from kyma.settings import Settings
 from kyma.stores import Stores
 
+if TYPE_CHECKING:
+    from kyma.pgwire._backends import Backends
+
 
 @dataclass
 class Services:
@@ -48,6 +52,7 @@ class Services:
     sources: SourceRegistry
     jobs: JobRegistry
     stores: Stores
+    backends: Backends  # the Postgres protocol sessions (pg_stat_activity)
     metrics: Metrics = field(default_factory=Metrics)
 
     def __post_init__(self) -> None:
@@ -152,7 +157,9 @@ def wire_services(settings: Settings, stores: Stores, store: ObjectStore) -> Ser
     ``settings``: the one wiring of ``kyma serve``, the CLI commands and the tests'
     ``services`` fixture. ``Services.close`` stops what it started."""
     # here, not at the top: pgcatalog → pgwire._types → kyma.server → kyma.services
+    from kyma.engine.query import RunningStatements
     from kyma.pgcatalog import CatalogRelations
+    from kyma.pgwire._backends import Backends
 
     catalog = stores.catalog
     fmt = segment_format(settings.extent_format, settings.block_rows)
@@ -173,6 +180,8 @@ def wire_services(settings: Settings, stores: Stores, store: ObjectStore) -> Ser
         workers=encode_workers(settings, store),
     )
     jobs = JobRegistry(settings, store.url, write_path)
+    running = RunningStatements()
+    backends = Backends(running)
     sources = SourceRegistry(
         catalog,
         stores.sources,
@@ -194,13 +203,15 @@ def wire_services(settings: Settings, stores: Stores, store: ObjectStore) -> Ser
             limits=query_limits(settings),
             writer=SqlWriter(write_path),
             decoded_bytes=settings.query_cache_bytes,
-            relations=CatalogRelations(),
+            relations=CatalogRelations(backends),
+            running=running,
         ),
         write_path=write_path,
         connectors=connectors,
         sources=sources,
         jobs=jobs,
         stores=stores,
+        backends=backends,
     )
 
 

@@ -8,7 +8,7 @@ from kyma.engine.query._limits import QueryEvent, QueryLimits, contained
 from kyma.engine.query._parse import kyma_type, parse_statement
 from kyma.engine.query._quarantine import Quarantine
 from kyma.engine.query._result import QueryResult
-from kyma.engine.query._running import Caller
+from kyma.engine.query._running import Caller, RunningStatements
 from kyma.engine.query._session import QueryEngine
 
 __all__ = [
@@ -21,6 +21,7 @@ __all__ = [
     "QueryLimits",
     "QueryResult",
     "Quarantine",
+    "RunningStatements",
     "contained",
     "kyma_type",
     "parse_statement",

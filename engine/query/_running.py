@@ -29,11 +29,12 @@ log = logging.getLogger("kyma.query")  # the query log
 class Caller:
     """Who sends a statement: ``principal`` names them (``token 7``, ``anyone``), ``admin``
     may see and stop everyone's statements, ``client`` is the interface (http, pgwire,
-    flight, repl)."""
+    flight, repl); ``pid``: the Postgres protocol session's backend pid (None elsewhere)."""
 
     principal: str = "anyone"
     admin: bool = True
     client: str = "embedded"
+    pid: int | None = None
 
 
 @dataclass
@@ -46,6 +47,11 @@ class Statement:
     stopped_by: str | None = None
     progress: dict[str, int] = field(default_factory=dict)
     _started_monotonic: float = field(default_factory=time.monotonic)
+
+    @property
+    def number(self) -> int:
+        """The ``n`` of its id ``qn``."""
+        return int(self.id[1:])
 
     def view(self) -> dict[str, Any]:
         """What a listing shows of it."""
@@ -70,6 +76,11 @@ def current_caller() -> Caller:
     """Who sent the statement running in this context (an embedded caller outside one)."""
     statement = _current.get()
     return statement.caller if statement is not None else Caller()
+
+
+def current_statement() -> Statement | None:
+    """The statement running in this context, if any."""
+    return _current.get()
 
 
 def report(**counts: int) -> None:
@@ -107,11 +118,14 @@ class RunningStatements:
             with self._lock:
                 self._statements.pop(statement.id, None)
 
+    def all(self) -> list[Statement]:
+        """Every running statement, oldest first (``pg_stat_activity`` tells what to show)."""
+        with self._lock:
+            return list(self._statements.values())
+
     def visible(self, caller: Caller) -> list[Statement]:
         """The statements ``caller`` may see: their own, or all for an admin; oldest first."""
-        with self._lock:
-            found = list(self._statements.values())
-        return [s for s in found if caller.admin or s.caller.principal == caller.principal]
+        return [s for s in self.all() if caller.admin or s.caller.principal == caller.principal]
 
     def stop(self, statement_id: str, caller: Caller) -> Statement:
         """Stop a running statement; NotFoundError for one that is not running (or that the

@@ -71,6 +71,7 @@ class QueryEngine:
         decoded_bytes: int = 0,
         quarantine: Quarantine | None = None,
         relations: Relations | None = None,
+        running: RunningStatements | None = None,
     ) -> None:
         """``statements`` run kyma's own statement kinds (CREATE SOURCE…), as kyma's dialect
         parses them: each returns a result, or None when the statement is not its kind.
@@ -82,7 +83,8 @@ class QueryEngine:
         ``quarantine``: statements run with their fingerprint in its journal, and those that
         crashed the server are refused (None: no journal).
         ``relations``: Postgres' catalog relations and functions (``relations``); a query
-        naming them takes the same path, limits and gate as any other."""
+        naming them takes the same path, limits and gate as any other.
+        ``running``: the list of running statements (shared with ``relations``); None: a new one."""
         self.catalog = catalog
         self.writer = writer
         self.federation = federation
@@ -91,7 +93,8 @@ class QueryEngine:
             catalog, store, fmt, federation, limits, decoded_bytes, relations
         )
         self.gate = QueryGate(limits)
-        self.running = RunningStatements()
+        self.running = running if running is not None else RunningStatements()
+        self.relations = relations
         self._parsed: Recent[Parsed] = Recent(STATEMENTS)
         self.limits = limits or QueryLimits()  # the statement's shape is always bounded
         self.quarantine = quarantine
@@ -206,6 +209,9 @@ class QueryEngine:
         if isinstance(stmt, Explain):
             explain = ANALYZE if stmt.args.get("analyze") else True
             stmt = stmt.this
+        acting = None if explain else self._acting(stmt)
+        if acting is not None:
+            return acting()
         if isinstance(stmt, exp.Query):
             check_functions(stmt, self.limits.memory_bytes)
             switches = {"pruning": pruning, "pushdown": pushdown}
@@ -247,6 +253,10 @@ class QueryEngine:
         _refuse_session_statement(stmt)
         raise UnsupportedStatementError(f"unsupported statement: {_kind(stmt)}")
 
+    def _acting(self, stmt: exp.Expression) -> Callable[[], QueryResult] | None:
+        """What runs a query the relations act on (``SELECT pg_cancel_backend(12)``)."""
+        return self.relations.statement(stmt) if self.relations is not None else None
+
     def _describe(self, stmt: exp.Describe) -> QueryResult:
         """A kyma table, or ``connector.schema.table`` through its connector."""
         target = stmt.this
@@ -262,6 +272,8 @@ class QueryEngine:
             return _insert.access(stmt, self.access)
         if isinstance(stmt, KymaStatement) and stmt.verb == "KILL":
             return []  # anyone may stop their own statements; ``running.stop`` checks whose
+        if isinstance(stmt, exp.Expression) and self._acting(stmt) is not None:
+            return []  # pg_cancel_backend(…): it checks whose backend it is
         needs = self.access(stmt) if isinstance(stmt, exp.Expression) else _unparsed(sql)
         return [needs] if needs is not None else []
 

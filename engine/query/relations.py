@@ -7,7 +7,8 @@ A statement names a relation by a qualified name (``pg_catalog.pg_class``,
 name (``pg_class``). The planner renames each reference to ``session_name`` and registers the
 relation's rows, built for the tables the caller may read, in the statement's own DataFusion
 session; the statement then plans, runs and is bounded like any other. ``functions`` are
-registered in every session; ``rewrite`` runs on every query after the names are resolved.
+registered in every session; ``rewrite`` runs on every query after the names are resolved;
+``statement`` runs the few queries that act rather than read (``SELECT pg_cancel_backend(12)``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from datafusion import ScalarUDF
 from sqlglot import exp
 
 from kyma.engine.catalog import TableInfo
+from kyma.engine.query._result import QueryResult
 
 SEPARATOR = "$"
 """Between a relation's schema and name in its session name (``pg_catalog$pg_class``): no
@@ -78,3 +80,8 @@ class Relations(ABC):
     def rewrite(self, stmt: exp.Expression) -> exp.Expression:
         """A query with the relations' references resolved, as DataFusion plans it
         (clients' spellings of Postgres constructs: sqlglot rules)."""
+
+    def statement(self, stmt: exp.Expression) -> Callable[[], QueryResult] | None:
+        """What runs ``stmt`` when the relations act on it themselves (``SELECT
+        pg_cancel_backend(12)``), else None. It needs no scope: it checks whom it may touch."""
+        return None

@@ -20,26 +20,35 @@ from sqlglot import exp
 
 from kyma.engine.catalog import TableInfo
 from kyma.engine.errors import NotFoundError, SqlError
+from kyma.engine.query import QueryResult
+from kyma.engine.query._running import RunningStatements, current_caller
 from kyma.engine.query.relations import Relations
-from kyma.pgcatalog import _functions, _relations, rules
+from kyma.pgcatalog import _activity, _functions, _relations, _signal, rules
 from kyma.pgcatalog._empty import EMPTY, empty_relation
 from kyma.pgcatalog._information_schema import VIEWS
+from kyma.pgwire._backends import Backends
 
 CATALOG, INFORMATION_SCHEMA = "pg_catalog", "information_schema"
 # the relations built from the caller's tables; the others are the same for everyone
 _OF_TABLES = {"pg_class", "pg_attribute", "tables", "columns"}
+_ACTIVITY = "pg_stat_activity"  # of the sessions and running statements, for this caller
 
 
 class CatalogRelations(Relations):
+    """``backends``: the server's Postgres protocol sessions and running statements, which
+    ``pg_stat_activity`` lists and ``pg_cancel_backend`` stops (None: none)."""
+
     schemas = frozenset({CATALOG, INFORMATION_SCHEMA})
 
-    def __init__(self) -> None:
+    def __init__(self, backends: Backends | None = None) -> None:
         self._functions = _functions.udfs()
+        self.backends = backends if backends is not None else Backends(RunningStatements())
 
     def relation(self, schema: str | None, name: str) -> str | None:
         if schema is not None:  # whether it exists is told when it is built
             return schema
-        return CATALOG if name in _relations.RELATIONS or name in EMPTY else None
+        known = name in _relations.RELATIONS or name in EMPTY or name == _ACTIVITY
+        return CATALOG if known else None
 
     def build(self, schema: str, name: str, tables: Callable[[], list[TableInfo]]) -> pa.Table:
         infos = tables() if name in _OF_TABLES else []
@@ -53,6 +62,8 @@ class CatalogRelations(Relations):
             return view(infos)
         if name in EMPTY:
             return empty_relation(name)
+        if name == _ACTIVITY:
+            return _activity.pg_stat_activity(self.backends, current_caller())
         relation = _relations.RELATIONS.get(name)
         if relation is None:
             raise NotFoundError(f'relation "{schema}.{name}" does not exist')
@@ -63,3 +74,6 @@ class CatalogRelations(Relations):
 
     def rewrite(self, stmt: exp.Expression) -> exp.Expression:
         return rules.rewrite(stmt)
+
+    def statement(self, stmt: exp.Expression) -> Callable[[], QueryResult] | None:
+        return _signal.statement(stmt, self.backends)

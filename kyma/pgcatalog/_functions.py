@@ -12,6 +12,7 @@ import datafusion
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from kyma.engine.errors import UnsupportedStatementError
 from kyma.pgcatalog._information_schema import DATABASE, SCHEMA
 from kyma.pgcatalog._relations import OWNER, TYPE_NAMES, formatted_type
 from kyma.pgwire._session import DEFAULTS, SERVER_VERSION, VERSION
@@ -48,6 +49,19 @@ def _format_type(oids: pa.Array, _mods: pa.Array) -> pa.Array:
     return pa.array([formatted_type(n) if n else None for n in names], pa.string())
 
 
+def _alone(name: str) -> Callable[..., pa.Array]:
+    """``pg_cancel_backend`` and ``pg_terminate_backend`` anywhere but a statement of their
+    own (``_signal``): planned (a prepared statement's columns), refused when evaluated."""
+
+    def refuse(values: pa.Array, *_: pa.Array) -> pa.Array:
+        raise UnsupportedStatementError(
+            f"{name}(pid) runs in a statement of its own in kyma: SELECT {name}(12345)"
+            " (the pid from pg_stat_activity)"
+        )
+
+    return refuse
+
+
 def _nulls(values: pa.Array, *_: pa.Array) -> pa.Array:
     return pa.nulls(len(values), pa.string())
 
@@ -68,6 +82,8 @@ FUNCTIONS: dict[str, tuple[Callable[..., pa.Array], list[pa.DataType], pa.DataTy
     "pg_encoding_to_char": (_each(lambda _: "UTF8", _TEXT), [_INT], _TEXT),
     "quote_ident": (_each(lambda n: quote_ident(str(n)), _TEXT), [_TEXT], _TEXT),
     "parse_ident": (_each(lambda n: str(n).split("."), _NAMES), [_TEXT], _NAMES),
+    "pg_cancel_backend": (_alone("pg_cancel_backend"), [_INT], _BOOL),
+    "pg_terminate_backend": (_alone("pg_terminate_backend"), [_INT], _BOOL),
 }
 
 

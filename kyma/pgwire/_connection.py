@@ -15,11 +15,9 @@ import socketserver
 import ssl
 import struct
 import threading
-from collections.abc import Iterator
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, BinaryIO
-
-import pyarrow as pa
 
 from kyma.auth import Principal
 from kyma.engine.errors import (
@@ -32,15 +30,16 @@ from kyma.engine.errors import (
 from kyma.engine.query import QueryResult
 from kyma.pgwire import _asyncpg, _copy, _errors
 from kyma.pgwire import _messages as m
-from kyma.pgwire._binary import binary_column
+from kyma.pgwire._backends import TERMINATED, Backend
 from kyma.pgwire._param_types import column_types, infer, referenced_tables
 from kyma.pgwire._params import literal
+from kyma.pgwire._rows import encoded, result_formats, text_rows
 from kyma.pgwire._session import REPORTED, Session, translate
 from kyma.pgwire._sql_text import bind, parameter_count, split_statements
-from kyma.pgwire._types import SIZES, text_column, type_oid
+from kyma.pgwire._types import SIZES, type_oid
 
 if TYPE_CHECKING:
-    from kyma.pgwire._listener import Listener, Slots
+    from kyma.pgwire._listener import Listener
 
 log = logging.getLogger("kyma.pgwire")
 _ROW_QUERIES = ("select", "with", "values", "show", "table", "explain", "describe")
@@ -84,6 +83,7 @@ class Connection:
         self.rfile: BinaryIO = sock.makefile("rb")
         self.principal: Principal | None = None
         self.session: Session | None = None
+        self.backend: Backend | None = None  # once authenticated: pg_stat_activity's row
         self.statements: dict[str, Statement] = {}
         self.portals: dict[str, Portal] = {}
 
@@ -119,7 +119,7 @@ class Connection:
     def serve(self) -> None:
         unauthenticated = self.listener.unauthenticated
         if not unauthenticated.take():
-            self.send(_too_many(unauthenticated))
+            self.send(unauthenticated.refusal())
             self.flush()
             return
         authenticating = True
@@ -132,7 +132,9 @@ class Connection:
             if authenticated:
                 self.loop()
         except (EOFError, OSError) as e:  # ConnectionError, ssl.SSLError…
-            if self.cut():
+            if self.terminated():
+                self.send(m.error_response("57P01", TERMINATED, "FATAL"))
+            elif self.cut():
                 assert self.cut_reason is not None
                 self.send(m.error_response(*self.cut_reason, "FATAL"))
             log.debug("Postgres connection ended: %s", e)
@@ -147,6 +149,8 @@ class Connection:
                 self.flush()  # a FATAL error, say
             if self.key is not None:
                 self.cancels.remove(self.key)
+            if self.backend is not None:
+                self.listener.backends.close(self.backend)
             if self.holds_slot:
                 self.slots.give_back()
 
@@ -162,6 +166,10 @@ class Connection:
         if self.cut():
             raise EOFError("cut off at its deadline")
         self.cut_reason = None
+
+    def terminated(self) -> bool:
+        """True once pg_terminate_backend ended this session."""
+        return self.backend is not None and self.backend.terminated.is_set()
 
     def cut(self) -> bool:
         """True once a deadline cut the connection off."""
@@ -206,11 +214,12 @@ class Connection:
             return False
         self.holds_slot = self.slots.take()  # counted once authenticated
         if not self.holds_slot:
-            self.send(_too_many(self.slots))
+            self.send(self.slots.refusal())
             return False
         user = params.get("user", "kyma")
-        pid, secret = secrets.randbelow(1 << 31), secrets.randbelow(1 << 31)
+        pid, secret = self.listener.backends.new_pid(), secrets.randbelow(1 << 31)
         self.session = Session(user, params.get("database", user), pid, params, self.statements)
+        self.backend = self.listener.backend(self, self.principal, self.session)
         self.key = (pid, secret)
         self.cancels.add(self.key, self)
         out = [m.authentication(0)]
@@ -305,6 +314,8 @@ class Connection:
         return [m.parameter_status(n, session.settings[n]) for n in dict.fromkeys(changed)]
 
     def fail(self, error: Exception) -> None:
+        if self.terminated():
+            raise EOFError("terminated by pg_terminate_backend")
         session = self.session_()
         if session.in_transaction:
             session.failed = True
@@ -330,7 +341,18 @@ class Connection:
 
     def run(self, sql: str, probe: bool = False) -> QueryResult:
         """``probe``: only the result's columns are wanted (a query the engine runs reads
-        no rows)."""
+        no rows). pg_stat_activity shows the session's last statement (not a probe)."""
+        started, backend = time.time(), self.backend
+        assert backend is not None
+        try:
+            result = self._run(sql, probe)
+        finally:
+            if not probe:
+                backend.ran(sql, started)
+        self.send(*(m.error_response("01000", w, "WARNING", b"N") for w in result.warnings))
+        return result
+
+    def _run(self, sql: str, probe: bool) -> QueryResult:
         session = self.session_()
         sql = translate(session.expand(sql))
         answer = session.answer(sql)
@@ -354,7 +376,7 @@ class Connection:
             authorize=None if principal.unrestricted else principal.authorize,
             cancel=cancelled,
             timeout=session.seconds("statement_timeout"),
-            caller=principal.caller("pgwire"),
+            caller=principal.caller("pgwire", session.pid),
             search_path=self.session_().settings.get("search_path"),
         )
         session.ran(result)
@@ -387,7 +409,7 @@ class Connection:
         end = table.num_rows if not limit else min(table.num_rows, first + limit)
         for start in range(first, end, SLICE_ROWS):
             part = table.slice(start, min(SLICE_ROWS, end - start))
-            self.send(m.data_rows(_encoded(part, formats)))
+            self.send(m.data_rows(encoded(part, formats)))
         if end < table.num_rows:
             self.send(m.message(b"s"))
             return False
@@ -399,7 +421,7 @@ class Connection:
         table = result.table
         width = table.num_columns
         start = m.message(b"H", struct.pack(f"!bh{width}h", 0, width, *([0] * width)))
-        lines = copy.lines(table.column_names, _text_rows(table))
+        lines = copy.lines(table.column_names, text_rows(table))
         data = [m.message(b"d", line) for line in lines]
         self.send(start, *data, m.message(b"c"), m.command_complete(f"COPY {table.num_rows}"))
 
@@ -477,7 +499,8 @@ class Connection:
         portal = self._portal(name)
         if portal.result is None:
             portal.result = self.run(portal.sql)
-        self.send(self.describe(portal.result, _formats(portal)))
+        width = portal.result.table.num_columns
+        self.send(self.describe(portal.result, result_formats(portal.formats, width)))
 
     def _parameter_types(self, statement: Statement) -> list[int]:
         if all(statement.param_oids):
@@ -515,7 +538,7 @@ class Connection:
             describe=False,
             first=portal.sent,
             limit=max(limit, 0),
-            formats=_formats(portal),
+            formats=result_formats(portal.formats, portal.result.table.num_columns),
         )
         portal.sent = portal.sent + limit if not done else portal.result.table.num_rows
 
@@ -544,45 +567,6 @@ class Connection:
 def _lower(*seconds: float) -> float:
     """The lowest of timeouts that are set (0: none)."""
     return min((s for s in seconds if s), default=0)
-
-
-def _too_many(slots: Slots) -> bytes:
-    return m.error_response(
-        "53300",
-        f"too many Postgres protocol connections: {slots.limit} are open ({slots.setting})",
-        "FATAL",
-    )
-
-
-def _text_columns(table: pa.Table) -> list[pa.Array]:
-    return [text_column(f, table.column(i)) for i, f in enumerate(table.schema)]
-
-
-def _encoded(table: pa.Table, formats: list[int] | None) -> list[pa.Array]:
-    if not formats or not any(formats):
-        return _text_columns(table)
-    return [
-        binary_column(f, table.column(i)) if formats[i] else text_column(f, table.column(i))
-        for i, f in enumerate(table.schema)
-    ]
-
-
-def _formats(portal: Portal) -> list[int] | None:
-    """A format code a result column, from Bind's list (none: text; one: every column)."""
-    codes = portal.formats
-    assert portal.result is not None
-    width = portal.result.table.num_columns
-    if not codes or width == 0:
-        return None
-    if len(codes) == 1:
-        return codes * width
-    if len(codes) != width:
-        raise SqlError(f"Bind gave {len(codes)} result format codes for {width} columns")
-    return codes
-
-
-def _text_rows(table: pa.Table) -> Iterator[tuple[bytes | None, ...]]:
-    return zip(*(c.to_pylist() for c in _text_columns(table)), strict=True)
 
 
 class Handler(socketserver.BaseRequestHandler):

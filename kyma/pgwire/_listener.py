@@ -20,8 +20,13 @@ from typing import TYPE_CHECKING, Protocol
 
 from kyma.auth import Authenticator
 from kyma.engine.errors import ConfigError
+from kyma.pgwire import _messages as m
+from kyma.pgwire._backends import Backend, Backends
 
 if TYPE_CHECKING:
+    from kyma.auth import Principal
+    from kyma.pgwire._connection import Connection
+    from kyma.pgwire._session import Session
     from kyma.services import Services
     from kyma.settings import Settings
 
@@ -68,6 +73,14 @@ class Slots:
     def give_back(self) -> None:
         if self._free is not None:
             self._free.release()
+
+    def refusal(self) -> bytes:
+        """The FATAL error a connection over the limit hears."""
+        return m.error_response(
+            "53300",
+            f"too many Postgres protocol connections: {self.limit} are open ({self.setting})",
+            "FATAL",
+        )
 
 
 class Deadlines:
@@ -164,3 +177,16 @@ class Listener:
         self.unauthenticated = Slots(settings.pg_max_unauthenticated, "KYMA_PG_MAX_UNAUTHENTICATED")
         self.deadlines = Deadlines()
         self.limits = Limits.of(settings)
+        self.backends: Backends = services.backends
+
+    def backend(self, connection: Connection, principal: Principal, session: Session) -> Backend:
+        """The authenticated ``connection`` listed in pg_stat_activity under its session's pid."""
+        fd, peer = connection.sock.fileno(), connection.sock.getpeername()
+        backend = Backend(
+            principal.caller("pgwire", session.pid),
+            session,
+            (str(peer[0]), int(peer[1])) if isinstance(peer, tuple) else None,
+            lambda: _cut(fd),
+        )
+        self.backends.open(backend)
+        return backend

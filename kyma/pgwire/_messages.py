@@ -121,10 +121,11 @@ def command_complete(tag: str) -> bytes:
     return message(b"C", cstring(tag))
 
 
-def error_response(sqlstate: str, text: str, severity: str = "ERROR") -> bytes:
+def error_response(sqlstate: str, text: str, severity: str = "ERROR", kind: bytes = b"E") -> bytes:
+    """An ErrorResponse; ``kind`` ``b"N"``: a NoticeResponse (a WARNING, say)."""
     fields = b"S" + cstring(severity) + b"V" + cstring(severity)
     fields += b"C" + cstring(sqlstate) + b"M" + cstring(text)
-    return message(b"E", fields + b"\x00")
+    return message(kind, fields + b"\x00")
 
 
 def row_description(columns: Sequence[tuple[str, int, int, int]]) -> bytes:
