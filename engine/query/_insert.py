@@ -1,4 +1,5 @@
-"""INSERT INTO t [(columns)] VALUES … | SELECT …: rows handed to the write path.
+"""INSERT INTO t [(columns)] VALUES … | SELECT …, and CREATE TABLE … AS SELECT: rows handed
+to the write path.
 
 The engine does not own writes: an ``InsertWriter`` (the ingest write path, injected by the
 wiring) coerces, evolves and commits them as one snapshot. VALUES rows go as JSON values (their
@@ -15,10 +16,13 @@ import pyarrow as pa
 from sqlglot import exp
 
 from kyma.engine.catalog import Catalog
+from kyma.engine.catalog._views import pg_type_name
 from kyma.engine.errors import (
     DataError,
+    DuplicateColumnError,
     IngestError,
     InvalidDatetimeError,
+    SchemaError,
     SqlError,
     UnsupportedStatementError,
 )
@@ -26,7 +30,13 @@ from kyma.engine.query._access import WRITE, Access
 from kyma.engine.query._parse import identifier, table_name
 from kyma.engine.query._result import QueryResult
 from kyma.engine.query._values import literal
-from kyma.engine.types import DEFAULT_COLUMN_NAMES
+from kyma.engine.types import (
+    DEFAULT_COLUMN_NAMES,
+    DEFAULT_COLUMNS,
+    KYMA_TYPE_KEY,
+    Column,
+    KymaType,
+)
 
 # Clauses of Postgres' INSERT that kyma's append-only tables cannot honour.
 _REFUSED = {
@@ -148,3 +158,64 @@ def _in_values(error: IngestError) -> IngestError:
     if error.field is not None:
         rest = rest.replace(f", field {error.field!r}", f", column {error.field!r}", 1)
     return IngestError(f"VALUES row {error.line}{rest}", error.line, error.field)
+
+
+def create_table_as(
+    stmt: exp.Create,
+    catalog: Catalog,
+    writer: InsertWriter | None,
+    select: Callable[[exp.Query], pa.Table],
+) -> QueryResult:
+    """CREATE TABLE [IF NOT EXISTS] t [(columns)] AS query: a table of the query's column
+    types holding its rows, written in one snapshot; the status is Postgres' ``SELECT <rows>``."""
+    if writer is None:
+        raise UnsupportedStatementError("CREATE TABLE AS: this engine has no write path")
+    target = stmt.this
+    written = [identifier(c) for c in target.expressions] if isinstance(target, exp.Schema) else []
+    table = table_name(target.this if isinstance(target, exp.Schema) else target, creating=True)
+    if stmt.args.get("exists") and (catalog.get_tables([table]) or catalog.get_views([table])):
+        return QueryResult.status_only("CREATE TABLE AS")  # Postgres: a notice, no rows
+    result = select(stmt.expression)
+    if len(written) > result.num_columns:
+        raise SqlError("too many column names were specified")
+    names = [*written, *result.column_names[len(written) :]]
+    for position, name in enumerate(names):
+        if name in names[:position]:
+            raise DuplicateColumnError(f'column "{name}" specified more than once')
+    result = result.rename_columns(names)
+    columns = [_column(field) for field in result.schema]
+    catalog.create_table(table, [c for c in columns if c.name not in DEFAULT_COLUMN_NAMES])
+    try:
+        count = writer.insert_arrow(table, result) if result.num_rows else 0
+    except BaseException:
+        catalog.drop_table(table, if_exists=True)  # no table is left without its rows
+        raise
+    return QueryResult(pa.table({}), f"SELECT {count}", rowcount=count)
+
+
+def _column(field: pa.Field) -> Column:
+    """The kyma column that stores a query's result column (SchemaError when none does)."""
+    dtype = field.type
+    if pa.types.is_null(dtype):  # an untyped NULL: text, as Postgres makes it
+        return Column(field.name, KymaType("string"))
+    if pa.types.is_integer(dtype) and dtype.bit_width <= 32 and pa.types.is_signed_integer(dtype):
+        return Column(field.name, KymaType("int"))
+    if pa.types.is_float32(dtype):
+        return Column(field.name, KymaType("real"))
+    if pa.types.is_large_string(dtype) or pa.types.is_string_view(dtype):
+        return Column(field.name, KymaType("string"))
+    if (field.metadata or {}).get(KYMA_TYPE_KEY) == b"dynamic":
+        return Column(field.name, KymaType("dynamic"))
+    try:
+        kind = KymaType.from_arrow(dtype)
+    except SchemaError:
+        raise SchemaError(
+            f"CREATE TABLE AS: column {field.name!r} is of type {pg_type_name(field)}, which"
+            " kyma does not store; cast it (to bigint, double precision, text, timestamptz…)"
+        ) from None
+    if field.name in DEFAULT_COLUMN_NAMES and Column(field.name, kind) not in DEFAULT_COLUMNS:
+        raise SchemaError(
+            f"CREATE TABLE AS: column {field.name!r} is a default column of every table and"
+            f" must be {next(c.type for c in DEFAULT_COLUMNS if c.name == field.name)}"
+        )
+    return Column(field.name, kind)

@@ -19,7 +19,7 @@ from kyma.engine.errors import (
     UnsupportedStatementError,
 )
 from kyma.engine.format import SegmentFormat
-from kyma.engine.query import _ddl, _insert, _paths
+from kyma.engine.query import _ddl, _insert, _paths, _truncate, _views
 from kyma.engine.query._access import (
     ADMIN,
     QUERY_WORDS,
@@ -118,8 +118,11 @@ class QueryEngine:
         try:
             parsed = self._parse(sql)
             stmt = parsed.statement if isinstance(parsed, Parsed) else parsed
+            expanded, views = self._expand(stmt)
             if authorize is not None:  # every statement, cached or not
                 needs = parsed.needs if isinstance(parsed, Parsed) else self._needs(stmt, sql)
+                if views:  # what the views read, as they are defined now
+                    needs = (*needs, *self._needs(expanded, sql))
                 for need in needs:
                     authorize(need)
             if search_path is not None and not schema_names.searches_public(search_path):
@@ -128,7 +131,9 @@ class QueryEngine:
             text = None
             if isinstance(parsed, Parsed) and len(sql) <= MAX_KEPT_TEXT:
                 self._parsed.put(sql, parsed)  # kept once authorized, and only if small
-                text = sql
+                text = None if views else sql  # a view's plan is made each time
+            if not isinstance(stmt, exp.Create) or not _views.is_view(stmt):
+                stmt = expanded  # CREATE VIEW keeps its query as written
 
             def work() -> QueryResult:
                 return self._execute(stmt, snapshot, pruning, pushdown, visible, text)
@@ -152,6 +157,37 @@ class QueryEngine:
                     ) from None
         except RecursionError:
             raise too_deep() from None
+
+    def _expand(
+        self, stmt: exp.Expression | SqlError
+    ) -> tuple[exp.Expression | SqlError, set[str]]:
+        """``stmt`` with the views its query names expanded (a copy), and their names."""
+        slot = "this" if isinstance(stmt, Explain) else "expression"
+        if isinstance(stmt, exp.Query):
+            return _views.expand(stmt, self.catalog, self.planner.local_tables)
+        query = stmt.args.get(slot) if isinstance(stmt, (Explain, exp.Insert, exp.Create)) else None
+        if not isinstance(query, exp.Query):
+            return stmt, set()
+        expanded, views = _views.expand(query, self.catalog, self.planner.local_tables)
+        if not views:
+            return stmt, views
+        assert isinstance(stmt, exp.Expression)
+        copy = stmt.copy()
+        copy.set(slot, expanded)
+        return copy, views
+
+    def _select(
+        self, pruning: bool, pushdown: bool, visible: Callable[[str], bool] | None
+    ) -> Callable[[exp.Query], pa.Table]:
+        """Runs a statement's query (an INSERT's, CREATE TABLE AS's) to its answer."""
+
+        def select(query: exp.Query) -> pa.Table:
+            check_functions(query, self.limits.memory_bytes)
+            switches = {"pruning": pruning, "pushdown": pushdown}
+            run = self.planner.run
+            return run(query, snapshot=None, explain=False, visible=visible, **switches).table
+
+        return select
 
     def _unqualified(self, stmt: exp.Expression | SqlError) -> None:
         """NotFoundError (42P01) for a kyma table a query names without its schema."""
@@ -216,21 +252,29 @@ class QueryEngine:
                 handled = statement(stmt)
                 if handled is not None:
                     return handled
+        select = self._select(pruning, pushdown, visible)
         if isinstance(stmt, exp.Insert):
-
-            def select(query: exp.Query) -> pa.Table:
-                check_functions(query, self.limits.memory_bytes)
-                switches = {"pruning": pruning, "pushdown": pushdown}
-                run = self.planner.run
-                return run(query, snapshot=None, explain=False, visible=visible, **switches).table
-
             return _insert.run(stmt, self.catalog, self.writer, select)
+        if isinstance(stmt, exp.Create) and _views.is_view(stmt):
+
+            def describe(query: exp.Expression) -> pa.Schema:
+                expanded, _ = _views.expand(query, self.catalog, self.planner.local_tables)
+                assert isinstance(expanded, exp.Query)
+                return select(expanded.limit(0)).schema
+
+            return _views.create_view(self.catalog, stmt, describe, self.planner.local_tables)
+        if isinstance(stmt, exp.Create) and isinstance(stmt.expression, exp.Query):
+            return _insert.create_table_as(stmt, self.catalog, self.writer, select)
         if isinstance(stmt, exp.Create):
             return _ddl.create_table(self.catalog, stmt)
         if isinstance(stmt, exp.Alter):
             return _ddl.alter_table(self.catalog, stmt)
+        if isinstance(stmt, exp.Drop) and _views.is_view(stmt):
+            return _views.drop_view(self.catalog, stmt)
         if isinstance(stmt, exp.Drop):
             return _ddl.drop_table(self.catalog, stmt)
+        if isinstance(stmt, exp.TruncateTable):
+            return _truncate.run(stmt, self.catalog)
         if isinstance(stmt, exp.Describe):
             return self._describe(stmt)
         if _ddl.is_show_tables(stmt):
@@ -251,6 +295,10 @@ class QueryEngine:
         """Every check ``stmt`` must pass: an INSERT's write and its SELECT's reads."""
         if isinstance(stmt, exp.Insert):
             return _insert.access(stmt, self.access)
+        if isinstance(stmt, exp.TruncateTable):
+            return [_truncate.access(stmt)]
+        if isinstance(stmt, exp.Create) and isinstance(stmt.expression, exp.Query):
+            return [Access(ADMIN), self.access(stmt.expression)]  # and what its query reads
         if isinstance(stmt, KymaStatement) and stmt.verb == "KILL":
             return []  # anyone may stop their own statements; ``running.stop`` checks whose
         needs = self.access(stmt) if isinstance(stmt, exp.Expression) else _unparsed(sql)
