@@ -20,6 +20,7 @@ from kyma.engine.catalog._views import pg_type_name
 from kyma.engine.errors import (
     DataError,
     DuplicateColumnError,
+    DuplicateRelationError,
     IngestError,
     InvalidDatetimeError,
     SchemaError,
@@ -27,6 +28,7 @@ from kyma.engine.errors import (
     UnsupportedStatementError,
 )
 from kyma.engine.query._access import WRITE, Access
+from kyma.engine.query._output_names import output_names
 from kyma.engine.query._parse import identifier, table_name
 from kyma.engine.query._result import QueryResult
 from kyma.engine.query._values import literal
@@ -173,9 +175,14 @@ def create_table_as(
     target = stmt.this
     written = [identifier(c) for c in target.expressions] if isinstance(target, exp.Schema) else []
     table = table_name(target.this if isinstance(target, exp.Schema) else target, creating=True)
-    if stmt.args.get("exists") and (catalog.get_tables([table]) or catalog.get_views([table])):
-        return QueryResult.status_only("CREATE TABLE AS")  # Postgres: a notice, no rows
+    if catalog.get_tables([table]) or catalog.get_views([table]):  # before the query runs
+        if stmt.args.get("exists"):
+            return QueryResult.status_only("CREATE TABLE AS")  # Postgres: a notice, no rows
+        raise DuplicateRelationError(f'relation "{table}" already exists')
+    figured = output_names(stmt.expression)  # the answer keeps no duplicate: these may
     result = select(stmt.expression)
+    if figured is not None and len(figured) == result.num_columns:
+        result = result.rename_columns(figured)
     if len(written) > result.num_columns:
         raise SqlError("too many column names were specified")
     names = [*written, *result.column_names[len(written) :]]

@@ -14,7 +14,7 @@ from sqlglot import exp
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import traverse_scope
 
-from kyma.engine.catalog import Catalog, ExtentRef, TableInfo
+from kyma.engine.catalog import Catalog, ExtentRef, TableInfo, ViewInfo
 from kyma.engine.errors import (
     NotFoundError,
     SqlError,
@@ -237,7 +237,7 @@ class SelectPlanner:
         named = {t.name for t in stmt.find_all(exp.Table) if relation_of(t) is not None}
         return stmt, named
 
-    def _relation(self, name: str, tables: Callable[[], list[TableInfo]]) -> pa.Table:
+    def _relation(self, name: str, tables: Callable[[], list[TableInfo | ViewInfo]]) -> pa.Table:
         found = split(name)
         assert found is not None and self.relations is not None
         return self.relations.build(*found, tables)
@@ -247,11 +247,11 @@ class SelectPlanner:
     ) -> None:
         """The rows of each catalog relation a plan reads, over the tables the caller may
         read (listed once, and only if a relation needs them)."""
-        listed: list[list[TableInfo]] = []
+        listed: list[list[TableInfo | ViewInfo]] = []
 
-        def tables() -> list[TableInfo]:
+        def tables() -> list[TableInfo | ViewInfo]:
             if not listed:
-                every = self.catalog.list_tables()
+                every = [*self.catalog.list_tables(), *self.catalog.list_views()]
                 listed.append([i for i in every if visible is None or visible(i.name)])
             return listed[0]
 

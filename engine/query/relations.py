@@ -19,7 +19,7 @@ import pyarrow as pa
 from datafusion import ScalarUDF
 from sqlglot import exp
 
-from kyma.engine.catalog import TableInfo
+from kyma.engine.catalog import TableInfo, ViewInfo
 
 SEPARATOR = "$"
 """Between a relation's schema and name in its session name (``pg_catalog$pg_class``): no
@@ -67,8 +67,11 @@ class Relations(ABC):
         available raises (SqlError, NotFoundError)."""
 
     @abstractmethod
-    def build(self, schema: str, name: str, tables: Callable[[], list[TableInfo]]) -> pa.Table:
-        """The rows of a relation; ``tables`` lists the kyma tables the caller may read."""
+    def build(
+        self, schema: str, name: str, tables: Callable[[], list[TableInfo | ViewInfo]]
+    ) -> pa.Table:
+        """The rows of a relation; ``tables`` lists the kyma tables and views the caller may
+        read."""
 
     @abstractmethod
     def functions(self) -> Sequence[ScalarUDF]:

@@ -18,7 +18,7 @@ import pyarrow as pa
 from datafusion import ScalarUDF
 from sqlglot import exp
 
-from kyma.engine.catalog import TableInfo
+from kyma.engine.catalog import TableInfo, ViewInfo
 from kyma.engine.errors import NotFoundError, SqlError
 from kyma.engine.query.relations import Relations
 from kyma.pgcatalog import _functions, _relations, rules
@@ -27,7 +27,7 @@ from kyma.pgcatalog._information_schema import VIEWS
 
 CATALOG, INFORMATION_SCHEMA = "pg_catalog", "information_schema"
 # the relations built from the caller's tables; the others are the same for everyone
-_OF_TABLES = {"pg_class", "pg_attribute", "tables", "columns"}
+_OF_TABLES = {"pg_class", "pg_attribute", "pg_views", "tables", "views", "columns"}
 
 
 class CatalogRelations(Relations):
@@ -41,7 +41,9 @@ class CatalogRelations(Relations):
             return schema
         return CATALOG if name in _relations.RELATIONS or name in EMPTY else None
 
-    def build(self, schema: str, name: str, tables: Callable[[], list[TableInfo]]) -> pa.Table:
+    def build(
+        self, schema: str, name: str, tables: Callable[[], list[TableInfo | ViewInfo]]
+    ) -> pa.Table:
         infos = tables() if name in _OF_TABLES else []
         if schema == INFORMATION_SCHEMA:
             view = VIEWS.get(name)
