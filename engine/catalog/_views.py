@@ -73,33 +73,32 @@ def every(conn: psycopg.Connection) -> list[ViewInfo]:
     return _views(conn, "TRUE ORDER BY name", ())
 
 
-def drop(conn: psycopg.Connection, name: str, *, if_exists: bool) -> bool:
-    """Drop a view no other view reads; True if it existed."""
+def drop(conn: psycopg.Connection, names: Sequence[str], *, if_exists: bool) -> int:
+    """Drop views no other view reads (but those dropped with them); how many existed."""
     with conn.transaction():
-        if not _views(conn, "name = %s FOR UPDATE", (name,)):
-            if conn.execute("SELECT 1 FROM kyma.tables WHERE name = %s", (name,)).fetchone():
-                raise WrongObjectTypeError(f'"{name}" is not a view')
-            if if_exists:
-                return False
-            raise NotFoundError(f'view "{name}" does not exist')
-        refuse_dependents(conn, name, "view")
-        conn.execute("DELETE FROM kyma.views WHERE name = %s", (name,))
-        return True
+        found = set()
+        for name in names:
+            if not _views(conn, "name = %s FOR UPDATE", (name,)):
+                if conn.execute("SELECT 1 FROM kyma.tables WHERE name = %s", (name,)).fetchone():
+                    raise WrongObjectTypeError(f'"{name}" is not a view')
+                if not if_exists:
+                    raise NotFoundError(f'view "{name}" does not exist')
+                continue
+            found.add(name)
+        conn.execute("DELETE FROM kyma.views WHERE name = ANY(%s)", (sorted(found),))
+        for name in sorted(found):
+            refuse_dependents(conn, name, "view")
+        return len(found)
 
 
 def refuse_dependents(conn: psycopg.Connection, name: str, kind: str) -> None:
-    """DependentObjectsError (2BP01) naming the views that read ``name`` (a ``kind``)."""
-    readers = [
-        r
-        for (r,) in conn.execute(
-            "SELECT name FROM kyma.views WHERE reads @> ARRAY[%s] ORDER BY name", (name,)
-        )
-    ]
+    """DependentObjectsError (2BP01) when views read ``name`` (a ``kind``): Postgres's
+    message (pg_views lists which views read it)."""
+    readers = conn.execute(
+        "SELECT 1 FROM kyma.views WHERE reads @> ARRAY[%s::text]", (name,)
+    ).fetchone()
     if readers:
-        detail = "; ".join(f"view {r} depends on {kind} {name}" for r in readers)
-        raise DependentObjectsError(
-            f"cannot drop {kind} {name} because other objects depend on it ({detail})"
-        )
+        raise DependentObjectsError(f"cannot drop {kind} {name} because other objects depend on it")
 
 
 def refuse_view(conn: psycopg.Connection, name: str) -> None:

@@ -145,7 +145,8 @@ class Catalog(ABC):
     def list_views(self) -> list[ViewInfo]: ...
 
     @abstractmethod
-    def drop_view(self, name: str, *, if_exists: bool = False) -> bool: ...
+    def drop_views(self, names: Sequence[str], *, if_exists: bool = False) -> int:
+        """Drop views together (one may read another); how many existed."""
 
     # ------------------------------------------------------------ snapshots and extents
 

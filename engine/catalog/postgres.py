@@ -242,9 +242,9 @@ class PostgresCatalog(Catalog):
         with self._conn() as conn:
             return _views.every(conn)
 
-    def drop_view(self, name: str, *, if_exists: bool = False) -> bool:
+    def drop_views(self, names: Sequence[str], *, if_exists: bool = False) -> int:
         with self._conn() as conn:
-            return _views.drop(conn, name, if_exists=if_exists)
+            return _views.drop(conn, names, if_exists=if_exists)
 
     def get_table(self, name: str) -> TableInfo:
         if "\x00" in name:  # Postgres text cannot hold it: no table can have it

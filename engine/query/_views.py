@@ -105,7 +105,10 @@ def create_view(
     query = stmt.expression
     if not isinstance(query, exp.Query):
         raise UnsupportedStatementError("CREATE VIEW needs AS followed by a query")
-    if stmt.args.get("exists") or stmt.args.get("materialized"):
+    properties = stmt.args.get("properties")
+    if properties is not None and properties.find(exp.MaterializedProperty):
+        raise UnsupportedStatementError("CREATE MATERIALIZED VIEW is not supported")
+    if stmt.args.get("exists") or properties is not None:
         raise UnsupportedStatementError("CREATE VIEW: only [OR REPLACE] VIEW name AS query")
     text = query.sql(dialect=Kyma)
     body = parse(text)
@@ -133,10 +136,12 @@ def create_view(
 
 
 def drop_view(catalog: Catalog, stmt: exp.Drop) -> QueryResult:
+    if stmt.args.get("materialized"):
+        raise UnsupportedStatementError("DROP MATERIALIZED VIEW is not supported")
     if stmt.args.get("cascade"):
         raise UnsupportedStatementError(
             "DROP VIEW … CASCADE is not supported: drop the views that read it first"
         )
-    for table in stmt.args.get("tables") or [stmt.this]:
-        catalog.drop_view(table_name(table), if_exists=bool(stmt.args.get("exists")))
+    names = [table_name(t) for t in stmt.args.get("tables") or [stmt.this]]
+    catalog.drop_views(names, if_exists=bool(stmt.args.get("exists")))
     return QueryResult.status_only("DROP VIEW")
