@@ -141,8 +141,10 @@ _PG_NAMES = {
 def pg_type_name(field: pa.Field) -> str:
     """Postgres's name of a column's type (``bigint``, ``text[]``), as its errors say it.
 
-    >>> pg_type_name(pa.field("a", pa.list_(pa.int64()))), pg_type_name(pa.field("t", pa.timestamp("ns", "UTC")))
-    ('bigint[]', 'timestamp with time zone')
+    >>> pg_type_name(pa.field("a", pa.list_(pa.int64())))
+    'bigint[]'
+    >>> pg_type_name(pa.field("t", pa.timestamp("ns", "UTC")))
+    'timestamp with time zone'
     """
     dtype = field.type
     if (field.metadata or {}).get(KYMA_TYPE_KEY) == b"dynamic":

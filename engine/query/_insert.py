@@ -4,12 +4,12 @@ to the write path.
 The engine does not own writes: an ``InsertWriter`` (the ingest write path, injected by the
 wiring) coerces, evolves and commits them as one snapshot. VALUES rows go as JSON values (their
 constants read as Postgres reads them, ``_values``), so they are coerced exactly as an ingest
-body is; a SELECT's Arrow result goes as it is.
+body is; a SELECT's Arrow answer streams to it batch by batch, never collected whole.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
 import pyarrow as pa
@@ -57,7 +57,11 @@ class InsertWriter(Protocol):
 
     def insert_rows(self, table: str, rows: list[dict[str, Any]]) -> int: ...
 
-    def insert_arrow(self, table: str, data: pa.Table) -> int: ...
+    def insert_batches(
+        self, table: str, schema: pa.Schema, batches: Iterator[pa.RecordBatch]
+    ) -> int:
+        """A query's answer as it streams (``schema``: its columns, named as the table's)."""
+        ...
 
 
 def target(stmt: exp.Insert) -> tuple[str, list[str] | None]:
@@ -76,11 +80,12 @@ def access(stmt: exp.Insert, reads: Callable[[exp.Query], Access]) -> list[Acces
     return needs
 
 
+Stream = Callable[[exp.Query, Callable[[pa.Schema, Iterator[pa.RecordBatch]], int]], int]
+"""Runs a query, handing its answer's schema and batches to a sink; the rows it took."""
+
+
 def run(
-    stmt: exp.Insert,
-    catalog: Catalog,
-    writer: InsertWriter | None,
-    select: Callable[[exp.Query], pa.Table],
+    stmt: exp.Insert, catalog: Catalog, writer: InsertWriter | None, stream: Stream
 ) -> QueryResult:
     """Write the rows of ``stmt``; the status is Postgres' ``INSERT 0 <rows>``."""
     if writer is None:
@@ -108,9 +113,14 @@ def run(
                 raise InvalidDatetimeError(str(said)) from None
             raise said from None
     elif isinstance(source, exp.Query):
-        result = select(source)
-        names = _select_names(result.column_names, columns, named is not None, table)
-        count = writer.insert_arrow(table, result.rename_columns(names))
+
+        def write(schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> int:
+            names = _select_names(schema.names, columns, named is not None, table)
+            renamed = pa.schema([f.with_name(n) for f, n in zip(schema, names, strict=True)])
+            assert writer is not None
+            return writer.insert_batches(table, renamed, _renamed(renamed, batches))
+
+        count = stream(source, write)
     else:
         raise UnsupportedStatementError("INSERT: expected VALUES or a SELECT")
     return QueryResult(pa.table({}), f"INSERT 0 {count}", rowcount=count)
@@ -163,10 +173,7 @@ def _in_values(error: IngestError) -> IngestError:
 
 
 def create_table_as(
-    stmt: exp.Create,
-    catalog: Catalog,
-    writer: InsertWriter | None,
-    select: Callable[[exp.Query], pa.Table],
+    stmt: exp.Create, catalog: Catalog, writer: InsertWriter | None, stream: Stream
 ) -> QueryResult:
     """CREATE TABLE [IF NOT EXISTS] t [(columns)] AS query: a table of the query's column
     types holding its rows, written in one snapshot; the status is Postgres' ``SELECT <rows>``."""
@@ -180,24 +187,32 @@ def create_table_as(
             return QueryResult.status_only("CREATE TABLE AS")  # Postgres: a notice, no rows
         raise DuplicateRelationError(f'relation "{table}" already exists')
     figured = output_names(stmt.expression)  # the answer keeps no duplicate: these may
-    result = select(stmt.expression)
-    if figured is not None and len(figured) == result.num_columns:
-        result = result.rename_columns(figured)
-    if len(written) > result.num_columns:
-        raise SqlError("too many column names were specified")
-    names = [*written, *result.column_names[len(written) :]]
-    for position, name in enumerate(names):
-        if name in names[:position]:
-            raise DuplicateColumnError(f'column "{name}" specified more than once')
-    result = result.rename_columns(names)
-    columns = [_column(field) for field in result.schema]
-    catalog.create_table(table, [c for c in columns if c.name not in DEFAULT_COLUMN_NAMES])
-    try:
-        count = writer.insert_arrow(table, result) if result.num_rows else 0
-    except BaseException:
-        catalog.drop_table(table, if_exists=True)  # no table is left without its rows
-        raise
+
+    def write(schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> int:
+        names = figured if figured is not None and len(figured) == len(schema) else schema.names
+        if len(written) > len(names):
+            raise SqlError("too many column names were specified")
+        names = [*written, *names[len(written) :]]
+        for position, name in enumerate(names):
+            if name in names[:position]:
+                raise DuplicateColumnError(f'column "{name}" specified more than once')
+        schema = pa.schema([f.with_name(n) for f, n in zip(schema, names, strict=True)])
+        columns = [_column(field) for field in schema]
+        catalog.create_table(table, [c for c in columns if c.name not in DEFAULT_COLUMN_NAMES])
+        try:
+            assert writer is not None
+            return writer.insert_batches(table, schema, _renamed(schema, batches))
+        except BaseException:
+            catalog.drop_table(table, if_exists=True)  # no table is left without its rows
+            raise
+
+    count = stream(stmt.expression, write)
     return QueryResult(pa.table({}), f"SELECT {count}", rowcount=count)
+
+
+def _renamed(schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    for batch in batches:
+        yield pa.RecordBatch.from_arrays(batch.columns, schema=schema)
 
 
 def _column(field: pa.Field) -> Column:

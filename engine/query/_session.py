@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import pyarrow as pa
 from sqlglot import exp
@@ -40,7 +40,7 @@ from kyma.engine.query._quarantine import Quarantine
 from kyma.engine.query._recent import Recent
 from kyma.engine.query._result import QueryResult
 from kyma.engine.query._running import Caller, RunningStatements, current_caller
-from kyma.engine.query._select import ANALYZE, SelectPlanner
+from kyma.engine.query._select import ANALYZE, SelectPlanner, Sink
 from kyma.engine.query.dialect import Explain, Kyma, KymaStatement, Notification, Savepoint
 from kyma.engine.query.federation import Federation
 from kyma.engine.query.relations import Relations
@@ -176,18 +176,20 @@ class QueryEngine:
         copy.set(slot, expanded)
         return copy, views
 
-    def _select(
+    def _stream(
         self, pruning: bool, pushdown: bool, visible: Callable[[str], bool] | None
-    ) -> Callable[[exp.Query], pa.Table]:
-        """Runs a statement's query (an INSERT's, CREATE TABLE AS's) to its answer."""
+    ) -> _insert.Stream:
+        """Runs a statement's query (an INSERT's, CREATE TABLE AS's, a view's to no rows),
+        its answer streamed to a sink."""
 
-        def select(query: exp.Query) -> pa.Table:
+        def stream(query: exp.Query, sink: Sink) -> int:
             check_functions(query, self.limits.memory_bytes)
             switches = {"pruning": pruning, "pushdown": pushdown}
             run = self.planner.run
-            return run(query, snapshot=None, explain=False, visible=visible, **switches).table
+            found = run(query, snapshot=None, explain=False, visible=visible, sink=sink, **switches)
+            return found.rowcount
 
-        return select
+        return stream
 
     def _unqualified(self, stmt: exp.Expression | SqlError) -> None:
         """NotFoundError (42P01) for a kyma table a query names without its schema."""
@@ -252,19 +254,26 @@ class QueryEngine:
                 handled = statement(stmt)
                 if handled is not None:
                     return handled
-        select = self._select(pruning, pushdown, visible)
+        stream = self._stream(pruning, pushdown, visible)
         if isinstance(stmt, exp.Insert):
-            return _insert.run(stmt, self.catalog, self.writer, select)
+            return _insert.run(stmt, self.catalog, self.writer, stream)
         if isinstance(stmt, exp.Create) and _views.is_view(stmt):
 
             def describe(query: exp.Expression) -> pa.Schema:
                 expanded, _ = _views.expand(query, self.catalog, self.planner.local_tables)
                 assert isinstance(expanded, exp.Query)
-                return select(expanded.limit(0)).schema
+                found: list[pa.Schema] = []
+
+                def keep(schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> int:
+                    found.append(schema)
+                    return sum(b.num_rows for b in batches)
+
+                stream(expanded.limit(0), keep)
+                return found[0]
 
             return _views.create_view(self.catalog, stmt, describe, self.planner.local_tables)
         if isinstance(stmt, exp.Create) and isinstance(stmt.expression, exp.Query):
-            return _insert.create_table_as(stmt, self.catalog, self.writer, select)
+            return _insert.create_table_as(stmt, self.catalog, self.writer, stream)
         if isinstance(stmt, exp.Create):
             return _ddl.create_table(self.catalog, stmt)
         if isinstance(stmt, exp.Alter):

@@ -9,7 +9,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from kyma.engine.catalog import TableInfo, ViewInfo
+from kyma.engine.catalog import ViewInfo
 from kyma.pgcatalog._relations import Relation, nullable
 from kyma.pgwire import _types as t
 
@@ -118,14 +118,14 @@ _COLUMN_TYPES = {
 }
 
 
-def schemata(_infos: list[TableInfo]) -> pa.Table:
+def schemata(_infos: list[Relation]) -> pa.Table:
     names = [SCHEMA, "information_schema"]
     return pa.table(
         {"catalog_name": [DATABASE] * 2, "schema_name": names, "schema_owner": ["kyma"] * 2}
     )
 
 
-def _constraints(_infos: list[TableInfo]) -> pa.Table:
+def _constraints(_infos: list[Relation]) -> pa.Table:
     """table_constraints and key_column_usage: kyma has no keys, so no rows."""
     names = ("constraint_name", "table_schema", "table_name", "constraint_type", "column_name")
     return pa.schema([(n, pa.string()) for n in names]).empty_table()

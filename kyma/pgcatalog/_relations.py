@@ -77,7 +77,7 @@ def nullable(info: Relation) -> dict[str, bool]:
     return {c.name: c.nullable for c in info.columns} if isinstance(info, TableInfo) else {}
 
 
-def pg_namespace(_tables: list[TableInfo]) -> pa.Table:
+def pg_namespace(_tables: list[Relation]) -> pa.Table:
     return pa.table(
         {
             "oid": pa.array([CATALOG_OID, PUBLIC_OID, INFORMATION_SCHEMA_OID], pa.int64()),
@@ -155,7 +155,7 @@ def pg_attribute(tables: list[Relation]) -> pa.Table:
     return pa.table(rows, schema=schema)
 
 
-def pg_type(_tables: list[TableInfo]) -> pa.Table:
+def pg_type(_tables: list[Relation]) -> pa.Table:
     oids = sorted(TYPE_NAMES)
     return pa.table(
         {
@@ -178,7 +178,7 @@ def pg_type(_tables: list[TableInfo]) -> pa.Table:
     )
 
 
-def pg_database(_tables: list[TableInfo]) -> pa.Table:
+def pg_database(_tables: list[Relation]) -> pa.Table:
     return pa.table(
         {
             "oid": pa.array([16384], pa.int64()),
@@ -196,7 +196,7 @@ def pg_database(_tables: list[TableInfo]) -> pa.Table:
     )
 
 
-def pg_settings(_tables: list[TableInfo]) -> pa.Table:
+def pg_settings(_tables: list[Relation]) -> pa.Table:
     from kyma.pgwire._session import DEFAULTS
 
     names = sorted(DEFAULTS)
@@ -214,7 +214,7 @@ def pg_settings(_tables: list[TableInfo]) -> pa.Table:
     )
 
 
-def _empty(**columns: pa.DataType) -> Callable[[list[TableInfo]], pa.Table]:
+def _empty(**columns: pa.DataType) -> Callable[[list[Relation]], pa.Table]:
     """A relation kyma keeps empty but clients join (LEFT JOIN, scalar subqueries)."""
     return lambda _tables: pa.schema(list(columns.items())).empty_table()
 
@@ -229,11 +229,11 @@ pg_stat_user_tables = _empty(
 )
 
 
-def pg_collation(_tables: list[TableInfo]) -> pa.Table:
+def pg_collation(_tables: list[Relation]) -> pa.Table:
     return pa.table({"oid": pa.array([100], pa.int64()), "collname": ["default"]})
 
 
-def pg_am(_tables: list[TableInfo]) -> pa.Table:
+def pg_am(_tables: list[Relation]) -> pa.Table:
     return pa.table({"oid": pa.array([2], pa.int64()), "amname": ["heap"]})
 
 
