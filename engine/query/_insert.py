@@ -23,6 +23,7 @@ from kyma.engine.errors import (
     DuplicateRelationError,
     IngestError,
     InvalidDatetimeError,
+    NotFoundError,
     SchemaError,
     SqlError,
     UnsupportedStatementError,
@@ -94,7 +95,14 @@ def run(
         if stmt.args.get(arg):
             raise UnsupportedStatementError(f"INSERT: {clause} is not supported")
     table, named = target(stmt)
-    info = catalog.get_table(table)  # NotFoundError before anything runs
+    try:
+        info = catalog.get_table(table)  # NotFoundError before anything runs
+    except NotFoundError:
+        if catalog.get_views([table]):
+            raise UnsupportedStatementError(
+                f'cannot insert into view "{table}": kyma\'s views are read-only'
+            ) from None
+        raise
     # Without a list: the declared columns, in order (``_timestamp`` and ``props`` are kyma's).
     declared = [c.name for c in info.columns if c.name not in DEFAULT_COLUMN_NAMES]
     columns = named if named is not None else declared

@@ -17,6 +17,7 @@ from sqlglot.optimizer.scope import traverse_scope
 from kyma.engine.catalog import Catalog, ExtentRef, TableInfo, ViewInfo
 from kyma.engine.errors import (
     NotFoundError,
+    PermissionDeniedError,
     SqlError,
     UndefinedColumnError,
     UnsupportedStatementError,
@@ -29,9 +30,11 @@ from kyma.engine.query import (
     _path_columns,
     _relation_refs,
     _running,
+    _views,
     pg_numeric,
     udfs,
 )
+from kyma.engine.query._access import federated_tables
 from kyma.engine.query._datafusion import run_datafusion, stream_datafusion
 from kyma.engine.query._decoded import DecodedColumns, plain
 from kyma.engine.query._estimate import register_guard
@@ -178,6 +181,8 @@ class SelectPlanner:
         stmt = output_aliases.rule(stmt)  # after the names: they are Postgres's
         looked: dict[str, TableInfo | None] = {}
         stmt, relations = self._resolve_relations(stmt, looked)
+        if self._expand_views(stmt, looked, visible):
+            key = None  # a view's plan is made each time: its query may be replaced
         scans: list[FederatedScan] = []
         if references_sources(stmt):
             key = None
@@ -247,6 +252,37 @@ class SelectPlanner:
         stmt = self.relations.rewrite(stmt)
         named = {t.name for t in stmt.find_all(exp.Table) if relation_of(t) is not None}
         return stmt, named
+
+    def _expand_views(
+        self,
+        stmt: exp.Expression,
+        looked: dict[str, TableInfo | None],
+        visible: Callable[[str], bool] | None,
+    ) -> bool:
+        """Replace the views ``stmt`` names by their queries (in place); whether it named any.
+        Views are looked up only under names no table has (``looked`` gets the tables read);
+        a table or connector table a view reads that the caller may not read is refused."""
+
+        def views_of(names: set[str]) -> dict[str, ViewInfo]:
+            new = names - set(looked)
+            if new:
+                found = self.catalog.get_tables(new)
+                looked.update({name: found.get(name) for name in new})
+            missing = {name for name in names if looked.get(name) is None}
+            return self.catalog.get_views(missing) if missing else {}
+
+        _, views = _views.expand(stmt, views_of, self.local_tables)
+        if views and visible is not None:
+            read = {split_versioned(raw)[0] for raw, _ in self.local_tables(stmt)}
+            for table in sorted(read | federated_tables(stmt)):
+                if not visible(table):
+                    raise PermissionDeniedError(
+                        f"view {sorted(views)[0]!r} reads table {table!r}, which this token"
+                        " may not read",
+                        scope="read",
+                        table=table,
+                    )
+        return bool(views)
 
     def _relation(self, name: str, tables: Callable[[], list[TableInfo | ViewInfo]]) -> pa.Table:
         found = split(name)
@@ -415,8 +451,8 @@ class SelectPlanner:
         The tables are read from the catalog together; ``looked`` gets every name looked up
         and what it found (None: no table)."""
         refs = self.local_tables(stmt, skip)
-        wanted = {split_versioned(raw)[0] for raw, _ in refs}
-        found = self.catalog.get_tables(wanted)
+        wanted = {split_versioned(raw)[0] for raw, _ in refs} - set(looked)
+        found = self.catalog.get_tables(wanted) if wanted else {}
         looked.update({name: found.get(name) for name in wanted})
         sources: dict[str, _Source] = {}
         for raw, table in refs:

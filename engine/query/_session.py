@@ -118,11 +118,8 @@ class QueryEngine:
         try:
             parsed = self._parse(sql)
             stmt = parsed.statement if isinstance(parsed, Parsed) else parsed
-            expanded, views = self._expand(stmt)
             if authorize is not None:  # every statement, cached or not
                 needs = parsed.needs if isinstance(parsed, Parsed) else self._needs(stmt, sql)
-                if views:  # what the views read, as they are defined now
-                    needs = (*needs, *self._needs(expanded, sql))
                 for need in needs:
                     authorize(need)
             if search_path is not None and not schema_names.searches_public(search_path):
@@ -131,9 +128,7 @@ class QueryEngine:
             text = None
             if isinstance(parsed, Parsed) and len(sql) <= MAX_KEPT_TEXT:
                 self._parsed.put(sql, parsed)  # kept once authorized, and only if small
-                text = None if views else sql  # a view's plan is made each time
-            if not isinstance(stmt, exp.Create) or not _views.is_view(stmt):
-                stmt = expanded  # CREATE VIEW keeps its query as written
+                text = sql
 
             def work() -> QueryResult:
                 return self._execute(stmt, snapshot, pruning, pushdown, visible, text)
@@ -157,24 +152,6 @@ class QueryEngine:
                     ) from None
         except RecursionError:
             raise too_deep() from None
-
-    def _expand(
-        self, stmt: exp.Expression | SqlError
-    ) -> tuple[exp.Expression | SqlError, set[str]]:
-        """``stmt`` with the views its query names expanded (a copy), and their names."""
-        slot = "this" if isinstance(stmt, Explain) else "expression"
-        if isinstance(stmt, exp.Query):
-            return _views.expand(stmt, self.catalog, self.planner.local_tables)
-        query = stmt.args.get(slot) if isinstance(stmt, (Explain, exp.Insert, exp.Create)) else None
-        if not isinstance(query, exp.Query):
-            return stmt, set()
-        expanded, views = _views.expand(query, self.catalog, self.planner.local_tables)
-        if not views:
-            return stmt, views
-        assert isinstance(stmt, exp.Expression)
-        copy = stmt.copy()
-        copy.set(slot, expanded)
-        return copy, views
 
     def _stream(
         self, pruning: bool, pushdown: bool, visible: Callable[[str], bool] | None
@@ -260,15 +237,14 @@ class QueryEngine:
         if isinstance(stmt, exp.Create) and _views.is_view(stmt):
 
             def describe(query: exp.Expression) -> pa.Schema:
-                expanded, _ = _views.expand(query, self.catalog, self.planner.local_tables)
-                assert isinstance(expanded, exp.Query)
+                assert isinstance(query, exp.Query)
                 found: list[pa.Schema] = []
 
                 def keep(schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> int:
                     found.append(schema)
                     return sum(b.num_rows for b in batches)
 
-                stream(expanded.limit(0), keep)
+                stream(query.limit(0), keep)
                 return found[0]
 
             return _views.create_view(self.catalog, stmt, describe, self.planner.local_tables)

@@ -3,8 +3,11 @@
 A view is stored as its query's text (kyma's dialect) with its output columns; a query that
 names it reads ``(<its query>) AS name(<its columns>)`` instead, planned with the rest of the
 statement (nested views expand in turn; views that read each other are 42P17, as Postgres
-finds them when the query runs). Reading a view needs read access to the view's name and to
-every table its query reads: a token cannot read through a view what it cannot read itself.
+finds them when the query runs). The planner expands them (``SelectPlanner``), looking views
+up only under names no table has, so a query of tables pays nothing for views. Reading a
+view needs read access to the view's name (checked with the statement) and to every table
+its query reads (checked by the planner as it expands the view, against the view as it is
+defined then): a token cannot read through a view what it cannot read itself.
 """
 
 from __future__ import annotations
@@ -31,44 +34,40 @@ MAX_DEPTH = 64
 """Views nested deeper than this are refused (Postgres has no limit but its stack)."""
 
 LocalTables = Callable[[exp.Expression], list[tuple[str, exp.Table]]]
+Lookup = Callable[[set[str]], dict[str, ViewInfo]]
+"""The views among some names (the planner looks them up only for names no table has)."""
 
 
 def expand(
-    stmt: exp.Expression, catalog: Catalog, local_tables: LocalTables
+    stmt: exp.Expression, views_of: Lookup, local_tables: LocalTables
 ) -> tuple[exp.Expression, set[str]]:
-    """``stmt`` with every view it names replaced by the view's query (a copy; ``stmt``
-    itself when it names none), and the names of the views expanded."""
-    names = {split_versioned(raw)[0] for raw, _ in local_tables(stmt)}
-    views = catalog.get_views(names) if names else {}
-    if not views:
-        return stmt, set()
-    stmt = stmt.copy()
+    """``stmt`` with every view it names replaced by the view's query (in place), and the
+    names of the views expanded."""
     expanded: set[str] = set()
-    _expand(stmt, views, (), catalog, local_tables, expanded)
+    _expand(stmt, views_of, (), local_tables, expanded)
     return stmt, expanded
 
 
 def _expand(
     node: exp.Expression,
-    views: dict[str, ViewInfo],
+    views_of: Lookup,
     path: tuple[str, ...],
-    catalog: Catalog,
     local_tables: LocalTables,
     expanded: set[str],
 ) -> None:
-    for raw, table in local_tables(node):
+    refs = local_tables(node)
+    views = views_of({split_versioned(raw)[0] for raw, _ in refs})
+    for raw, table in refs if views else ():
         view = views.get(raw)
         if view is None:
             continue
         if raw in path or len(path) >= MAX_DEPTH:
+            first = path[0] if path else raw
             raise InfiniteRecursionError(
-                f'infinite recursion detected in rules for relation "{path[0] if path else raw}"'
+                f'infinite recursion detected in rules for relation "{first}"'
             )
         body = parse(view.query)
-        inner = {split_versioned(r)[0] for r, _ in local_tables(body)} - set(views)
-        if inner:
-            views = {**views, **catalog.get_views(inner)}
-        _expand(body, views, (*path, raw), catalog, local_tables, expanded)
+        _expand(body, views_of, (*path, raw), local_tables, expanded)
         expanded.add(raw)
         table.replace(_derived(body, table, view))
 

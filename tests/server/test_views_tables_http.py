@@ -79,6 +79,8 @@ def test_views_nest_and_read_the_current_rows(client) -> None:
     assert "c" not in [c["name"] for c in sql(client, "SELECT * FROM everything")["columns"]]
     answer = sql(client, "CREATE VIEW self AS SELECT * FROM self", 404)
     assert answer["error"] == "not_found_error"
+    refused = sql(client, "INSERT INTO big (a, b) VALUES (5, 'v')", 400)
+    assert refused["message"] == 'cannot insert into view "big": kyma\'s views are read-only'
 
 
 @pytest.fixture
@@ -88,9 +90,7 @@ def capped(stores: Stores, tmp_path: Path):  # type: ignore[no-untyped-def]
     from kyma.services import wire_services
     from kyma.settings import Settings
 
-    settings = Settings(
-        home=tmp_path / "home", catalog_url=stores.catalog.url, max_result_rows=100
-    )
+    settings = Settings(home=tmp_path / "home", catalog_url=stores.catalog.url, max_result_rows=100)
     services = wire_services(settings, stores, LocalStore(tmp_path / "objects"))
     yield create_app(services).test_client()
     services.close()
