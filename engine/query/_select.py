@@ -180,9 +180,9 @@ class SelectPlanner:
         names = None if explain else output_names(stmt)
         stmt = output_aliases.rule(stmt)  # after the names: they are Postgres's
         looked: dict[str, TableInfo | None] = {}
-        stmt, relations = self._resolve_relations(stmt, looked)
-        if self._expand_views(stmt, looked, visible):
+        if self._expand_views(stmt, looked, visible):  # first: a view may read pg_class
             key = None  # a view's plan is made each time: its query may be replaced
+        stmt, relations = self._resolve_relations(stmt, looked)
         scans: list[FederatedScan] = []
         if references_sources(stmt):
             key = None

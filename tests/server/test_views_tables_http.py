@@ -79,6 +79,9 @@ def test_views_nest_and_read_the_current_rows(client) -> None:
     assert "c" not in [c["name"] for c in sql(client, "SELECT * FROM everything")["columns"]]
     answer = sql(client, "CREATE VIEW self AS SELECT * FROM self", 404)
     assert answer["error"] == "not_found_error"
+    sql(client, "CREATE VIEW listed AS SELECT relname FROM pg_class WHERE relkind = 'v'")
+    names = sql(client, "SELECT relname FROM listed ORDER BY 1")["rows"]
+    assert names == [["big"], ["everything"], ["listed"], ["named"]]
     refused = sql(client, "INSERT INTO big (a, b) VALUES (5, 'v')", 400)
     assert refused["message"] == 'cannot insert into view "big": kyma\'s views are read-only'
 
