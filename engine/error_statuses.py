@@ -29,6 +29,12 @@ STATUSES: tuple[tuple[type[BaseException], Status], ...] = (
     (e.PermissionDeniedError, Status(403, "PERMISSION_DENIED", "PERMISSION_DENIED", "42501")),
     (e.UndefinedColumnError, Status(404, "NOT_FOUND", sqlstate="42703")),
     (e.AmbiguousColumnError, Status(400, sqlstate="42702")),  # ambiguous_column
+    (e.DuplicateRelationError, Status(409, sqlstate="42P07")),  # duplicate_table
+    (e.WrongObjectTypeError, Status(400, sqlstate="42809")),  # wrong_object_type
+    (e.InvalidViewError, Status(400, sqlstate="42P16")),  # invalid_table_definition
+    (e.DuplicateColumnError, Status(400, sqlstate="42701")),  # duplicate_column
+    (e.DependentObjectsError, Status(409, sqlstate="2BP01")),  # dependent_objects_still_exist
+    (e.InfiniteRecursionError, Status(400, sqlstate="42P17")),  # invalid_object_definition
     (e.UndefinedSchemaError, Status(404, "NOT_FOUND", sqlstate="3F000")),  # invalid_schema_name
     (e.NotFoundError, Status(404, "NOT_FOUND", sqlstate="42P01")),  # undefined_table
     (e.QueryTimeoutError, Status(408, sqlstate="57014")),  # query_canceled

@@ -87,6 +87,10 @@ class AlreadyExistsError(TerminalError, ValueError):
     """A table or column with that name exists already."""
 
 
+class DuplicateRelationError(AlreadyExistsError):
+    """A table or view with that name exists already (tables and views share names)."""
+
+
 class UndefinedSchemaError(NotFoundError):
     """A schema kyma's database does not have (kyma's tables are all in ``public``)."""
 
@@ -125,6 +129,27 @@ class UndefinedFunctionError(SqlError):
 
 class GroupingError(SqlError):
     """A column in the select list of a grouped query is neither grouped nor aggregated."""
+
+
+class WrongObjectTypeError(SqlError):
+    """A statement for one kind of relation names another (DROP VIEW of a table)."""
+
+
+class InvalidViewError(SqlError):
+    """A view's definition cannot be: more names than columns, or CREATE OR REPLACE VIEW
+    dropping, renaming or retyping a column."""
+
+
+class DuplicateColumnError(SqlError):
+    """A new table's or view's column list names one column twice."""
+
+
+class DependentObjectsError(SqlError):
+    """DROP of a table or view that views still read."""
+
+
+class InfiniteRecursionError(SqlError):
+    """Views that read each other (CREATE OR REPLACE can close a circle)."""
 
 
 class DataError(SqlError):
@@ -327,6 +352,7 @@ _CODES = {
     TlsFailedError: "tls_failed",
     UnauthenticatedError: "unauthenticated",
     PermissionDeniedError: "permission_denied",
+    DuplicateRelationError: "already_exists_error",  # as before tables and views shared names
 }
 
 

@@ -2,13 +2,16 @@
 
 VALUES rows arrive as JSON values and are ingested as an NDJSON body, so coercion, schema
 evolution (per the table's options), limits and errors are those of REST ingest. A SELECT's
-Arrow result is matched to the table's columns as file drops match Parquet. Either commits
-one snapshot; neither takes an idempotency key (as REST without one).
+Arrow answer streams in, batch by batch, matched to the table's columns as file drops
+match Parquet. Either commits one snapshot; neither takes an idempotency key (as REST
+without one).
 """
 
 from __future__ import annotations
 
+import itertools
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
@@ -28,15 +31,39 @@ class SqlWriter:
         body = "\n".join(json.dumps(row, allow_nan=False) for row in rows).encode()
         return self.write_path.ingest_ndjson(table, body, source=SOURCE).rows
 
-    def insert_arrow(self, table: str, data: pa.Table) -> int:
+    def insert_batches(
+        self, table: str, schema: pa.Schema, batches: Iterator[pa.RecordBatch]
+    ) -> int:
+        """A query's answer, batch by batch, as one snapshot: small batches are joined up to
+        ``EXTENT_ROWS`` rows, so memory holds about that many (and the extents are not tiny)."""
         info = self.write_path.catalog.get_table(table)
-        for name in data.column_names:
+        for name in schema.names:
             if info.column(name) is None:
                 raise SchemaError(
                     f"column {name!r} is not in table {table!r}"
                     " (INSERT … SELECT writes existing columns; ingest JSON to add some)"
                 )
-        if data.num_rows == 0:
+        chunks = _chunks(b for b in batches if b.num_rows)
+        first = next(chunks, None)
+        if first is None:
             return 0
-        batches = (parquet_columns(b, info, False) for b in data.to_batches())
-        return self.write_path.ingest_batches(table, batches, source=SOURCE).rows
+        conformed = (parquet_columns(b, info, False) for b in itertools.chain([first], chunks))
+        return self.write_path.ingest_batches(table, conformed, source=SOURCE).rows
+
+
+EXTENT_ROWS = 65_536
+"""Rows an INSERT … SELECT gathers into one extent (fewer at the end of the answer)."""
+
+
+def _chunks(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """``batches`` joined into batches of at least ``EXTENT_ROWS`` rows (the last may be fewer)."""
+    held: list[pa.RecordBatch] = []
+    rows = 0
+    for batch in batches:
+        held.append(batch)
+        rows += batch.num_rows
+        if rows >= EXTENT_ROWS:
+            yield pa.Table.from_batches(held).combine_chunks().to_batches()[0]
+            held, rows = [], 0
+    if held:
+        yield pa.Table.from_batches(held).combine_chunks().to_batches()[0]

@@ -12,6 +12,7 @@ from kyma.engine.catalog._model import (
     ManifestEntry,
     SnapshotInfo,
     TableInfo,
+    ViewInfo,
 )
 from kyma.engine.catalog._options import parse_duration, retention_seconds, schema_evolution
 from kyma.engine.catalog.base import Catalog, Payload, Transaction
@@ -33,6 +34,7 @@ __all__ = [
     "Store",
     "TableInfo",
     "Transaction",
+    "ViewInfo",
     "check_identifier",
     "column_stats_record",
     "parse_duration",

@@ -75,3 +75,21 @@ class CommitResult:
     snapshot_id: int
     parent_id: int | None
     attempts: int
+
+
+@dataclass(frozen=True)
+class ViewInfo:
+    """A view: its query as kyma's dialect writes it and its output columns.
+
+    ``reads``: the tables and views its query names (DROP refuses to leave it dangling)."""
+
+    view_id: int
+    name: str
+    query: str
+    schema: pa.Schema
+    reads: tuple[str, ...]
+    created_at: datetime
+
+    @property
+    def column_names(self) -> list[str]:
+        return list(self.schema.names)

@@ -14,12 +14,15 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, Protocol
 
+import pyarrow as pa
+
 from kyma.engine.catalog._model import (
     CommitResult,
     ExtentRef,
     ManifestEntry,
     SnapshotInfo,
     TableInfo,
+    ViewInfo,
 )
 from kyma.engine.errors import NotFoundError
 from kyma.engine.format import ExtentWriteResult
@@ -119,6 +122,31 @@ class Catalog(ABC):
 
     @abstractmethod
     def list_tables(self) -> list[TableInfo]: ...
+
+    # ------------------------------------------------------------ views
+
+    @abstractmethod
+    def create_view(
+        self,
+        name: str,
+        query: str,
+        schema: pa.Schema,
+        reads: Sequence[str],
+        *,
+        replace: bool = False,
+    ) -> ViewInfo:
+        """Store a view (``replace``: Postgres's CREATE OR REPLACE rule for its columns)."""
+
+    @abstractmethod
+    def get_views(self, names: Collection[str]) -> dict[str, ViewInfo]:
+        """The views of ``names`` that exist, by name."""
+
+    @abstractmethod
+    def list_views(self) -> list[ViewInfo]: ...
+
+    @abstractmethod
+    def drop_views(self, names: Sequence[str], *, if_exists: bool = False) -> int:
+        """Drop views together (one may read another); how many existed."""
 
     # ------------------------------------------------------------ snapshots and extents
 

@@ -11,10 +11,11 @@ from datetime import datetime
 from typing import Any
 
 import psycopg
+import pyarrow as pa
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
-from kyma.engine.catalog import _column_stats, _commit, _retention
+from kyma.engine.catalog import _column_stats, _commit, _retention, _views
 from kyma.engine.catalog._database import ENGINE_MIGRATIONS, CatalogDatabase
 from kyma.engine.catalog._model import (
     CommitResult,
@@ -22,12 +23,14 @@ from kyma.engine.catalog._model import (
     ManifestEntry,
     SnapshotInfo,
     TableInfo,
+    ViewInfo,
 )
 from kyma.engine.catalog._options import check_options
 from kyma.engine.catalog._prune import IN_SNAPSHOT, extent_condition
 from kyma.engine.catalog.base import Catalog, Payload, Watch
 from kyma.engine.errors import (
     AlreadyExistsError,
+    DuplicateRelationError,
     NotFoundError,
     QueryTimeoutError,
     SchemaError,
@@ -124,15 +127,18 @@ class PostgresCatalog(Catalog):
                 raise SchemaError(f"column {col.name!r} appears twice")
             seen.add(col.name)
         with self._conn() as conn, conn.transaction():
-            row = conn.execute(
-                "INSERT INTO kyma.tables (name, options) VALUES (%s, %s)"
-                " ON CONFLICT (name) DO NOTHING RETURNING table_id",
-                (name, Jsonb(options)),
-            ).fetchone()
+            try:
+                row = conn.execute(
+                    "INSERT INTO kyma.tables (name, options) VALUES (%s, %s)"
+                    " ON CONFLICT (name) DO NOTHING RETURNING table_id",
+                    (name, Jsonb(options)),
+                ).fetchone()
+            except psycopg.errors.DuplicateTable:  # a view has the name
+                raise DuplicateRelationError(f'relation "{name}" already exists') from None
             if row is None:
                 if if_not_exists:
                     return self._table(conn, name)
-                raise AlreadyExistsError(f"table {name!r} already exists")
+                raise DuplicateRelationError(f'relation "{name}" already exists')
             all_columns = [*DEFAULT_COLUMNS, *columns]
             conn.cursor().executemany(
                 "INSERT INTO kyma.columns (table_id, name, ordinal, type, nullable)"
@@ -203,12 +209,42 @@ class PostgresCatalog(Catalog):
             return _column_stats.read(conn, self._table(conn, table).table_id)
 
     def drop_table(self, name: str, *, if_exists: bool = False) -> bool:
-        """Drop a table; its objects become orphans that GC removes. True if it existed."""
-        with self._conn() as conn:
+        """Drop a table no view reads; its objects become orphans that GC removes. True if
+        it existed."""
+        with self._conn() as conn, conn.transaction():
+            _views.refuse_view(conn, name)
+            _views.refuse_dependents(conn, name, "table")
             cur = conn.execute("DELETE FROM kyma.tables WHERE name = %s", (name,))
         if cur.rowcount == 0 and not if_exists:
             raise NotFoundError(f"table {name!r} does not exist")
         return cur.rowcount > 0
+
+    # ------------------------------------------------------------ views
+
+    def create_view(
+        self,
+        name: str,
+        query: str,
+        schema: pa.Schema,
+        reads: Sequence[str],
+        *,
+        replace: bool = False,
+    ) -> ViewInfo:
+        check_identifier("view", name)
+        with self._conn() as conn:
+            return _views.create(conn, name, query, schema, reads, replace=replace)
+
+    def get_views(self, names: Collection[str]) -> dict[str, ViewInfo]:
+        with self._conn() as conn:
+            return _views.get(conn, names)
+
+    def list_views(self) -> list[ViewInfo]:
+        with self._conn() as conn:
+            return _views.every(conn)
+
+    def drop_views(self, names: Sequence[str], *, if_exists: bool = False) -> int:
+        with self._conn() as conn:
+            return _views.drop(conn, names, if_exists=if_exists)
 
     def get_table(self, name: str) -> TableInfo:
         if "\x00" in name:  # Postgres text cannot hold it: no table can have it

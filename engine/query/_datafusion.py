@@ -7,7 +7,7 @@ their text: here, in one place, and nowhere else.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pyarrow as pa
 from datafusion import SessionContext
@@ -26,7 +26,8 @@ from kyma.engine.errors import (
     UndefinedFunctionError,
     UnsupportedStatementError,
 )
-from kyma.engine.query._limits import QueryLimits, collect, memory_error
+from kyma.engine.query import _running
+from kyma.engine.query._limits import QueryLimits, checkpoint, collect, memory_error
 
 _MEMORY = "Resources exhausted"  # the statement outgrew its memory pool
 
@@ -199,6 +200,36 @@ def run_datafusion(
         raise
     except Exception as e:  # DataFusion raises ValueError/Exception with its message
         raise translate(e, limits) from None
+
+
+def stream_datafusion(
+    ctx: SessionContext, sql: str, limits: QueryLimits | None = None
+) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
+    """The answer's schema and its batches as DataFusion computes them, for a consumer that
+    keeps none (INSERT … SELECT): no result limits apply, memory holds a batch or two. The
+    statement's cancel is checked between batches, and once more after the last."""
+    try:
+        frame = ctx.sql(sql)
+        schema, stream = frame.schema(), frame.execute_stream()
+    except KymaError:
+        raise
+    except Exception as e:
+        raise translate(e, limits) from None
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        try:
+            for batch in stream:
+                checkpoint()
+                arrow = batch.to_pyarrow()
+                _running.add(rows_returned=arrow.num_rows)
+                yield arrow
+        except KymaError:
+            raise
+        except Exception as e:
+            raise translate(e, limits) from None
+        checkpoint()
+
+    return schema, batches()
 
 
 def translate(error: Exception, limits: QueryLimits | None = None) -> KymaError:

@@ -1,32 +1,45 @@
-"""INSERT INTO t [(columns)] VALUES … | SELECT …: rows handed to the write path.
+"""INSERT INTO t [(columns)] VALUES … | SELECT …, and CREATE TABLE … AS SELECT: rows handed
+to the write path.
 
 The engine does not own writes: an ``InsertWriter`` (the ingest write path, injected by the
 wiring) coerces, evolves and commits them as one snapshot. VALUES rows go as JSON values (their
 constants read as Postgres reads them, ``_values``), so they are coerced exactly as an ingest
-body is; a SELECT's Arrow result goes as it is.
+body is; a SELECT's Arrow answer streams to it batch by batch, never collected whole.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
 import pyarrow as pa
 from sqlglot import exp
 
 from kyma.engine.catalog import Catalog
+from kyma.engine.catalog._views import pg_type_name
 from kyma.engine.errors import (
     DataError,
+    DuplicateColumnError,
+    DuplicateRelationError,
     IngestError,
     InvalidDatetimeError,
+    NotFoundError,
+    SchemaError,
     SqlError,
     UnsupportedStatementError,
 )
 from kyma.engine.query._access import WRITE, Access
+from kyma.engine.query._output_names import output_names
 from kyma.engine.query._parse import identifier, table_name
 from kyma.engine.query._result import QueryResult
 from kyma.engine.query._values import literal
-from kyma.engine.types import DEFAULT_COLUMN_NAMES
+from kyma.engine.types import (
+    DEFAULT_COLUMN_NAMES,
+    DEFAULT_COLUMNS,
+    KYMA_TYPE_KEY,
+    Column,
+    KymaType,
+)
 
 # Clauses of Postgres' INSERT that kyma's append-only tables cannot honour.
 _REFUSED = {
@@ -45,7 +58,11 @@ class InsertWriter(Protocol):
 
     def insert_rows(self, table: str, rows: list[dict[str, Any]]) -> int: ...
 
-    def insert_arrow(self, table: str, data: pa.Table) -> int: ...
+    def insert_batches(
+        self, table: str, schema: pa.Schema, batches: Iterator[pa.RecordBatch]
+    ) -> int:
+        """A query's answer as it streams (``schema``: its columns, named as the table's)."""
+        ...
 
 
 def target(stmt: exp.Insert) -> tuple[str, list[str] | None]:
@@ -64,11 +81,12 @@ def access(stmt: exp.Insert, reads: Callable[[exp.Query], Access]) -> list[Acces
     return needs
 
 
+Stream = Callable[[exp.Query, Callable[[pa.Schema, Iterator[pa.RecordBatch]], int]], int]
+"""Runs a query, handing its answer's schema and batches to a sink; the rows it took."""
+
+
 def run(
-    stmt: exp.Insert,
-    catalog: Catalog,
-    writer: InsertWriter | None,
-    select: Callable[[exp.Query], pa.Table],
+    stmt: exp.Insert, catalog: Catalog, writer: InsertWriter | None, stream: Stream
 ) -> QueryResult:
     """Write the rows of ``stmt``; the status is Postgres' ``INSERT 0 <rows>``."""
     if writer is None:
@@ -77,7 +95,14 @@ def run(
         if stmt.args.get(arg):
             raise UnsupportedStatementError(f"INSERT: {clause} is not supported")
     table, named = target(stmt)
-    info = catalog.get_table(table)  # NotFoundError before anything runs
+    try:
+        info = catalog.get_table(table)  # NotFoundError before anything runs
+    except NotFoundError:
+        if catalog.get_views([table]):
+            raise UnsupportedStatementError(
+                f'cannot insert into view "{table}": kyma\'s views are read-only'
+            ) from None
+        raise
     # Without a list: the declared columns, in order (``_timestamp`` and ``props`` are kyma's).
     declared = [c.name for c in info.columns if c.name not in DEFAULT_COLUMN_NAMES]
     columns = named if named is not None else declared
@@ -96,9 +121,14 @@ def run(
                 raise InvalidDatetimeError(str(said)) from None
             raise said from None
     elif isinstance(source, exp.Query):
-        result = select(source)
-        names = _select_names(result.column_names, columns, named is not None, table)
-        count = writer.insert_arrow(table, result.rename_columns(names))
+
+        def write(schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> int:
+            names = _select_names(schema.names, columns, named is not None, table)
+            renamed = pa.schema([f.with_name(n) for f, n in zip(schema, names, strict=True)])
+            assert writer is not None
+            return writer.insert_batches(table, renamed, _renamed(renamed, batches))
+
+        count = stream(source, write)
     else:
         raise UnsupportedStatementError("INSERT: expected VALUES or a SELECT")
     return QueryResult(pa.table({}), f"INSERT 0 {count}", rowcount=count)
@@ -148,3 +178,74 @@ def _in_values(error: IngestError) -> IngestError:
     if error.field is not None:
         rest = rest.replace(f", field {error.field!r}", f", column {error.field!r}", 1)
     return IngestError(f"VALUES row {error.line}{rest}", error.line, error.field)
+
+
+def create_table_as(
+    stmt: exp.Create, catalog: Catalog, writer: InsertWriter | None, stream: Stream
+) -> QueryResult:
+    """CREATE TABLE [IF NOT EXISTS] t [(columns)] AS query: a table of the query's column
+    types holding its rows, written in one snapshot; the status is Postgres' ``SELECT <rows>``."""
+    if writer is None:
+        raise UnsupportedStatementError("CREATE TABLE AS: this engine has no write path")
+    target = stmt.this
+    written = [identifier(c) for c in target.expressions] if isinstance(target, exp.Schema) else []
+    table = table_name(target.this if isinstance(target, exp.Schema) else target, creating=True)
+    if catalog.get_tables([table]) or catalog.get_views([table]):  # before the query runs
+        if stmt.args.get("exists"):
+            return QueryResult.status_only("CREATE TABLE AS")  # Postgres: a notice, no rows
+        raise DuplicateRelationError(f'relation "{table}" already exists')
+    figured = output_names(stmt.expression)  # the answer keeps no duplicate: these may
+
+    def write(schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> int:
+        names = figured if figured is not None and len(figured) == len(schema) else schema.names
+        if len(written) > len(names):
+            raise SqlError("too many column names were specified")
+        names = [*written, *names[len(written) :]]
+        for position, name in enumerate(names):
+            if name in names[:position]:
+                raise DuplicateColumnError(f'column "{name}" specified more than once')
+        schema = pa.schema([f.with_name(n) for f, n in zip(schema, names, strict=True)])
+        columns = [_column(field) for field in schema]
+        catalog.create_table(table, [c for c in columns if c.name not in DEFAULT_COLUMN_NAMES])
+        try:
+            assert writer is not None
+            return writer.insert_batches(table, schema, _renamed(schema, batches))
+        except BaseException:
+            catalog.drop_table(table, if_exists=True)  # no table is left without its rows
+            raise
+
+    count = stream(stmt.expression, write)
+    return QueryResult(pa.table({}), f"SELECT {count}", rowcount=count)
+
+
+def _renamed(schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    for batch in batches:
+        yield pa.RecordBatch.from_arrays(batch.columns, schema=schema)
+
+
+def _column(field: pa.Field) -> Column:
+    """The kyma column that stores a query's result column (SchemaError when none does)."""
+    dtype = field.type
+    if pa.types.is_null(dtype):  # an untyped NULL: text, as Postgres makes it
+        return Column(field.name, KymaType("string"))
+    if pa.types.is_integer(dtype) and dtype.bit_width <= 32 and pa.types.is_signed_integer(dtype):
+        return Column(field.name, KymaType("int"))
+    if pa.types.is_float32(dtype):
+        return Column(field.name, KymaType("real"))
+    if pa.types.is_large_string(dtype) or pa.types.is_string_view(dtype):
+        return Column(field.name, KymaType("string"))
+    if (field.metadata or {}).get(KYMA_TYPE_KEY) == b"dynamic":
+        return Column(field.name, KymaType("dynamic"))
+    try:
+        kind = KymaType.from_arrow(dtype)
+    except SchemaError:
+        raise SchemaError(
+            f"CREATE TABLE AS: column {field.name!r} is of type {pg_type_name(field)}, which"
+            " kyma does not store; cast it (to bigint, double precision, text, timestamptz…)"
+        ) from None
+    if field.name in DEFAULT_COLUMN_NAMES and Column(field.name, kind) not in DEFAULT_COLUMNS:
+        raise SchemaError(
+            f"CREATE TABLE AS: column {field.name!r} is a default column of every table and"
+            f" must be {next(c.type for c in DEFAULT_COLUMNS if c.name == field.name)}"
+        )
+    return Column(field.name, kind)

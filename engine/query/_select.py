@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Collection, Hashable, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 
 import pyarrow as pa
@@ -14,9 +14,10 @@ from sqlglot import exp
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import traverse_scope
 
-from kyma.engine.catalog import Catalog, ExtentRef, TableInfo
+from kyma.engine.catalog import Catalog, ExtentRef, TableInfo, ViewInfo
 from kyma.engine.errors import (
     NotFoundError,
+    PermissionDeniedError,
     UnsupportedStatementError,
 )
 from kyma.engine.format import SegmentFormat
@@ -27,10 +28,12 @@ from kyma.engine.query import (
     _path_columns,
     _relation_refs,
     _running,
+    _views,
     pg_numeric,
     udfs,
 )
-from kyma.engine.query._datafusion import run_datafusion
+from kyma.engine.query._access import federated_tables
+from kyma.engine.query._datafusion import run_datafusion, stream_datafusion
 from kyma.engine.query._decoded import DecodedColumns, plain
 from kyma.engine.query._estimate import register_guard
 from kyma.engine.query._explain import explained, with_elapsed
@@ -72,6 +75,9 @@ ANALYZE = "analyze"
 """``explain=ANALYZE``: run the statement and answer its plan with what each part did."""
 
 _NOT_TEXT = {"bool", "int", "long", "real", "timestamp"}
+
+Sink = Callable[[pa.Schema, Iterator[pa.RecordBatch]], int]
+"""Takes a query's answer batch by batch (its schema first) and says how many rows it took."""
 
 
 @dataclass
@@ -128,25 +134,32 @@ class SelectPlanner:
         pushdown: bool = True,
         text: str | None = None,
         visible: Callable[[str], bool] | None = None,
+        sink: Sink | None = None,
     ) -> QueryResult:
         """The answer of a query (its scans hold their folders of links while it runs).
 
         ``text``: the statement as written, when ``stmt`` is the parse cache's (kept as it
         is: planned as a copy); its plan is kept by the text (``_plans``). ``visible``:
-        whether the caller may read a table, which catalog relations list (None: all)."""
+        whether the caller may read a table, which catalog relations list (None: all).
+        ``sink``: takes the answer's batches as they are computed instead (the result limits
+        do not apply: nothing is kept); the result has no rows and its ``rowcount``."""
         with _native.folders.lease() as folders:
             started = time.perf_counter()
             if text is None:
-                return self._run(stmt, snapshot, explain, pruning, pushdown, folders, visible)
+                return self._run(
+                    stmt, snapshot, explain, pruning, pushdown, folders, visible, sink=sink
+                )
             key = (text, pruning, pushdown)
             plan = self._plans.get(key) if snapshot is None and not explain else None
             if plan is not None:
                 found = self.catalog.get_tables(plan.lookups)
                 if plan.holds(found):
-                    return self._answer(plan, started, folders, visible)
+                    return self._answer(plan, started, folders, visible, sink=sink)
             cached = key if snapshot is None and not explain else None
             copy = stmt.copy()
-            return self._run(copy, snapshot, explain, pruning, pushdown, folders, visible, cached)
+            return self._run(
+                copy, snapshot, explain, pruning, pushdown, folders, visible, cached, sink
+            )
 
     def _run(
         self,
@@ -158,6 +171,7 @@ class SelectPlanner:
         folders: _native.Folders,
         visible: Callable[[str], bool] | None,
         key: Hashable | None = None,
+        sink: Sink | None = None,
     ) -> QueryResult:
         """Plan ``stmt`` and answer it; the plan is kept under ``key`` (None: not kept) when
         it reads kyma tables only (connector tables change outside the catalog)."""
@@ -165,6 +179,8 @@ class SelectPlanner:
         names = None if explain else output_names(stmt)
         stmt = output_aliases.rule(stmt)  # after the names: they are Postgres's
         looked: dict[str, TableInfo | None] = {}
+        if self._expand_views(stmt, looked, visible):  # first: a view may read pg_class
+            key = None  # a view's plan is made each time: its query may be replaced
         stmt, relations = self._resolve_relations(stmt, looked)
         scans: list[FederatedScan] = []
         if references_sources(stmt):
@@ -183,7 +199,7 @@ class SelectPlanner:
             if plan.whole is not None and not explain:
                 table = plan.whole.fetch()
                 summary = {"elapsed_ms": _ms_since(started)}
-                return QueryResult(table, "SELECT", summary, [plan.whole.summary()])
+                return _sunk(QueryResult(table, "SELECT", summary, [plan.whole.summary()]), sink)
         sources = self._resolve(stmt, snapshot, {scan.name for scan in scans}, looked)
         tables = fingerprint(list(looked), looked)  # type: ignore[arg-type]
         stmt = subquery_predicates.rule(star_defaults.rule(stmt, _declared(sources)))
@@ -191,7 +207,7 @@ class SelectPlanner:
         if counted is not None:
             planned = Plan(tables, sources, "", names, counted)
             self._keep(key, planned)
-            return self._answer(planned, started, folders, visible)
+            return self._answer(planned, started, folders, visible, sink=sink)
         stmt = evolved.rule(stmt, [source.info.columns for source in sources.values()])
         ctx = self._session()
         fetched: dict[str, dict[str, str]] = {}
@@ -216,7 +232,7 @@ class SelectPlanner:
         sql = stmt.sql(dialect="postgres", identify=True, normalize_functions="lower")
         planned = Plan(tables, sources, sql, names, None, tuple(sorted(relations)))
         self._keep(key, planned)
-        return self._answer(planned, started, folders, visible, ctx, scans, explain)
+        return self._answer(planned, started, folders, visible, ctx, scans, explain, sink)
 
     def _resolve_relations(
         self, stmt: exp.Expression, looked: dict[str, TableInfo | None]
@@ -236,7 +252,38 @@ class SelectPlanner:
         named = {t.name for t in stmt.find_all(exp.Table) if relation_of(t) is not None}
         return stmt, named
 
-    def _relation(self, name: str, tables: Callable[[], list[TableInfo]]) -> pa.Table:
+    def _expand_views(
+        self,
+        stmt: exp.Expression,
+        looked: dict[str, TableInfo | None],
+        visible: Callable[[str], bool] | None,
+    ) -> bool:
+        """Replace the views ``stmt`` names by their queries (in place); whether it named any.
+        Views are looked up only under names no table has (``looked`` gets the tables read);
+        a table or connector table a view reads that the caller may not read is refused."""
+
+        def views_of(names: set[str]) -> dict[str, ViewInfo]:
+            new = names - set(looked)
+            if new:
+                found = self.catalog.get_tables(new)
+                looked.update({name: found.get(name) for name in new})
+            missing = {name for name in names if looked.get(name) is None}
+            return self.catalog.get_views(missing) if missing else {}
+
+        _, views = _views.expand(stmt, views_of, self.local_tables)
+        if views and visible is not None:
+            read = {split_versioned(raw)[0] for raw, _ in self.local_tables(stmt)}
+            for table in sorted(read | federated_tables(stmt)):
+                if not visible(table):
+                    raise PermissionDeniedError(
+                        f"view {sorted(views)[0]!r} reads table {table!r}, which this token"
+                        " may not read",
+                        scope="read",
+                        table=table,
+                    )
+        return bool(views)
+
+    def _relation(self, name: str, tables: Callable[[], list[TableInfo | ViewInfo]]) -> pa.Table:
         found = split(name)
         assert found is not None and self.relations is not None
         return self.relations.build(*found, tables)
@@ -246,11 +293,11 @@ class SelectPlanner:
     ) -> None:
         """The rows of each catalog relation a plan reads, over the tables the caller may
         read (listed once, and only if a relation needs them)."""
-        listed: list[list[TableInfo]] = []
+        listed: list[list[TableInfo | ViewInfo]] = []
 
-        def tables() -> list[TableInfo]:
+        def tables() -> list[TableInfo | ViewInfo]:
             if not listed:
-                every = self.catalog.list_tables()
+                every = [*self.catalog.list_tables(), *self.catalog.list_views()]
                 listed.append([i for i in every if visible is None or visible(i.name)])
             return listed[0]
 
@@ -282,12 +329,13 @@ class SelectPlanner:
         ctx: SessionContext | None = None,
         scans: Sequence[FederatedScan] = (),
         explain: bool | str = False,
+        sink: Sink | None = None,
     ) -> QueryResult:
         """Run a plan: stage 1 and the scans of each table, the catalog relations it reads
-        built for this caller, then DataFusion."""
+        built for this caller, then DataFusion (its answer to ``sink``, when given)."""
         if plan.counted is not None:
             source = plan.sources[plan.counted]
-            return self._count(plan.counted, source, plan.names, started)
+            return _sunk(self._count(plan.counted, source, plan.names, started), sink)
         ctx = ctx if ctx is not None else self._session()
         self._register_relations(ctx, plan.relations, visible)
         stats: dict[str, ScanStats] = {}
@@ -297,6 +345,12 @@ class SelectPlanner:
         for table_stats in stats.values():
             total.add(table_stats)
         _running.report(**asdict(total))  # the cascade is done: what the scan will read
+        if sink is not None and not explain:
+            schema, batches = stream_datafusion(ctx, plan.sql, self.limits)
+            empty = renamed(plain(schema.empty_table()), plan.names)
+            rows = sink(empty.schema, (_as(empty.schema, b) for b in batches))
+            summary = {**asdict(total), "elapsed_ms": _ms_since(started)}
+            return QueryResult(pa.table({}), "SELECT", summary, [], rowcount=rows)
         table = plain(run_datafusion(ctx, plan.sql, explain=explain, limits=self.limits))
         summary = {
             **asdict(total),
@@ -396,8 +450,8 @@ class SelectPlanner:
         The tables are read from the catalog together; ``looked`` gets every name looked up
         and what it found (None: no table)."""
         refs = self.local_tables(stmt, skip)
-        wanted = {split_versioned(raw)[0] for raw, _ in refs}
-        found = self.catalog.get_tables(wanted)
+        wanted = {split_versioned(raw)[0] for raw, _ in refs} - set(looked)
+        found = self.catalog.get_tables(wanted) if wanted else {}
         looked.update({name: found.get(name) for name in wanted})
         sources: dict[str, _Source] = {}
         for raw, table in refs:
@@ -565,6 +619,25 @@ def _declared(sources: dict[str, _Source]) -> dict[str, list[str]]:
         name: [c.name for c in s.info.columns if c.name not in DEFAULT_COLUMN_NAMES]
         for name, s in sources.items()
     }
+
+
+def _sunk(result: QueryResult, sink: Sink | None) -> QueryResult:
+    """A computed answer handed to ``sink`` (if any) as a streamed one is."""
+    if sink is None:
+        return result
+    rows = sink(result.table.schema, iter(result.table.to_batches()))
+    return QueryResult(pa.table({}), result.status, result.stats, [], rowcount=rows)
+
+
+def _as(schema: pa.Schema, batch: pa.RecordBatch) -> pa.RecordBatch:
+    """A streamed batch with the answer's names and plain types (``plain``, ``renamed``)."""
+    if batch.schema.equals(schema):
+        return batch
+    columns = [
+        c if c.type == f.type else c.cast(f.type)
+        for c, f in zip(batch.columns, schema, strict=True)
+    ]
+    return pa.RecordBatch.from_arrays(columns, schema=schema)
 
 
 def _empty(table: pa.Table) -> pa.RecordBatch:

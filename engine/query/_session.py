@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import pyarrow as pa
 from sqlglot import exp
@@ -19,7 +19,7 @@ from kyma.engine.errors import (
     UnsupportedStatementError,
 )
 from kyma.engine.format import SegmentFormat
-from kyma.engine.query import _ddl, _insert, _paths
+from kyma.engine.query import _ddl, _insert, _paths, _truncate, _views
 from kyma.engine.query._access import (
     ADMIN,
     QUERY_WORDS,
@@ -40,7 +40,7 @@ from kyma.engine.query._quarantine import Quarantine
 from kyma.engine.query._recent import Recent
 from kyma.engine.query._result import QueryResult
 from kyma.engine.query._running import Caller, RunningStatements, current_caller
-from kyma.engine.query._select import ANALYZE, SelectPlanner
+from kyma.engine.query._select import ANALYZE, SelectPlanner, Sink
 from kyma.engine.query.dialect import (
     Deallocate,
     ExecutePrepared,
@@ -165,6 +165,21 @@ class QueryEngine:
         except RecursionError:
             raise too_deep() from None
 
+    def _stream(
+        self, pruning: bool, pushdown: bool, visible: Callable[[str], bool] | None
+    ) -> _insert.Stream:
+        """Runs a statement's query (an INSERT's, CREATE TABLE AS's, a view's to no rows),
+        its answer streamed to a sink."""
+
+        def stream(query: exp.Query, sink: Sink) -> int:
+            check_functions(query, self.limits.memory_bytes)
+            switches = {"pruning": pruning, "pushdown": pushdown}
+            run = self.planner.run
+            found = run(query, snapshot=None, explain=False, visible=visible, sink=sink, **switches)
+            return found.rowcount
+
+        return stream
+
     def _unqualified(self, stmt: exp.Expression | SqlError) -> None:
         """NotFoundError (42P01) for a kyma table a query names without its schema."""
         query = stmt.this if isinstance(stmt, Explain) else stmt
@@ -231,21 +246,35 @@ class QueryEngine:
                 handled = statement(stmt)
                 if handled is not None:
                     return handled
+        stream = self._stream(pruning, pushdown, visible)
         if isinstance(stmt, exp.Insert):
+            return _insert.run(stmt, self.catalog, self.writer, stream)
+        if isinstance(stmt, exp.Create) and _views.is_view(stmt):
 
-            def select(query: exp.Query) -> pa.Table:
-                check_functions(query, self.limits.memory_bytes)
-                switches = {"pruning": pruning, "pushdown": pushdown}
-                run = self.planner.run
-                return run(query, snapshot=None, explain=False, visible=visible, **switches).table
+            def describe(query: exp.Expression) -> pa.Schema:
+                assert isinstance(query, exp.Query)
+                found: list[pa.Schema] = []
 
-            return _insert.run(stmt, self.catalog, self.writer, select)
+                def keep(schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> int:
+                    found.append(schema)
+                    return sum(b.num_rows for b in batches)
+
+                stream(query.limit(0), keep)
+                return found[0]
+
+            return _views.create_view(self.catalog, stmt, describe, self.planner.local_tables)
+        if isinstance(stmt, exp.Create) and isinstance(stmt.expression, exp.Query):
+            return _insert.create_table_as(stmt, self.catalog, self.writer, stream)
         if isinstance(stmt, exp.Create):
             return _ddl.create_table(self.catalog, stmt)
         if isinstance(stmt, exp.Alter):
             return _ddl.alter_table(self.catalog, stmt)
+        if isinstance(stmt, exp.Drop) and _views.is_view(stmt):
+            return _views.drop_view(self.catalog, stmt)
         if isinstance(stmt, exp.Drop):
             return _ddl.drop_table(self.catalog, stmt)
+        if isinstance(stmt, exp.TruncateTable):
+            return _truncate.run(stmt, self.catalog)
         if isinstance(stmt, exp.Describe):
             return self._describe(stmt)
         if _ddl.is_show_tables(stmt):
@@ -270,6 +299,10 @@ class QueryEngine:
         """Every check ``stmt`` must pass: an INSERT's write and its SELECT's reads."""
         if isinstance(stmt, exp.Insert):
             return _insert.access(stmt, self.access)
+        if isinstance(stmt, exp.TruncateTable):
+            return [_truncate.access(stmt)]
+        if isinstance(stmt, exp.Create) and isinstance(stmt.expression, exp.Query):
+            return [Access(ADMIN), self.access(stmt.expression)]  # and what its query reads
         if isinstance(stmt, KymaStatement) and stmt.verb == "KILL":
             return []  # anyone may stop their own statements; ``running.stop`` checks whose
         if isinstance(stmt, exp.Expression) and self._acting(stmt) is not None:

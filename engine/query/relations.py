@@ -20,7 +20,7 @@ import pyarrow as pa
 from datafusion import ScalarUDF
 from sqlglot import exp
 
-from kyma.engine.catalog import TableInfo
+from kyma.engine.catalog import TableInfo, ViewInfo
 from kyma.engine.query._result import QueryResult
 
 SEPARATOR = "$"
@@ -69,8 +69,11 @@ class Relations(ABC):
         available raises (SqlError, NotFoundError)."""
 
     @abstractmethod
-    def build(self, schema: str, name: str, tables: Callable[[], list[TableInfo]]) -> pa.Table:
-        """The rows of a relation; ``tables`` lists the kyma tables the caller may read."""
+    def build(
+        self, schema: str, name: str, tables: Callable[[], list[TableInfo | ViewInfo]]
+    ) -> pa.Table:
+        """The rows of a relation; ``tables`` lists the kyma tables and views the caller may
+        read."""
 
     @abstractmethod
     def functions(self) -> Sequence[ScalarUDF]:

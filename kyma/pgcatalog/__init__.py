@@ -18,7 +18,7 @@ import pyarrow as pa
 from datafusion import ScalarUDF
 from sqlglot import exp
 
-from kyma.engine.catalog import TableInfo
+from kyma.engine.catalog import TableInfo, ViewInfo
 from kyma.engine.errors import NotFoundError, SqlError
 from kyma.engine.query import QueryResult
 from kyma.engine.query._running import RunningStatements, current_caller
@@ -30,7 +30,7 @@ from kyma.pgwire._backends import Backends
 
 CATALOG, INFORMATION_SCHEMA = "pg_catalog", "information_schema"
 # the relations built from the caller's tables; the others are the same for everyone
-_OF_TABLES = {"pg_class", "pg_attribute", "tables", "columns"}
+_OF_TABLES = {"pg_class", "pg_attribute", "pg_views", "tables", "views", "columns"}
 _ACTIVITY = "pg_stat_activity"  # of the sessions and running statements, for this caller
 
 
@@ -50,7 +50,9 @@ class CatalogRelations(Relations):
         known = name in _relations.RELATIONS or name in EMPTY or name == _ACTIVITY
         return CATALOG if known else None
 
-    def build(self, schema: str, name: str, tables: Callable[[], list[TableInfo]]) -> pa.Table:
+    def build(
+        self, schema: str, name: str, tables: Callable[[], list[TableInfo | ViewInfo]]
+    ) -> pa.Table:
         infos = tables() if name in _OF_TABLES else []
         if schema == INFORMATION_SCHEMA:
             view = VIEWS.get(name)

@@ -1,4 +1,5 @@
-"""``information_schema``'s tables, columns and schemata over kyma's tables (and its
+"""``information_schema``'s tables, views, columns and schemata over kyma's tables and views
+(and its
 table_constraints and key_column_usage, empty: kyma has no keys)."""
 
 from __future__ import annotations
@@ -8,7 +9,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from kyma.engine.catalog import TableInfo
+from kyma.engine.catalog import ViewInfo
+from kyma.pgcatalog._relations import Relation, nullable
 from kyma.pgwire import _types as t
 
 DATABASE, SCHEMA = "kyma", "public"
@@ -32,14 +34,14 @@ _NAMES = {
 _ELEMENT = {array: element for element, array in t.ARRAY_OF.items()}
 
 
-def tables(infos: list[TableInfo]) -> pa.Table:
+def tables(infos: list[Relation]) -> pa.Table:
     names = [info.name for info in infos]
     return pa.table(
         {
             "table_catalog": [DATABASE] * len(names),
             "table_schema": [SCHEMA] * len(names),
             "table_name": names,
-            "table_type": ["BASE TABLE"] * len(names),
+            "table_type": ["VIEW" if isinstance(i, ViewInfo) else "BASE TABLE" for i in infos],
         },
         schema=pa.schema([(n, pa.string()) for n in _TABLE_COLUMNS]),
     )
@@ -48,10 +50,45 @@ def tables(infos: list[TableInfo]) -> pa.Table:
 _TABLE_COLUMNS = ("table_catalog", "table_schema", "table_name", "table_type")
 
 
-def columns(infos: list[TableInfo]) -> pa.Table:
+def views(infos: list[Relation]) -> pa.Table:
+    """kyma's views are read-only: none is updatable or insertable into."""
+    found = [i for i in infos if isinstance(i, ViewInfo)]
+    no = ["NO"] * len(found)
+    return pa.table(
+        {
+            "table_catalog": [DATABASE] * len(found),
+            "table_schema": [SCHEMA] * len(found),
+            "table_name": [v.name for v in found],
+            "view_definition": [v.query for v in found],
+            "check_option": ["NONE"] * len(found),
+            "is_updatable": no,
+            "is_insertable_into": no,
+            "is_trigger_updatable": no,
+            "is_trigger_deletable": no,
+            "is_trigger_insertable_into": no,
+        },
+        schema=pa.schema([(n, pa.string()) for n in _VIEW_COLUMNS]),
+    )
+
+
+_VIEW_COLUMNS = (
+    "table_catalog",
+    "table_schema",
+    "table_name",
+    "view_definition",
+    "check_option",
+    "is_updatable",
+    "is_insertable_into",
+    "is_trigger_updatable",
+    "is_trigger_deletable",
+    "is_trigger_insertable_into",
+)
+
+
+def columns(infos: list[Relation]) -> pa.Table:
     rows: dict[str, list] = {n: [] for n in _COLUMN_TYPES}  # type: ignore[type-arg]
     for info in infos:
-        nullable = {c.name: c.nullable for c in info.columns}
+        may_be_null = nullable(info)
         for position, field in enumerate(info.schema, start=1):
             oid = t.type_oid(field)
             element = _ELEMENT.get(oid)
@@ -59,7 +96,7 @@ def columns(infos: list[TableInfo]) -> pa.Table:
                 ("ARRAY", "_" + _NAMES[element][1]) if element else _NAMES.get(oid, _NAMES[t.TEXT])
             )
             values: tuple[Any, ...] = (DATABASE, SCHEMA, info.name, field.name, position)
-            values += ("YES" if nullable.get(field.name, True) else "NO", data_type, udt)
+            values += ("YES" if may_be_null.get(field.name, True) else "NO", data_type, udt)
             values += ("pg_catalog", None, "NO")
             for name, value in zip(_COLUMN_TYPES, values, strict=True):
                 rows[name].append(value)
@@ -81,21 +118,22 @@ _COLUMN_TYPES = {
 }
 
 
-def schemata(_infos: list[TableInfo]) -> pa.Table:
+def schemata(_infos: list[Relation]) -> pa.Table:
     names = [SCHEMA, "information_schema"]
     return pa.table(
         {"catalog_name": [DATABASE] * 2, "schema_name": names, "schema_owner": ["kyma"] * 2}
     )
 
 
-def _constraints(_infos: list[TableInfo]) -> pa.Table:
+def _constraints(_infos: list[Relation]) -> pa.Table:
     """table_constraints and key_column_usage: kyma has no keys, so no rows."""
     names = ("constraint_name", "table_schema", "table_name", "constraint_type", "column_name")
     return pa.schema([(n, pa.string()) for n in names]).empty_table()
 
 
-VIEWS: dict[str, Callable[[list[TableInfo]], pa.Table]] = {
+VIEWS: dict[str, Callable[[list[Relation]], pa.Table]] = {
     "tables": tables,
+    "views": views,
     "columns": columns,
     "schemata": schemata,
     "table_constraints": _constraints,

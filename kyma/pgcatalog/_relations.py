@@ -1,5 +1,6 @@
 """A small ``pg_catalog``: pg_namespace, pg_class, pg_attribute, pg_type, pg_database,
-pg_settings, pg_am, pg_attrdef, pg_collation and pg_description over kyma's tables (the
+pg_settings, pg_am, pg_attrdef, pg_collation, pg_description and pg_views over kyma's
+tables and views (the
 functions are in ``_functions``, the relations kyma keeps empty in ``_empty``). Enough for
 listing tables and columns.
 """
@@ -11,7 +12,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from kyma.engine.catalog import TableInfo
+from kyma.engine.catalog import TableInfo, ViewInfo
 from kyma.pgwire import _types as t
 
 PUBLIC_OID, CATALOG_OID, INFORMATION_SCHEMA_OID = 2200, 11, 13000
@@ -63,11 +64,20 @@ def formatted_type(typname: str) -> str:
     return FORMATTED.get(typname, typname)
 
 
-def _oid(info: TableInfo) -> int:
-    return TABLE_OID_BASE + info.table_id
+Relation = TableInfo | ViewInfo
+"""What the relations list: kyma's tables and views (their ids share one sequence)."""
 
 
-def pg_namespace(_tables: list[TableInfo]) -> pa.Table:
+def _oid(info: Relation) -> int:
+    return TABLE_OID_BASE + (info.table_id if isinstance(info, TableInfo) else info.view_id)
+
+
+def nullable(info: Relation) -> dict[str, bool]:
+    """Whether each column may be null (a view's columns may)."""
+    return {c.name: c.nullable for c in info.columns} if isinstance(info, TableInfo) else {}
+
+
+def pg_namespace(_tables: list[Relation]) -> pa.Table:
     return pa.table(
         {
             "oid": pa.array([CATALOG_OID, PUBLIC_OID, INFORMATION_SCHEMA_OID], pa.int64()),
@@ -77,8 +87,9 @@ def pg_namespace(_tables: list[TableInfo]) -> pa.Table:
     )
 
 
-def pg_class(tables: list[TableInfo]) -> pa.Table:
+def pg_class(tables: list[Relation]) -> pa.Table:
     count = len(tables)
+    views = [isinstance(i, ViewInfo) for i in tables]
 
     def zeros(dtype: pa.DataType) -> pa.Array:
         return pa.array([0] * count, dtype)
@@ -91,9 +102,9 @@ def pg_class(tables: list[TableInfo]) -> pa.Table:
             "oid": pa.array([_oid(i) for i in tables], pa.int64()),
             "relname": pa.array([i.name for i in tables], pa.string()),
             "relnamespace": pa.array([PUBLIC_OID] * count, pa.int64()),
-            "relkind": pa.array(["r"] * count, pa.string()),
+            "relkind": pa.array(["v" if v else "r" for v in views], pa.string()),
             "relowner": pa.array([10] * count, pa.int64()),
-            "relam": pa.array([2] * count, pa.int64()),
+            "relam": pa.array([0 if v else 2 for v in views], pa.int64()),
             "relpersistence": pa.array(["p"] * count, pa.string()),
             "relhasindex": pa.array([False] * count, pa.bool_()),
             "relispartition": pa.array([False] * count, pa.bool_()),
@@ -115,7 +126,7 @@ def pg_class(tables: list[TableInfo]) -> pa.Table:
     )
 
 
-def pg_attribute(tables: list[TableInfo]) -> pa.Table:
+def pg_attribute(tables: list[Relation]) -> pa.Table:
     rows: dict[str, list] = {  # type: ignore[type-arg]
         "attrelid": [],
         "attname": [],
@@ -131,10 +142,10 @@ def pg_attribute(tables: list[TableInfo]) -> pa.Table:
         "attlen": [],
     }
     for info in tables:
-        nullable = {c.name: c.nullable for c in info.columns}
+        may_be_null = nullable(info)
         for number, field in enumerate(info.schema, start=1):
             values: tuple[Any, ...] = (_oid(info), field.name, t.type_oid(field), number)
-            values += (not nullable.get(field.name, True), False, -1, False, 0, "", "")
+            values += (not may_be_null.get(field.name, True), False, -1, False, 0, "", "")
             values += (t.SIZES.get(t.type_oid(field), -1),)
             for name, value in zip(rows, values, strict=True):
                 rows[name].append(value)
@@ -144,7 +155,7 @@ def pg_attribute(tables: list[TableInfo]) -> pa.Table:
     return pa.table(rows, schema=schema)
 
 
-def pg_type(_tables: list[TableInfo]) -> pa.Table:
+def pg_type(_tables: list[Relation]) -> pa.Table:
     oids = sorted(TYPE_NAMES)
     return pa.table(
         {
@@ -167,7 +178,7 @@ def pg_type(_tables: list[TableInfo]) -> pa.Table:
     )
 
 
-def pg_database(_tables: list[TableInfo]) -> pa.Table:
+def pg_database(_tables: list[Relation]) -> pa.Table:
     return pa.table(
         {
             "oid": pa.array([16384], pa.int64()),
@@ -185,7 +196,7 @@ def pg_database(_tables: list[TableInfo]) -> pa.Table:
     )
 
 
-def pg_settings(_tables: list[TableInfo]) -> pa.Table:
+def pg_settings(_tables: list[Relation]) -> pa.Table:
     from kyma.pgwire._session import DEFAULTS
 
     names = sorted(DEFAULTS)
@@ -203,7 +214,7 @@ def pg_settings(_tables: list[TableInfo]) -> pa.Table:
     )
 
 
-def _empty(**columns: pa.DataType) -> Callable[[list[TableInfo]], pa.Table]:
+def _empty(**columns: pa.DataType) -> Callable[[list[Relation]], pa.Table]:
     """A relation kyma keeps empty but clients join (LEFT JOIN, scalar subqueries)."""
     return lambda _tables: pa.schema(list(columns.items())).empty_table()
 
@@ -218,15 +229,28 @@ pg_stat_user_tables = _empty(
 )
 
 
-def pg_collation(_tables: list[TableInfo]) -> pa.Table:
+def pg_collation(_tables: list[Relation]) -> pa.Table:
     return pa.table({"oid": pa.array([100], pa.int64()), "collname": ["default"]})
 
 
-def pg_am(_tables: list[TableInfo]) -> pa.Table:
+def pg_am(_tables: list[Relation]) -> pa.Table:
     return pa.table({"oid": pa.array([2], pa.int64()), "amname": ["heap"]})
 
 
-RELATIONS: dict[str, Callable[[list[TableInfo]], pa.Table]] = {
+def pg_views(relations: list[Relation]) -> pa.Table:
+    views = [v for v in relations if isinstance(v, ViewInfo)]
+    return pa.table(
+        {
+            "schemaname": pa.array(["public"] * len(views), pa.string()),
+            "viewname": pa.array([v.name for v in views], pa.string()),
+            "viewowner": pa.array([OWNER] * len(views), pa.string()),
+            "definition": pa.array([v.query for v in views], pa.string()),
+        }
+    )
+
+
+RELATIONS: dict[str, Callable[[list[Relation]], pa.Table]] = {
+    "pg_views": pg_views,
     "pg_namespace": pg_namespace,
     "pg_class": pg_class,
     "pg_attribute": pg_attribute,

@@ -474,3 +474,15 @@ def test_pushed_sql_matches_the_fixtures(src) -> None:
         if pushed != expected:
             wrong.append(f"{case.id}:\n  {statement}\n  {pushed}")
     assert not wrong, "\n".join(wrong)
+
+
+def test_a_view_over_a_source_table_reads_the_source_now(src, source_db) -> None:
+    query = "SELECT id, name FROM {} WHERE grp = 3"
+    src.query.execute(f"CREATE VIEW grp3 AS {query.format('src.public.items')}")
+    expected = direct(source_db, query.format("public.items") + " ORDER BY id")
+    assert expected
+    assert rows_equal(expected, kyma_rows(src, "SELECT * FROM grp3 ORDER BY id"), ordered=True)
+    needs: list = []
+    src.query.execute("SELECT count(*) FROM grp3", authorize=needs.append)
+    assert any(n.tables and "src.public.items" in n.tables for n in needs), needs
+    assert any(n.tables and "grp3" in n.tables for n in needs), needs

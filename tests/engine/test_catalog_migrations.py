@@ -30,7 +30,7 @@ BEFORE_THE_SPLIT = [
     (12, "012_long_set_keys.sql"),
 ]
 # ... and every one since.
-EVERY = [*BEFORE_THE_SPLIT, (13, "013_large_sets_unindexed.sql")]
+EVERY = [*BEFORE_THE_SPLIT, (13, "013_large_sets_unindexed.sql"), (14, "014_views.sql")]
 
 
 def _recorded(url: str) -> list[tuple[int, str]]:
@@ -85,6 +85,7 @@ def test_an_engine_alone_applies_its_own_and_stores_add_theirs(catalog_url: str)
             "011_manifest_scale.sql",
             "012_long_set_keys.sql",
             "013_large_sets_unindexed.sql",
+            "014_views.sql",
         ]
     finally:
         catalog.close()
