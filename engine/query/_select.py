@@ -29,6 +29,8 @@ from kyma.engine.query import (
     _path_columns,
     _relation_refs,
     _running,
+    pg_float,
+    pg_interval,
     pg_numeric,
     udfs,
 )
@@ -268,6 +270,8 @@ class SelectPlanner:
         ctx = session_context(self.limits)
         udfs.register(ctx)
         pg_numeric.register(ctx)
+        pg_float.register(ctx)
+        pg_interval.register(ctx)
         for function in self._functions:
             ctx.register_udf(function)
         if self.limits is not None and self.limits.memory_bytes:
