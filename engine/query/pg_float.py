@@ -8,7 +8,7 @@ the same shortest digits but switches notation elsewhere (``0.00001``, ``1.5e-7`
 ``1.23456789012345e+14``) and writes ``inf``/``nan``: its text is decomposed into digits and
 exponent and written again, with Arrow kernels only.
 
-``kyma_float8_text(double)`` and ``kyma_float4_text(real)`` are registered on every session;
+``kyma_float8_text(double)`` and ``kyma_float4_text(real)`` are session functions (``udfs``);
 ``rewrite.float_text`` sends float to text conversions to them.
 
 >>> postgres_text(pa.array([2.0, 1e20, 1.5e-7, 1e-5, 123456789012345.6, -0.0, None])).to_pylist()
@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from datafusion import SessionContext, udf
+from datafusion import udf
 
 _LOWEST = -4
 """The lowest decimal exponent written positionally (both types)."""
@@ -194,12 +194,7 @@ def _positional(digits: pa.Array, exponent: pa.Array) -> pa.Array:
 
 FLOAT8_TEXT = "kyma_float8_text"
 FLOAT4_TEXT = "kyma_float4_text"
-_FUNCTIONS = (
+FUNCTIONS = (
     udf(postgres_text, [pa.float64()], pa.string(), "immutable", name=FLOAT8_TEXT),
     udf(postgres_text, [pa.float32()], pa.string(), "immutable", name=FLOAT4_TEXT),
 )
-
-
-def register(ctx: SessionContext) -> None:
-    for function in _FUNCTIONS:
-        ctx.register_udf(function)

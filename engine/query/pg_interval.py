@@ -5,7 +5,7 @@ duration) in whole seconds, and counts a year as 12 months of 30 days. Postgres 
 year as 365.25 days, a month as 30, a day as 86 400 seconds, and keeps every microsecond:
 ``extract(epoch FROM interval '1 hour 0.5 seconds')`` is 3600.500000. The rewrite in
 ``rewrite.postgres_semantics`` calls ``kyma_interval_epoch`` with the interval (a duration
-cast to one), registered on every session; the value is computed from the interval's three
+cast to one), a session function (``udfs``); the value is computed from the interval's three
 fields with numpy over the Arrow buffer (months, days, nanoseconds per value).
 
 >>> epoch(pa.array([(0, 0, 3_600_500_000_000), (13, -3, 0), None], pa.month_day_nano_interval()))
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-from datafusion import SessionContext, udf
+from datafusion import udf
 
 from kyma.engine.errors import OutOfRangeError
 
@@ -57,8 +57,4 @@ def epoch(intervals: pa.Array) -> pa.Array:
     return pa.Array.from_buffers(RESULT, len(intervals), [valid, pa.py_buffer(words.tobytes())])
 
 
-_EPOCH = udf(epoch, [pa.month_day_nano_interval()], RESULT, "immutable", name=FUNCTION)
-
-
-def register(ctx: SessionContext) -> None:
-    ctx.register_udf(_EPOCH)
+FUNCTIONS = (udf(epoch, [pa.month_day_nano_interval()], RESULT, "immutable", name=FUNCTION),)
