@@ -145,6 +145,7 @@ def too_large(what: str, size: float, memory_bytes: int, where: str = "") -> Lim
 
 GUARD = "kyma_size_guard"  # wrapped around size arguments by rewrite/size_guards
 SERIES_GUARD = "kyma_series_guard"  # decides whether range/generate_series may run
+GUARDS = frozenset({GUARD, SERIES_GUARD})
 
 
 def _numbers(values: pa.Array) -> np.ndarray:

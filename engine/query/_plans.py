@@ -49,6 +49,7 @@ class Plan:
     names: list[str] | None
     counted: str | None  # ``SELECT count(*) FROM t``: the session name of t
     relations: tuple[str, ...] = ()  # catalog relations read, built per statement
+    functions: frozenset[str] | None = None  # the names the SQL calls (None: every function)
 
     def holds(self, found: Mapping[str, TableInfo]) -> bool:
         """Whether the catalog's tables (``found``, read by ``lookups``) are the planned ones."""

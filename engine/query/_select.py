@@ -29,13 +29,12 @@ from kyma.engine.query import (
     _relation_refs,
     _running,
     _views,
-    pg_numeric,
     udfs,
 )
 from kyma.engine.query._access import federated_tables
 from kyma.engine.query._datafusion import run_datafusion, stream_datafusion
 from kyma.engine.query._decoded import DecodedColumns, plain
-from kyma.engine.query._estimate import register_guard
+from kyma.engine.query._estimate import GUARDS, register_guard
 from kyma.engine.query._explain import explained, with_elapsed
 from kyma.engine.query._limits import (
     QueryLimits,
@@ -230,7 +229,8 @@ class SelectPlanner:
         # Quote every identifier: DataFusion reserves words Postgres does not (e.g. TOP).
         # Function names in lower case: DataFusion finds table functions by exact name.
         sql = stmt.sql(dialect="postgres", identify=True, normalize_functions="lower")
-        planned = Plan(tables, sources, sql, names, None, tuple(sorted(relations)))
+        relations_read = tuple(sorted(relations))
+        planned = Plan(tables, sources, sql, names, None, relations_read, udfs.called(sql))
         self._keep(key, planned)
         return self._answer(planned, started, folders, visible, ctx, scans, explain, sink)
 
@@ -309,14 +309,14 @@ class SelectPlanner:
         if key is not None:
             self._plans.put(key, plan)
 
-    def _session(self) -> SessionContext:
-        """A DataFusion session with kyma's functions and the statement's memory pool."""
+    def _session(self, called: Collection[str] | None = None) -> SessionContext:
+        """A DataFusion session with kyma's functions and the statement's memory pool:
+        those a planned statement ``called`` (None: every one, to plan with)."""
         ctx = session_context(self.limits)
-        udfs.register(ctx)
-        pg_numeric.register(ctx)
-        for function in self._functions:
-            ctx.register_udf(function)
-        if self.limits is not None and self.limits.memory_bytes:
+        udfs.register(ctx, called=called)
+        udfs.register(ctx, self._functions, called)
+        guards = called is None or not GUARDS.isdisjoint(called)
+        if self.limits is not None and self.limits.memory_bytes and guards:
             register_guard(ctx, self.limits.memory_bytes)
         return ctx
 
@@ -336,7 +336,7 @@ class SelectPlanner:
         if plan.counted is not None:
             source = plan.sources[plan.counted]
             return _sunk(self._count(plan.counted, source, plan.names, started), sink)
-        ctx = ctx if ctx is not None else self._session()
+        ctx = ctx if ctx is not None else self._session(plan.functions)
         self._register_relations(ctx, plan.relations, visible)
         stats: dict[str, ScanStats] = {}
         for name, source in plan.sources.items():

@@ -27,7 +27,7 @@ def arrow_sql_type(dtype: pa.DataType) -> str:
     if pa.types.is_integer(dtype):
         return "BIGINT"
     if pa.types.is_floating(dtype):
-        return "DOUBLE"
+        return "FLOAT" if pa.types.is_float32(dtype) else "DOUBLE"
     if pa.types.is_boolean(dtype):
         return "BOOLEAN"
     if pa.types.is_timestamp(dtype):

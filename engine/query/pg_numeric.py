@@ -20,7 +20,7 @@ from decimal import Decimal
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from datafusion import Accumulator, SessionContext, udaf, udf
+from datafusion import Accumulator, udaf, udf
 
 from kyma.engine.errors import SqlError
 
@@ -156,7 +156,5 @@ _AVG = udaf(
 )
 
 
-def register(ctx: SessionContext) -> None:
-    """Add ``kyma_numeric_div`` and ``kyma_numeric_avg`` to a session (built once)."""
-    ctx.register_udf(_DIV)
-    ctx.register_udaf(_AVG)
+FUNCTIONS = (_DIV, _AVG)
+"""Built once; registered on each session by ``udfs.register``."""

@@ -15,15 +15,18 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Sequence
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from datafusion import SessionContext, udf
+import sqlglot
+from datafusion import AggregateUDF, ScalarUDF, SessionContext, udf
+from sqlglot.tokens import TokenType
 
 from kyma.engine.errors import SqlError
 from kyma.engine.format._shred import double_text
-from kyma.engine.query import jsonb
+from kyma.engine.query import jsonb, pg_float, pg_interval, pg_numeric
 from kyma.engine.query.jsonb import constant, dyn_get
 from kyma.engine.query.rewrite import numeric_input as _numeric_input
 
@@ -87,6 +90,38 @@ _FUNCTIONS = (
 )
 
 
-def register(ctx: SessionContext) -> None:
-    for function in (*_FUNCTIONS, *jsonb.FUNCTIONS):
-        ctx.register_udf(function)
+ALL: tuple[ScalarUDF | AggregateUDF, ...] = (
+    *_FUNCTIONS,
+    *jsonb.FUNCTIONS,
+    *pg_numeric.FUNCTIONS,
+    *pg_float.FUNCTIONS,
+    *pg_interval.FUNCTIONS,
+)
+"""Every kyma function a session may need (each registration costs a few microseconds)."""
+
+
+def register(
+    ctx: SessionContext,
+    functions: Sequence[ScalarUDF | AggregateUDF] = ALL,
+    called: Collection[str] | None = None,
+) -> None:
+    """Add ``functions`` to a session: those named in ``called`` (None: all)."""
+    for function in functions:
+        if called is not None and function.name not in called:
+            continue
+        if isinstance(function, AggregateUDF):
+            ctx.register_udaf(function)
+        else:
+            ctx.register_udf(function)
+
+
+def called(sql: str) -> frozenset[str]:
+    """The names ``sql`` calls (read by sqlglot's lexer: every word before a parenthesis,
+    keywords too), lower-case: a plan's session registers only these functions.
+
+    >>> sorted(called("SELECT has_token(m, 'a'), CAST(x AS INT) FROM t WHERE a IN (1)"))
+    ['cast', 'has_token', 'in']
+    """
+    tokens = sqlglot.tokenize(sql, read="postgres")
+    pairs = zip(tokens, tokens[1:], strict=False)
+    return frozenset(t.text.lower() for t, n in pairs if n.token_type == TokenType.L_PAREN)

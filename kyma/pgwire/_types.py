@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from kyma.dynamic import is_dynamic, json_text, json_texts
+from kyma.engine.query.pg_float import postgres_text
 from kyma.server import query as http_query  # a module: kyma.server.query imports kyma.pgcatalog
 
 BOOL, BYTEA, INT8, INT2, INT4, TEXT, JSON = 16, 17, 20, 21, 23, 25, 114
@@ -92,7 +93,7 @@ def _oid(dtype: pa.DataType) -> int:
 
 def text_column(field: pa.Field, column: pa.ChunkedArray) -> pa.Array:
     """Every value of ``column`` in Postgres' text format, as a large_binary array (null
-    for NULL); integers, strings, booleans and doubles are rendered by Arrow kernels."""
+    for NULL); integers, strings, booleans and floats are rendered by Arrow kernels."""
     dtype = field.type
     if is_dynamic(field):
         return json_texts(column).cast(pa.large_binary())
@@ -106,12 +107,9 @@ def text_column(field: pa.Field, column: pa.ChunkedArray) -> pa.Array:
         return column.cast(pa.large_string()).cast(pa.large_binary()).combine_chunks()
     if pa.types.is_boolean(dtype):
         return pc.if_else(column, b"t", b"f").cast(pa.large_binary()).combine_chunks()
-    if pa.types.is_float64(dtype):
-        text = column.cast(pa.large_string())
-        if not pc.all(pc.is_finite(column)).as_py():  # NaN, ±inf: Postgres' spelling
-            for arrow, postgres in (("nan", "NaN"), ("inf", "Infinity"), ("-inf", "-Infinity")):
-                text = pc.if_else(pc.equal(text, arrow), postgres, text)
-        return text.cast(pa.large_binary()).combine_chunks()
+    if pa.types.is_float64(dtype) or pa.types.is_float32(dtype):
+        texts = [postgres_text(chunk) for chunk in column.chunks]
+        return pa.chunked_array(texts, pa.string()).cast(pa.large_binary()).combine_chunks()
     if pa.types.is_timestamp(dtype):
         micros = column.cast(pa.timestamp("us", dtype.tz), safe=False)
         values = [None if v is None else _timestamp(v).encode() for v in micros.to_pylist()]

@@ -258,3 +258,30 @@ def test_jsonb_text_and_paths(pg: PgServe) -> None:
         assert rows == [('{"http": {"method": "GET"}, "tags": ["a", "b"]}',), ("42",), (None,)]
         paths = conn.execute("SHOW PATHS FROM events.attrs").fetchall()
         assert [row[0] for row in paths] == ["{http}", "{http,method}", "{tags}"]
+
+
+class _RawText(psycopg.adapt.Loader):
+    """A float as the text the server sent."""
+
+    def load(self, data: bytes) -> str:  # type: ignore[override]
+        return bytes(data).decode()
+
+
+FLOAT_TEXTS = [
+    "2", "0.1", "-0", "1e20", "1.5e-7", "1e-5", "0.0001", "123456789012345.6", "1e15",
+    "9.999999e15", "1e16", "1e17", "5e22", "9.5e21", "5e-324", "1.7976931348623157e308",
+    "NaN", "Infinity", "-Infinity", "0.30000000000000004", "-2.5e-300",
+]  # fmt: skip
+
+
+def test_float_columns_go_on_the_wire_as_postgres_writes_them(
+    pg: PgServe, pg_server_url: str
+) -> None:
+    rows = ", ".join(f"({i}, '{t}')" for i, t in enumerate(FLOAT_TEXTS))
+    sql = f"SELECT CAST(v AS DOUBLE PRECISION) FROM (VALUES {rows}) AS t(i, v) ORDER BY i"
+    answers = []
+    for connect in (pg.connect, lambda: psycopg.connect(pg_server_url)):
+        with connect() as conn:
+            conn.adapters.register_loader("float8", _RawText)
+            answers.append(conn.execute(sql).fetchall())  # type: ignore[call-overload]
+    assert answers[0] == answers[1]

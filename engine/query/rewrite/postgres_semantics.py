@@ -14,6 +14,10 @@
   int8: the wider operand's; a literal is int4 when it fits): wider (bigint for int2 and
   int4, decimal(38, 0) for int8, where no result overflows), then cast back, and that cast
   fails out of range (22003) where DataFusion would wrap. ``sum`` of int8 is numeric.
+- A float converted to text is written as Postgres writes it (``float_text``).
+- ``extract(epoch FROM x)`` of an interval or of a timestamp difference is Postgres's exact
+  numeric (``pg_interval``; DataFusion drops the fraction of a duration and counts a year
+  as 360 days).
 - A cast to an integer type rounds: half away from zero from numeric (``2.5::int`` is 3),
   half to even from a float (``2.5::float8::int`` is 2); DataFusion truncates.
 
@@ -39,6 +43,8 @@ from sqlglot.optimizer.annotate_types import annotate_types
 from sqlglot.optimizer.qualify import qualify
 
 from kyma.engine.errors import UnsupportedStatementError
+from kyma.engine.query import pg_interval
+from kyma.engine.query.rewrite import float_text
 
 _DECIMAL = exp.DataType.Type.DECIMAL
 _FLOATS = {exp.DataType.Type.FLOAT, exp.DataType.Type.DOUBLE}
@@ -210,6 +216,8 @@ def _worth_typing(stmt: exp.Expression, schema: dict[str, dict[str, str]], feder
         return True
     casts = (exp.DataType.Type.ARRAY, *exp.DataType.INTEGER_TYPES)
     if any(c.to.this in casts for c in stmt.find_all(exp.Cast)):
+        return True
+    if float_text.may_apply(stmt) or any(_is_epoch(e) for e in stmt.find_all(exp.Extract)):
         return True
     return federated and "TIMESTAMPTZ" in types and stmt.find(exp.Add, exp.Sub) is not None
 
@@ -398,6 +406,31 @@ _INTEGER_AVG: Rewrite = (lambda node: _is_integer(node.this), _average)
 _DAYS: Rewrite = (_shifts_days, _plus_days)
 _FLOAT_MAX: Rewrite = (lambda node: _is_float(node.this), _float_max)
 _FLOAT_MIN: Rewrite = (lambda node: _is_float(node.this), _float_min)
+
+
+def _is_epoch(node: exp.Extract) -> bool:
+    return node.this.name.upper() == "EPOCH"
+
+
+def _epoch_of_interval(node: exp.Extract) -> bool:
+    """``extract(epoch FROM x)`` of an interval, or of a difference of two timestamps."""
+    if not _is_epoch(node):
+        return False
+    operand = node.expression
+    while isinstance(operand, exp.Paren):
+        operand = operand.this
+    if isinstance(operand, exp.Sub):
+        return _is_instant(operand.left) and _is_instant(operand.right)
+    return operand.type is not None and operand.type.this == exp.DataType.Type.INTERVAL
+
+
+def _interval_epoch(node: exp.Extract, _typed: exp.Extract) -> exp.Expression:
+    kind = exp.Literal.string("Interval(MonthDayNano)")
+    interval = exp.Anonymous(this="ARROW_CAST", expressions=[node.expression.copy(), kind])
+    return exp.Anonymous(this=pg_interval.FUNCTION.upper(), expressions=[interval])
+
+
+_FLOAT_TEXT: Rewrite = (float_text.applies, float_text.rule)
 _FETCHED_ONLY = {_INTEGER_AVG, _DAYS, _FLOAT_MAX, _FLOAT_MIN}
 """Applied to statements that read fetched rows only: over kyma's own tables they would
 put a Python aggregate or a CASE on hot paths (avg of integers stays a float there, MIN and
@@ -419,7 +452,15 @@ _REWRITES: dict[type[exp.Expression], tuple[Rewrite, ...]] = {
     exp.Neg: (_CHECKED,),
     exp.Abs: (_CHECKED,),
     exp.Sum: ((_sums_int8, _numeric_sum),),
-    exp.Cast: ((_rounds_to_integer, _rounded), (_reads_text_as_array, _refuse_text_as_array)),
+    exp.Cast: (
+        (_rounds_to_integer, _rounded),
+        (_reads_text_as_array, _refuse_text_as_array),
+        _FLOAT_TEXT,
+    ),
+    exp.DPipe: (_FLOAT_TEXT,),
+    exp.Concat: (_FLOAT_TEXT,),
+    exp.ConcatWs: (_FLOAT_TEXT,),
+    exp.Extract: ((_epoch_of_interval, _interval_epoch),),
     exp.Max: (_FLOAT_MAX,),
     exp.Min: (_FLOAT_MIN,),
 }
