@@ -107,7 +107,7 @@ def test_a_cancel_request_stops_the_running_query(trusted: tuple[Serve, str]) ->
         conn = await asyncpg.connect(host="127.0.0.1", port=port, user="anyone", timeout=10)
         try:  # Describe plans with LIMIT NULL: running that would take minutes
             rows = await conn.fetch(
-                f"SELECT t0.n FROM {joined} WHERE t0.n = 3 LIMIT $1", 2, timeout=20
+                f"SELECT t0.n FROM {joined} WHERE t0.n = 3 LIMIT $1", 2, timeout=60
             )
             return [r["n"] for r in rows]
         finally:
@@ -116,8 +116,8 @@ def test_a_cancel_request_stops_the_running_query(trusted: tuple[Serve, str]) ->
     assert asyncio.run(asyncpg_describes_without_running()) == [3, 3]
     started = time.monotonic()
     assert asyncio.run(asyncpg_cancels()) == 10
-    assert time.monotonic() - started < 15
-    deadline = time.monotonic() + 15
+    assert time.monotonic() - started < 60  # uncancelled, the join runs for minutes
+    deadline = time.monotonic() + 60
     while _running(serve) > 0 and time.monotonic() < deadline:
         time.sleep(0.2)
     assert _running(serve) == 0

