@@ -13,6 +13,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from kyma.engine.catalog import DeletionVector
 from kyma.engine.errors import SchemaError
 from kyma.ingest.tabular import parquet_columns
 from kyma.ingest.write_path import WritePath
@@ -29,6 +30,10 @@ class SqlWriter:
         return self.write_path.ingest_ndjson(table, body, source=SOURCE).rows
 
     def insert_arrow(self, table: str, data: pa.Table) -> int:
+        return self.update_arrow(table, data, [])
+
+    def update_arrow(self, table: str, data: pa.Table, vectors: list[DeletionVector]) -> int:
+        """``data`` inserted, and the rows ``vectors`` mark deleted, in one snapshot."""
         info = self.write_path.catalog.get_table(table)
         for name in data.column_names:
             if info.column(name) is None:
@@ -36,7 +41,8 @@ class SqlWriter:
                     f"column {name!r} is not in table {table!r}"
                     " (INSERT … SELECT writes existing columns; ingest JSON to add some)"
                 )
-        if data.num_rows == 0:
+        if data.num_rows == 0 and not vectors:
             return 0
         batches = (parquet_columns(b, info, False) for b in data.to_batches())
-        return self.write_path.ingest_batches(table, batches, source=SOURCE).rows
+        write = self.write_path.ingest_batches
+        return write(table, batches, source=SOURCE, deletes=vectors).rows

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from kyma.engine.catalog._model import (
     CommitResult,
+    DeletionVector,
     ExtentRef,
     ManifestEntry,
     SnapshotInfo,
@@ -131,6 +132,7 @@ class Catalog(ABC):
         *,
         summary: dict[str, Any] | None = None,
         payload: Payload | None = None,
+        deletes: Sequence[DeletionVector] = (),
     ) -> CommitResult: ...
 
     @abstractmethod

@@ -18,6 +18,7 @@ from kyma.engine.catalog import _column_stats, _commit, _retention
 from kyma.engine.catalog._database import ENGINE_MIGRATIONS, CatalogDatabase
 from kyma.engine.catalog._model import (
     CommitResult,
+    DeletionVector,
     ExtentRef,
     ManifestEntry,
     SnapshotInfo,
@@ -42,7 +43,7 @@ _DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}(\.[A-Za-z_][A-Za-z0-9_]{0,12
 MAX_COLUMN_NAME = 255
 _ENTRY_COLUMNS = (
     "extent_id::text, object_path, byte_size, row_count, block_count, min_ts, max_ts,"
-    " column_stats, present_paths, added_snapshot_id, format"
+    " column_stats, present_paths, added_snapshot_id, format, deletes, deleted_rows"
 )
 
 
@@ -262,18 +263,21 @@ class PostgresCatalog(Catalog):
         *,
         summary: dict[str, Any] | None = None,
         payload: Payload | None = None,
+        deletes: Sequence[DeletionVector] = (),
     ) -> CommitResult:
-        """Publish ``added`` (and retire ``removed`` extent ids) as one new snapshot."""
+        """Publish ``added`` (and retire ``removed`` extent ids, and replace extents by their
+        copies with the deletion vectors of ``deletes``) as one new snapshot."""
         info = self.get_table(table)
         summary = {
             "added_extents": len(added),
             "removed_extents": len(removed),
             "added_rows": sum(e.row_count for e in added),
+            **({"deletion_vectors": len(deletes)} if deletes else {}),
             **(summary or {}),
         }
         started = time.perf_counter()
         with self._conn() as conn:
-            result = _commit.commit(conn, info.table_id, added, removed, summary, payload)
+            result = _commit.commit(conn, info.table_id, added, removed, summary, payload, deletes)
         event = _commit.CommitEvent(
             table,
             str(summary.get("source", "")),
@@ -329,8 +333,8 @@ class PostgresCatalog(Catalog):
             if snapshot_id is not None:
                 self._check_snapshot(conn, info, snapshot_id)
             query = sql.SQL(
-                "SELECT extent_id::text, object_path, byte_size, row_count, block_count"
-                f" FROM kyma.manifest WHERE {IN_SNAPSHOT} AND {{kept}}"
+                "SELECT extent_id::text, object_path, byte_size, row_count, block_count,"
+                f" deletes, deleted_rows FROM kyma.manifest WHERE {IN_SNAPSHOT} AND {{kept}}"
                 " ORDER BY min_ts NULLS FIRST, extent_id"
             ).format(kept=extent_condition(predicate))
             try:

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 import pyarrow as pa
 from sqlglot import exp
 
-from kyma.engine.catalog import Catalog
+from kyma.engine.catalog import Catalog, DeletionVector
 from kyma.engine.errors import (
     DataError,
     IngestError,
@@ -41,11 +41,16 @@ _REFUSED = {
 
 
 class InsertWriter(Protocol):
-    """Commits one INSERT as one snapshot of ``table``; returns how many rows it wrote."""
+    """Commits one INSERT (or UPDATE) as one snapshot of ``table``; returns how many rows
+    it wrote."""
 
     def insert_rows(self, table: str, rows: list[dict[str, Any]]) -> int: ...
 
     def insert_arrow(self, table: str, data: pa.Table) -> int: ...
+
+    def update_arrow(self, table: str, data: pa.Table, vectors: list[DeletionVector]) -> int:
+        """``data`` written and ``vectors`` (the rows it replaces) committed together."""
+        ...
 
 
 def target(stmt: exp.Insert) -> tuple[str, list[str] | None]:

@@ -6,8 +6,9 @@ all. Each other one is a DataFusion Parquet scan of the file, and the table is t
 decoding, projection, filter and limit pushdown, row-group and page pruning (by the same
 min/max the block stats hold), parallelism and memory are DataFusion's, streaming. Path
 columns are expressions over the extent's shredded sub-columns, or ``kyma_dyn_get`` over
-its CBOR column (``_path_scan``). Extents of other formats (tlm) go through
-``scan_blocks`` into a memory table joined to the same union.
+its CBOR column (``_path_scan``). Extents of other formats (tlm), and extents with deleted
+rows (a deletion vector, ``engine/deletes.py``), go through ``scan_blocks`` into a memory
+table joined to the same union.
 
 Stats stay kyma's: blocks kept by stage 2, their rows and the decoded bytes of the columns
 read, from the footer.
@@ -216,7 +217,9 @@ def register(
     kept: list[tuple[ExtentRef, Footer, list[int]]] = []
     for entry in extents:
         checkpoint()
-        footer = footer_of(store, fmt, entry.object_path)
+        # Extents with deleted rows (and every extent of a DELETE's scan, which needs each
+        # row's position) are read here, their vectors applied (``scan_blocks``).
+        footer = None if scan.rows or entry.deletes else footer_of(store, fmt, entry.object_path)
         if footer is None:
             others.append(entry)
             continue
