@@ -32,6 +32,7 @@ from kyma.engine.errors import (
 from kyma.engine.query._insert import InsertWriter
 from kyma.engine.query._parse import identifier, table_name
 from kyma.engine.query._result import QueryResult
+from kyma.engine.query._values import literal
 from kyma.engine.query.rewrite import current_state
 
 ATTEMPTS = 20
@@ -123,11 +124,15 @@ def _assignments(stmt: exp.Update, info: TableInfo) -> list[exp.Expression]:
                 f"UPDATE: expected SET column = value, got {item.sql()!r}"
             )
         name = identifier(item.this.this)
-        if info.column(name) is None:
+        column = info.column(name)
+        if column is None:
             raise UndefinedColumnError(f'column "{name}" of relation "{info.name}" does not exist')
         if name in given:
             raise UnsupportedStatementError(f'multiple assignments to same column "{name}"')
-        given[name] = item.expression
+        value = item.expression
+        if isinstance(value, exp.Literal) and value.is_string:
+            literal(value, column.type.name)  # Postgres reads it as the column's type: 22P02
+        given[name] = value
     return [
         exp.alias_(given[c.name].copy(), c.name, quoted=True)
         if c.name in given

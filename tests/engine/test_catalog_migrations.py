@@ -30,7 +30,7 @@ BEFORE_THE_SPLIT = [
     (12, "012_long_set_keys.sql"),
 ]
 # ... and every one since.
-EVERY = [*BEFORE_THE_SPLIT, (13, "013_large_sets_unindexed.sql")]
+EVERY = [*BEFORE_THE_SPLIT, (13, "013_large_sets_unindexed.sql"), (15, "015_deletes.sql")]
 
 
 def _recorded(url: str) -> list[tuple[int, str]]:
