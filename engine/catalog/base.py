@@ -156,3 +156,8 @@ class Catalog(ABC):
 
     @abstractmethod
     def referenced_objects(self) -> set[str]: ...
+
+    @abstractmethod
+    def retired_objects(self, table: str) -> set[str]:
+        """Object paths of ``table``'s manifest rows that a commit removed (kept for the
+        snapshots before it)."""

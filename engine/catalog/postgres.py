@@ -376,6 +376,16 @@ class PostgresCatalog(Catalog):
         with self._conn() as conn:
             return _retention.expire(conn, info.table_id, cutoff)
 
+    def retired_objects(self, table: str) -> set[str]:
+        info = self.get_table(table)
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT DISTINCT object_path FROM kyma.manifest"
+                " WHERE table_id = %s AND removed_snapshot_id IS NOT NULL",
+                (info.table_id,),
+            )
+            return {p for (p,) in rows}
+
     def referenced_objects(self) -> set[str]:
         """Object paths any manifest row (of any retained snapshot) points at, and those the
         stores on the catalog database keep alive (CDC snapshot chunks not yet committed)."""

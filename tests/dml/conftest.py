@@ -50,6 +50,7 @@ def kyma(module_catalog_url: str, tmp_path_factory: pytest.TempPathFactory) -> I
         block_rows=64,
         auth="required",
         gc_grace_seconds=0,
+        snapshot_keep_seconds=0,
     )
     services = wire_services(settings, stores, LocalStore(home / "objects"))
     tokens = {}

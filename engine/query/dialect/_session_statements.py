@@ -1,7 +1,8 @@
-"""Statements about the session, named by their first word: savepoints, ``ABORT`` and the
-asynchronous notifications (``LISTEN``/``UNLISTEN``/``NOTIFY``), which sqlglot's Postgres
-parser reads as an aliased column. ``VERBS`` maps the word to the function that parses the
-tokens after it; a session (the Postgres protocol's) or the engine gives them meaning.
+"""Statements named by their first word alone: savepoints, ``ABORT`` and the asynchronous
+notifications (``LISTEN``/``UNLISTEN``/``NOTIFY``), which sqlglot's Postgres parser reads as
+an aliased column, and ``VACUUM [table]``, which it reads as an opaque command. ``VERBS``
+maps the word to the function that parses the tokens after it; a session (the Postgres
+protocol's) or the engine gives them meaning.
 """
 
 from __future__ import annotations
@@ -9,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from sqlglot import exp
+from sqlglot.dialects.postgres import Postgres
 from sqlglot.tokens import Token, TokenType
 
-from kyma.engine.errors import SqlError
-from kyma.engine.query.dialect.expressions import Notification, Savepoint
+from kyma.engine.errors import SqlError, UnsupportedStatementError
+from kyma.engine.query.dialect.expressions import KymaStatement, Notification, Savepoint
 
 Parse = Callable[[str, list[Token]], exp.Expression]
 
@@ -58,7 +60,27 @@ def _identifier(tokens: list[Token], expected: str) -> exp.Identifier:
     raise SqlError(f"{expected}, got {token.text!r}")
 
 
+def _vacuum(verb: str, tokens: list[Token]) -> KymaStatement:
+    """``VACUUM [table]`` (``this``: the table, None for every table). The tokenizer keeps
+    what follows the word as one string (VACUUM is a command to it): tokenized here."""
+    if len(tokens) == 1 and tokens[0].token_type == TokenType.STRING:
+        tokens = Postgres().tokenize(tokens[0].text)
+    if not tokens:
+        return KymaStatement(verb=verb, noun="TABLE")
+    if tokens[0].text.upper() in _VACUUM_OPTIONS or tokens[0].text == "(":
+        raise UnsupportedStatementError(
+            f"VACUUM {tokens[0].text.upper()} is not supported: kyma's VACUUM takes a table"
+            " name, or none (every table)"
+        )
+    return KymaStatement(
+        verb=verb, noun="TABLE", this=_identifier(tokens, "VACUUM takes one table name")
+    )
+
+
+_VACUUM_OPTIONS = {"FULL", "FREEZE", "VERBOSE", "ANALYZE", "ANALYSE"}
+
 VERBS: dict[str, Parse] = {
+    "VACUUM": _vacuum,
     "SAVEPOINT": _savepoint,
     "RELEASE": _savepoint,
     "ABORT": _abort,
