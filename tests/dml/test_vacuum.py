@@ -10,7 +10,6 @@ import subprocess
 import sys
 from datetime import timedelta
 
-import pyarrow as pa
 import pytest
 
 from kyma.engine.vacuum import vacuum_table
