@@ -99,8 +99,9 @@ from kyma.stores import Stores
 from pathlib import Path
 
 stores = Stores.open(sys.argv[1])
-vacuum_table(stores.catalog, LocalStore(Path(sys.argv[2])), segment_format("parquet", 64), sys.argv[3],
-             keep_seconds=0, grace=timedelta(0))
+store = LocalStore(Path(sys.argv[2]))
+fmt = segment_format("parquet", 64)
+vacuum_table(stores.catalog, store, fmt, sys.argv[3], keep_seconds=0, grace=timedelta(0))
 """
 
 
