@@ -85,6 +85,7 @@ def test_an_engine_alone_applies_its_own_and_stores_add_theirs(catalog_url: str)
             "011_manifest_scale.sql",
             "012_long_set_keys.sql",
             "013_large_sets_unindexed.sql",
+            "015_deletes.sql",
         ]
     finally:
         catalog.close()
