@@ -88,9 +88,8 @@ def main() -> None:
     print(f"{platform.machine()}, {args.rows:,} rows, {args.extent_rows:,} per extent")
     print(f"DELETE of {deleted:,} rows ({deleted / args.rows:.2%}): {delete_s:.2f} s")
     print(f"VACUUM: {vacuum_s:.2f} s")
-    print(
-        f"{'query':<10} {'before ms':>10} {'vectors ms':>11} {'ratio':>6} {'vacuumed ms':>12} {'ratio':>6}"
-    )
+    head = ("query", "before ms", "vectors ms", "ratio", "vacuumed ms", "ratio")
+    print("{:<10} {:>10} {:>11} {:>6} {:>12} {:>6}".format(*head))
     for name, seconds in before.items():
         v, w = with_vectors[name], vacuumed[name]
         print(

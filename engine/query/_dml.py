@@ -115,7 +115,7 @@ def _target(catalog: Catalog, table: str, verb: str) -> TableInfo:
     return info
 
 
-def _assignments(stmt: exp.Update, info: TableInfo) -> list[exp.Expression]:
+def _assignments(stmt: exp.Update, info: TableInfo) -> list[exp.Expr]:
     """The table's columns in order, each as it is or as ``SET`` gives it."""
     given: dict[str, exp.Expression] = {}
     for item in stmt.expressions:
@@ -141,7 +141,7 @@ def _assignments(stmt: exp.Update, info: TableInfo) -> list[exp.Expression]:
     ]
 
 
-def _query(stmt: exp.Delete | exp.Update, columns: list[exp.Expression]) -> exp.Select:
+def _query(stmt: exp.Delete | exp.Update, columns: list[exp.Expr]) -> exp.Select:
     """``SELECT <row columns>, <columns> FROM t WHERE …`` (the statement's WHERE)."""
     rows = [exp.column(name, quoted=True) for name in deletes.ROW_COLUMNS]
     query = exp.select(*rows, *columns).from_(stmt.this.copy())
