@@ -135,6 +135,7 @@ def test_a_read_token_may_not_change_rows(kyma, oracle) -> None:
             conn.execute(sql)
         assert got.value.sqlstate == "42501", sql
     assert kyma_rows(kyma, "guarded") == pg_rows(oracle, "guarded")
+    assert kyma.http("DELETE FROM guarded WHERE n < 10")[1]["status"] == "DELETE 10"  # admin
 
 
 def test_a_cdc_table_refuses_dml_saying_why(kyma) -> None:
