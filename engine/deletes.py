@@ -46,6 +46,20 @@ def block_starts(block_rows: list[int]) -> list[int]:
     return np.concatenate([[0], np.cumsum(block_rows, dtype=np.int64)[:-1]]).tolist()
 
 
+def live_rows(block_rows: list[int], deleted: np.ndarray | None) -> list[int]:
+    """Rows of each block that are not deleted."""
+    if deleted is None:
+        return block_rows
+    ends = np.cumsum(block_rows, dtype=np.int64)
+    gone = np.diff(np.searchsorted(deleted, ends), prepend=0)
+    return (np.asarray(block_rows, dtype=np.int64) - gone).tolist()
+
+
+def keep_array(array: pa.Array, deleted: np.ndarray, start: int) -> pa.Array:
+    """``keep`` of one column."""
+    return keep(pa.record_batch([array], names=["a"]), deleted, start).column(0)
+
+
 def keep(batch: pa.RecordBatch, deleted: np.ndarray | None, start: int) -> pa.RecordBatch:
     """The rows of ``batch`` (whose first row is row ``start`` of its extent) not deleted."""
     if deleted is None:

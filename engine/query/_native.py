@@ -279,16 +279,17 @@ def _kept(
 ) -> Iterator[pa.RecordBatch]:
     """The extent's ``blocks`` from the decoded columns, without its deleted rows."""
     names = footer.file_schema.names
-    read = decoded.batches(
-        store, fmt, entry.object_path, names, scan.schema, blocks, footer.block_rows
-    )
     deleted = deletes.positions(entry.deletes)
     if deleted is None:
-        yield from read
+        yield from decoded.batches(
+            store, fmt, entry.object_path, names, scan.schema, blocks, footer.block_rows
+        )
         return
-    starts = deletes.block_starts(footer.block_rows)
-    for block, batch in zip(blocks, read, strict=True):
-        batch = deletes.keep(batch, deleted, starts[block])
+    rows = deletes.live_rows(footer.block_rows, deleted)
+    version = (entry.extent_id, deleted)
+    for batch in decoded.batches(
+        store, fmt, entry.object_path, names, scan.schema, blocks, rows, version
+    ):
         scan.stats.rows_scanned += batch.num_rows
         yield batch
 
