@@ -149,6 +149,10 @@ class Catalog(ABC):
     ) -> tuple[int, list[ExtentRef]]: ...
 
     @abstractmethod
+    def extents(self, table: str, extent_ids: Collection[str]) -> list[ExtentRef]:
+        """The manifest rows of ``extent_ids`` (live or not), without their stats."""
+
+    @abstractmethod
     def snapshots(self, table: str) -> list[SnapshotInfo]: ...
 
     @abstractmethod

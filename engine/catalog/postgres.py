@@ -47,6 +47,11 @@ _ENTRY_COLUMNS = (
 )
 
 
+_REF_COLUMNS = (
+    "extent_id::text, object_path, byte_size, row_count, block_count, deletes, deleted_rows"
+)
+
+
 @contextmanager
 def _unwatched(cancel: Callable[[], None]) -> Iterator[float | None]:
     yield None
@@ -333,8 +338,7 @@ class PostgresCatalog(Catalog):
             if snapshot_id is not None:
                 self._check_snapshot(conn, info, snapshot_id)
             query = sql.SQL(
-                "SELECT extent_id::text, object_path, byte_size, row_count, block_count,"
-                f" deletes, deleted_rows FROM kyma.manifest WHERE {IN_SNAPSHOT} AND {{kept}}"
+                f"SELECT {_REF_COLUMNS} FROM kyma.manifest WHERE {IN_SNAPSHOT} AND {{kept}}"
                 " ORDER BY min_ts NULLS FIRST, extent_id"
             ).format(kept=extent_condition(predicate))
             try:
@@ -351,6 +355,16 @@ class PostgresCatalog(Catalog):
                     "query_timeout_seconds",
                 ) from None
         return total, [ExtentRef(*r) for r in rows]
+
+    def extents(self, table: str, extent_ids: Collection[str]) -> list[ExtentRef]:
+        info = self.get_table(table)
+        with self._conn() as conn:
+            rows = conn.execute(
+                f"SELECT {_REF_COLUMNS} FROM kyma.manifest"
+                " WHERE table_id = %s AND extent_id = ANY(%s::uuid[])",
+                (info.table_id, list(extent_ids)),
+            ).fetchall()
+        return [ExtentRef(*r) for r in rows]
 
     def _check_snapshot(self, conn: psycopg.Connection, info: TableInfo, snapshot_id: int) -> None:
         row = conn.execute(

@@ -158,11 +158,10 @@ def _vectors(
         return [], 0
     extent, row = deletes.ROW_COLUMNS
     grouped = found.select([extent, row]).group_by(extent).aggregate([(row, "list")])
-    old = {e.extent_id: e for e in catalog.prune_extents(info.name, None, None, info=info)[1]}
+    ids = grouped.column(extent).to_pylist()
+    old = {e.extent_id: e for e in catalog.extents(info.name, ids)}  # as the scan read them
     vectors, count = [], 0
-    for extent_id, rows in zip(
-        grouped.column(extent).to_pylist(), grouped.column(f"{row}_list"), strict=True
-    ):
+    for extent_id, rows in zip(ids, grouped.column(f"{row}_list"), strict=True):
         before = old[extent_id]
         positions = rows.values.to_numpy().astype(np.uint32)
         vector, held = deletes.merge(before.deletes, positions)
