@@ -124,10 +124,13 @@ def compact_table(
     groups = plan_groups(extents, target_rows, fmt.name)
     rewrite = rewriter or in_process(store, fmt)
     for group, merged in zip(groups, rewrite(info, groups), strict=True):
+        empty = merged.row_count == 0  # every row of the group was deleted
+        if empty:
+            store.delete(merged.object_path)
         try:
             commit = catalog.commit(
                 table,
-                [merged],
+                [] if empty else [merged],
                 removed=[e.extent_id for e in group],
                 summary={
                     "source": "compaction",
@@ -135,13 +138,14 @@ def compact_table(
                     "rewritten_formats": sorted({e.format for e in group} - {fmt.name}),
                 },
             )
-        except StaleCommitError as e:  # another compaction got there first
-            store.delete(merged.object_path)
+        except StaleCommitError as e:  # another compaction or a DELETE got there first
+            if not empty:
+                store.delete(merged.object_path)
             log.info("table %r: a group was compacted meanwhile: %s", table, e)
             continue
         result.groups += 1
         result.extents_in += len(group)
-        result.extents_out += 1
+        result.extents_out += 0 if empty else 1
         result.rows += merged.row_count
         result.bytes_in += sum(e.byte_size for e in group)
         result.bytes_out += merged.byte_size

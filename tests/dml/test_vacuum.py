@@ -135,3 +135,22 @@ def test_vacuum_killed_at_a_crash_point_leaves_an_exact_table(kyma, point: str) 
     assert answer(kyma, f"SELECT count(*), sum(n) FROM {table} WHERE who LIKE 'keep-%'") == answer(
         kyma, f"SELECT count(*), sum(n) FROM {table}"
     )
+
+
+def test_compaction_drops_deleted_rows_for_good(kyma) -> None:
+    setup(kyma, "compacted")
+    assert kyma.http("DELETE FROM compacted WHERE n >= 200")[0] == 200  # a whole extent
+    assert kyma.http("DELETE FROM compacted WHERE who LIKE 'erase-me-%'")[0] == 200
+    expected = answer(kyma, "SELECT count(*), sum(n) FROM compacted")
+    result = kyma.services.compact("compacted")
+    assert result.extents_in == 3 and result.extents_out == 1, result
+    live = kyma.services.catalog.live_extents("compacted")
+    assert [(e.row_count, e.deletes) for e in live] == [(expected[0][0], None)]
+    assert answer(kyma, "SELECT count(*), sum(n) FROM compacted") == expected
+    assert kyma.http("DELETE FROM compacted")[0] == 200
+    setup(kyma, "emptied")
+    assert kyma.http("DELETE FROM emptied")[1]["status"] == "DELETE 300"
+    result = kyma.services.compact("emptied")
+    assert (result.extents_in, result.extents_out) == (3, 0), result
+    assert kyma.services.catalog.live_extents("emptied") == []
+    assert answer(kyma, "SELECT count(*) FROM emptied") == [[0]]
