@@ -83,13 +83,14 @@ def vacuum_table(
     """Rewrite ``table``'s extents that hold deleted rows, expire snapshots older than
     ``keep_seconds`` and delete the objects nothing references any more."""
     result = VacuumResult(table)
-    retired = catalog.retired_objects(table)
+    retired = catalog.retired_objects(table)  # before expiry forgets them
     for _ in range(ATTEMPTS):
-        if _rewrite(catalog, store, fmt, table, result):
+        rewritten = _rewrite(catalog, store, fmt, table, result)
+        if rewritten is not None:
+            retired |= rewritten
             break
     cutoff = datetime.now(UTC) - timedelta(seconds=keep_seconds)
     result.snapshots_expired, _ = catalog.expire_snapshots(table, cutoff)
-    retired |= catalog.retired_objects(table)
     referenced = catalog.referenced_objects()
     gone = sorted(retired - referenced)
     for path in gone:
@@ -101,12 +102,13 @@ def vacuum_table(
 
 def _rewrite(
     catalog: Catalog, store: ObjectStore, fmt: SegmentFormat, table: str, result: VacuumResult
-) -> bool:
-    """One rewrite of the extents with deleted rows, committed; False when another commit
-    changed one of them first (its objects are deleted: try again on the new head)."""
+) -> set[str] | None:
+    """One rewrite of the extents with deleted rows, committed: the objects it retired;
+    None when another commit changed one of them first (its objects are deleted: try
+    again on the new head)."""
     extents = [e for e in catalog.live_extents(table) if e.deletes is not None]
     if not extents:
-        return True
+        return set()
     info = catalog.get_table(table)  # after the listing: every extent's columns are in it
     written = [w for w in (rewrite_extent(store, fmt, info, e) for e in extents) if w]
     crash_point("vacuum.extents_written")
@@ -121,12 +123,12 @@ def _rewrite(
         for w in written:
             store.delete(w.object_path)
         log.info("table %r: an extent changed during VACUUM: %s", table, e)
-        return False
+        return None
     crash_point("vacuum.committed")
     result.extents_rewritten += len(extents)
     result.rows_erased += sum(e.deleted_rows for e in extents)
     result.snapshots.append(commit.snapshot_id)
-    return True
+    return {e.object_path for e in extents}
 
 
 def statement(
