@@ -8,7 +8,9 @@ extent and published by one commit that adds it and removes the group (the catal
 ingest committing meanwhile only moves the head, and the commit retries on it). If another
 compaction removed one of the group's extents first, the commit is refused and the new
 extent deleted. Old objects stay for time travel until retention or orphan GC removes them.
-Queries see the same rows before and after: only the extents they are stored in change.
+Queries see the same rows before and after: only the extents they are stored in change;
+rows a deletion vector marks are not copied (they are gone for good once the old extents'
+snapshots expire and GC deletes their objects).
 
 Where groups are rewritten is a ``Rewriter``: here, in this process (the default), or in
 Spark tasks (``kyma.engine.spark.compaction``, when a Spark master is set). Commits stay
@@ -22,6 +24,7 @@ import logging
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
+from kyma.engine import deletes
 from kyma.engine.catalog import Catalog, ManifestEntry, TableInfo
 from kyma.engine.errors import StaleCommitError
 from kyma.engine.format import ExtentWriteResult, SegmentFormat
@@ -62,12 +65,12 @@ def plan_groups(
     def foreign(e: ManifestEntry) -> bool:
         return format_name is not None and e.format != format_name
 
-    small = [e for e in extents if e.row_count < target_rows // 2 or foreign(e)]
+    small = [e for e in extents if e.live_rows < target_rows // 2 or foreign(e)]
     small.sort(key=lambda e: (e.min_ts if e.min_ts is not None else -1, e.max_ts or -1))
     groups: list[list[ManifestEntry]] = []
     current: list[ManifestEntry] = []
     for extent in small:
-        if current and sum(e.row_count for e in current) + extent.row_count > target_rows:
+        if current and sum(e.live_rows for e in current) + extent.live_rows > target_rows:
             groups.append(current)
             current = []
         current.append(extent)
@@ -83,9 +86,14 @@ def rewrite_group(
     with writer:
         for extent in group:
             reader = fmt.open_extent(store, extent.object_path)
+            deleted = deletes.positions(extent.deletes)  # those rows are dropped for good
             try:
-                for batch in reader.read_blocks(list(range(extent.block_count))):
-                    writer.append(conform(batch, info.schema))
+                starts = deletes.block_starts(reader.block_rows())
+                blocks = list(range(extent.block_count))
+                for block, batch in zip(blocks, reader.read_blocks(blocks), strict=True):
+                    kept = deletes.keep(batch, deleted, starts[block])
+                    if kept.num_rows:
+                        writer.append(conform(kept, info.schema))
             finally:
                 reader.close()
         return writer.finish()
@@ -116,10 +124,13 @@ def compact_table(
     groups = plan_groups(extents, target_rows, fmt.name)
     rewrite = rewriter or in_process(store, fmt)
     for group, merged in zip(groups, rewrite(info, groups), strict=True):
+        empty = merged.row_count == 0  # every row of the group was deleted
+        if empty:
+            store.delete(merged.object_path)
         try:
             commit = catalog.commit(
                 table,
-                [merged],
+                [] if empty else [merged],
                 removed=[e.extent_id for e in group],
                 summary={
                     "source": "compaction",
@@ -127,13 +138,14 @@ def compact_table(
                     "rewritten_formats": sorted({e.format for e in group} - {fmt.name}),
                 },
             )
-        except StaleCommitError as e:  # another compaction got there first
-            store.delete(merged.object_path)
+        except StaleCommitError as e:  # another compaction or a DELETE got there first
+            if not empty:
+                store.delete(merged.object_path)
             log.info("table %r: a group was compacted meanwhile: %s", table, e)
             continue
         result.groups += 1
         result.extents_in += len(group)
-        result.extents_out += 1
+        result.extents_out += 0 if empty else 1
         result.rows += merged.row_count
         result.bytes_in += sum(e.byte_size for e in group)
         result.bytes_out += merged.byte_size

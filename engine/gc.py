@@ -14,10 +14,13 @@ from kyma.engine.storage import ObjectStore
 EXTENT_PREFIX = "tables/"
 
 
-def collect_orphans(catalog: Catalog, store: ObjectStore, grace: timedelta) -> list[str]:
-    """Delete unreferenced extent objects older than ``grace``; return their keys."""
+def collect_orphans(
+    catalog: Catalog, store: ObjectStore, grace: timedelta, prefix: str = EXTENT_PREFIX
+) -> list[str]:
+    """Delete unreferenced extent objects (under ``prefix``) older than ``grace``; return
+    their keys."""
     cutoff = datetime.now(UTC) - grace
-    candidates = [o.key for o in store.list(EXTENT_PREFIX) if o.modified < cutoff]
+    candidates = [o.key for o in store.list(prefix) if o.modified < cutoff]
     referenced = catalog.referenced_objects()
     orphans = [key for key in candidates if key not in referenced]
     for key in orphans:

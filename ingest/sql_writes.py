@@ -16,6 +16,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from kyma.engine.catalog import DeletionVector, TableInfo
 from kyma.engine.errors import SchemaError
 from kyma.ingest.tabular import parquet_columns
 from kyma.ingest.write_path import WritePath
@@ -37,18 +38,32 @@ class SqlWriter:
         """A query's answer, batch by batch, as one snapshot: small batches are joined up to
         ``EXTENT_ROWS`` rows, so memory holds about that many (and the extents are not tiny)."""
         info = self.write_path.catalog.get_table(table)
-        for name in schema.names:
-            if info.column(name) is None:
-                raise SchemaError(
-                    f"column {name!r} is not in table {table!r}"
-                    " (INSERT … SELECT writes existing columns; ingest JSON to add some)"
-                )
+        _check_columns(table, info, schema.names)
         chunks = _chunks(b for b in batches if b.num_rows)
         first = next(chunks, None)
         if first is None:
             return 0
         conformed = (parquet_columns(b, info, False) for b in itertools.chain([first], chunks))
         return self.write_path.ingest_batches(table, conformed, source=SOURCE).rows
+
+    def update_arrow(self, table: str, data: pa.Table, vectors: list[DeletionVector]) -> int:
+        """``data`` inserted, and the rows ``vectors`` mark deleted, in one snapshot."""
+        info = self.write_path.catalog.get_table(table)
+        _check_columns(table, info, data.column_names)
+        if data.num_rows == 0 and not vectors:
+            return 0
+        batches = (parquet_columns(b, info, False) for b in data.to_batches())
+        write = self.write_path.ingest_batches
+        return write(table, batches, source=SOURCE, deletes=vectors).rows
+
+
+def _check_columns(table: str, info: TableInfo, names: list[str]) -> None:
+    for name in names:
+        if info.column(name) is None:
+            raise SchemaError(
+                f"column {name!r} is not in table {table!r}"
+                " (INSERT … SELECT writes existing columns; ingest JSON to add some)"
+            )
 
 
 EXTENT_ROWS = 65_536

@@ -22,6 +22,7 @@ import pyarrow as pa
 from kyma.engine.catalog import (
     Catalog,
     ColumnWrite,
+    DeletionVector,
     Payload,
     TableInfo,
     column_stats_record,
@@ -161,6 +162,7 @@ class WritePath:
         source: str,
         payload: Payload | None = None,
         replace: bool = False,
+        deletes: Sequence[DeletionVector] = (),
     ) -> IngestAck:
         """Commit Arrow batches of ``table``'s columns as one snapshot, however many there are.
 
@@ -170,11 +172,12 @@ class WritePath:
         batch is written as it arrives, so memory holds one (two with ingest workers: one
         written there while the next is read). ``content_hash`` identifies what
         ``idempotency_key`` stands for: the same key with another hash is refused. With
-        ``replace`` the snapshot retires every extent the table had (time travel keeps them).
+        ``replace`` the snapshot retires every extent the table had (time travel keeps them);
+        with ``deletes`` it marks those rows deleted (an UPDATE's old rows).
         """
         if idempotency_key is None:
             return self._ingest_batches(
-                table, batches, None, content_hash, source, payload, replace
+                table, batches, None, content_hash, source, payload, replace, deletes
             )
         check_idempotency_key(idempotency_key)
         with self.ledger.lock(idempotency_key, self.idempotency_wait_seconds):
@@ -206,6 +209,7 @@ class WritePath:
         source: str,
         extra_payload: Payload | None,
         replace: bool,
+        deletes: Sequence[DeletionVector] = (),
     ) -> IngestAck:
         encoded = self._write_batches(table, batches, time.time_ns())
         written = [w for e in encoded for w in e.written]
@@ -215,7 +219,9 @@ class WritePath:
         payload = _chained(
             [p for p in (extra_payload, column_stats_record(table, [*stats.values()])) if p]
         )
-        return self._commit_written(table, written, key, content_hash, source, payload, replace)
+        return self._commit_written(
+            table, written, key, content_hash, source, payload, replace, deletes
+        )
 
     def _write_batches(
         self, table: str, batches: Iterable[pa.RecordBatch], ingest_time_ns: int
@@ -290,6 +296,7 @@ class WritePath:
         source: str,
         extra_payload: Payload | None,
         replace: bool = False,
+        deletes: Sequence[DeletionVector] = (),
     ) -> IngestAck:
         """One snapshot of ``written``; on failure they are deleted (unless it may have landed)."""
         try:
@@ -300,7 +307,12 @@ class WritePath:
                 payloads.append(ledger_record(key, table, content_hash, _ack_with_snapshot(ack)))
             removed = [e.extent_id for e in self.catalog.live_extents(table)] if replace else []
             result = self.catalog.commit(
-                table, written, removed, summary={"source": source}, payload=_chained(payloads)
+                table,
+                written,
+                removed,
+                summary={"source": source},
+                payload=_chained(payloads),
+                deletes=deletes,
             )
         except CatalogUnavailableError:
             raise  # the commit may have landed: orphan GC deletes the objects if it did not

@@ -16,13 +16,15 @@ from typing import TYPE_CHECKING
 
 from kyma.connectors.registry import ConnectorRegistry
 from kyma.connectors.secrets import SecretPolicy
+from kyma.engine import vacuum
 from kyma.engine.catalog import Catalog, retention_seconds
 from kyma.engine.compaction import CompactionResult, compact_table
 from kyma.engine.errors import ConfigError
 from kyma.engine.format import SegmentFormat
 from kyma.engine.format.choice import segment_format
 from kyma.engine.gc import collect_orphans
-from kyma.engine.query import QueryEngine, QueryLimits
+from kyma.engine.query import QueryEngine, QueryLimits, QueryResult
+from kyma.engine.query.dialect import KymaStatement
 from kyma.engine.retention import apply_retention
 from kyma.engine.storage import ObjectStore
 from kyma.ingest.encode import FormatSpec
@@ -63,7 +65,8 @@ class Services:
         self.metrics.track_sources(self.sources.metrics)
 
     def run_maintenance(self) -> dict[str, int]:
-        """One round: retention and compaction of every table, the ledger sweeper, orphan GC."""
+        """One round: retention, compaction and VACUUM of every table, the ledger sweeper,
+        orphan GC."""
         tables = self.catalog.list_tables()
         expired = 0
         for table in tables:
@@ -71,12 +74,20 @@ class Services:
             if seconds is not None:
                 expired += apply_retention(self.catalog, table.name, seconds).extents_removed
         merged = sum(self.compact(t.name).extents_in for t in tables)
-        swept = self.stores.ledger.sweep()
         grace = timedelta(seconds=self.settings.gc_grace_seconds)
+        keep = self.settings.snapshot_keep_seconds
+        erased = sum(
+            vacuum.vacuum_table(
+                self.catalog, self.store, self.format, t.name, keep_seconds=keep, grace=grace
+            ).rows_erased
+            for t in tables
+        )
+        swept = self.stores.ledger.sweep()
         orphans = collect_orphans(self.catalog, self.store, grace)
         return {
             "extents_past_retention": expired,
             "extents_compacted": merged,
+            "deleted_rows_erased": erased,
             "ledger_entries_swept": swept,
             "orphans_deleted": len(orphans),
         }
@@ -199,7 +210,7 @@ def wire_services(settings: Settings, stores: Stores, store: ObjectStore) -> Ser
             store,
             fmt,
             connectors,
-            statements=(sources.statement,),
+            statements=(sources.statement, _vacuum_statement(settings, catalog, store, fmt)),
             limits=query_limits(settings),
             writer=SqlWriter(write_path),
             decoded_bytes=settings.query_cache_bytes,
@@ -212,6 +223,18 @@ def wire_services(settings: Settings, stores: Stores, store: ObjectStore) -> Ser
         jobs=jobs,
         stores=stores,
         backends=backends,
+    )
+
+
+def _vacuum_statement(
+    settings: Settings, catalog: Catalog, store: ObjectStore, fmt: SegmentFormat
+) -> Callable[[KymaStatement], QueryResult | None]:
+    return vacuum.statement(
+        catalog,
+        store,
+        fmt,
+        keep_seconds=settings.snapshot_keep_seconds,
+        grace=timedelta(seconds=settings.gc_grace_seconds),
     )
 
 

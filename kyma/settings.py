@@ -199,6 +199,11 @@ class Settings:
     gc_grace_seconds: int = _setting(
         3600, "KYMA_GC_GRACE_SECONDS", "age before an unreferenced object may be deleted"
     )
+    snapshot_keep_seconds: int = _setting(
+        86400,
+        "KYMA_SNAPSHOT_KEEP_SECONDS",
+        "age of the snapshots VACUUM keeps for time travel (0: it erases deleted rows at once)",
+    )
     maintenance_interval_seconds: int = _setting(
         3600, "KYMA_MAINTENANCE_INTERVAL_SECONDS", "period of the ledger sweeper and orphan GC"
     )

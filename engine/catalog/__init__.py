@@ -8,6 +8,7 @@ from kyma.engine.catalog._database import ENGINE_MIGRATIONS, CatalogDatabase, St
 from kyma.engine.catalog._migrate import Migrations
 from kyma.engine.catalog._model import (
     CommitResult,
+    DeletionVector,
     ExtentRef,
     ManifestEntry,
     SnapshotInfo,
@@ -25,6 +26,7 @@ __all__ = [
     "ColumnWrite",
     "CommitEvent",
     "CommitResult",
+    "DeletionVector",
     "ExtentRef",
     "ManifestEntry",
     "Migrations",

@@ -20,7 +20,7 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
-from kyma.engine.catalog._model import CommitResult
+from kyma.engine.catalog._model import CommitResult, DeletionVector
 from kyma.engine.catalog._prune import IN_SNAPSHOT
 from kyma.engine.catalog.base import Payload
 from kyma.engine.errors import CommitConflictError, NotFoundError, StaleCommitError
@@ -52,11 +52,14 @@ def commit(
     removed: Sequence[str],
     summary: dict[str, Any],
     payload: Payload | None,
+    deletes: Sequence[DeletionVector] = (),
 ) -> CommitResult:
     for attempt in range(1, MAX_ATTEMPTS + 1):
         try:
             with conn.transaction():
-                snapshot_id, parent_id = _attempt(conn, table_id, added, removed, summary, payload)
+                snapshot_id, parent_id = _attempt(
+                    conn, table_id, added, removed, summary, payload, deletes
+                )
             return CommitResult(snapshot_id, parent_id, attempt)
         except (_HeadMoved, psycopg.errors.SerializationFailure, psycopg.errors.DeadlockDetected):
             time.sleep(random.uniform(0, min(0.2, 0.002 * 2 ** min(attempt, 7))))
@@ -72,6 +75,7 @@ def _attempt(
     removed: Sequence[str],
     summary: dict[str, Any],
     payload: Payload | None,
+    deletes: Sequence[DeletionVector] = (),
 ) -> tuple[int, int | None]:
     with conn.cursor() as cur:
         row = cur.execute(
@@ -124,6 +128,9 @@ def _attempt(
                     for e in added
                 ],
             )
+        if deletes:
+            _replace(cur, table_id, snapshot_id, deletes)
+            removed = [*removed, *(d.extent_id for d in deletes)]
         if removed:
             cur.execute(
                 "UPDATE kyma.manifest SET removed_snapshot_id = %s WHERE table_id = %s"
@@ -138,6 +145,25 @@ def _attempt(
         if payload is not None:
             payload(cur, snapshot_id)
         return snapshot_id, head
+
+
+def _replace(
+    cur: psycopg.Cursor, table_id: int, snapshot_id: int, deletes: Sequence[DeletionVector]
+) -> None:
+    """Copy each live extent's manifest row under its new id with its deletion vector (an
+    extent no longer live is not copied: removing it below refuses the commit)."""
+    cur.executemany(
+        "INSERT INTO kyma.manifest (extent_id, table_id, object_path, byte_size, row_count,"
+        " block_count, min_ts, max_ts, column_stats, present_paths, added_snapshot_id, format,"
+        " set_keys, deletes, deleted_rows)"
+        " SELECT %s, table_id, object_path, byte_size, row_count, block_count, min_ts, max_ts,"
+        " column_stats, present_paths, %s, format, set_keys, %s, %s FROM kyma.manifest"
+        " WHERE table_id = %s AND extent_id = %s AND removed_snapshot_id IS NULL",
+        [
+            (d.new_extent_id, snapshot_id, d.deletes, d.deleted_rows, table_id, d.extent_id)
+            for d in deletes
+        ],
+    )
 
 
 def extent_count(cur: psycopg.Cursor, table_id: int, snapshot_id: int | None) -> int:

@@ -49,6 +49,13 @@ class ManifestEntry:
     added_snapshot_id: int
     format: str = "tlm"
     """``parquet`` or ``tlm``: the SegmentFormat that wrote the extent."""
+    deletes: bytes | None = None
+    """The deletion vector: positions of deleted rows (``engine/deletes.py``), or None."""
+    deleted_rows: int = 0
+
+    @property
+    def live_rows(self) -> int:
+        return self.row_count - self.deleted_rows
 
 
 @dataclass(frozen=True)
@@ -60,6 +67,25 @@ class ExtentRef:
     byte_size: int
     row_count: int
     block_count: int
+    deletes: bytes | None = None
+    """The deletion vector: positions of deleted rows (``engine/deletes.py``), or None."""
+    deleted_rows: int = 0
+
+    @property
+    def live_rows(self) -> int:
+        return self.row_count - self.deleted_rows
+
+
+@dataclass(frozen=True)
+class DeletionVector:
+    """Rows deleted from a live extent: its manifest row ``extent_id`` is replaced by a copy
+    ``new_extent_id`` (same object) whose vector ``deletes`` holds ``deleted_rows`` positions,
+    those deleted before included."""
+
+    extent_id: str
+    new_extent_id: str
+    deletes: bytes
+    deleted_rows: int
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ import pyarrow as pa
 
 from kyma.engine.catalog._model import (
     CommitResult,
+    DeletionVector,
     ExtentRef,
     ManifestEntry,
     SnapshotInfo,
@@ -159,6 +160,7 @@ class Catalog(ABC):
         *,
         summary: dict[str, Any] | None = None,
         payload: Payload | None = None,
+        deletes: Sequence[DeletionVector] = (),
     ) -> CommitResult: ...
 
     @abstractmethod
@@ -175,6 +177,10 @@ class Catalog(ABC):
     ) -> tuple[int, list[ExtentRef]]: ...
 
     @abstractmethod
+    def extents(self, table: str, extent_ids: Collection[str]) -> list[ExtentRef]:
+        """The manifest rows of ``extent_ids`` (live or not), without their stats."""
+
+    @abstractmethod
     def snapshots(self, table: str) -> list[SnapshotInfo]: ...
 
     @abstractmethod
@@ -182,3 +188,8 @@ class Catalog(ABC):
 
     @abstractmethod
     def referenced_objects(self) -> set[str]: ...
+
+    @abstractmethod
+    def retired_objects(self, table: str) -> set[str]:
+        """Object paths of ``table``'s manifest rows that a commit removed (kept for the
+        snapshots before it)."""

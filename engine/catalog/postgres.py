@@ -19,6 +19,7 @@ from kyma.engine.catalog import _column_stats, _commit, _retention, _views
 from kyma.engine.catalog._database import ENGINE_MIGRATIONS, CatalogDatabase
 from kyma.engine.catalog._model import (
     CommitResult,
+    DeletionVector,
     ExtentRef,
     ManifestEntry,
     SnapshotInfo,
@@ -45,7 +46,12 @@ _DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}(\.[A-Za-z_][A-Za-z0-9_]{0,12
 MAX_COLUMN_NAME = 255
 _ENTRY_COLUMNS = (
     "extent_id::text, object_path, byte_size, row_count, block_count, min_ts, max_ts,"
-    " column_stats, present_paths, added_snapshot_id, format"
+    " column_stats, present_paths, added_snapshot_id, format, deletes, deleted_rows"
+)
+
+
+_REF_COLUMNS = (
+    "extent_id::text, object_path, byte_size, row_count, block_count, deletes, deleted_rows"
 )
 
 
@@ -298,18 +304,21 @@ class PostgresCatalog(Catalog):
         *,
         summary: dict[str, Any] | None = None,
         payload: Payload | None = None,
+        deletes: Sequence[DeletionVector] = (),
     ) -> CommitResult:
-        """Publish ``added`` (and retire ``removed`` extent ids) as one new snapshot."""
+        """Publish ``added`` (and retire ``removed`` extent ids, and replace extents by their
+        copies with the deletion vectors of ``deletes``) as one new snapshot."""
         info = self.get_table(table)
         summary = {
             "added_extents": len(added),
             "removed_extents": len(removed),
             "added_rows": sum(e.row_count for e in added),
+            **({"deletion_vectors": len(deletes)} if deletes else {}),
             **(summary or {}),
         }
         started = time.perf_counter()
         with self._conn() as conn:
-            result = _commit.commit(conn, info.table_id, added, removed, summary, payload)
+            result = _commit.commit(conn, info.table_id, added, removed, summary, payload, deletes)
         event = _commit.CommitEvent(
             table,
             str(summary.get("source", "")),
@@ -365,8 +374,7 @@ class PostgresCatalog(Catalog):
             if snapshot_id is not None:
                 self._check_snapshot(conn, info, snapshot_id)
             query = sql.SQL(
-                "SELECT extent_id::text, object_path, byte_size, row_count, block_count"
-                f" FROM kyma.manifest WHERE {IN_SNAPSHOT} AND {{kept}}"
+                f"SELECT {_REF_COLUMNS} FROM kyma.manifest WHERE {IN_SNAPSHOT} AND {{kept}}"
                 " ORDER BY min_ts NULLS FIRST, extent_id"
             ).format(kept=extent_condition(predicate))
             try:
@@ -383,6 +391,16 @@ class PostgresCatalog(Catalog):
                     "query_timeout_seconds",
                 ) from None
         return total, [ExtentRef(*r) for r in rows]
+
+    def extents(self, table: str, extent_ids: Collection[str]) -> list[ExtentRef]:
+        info = self.get_table(table)
+        with self._conn() as conn:
+            rows = conn.execute(
+                f"SELECT {_REF_COLUMNS} FROM kyma.manifest"
+                " WHERE table_id = %s AND extent_id = ANY(%s::uuid[])",
+                (info.table_id, list(extent_ids)),
+            ).fetchall()
+        return [ExtentRef(*r) for r in rows]
 
     def _check_snapshot(self, conn: psycopg.Connection, info: TableInfo, snapshot_id: int) -> None:
         row = conn.execute(
@@ -407,6 +425,16 @@ class PostgresCatalog(Catalog):
         info = self.get_table(table)
         with self._conn() as conn:
             return _retention.expire(conn, info.table_id, cutoff)
+
+    def retired_objects(self, table: str) -> set[str]:
+        info = self.get_table(table)
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT DISTINCT object_path FROM kyma.manifest"
+                " WHERE table_id = %s AND removed_snapshot_id IS NOT NULL",
+                (info.table_id,),
+            )
+            return {p for (p,) in rows}
 
     def referenced_objects(self) -> set[str]:
         """Object paths any manifest row (of any retained snapshot) points at, and those the

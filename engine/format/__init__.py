@@ -81,6 +81,14 @@ class ExtentReader(abc.ABC):
         for block in blocks:
             yield self.read_block(block, projection)
 
+    def block_rows(self) -> list[int]:
+        """Rows of each block, in order."""
+        stats = self.metadata().block_stats
+        if stats is not None:
+            return [b.row_count for b in stats]
+        count = self.metadata().block_count
+        return [self.read_block(b, []).num_rows for b in range(count)]
+
     def shredded(self) -> list[Shred]:
         """The hidden typed sub-columns of dynamic paths (``_shred.py``); ``read_blocks``
         reads them by name. Empty in formats without shredding (tlm)."""

@@ -2,7 +2,9 @@
 
 Extents are immutable, so a column decoded once serves every later statement that reads it:
 the key is the store, the object path and the column, and nothing kept can go stale (a new
-snapshot brings new extents, which are new keys). A scan that fits reads its kept blocks as
+snapshot brings new extents, which are new keys). An extent with deleted rows is kept
+without them, keyed also by the id of its manifest row (a new id for each new deletion
+vector), so no deleted row is ever served. A scan that fits reads its kept blocks as
 zero-copy slices of the kept arrays into a DataFusion memory table instead of decoding
 Parquet again; a larger one streams through DataFusion's Parquet reader (``_native``).
 The least recently used columns go first. Text is kept as plain strings: as string views
@@ -17,13 +19,15 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterator
 
+import numpy as np
 import pyarrow as pa
 
+from kyma.engine import deletes
 from kyma.engine.format import SegmentFormat
 from kyma.engine.query._limits import checkpoint
 from kyma.engine.storage import ObjectStore
 
-_Key = tuple[str, str, str]  # store URL, object path, column
+_Key = tuple[str, str, str, str]  # store URL, object path, column, deletion version
 
 
 class DecodedColumns:
@@ -52,9 +56,13 @@ class DecodedColumns:
         schema: pa.Schema,
         blocks: list[int],
         block_rows: list[int],
+        deleted: tuple[str, np.ndarray] | None = None,
     ) -> Iterator[pa.RecordBatch]:
         """The ``blocks`` of extent ``path`` with ``schema``'s columns: those of the file
-        (``file_names``) decoded once for all its blocks, the others null."""
+        (``file_names``) decoded once for all its blocks, the others null. ``deleted``:
+        the extent's manifest row id and deleted positions, whose rows are left out
+        (``block_rows`` then counts the rows left)."""
+        version = deleted[0] if deleted is not None else ""
         present = set(file_names)
         names, types = schema.names, schema.types
         columns: dict[str, list[pa.Array]] = {}
@@ -62,13 +70,13 @@ class DecodedColumns:
         for name in names:
             if name not in present:
                 continue
-            found = self._get((store.url, path, name))
+            found = self._get((store.url, path, name, version))
             if found is None:
                 missing.append(name)
             else:
                 columns[name] = found
         if missing:
-            columns.update(self._decode(store, fmt, path, missing, len(block_rows)))
+            columns.update(self._decode(store, fmt, path, missing, len(block_rows), deleted))
         # Per column: its arrays by block, or None (a column added after the extent was
         # written: nulls); types checked once per extent, not per block.
         kept = [columns.get(name) for name in names]
@@ -84,17 +92,37 @@ class DecodedColumns:
             yield pa.RecordBatch.from_arrays(arrays, schema=schema)
 
     def _decode(
-        self, store: ObjectStore, fmt: SegmentFormat, path: str, names: list[str], blocks: int
+        self,
+        store: ObjectStore,
+        fmt: SegmentFormat,
+        path: str,
+        names: list[str],
+        blocks: int,
+        deleted: tuple[str, np.ndarray] | None = None,
     ) -> dict[str, list[pa.Array]]:
-        reader = fmt.open_extent(store, path)
-        try:
-            read = list(reader.read_blocks(list(range(blocks)), names))
-        finally:
-            reader.close()
-        decoded = {name: [batch.column(name) for batch in read] for name in names}
-        for name, arrays in decoded.items():
-            self._put((store.url, path, name), arrays)
-        return decoded
+        whole = {n: found for n in names if (found := self._get((store.url, path, n, "")))}
+        unread = [n for n in names if n not in whole]
+        if unread:
+            reader = fmt.open_extent(store, path)
+            try:
+                read = list(reader.read_blocks(list(range(blocks)), unread))
+            finally:
+                reader.close()
+            for name in unread:
+                whole[name] = [batch.column(name) for batch in read]
+                if deleted is None:
+                    self._put((store.url, path, name, ""), whole[name])
+        if deleted is None:
+            return whole
+        version, positions = deleted
+        kept = {}
+        for name, arrays in whole.items():
+            starts = deletes.block_starts([len(a) for a in arrays])
+            kept[name] = [
+                deletes.keep_array(a, positions, s) for a, s in zip(arrays, starts, strict=True)
+            ]
+            self._put((store.url, path, name, version), kept[name])
+        return kept
 
     def _get(self, key: _Key) -> list[pa.Array] | None:
         with self._lock:

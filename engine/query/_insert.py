@@ -15,7 +15,7 @@ from typing import Any, Protocol
 import pyarrow as pa
 from sqlglot import exp
 
-from kyma.engine.catalog import Catalog
+from kyma.engine.catalog import Catalog, DeletionVector
 from kyma.engine.catalog._views import pg_type_name
 from kyma.engine.errors import (
     DataError,
@@ -54,7 +54,8 @@ _REFUSED = {
 
 
 class InsertWriter(Protocol):
-    """Commits one INSERT as one snapshot of ``table``; returns how many rows it wrote."""
+    """Commits one INSERT (or UPDATE) as one snapshot of ``table``; returns how many rows
+    it wrote."""
 
     def insert_rows(self, table: str, rows: list[dict[str, Any]]) -> int: ...
 
@@ -62,6 +63,10 @@ class InsertWriter(Protocol):
         self, table: str, schema: pa.Schema, batches: Iterator[pa.RecordBatch]
     ) -> int:
         """A query's answer as it streams (``schema``: its columns, named as the table's)."""
+        ...
+
+    def update_arrow(self, table: str, data: pa.Table, vectors: list[DeletionVector]) -> int:
+        """``data`` written and ``vectors`` (the rows it replaces) committed together."""
         ...
 
 

@@ -6,8 +6,9 @@ all. Each other one is a DataFusion Parquet scan of the file, and the table is t
 decoding, projection, filter and limit pushdown, row-group and page pruning (by the same
 min/max the block stats hold), parallelism and memory are DataFusion's, streaming. Path
 columns are expressions over the extent's shredded sub-columns, or ``kyma_dyn_get`` over
-its CBOR column (``_path_scan``). Extents of other formats (tlm) go through
-``scan_blocks`` into a memory table joined to the same union.
+its CBOR column (``_path_scan``). Extents of other formats (tlm), and extents with deleted
+rows (a deletion vector, ``engine/deletes.py``), go through ``scan_blocks`` into a memory
+table joined to the same union.
 
 Stats stay kyma's: blocks kept by stage 2, their rows and the decoded bytes of the columns
 read, from the footer.
@@ -30,6 +31,7 @@ from itertools import chain
 import pyarrow as pa
 from datafusion import DataFrame, SessionContext, col
 
+from kyma.engine import deletes
 from kyma.engine.catalog import ExtentRef
 from kyma.engine.format import SegmentFormat
 from kyma.engine.format._shred import Shred
@@ -214,44 +216,48 @@ def register(
     groups: dict[tuple[tuple[str, ...], ...], _Group] = {}
     others: list[ExtentRef] = []
     kept: list[tuple[ExtentRef, Footer, list[int]]] = []
+    deleting: list[ExtentRef] = []  # extents with deleted rows: no native scan drops them
     for entry in extents:
         checkpoint()
-        footer = footer_of(store, fmt, entry.object_path)
+        # Every extent of a DELETE's scan, which needs each row's position, is read by
+        # ``scan_blocks``; so are extents with deleted rows unless the decoded columns serve.
+        footer = None if scan.rows else footer_of(store, fmt, entry.object_path)
         if footer is None:
             others.append(entry)
             continue
         blocks = footer.pruned(scan.predicate)
-        scan.stats.blocks_total += entry.block_count
-        scan.stats.blocks_after_stats += len(blocks)
         if not blocks:
+            scan.stats.blocks_total += entry.block_count
             continue
         kept.append((entry, footer, blocks))
+        if entry.deletes is not None:
+            deleting.append(entry)
+            continue
+        scan.stats.blocks_total += entry.block_count
+        scan.stats.blocks_after_stats += len(blocks)
         paths = _path_scan.plan_of(footer.shredded, footer.block_stats, scan.paths, blocks)
         _count(scan, footer, blocks, paths.reads)
         key = tuple(paths.source(p, blocks) for p in scan.paths)
         group = groups.setdefault(key, _Group(footer, paths, blocks))
         group.files.append(entry.object_path)
     if decoded is not None and not scan.paths and decoded.admits(_decoded_bytes(scan, kept)):
-        schema = scan.schema
+        for entry, footer, blocks in kept:
+            if entry.deletes is not None:  # counted here: ``scan_blocks`` does not read it
+                scan.stats.blocks_total += entry.block_count
+                scan.stats.blocks_after_stats += len(blocks)
+                scan.stats.bytes_read += footer.decoded_bytes(set(_names(scan)), blocks)
         read = chain(
             (
                 batch
                 for entry, footer, blocks in kept
-                for batch in decoded.batches(
-                    store,
-                    fmt,
-                    entry.object_path,
-                    footer.file_schema.names,
-                    schema,
-                    blocks,
-                    footer.block_rows,
-                )
+                for batch in _kept(scan, entry, footer, blocks, store, fmt, decoded)
             ),
-            (batch.cast(schema) for batch in scan_blocks(scan, others, store, fmt)),
+            (batch.cast(scan.schema) for batch in scan_blocks(scan, others, store, fmt)),
         )
-        frame = _memory(ctx, f"__kyma_blocks/{name}", schema, read, partitions)
+        frame = _memory(ctx, f"__kyma_blocks/{name}", scan.schema, read, partitions)
         ctx.register_table(_path_scan.quoted(name), frame.into_view())
         return
+    others += deleting
     frames = [
         _listing(ctx, f"{name}/{i}", scan, group, folders, store)
         for i, group in enumerate(groups.values())
@@ -260,6 +266,32 @@ def register(
         tlm_batches = scan_blocks(scan, others, store, fmt)
         frames.append(_memory(ctx, f"__kyma_blocks/{name}", scan.schema, tlm_batches, partitions))
     ctx.register_table(_path_scan.quoted(name), reduce(DataFrame.union, frames).into_view())
+
+
+def _kept(
+    scan: TableScan,
+    entry: ExtentRef,
+    footer: Footer,
+    blocks: list[int],
+    store: ObjectStore,
+    fmt: SegmentFormat,
+    decoded: DecodedColumns,
+) -> Iterator[pa.RecordBatch]:
+    """The extent's ``blocks`` from the decoded columns, without its deleted rows."""
+    names = footer.file_schema.names
+    deleted = deletes.positions(entry.deletes)
+    if deleted is None:
+        yield from decoded.batches(
+            store, fmt, entry.object_path, names, scan.schema, blocks, footer.block_rows
+        )
+        return
+    rows = deletes.live_rows(footer.block_rows, deleted)
+    version = (entry.extent_id, deleted)
+    for batch in decoded.batches(
+        store, fmt, entry.object_path, names, scan.schema, blocks, rows, version
+    ):
+        scan.stats.rows_scanned += batch.num_rows
+        yield batch
 
 
 def _decoded_bytes(scan: TableScan, kept: list[tuple[ExtentRef, Footer, list[int]]]) -> int:

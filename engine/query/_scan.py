@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
+from kyma.engine import deletes
 from kyma.engine.catalog import ExtentRef
 from kyma.engine.format import SegmentFormat
 from kyma.engine.format.predicate import BlockPredicate
@@ -39,12 +40,14 @@ class ScanStats:
 class TableScan:
     """What one table reference needs: columns (None: all) and a predicate to prune with.
 
-    ``schema`` ends with the text columns of ``paths`` (``_path_columns.py``)."""
+    ``schema`` ends with the text columns of ``paths`` (``_path_columns.py``), then, with
+    ``rows``, ``deletes.ROW_COLUMNS`` (where each row is: what a DELETE deletes)."""
 
     schema: pa.Schema
     predicate: BlockPredicate | None
     stats: ScanStats = field(default_factory=ScanStats)
     paths: list[PathColumn] = field(default_factory=list)
+    rows: bool = False
 
 
 def conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
@@ -62,8 +65,9 @@ def conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
 def scan_blocks(
     scan: TableScan, extents: list[ExtentRef], store: ObjectStore, fmt: SegmentFormat
 ) -> Iterator[pa.RecordBatch]:
-    """Yield the surviving blocks of ``extents``, projected to ``scan.schema``."""
-    virtual = {p.name for p in scan.paths}
+    """Yield the surviving blocks of ``extents``, projected to ``scan.schema``, without the
+    rows their deletion vectors mark."""
+    virtual = {p.name for p in scan.paths} | set(deletes.ROW_COLUMNS)
     names = [n for n in scan.schema.names if n not in virtual]
     for entry in extents:
         reader = fmt.open_extent(store, entry.object_path)
@@ -73,9 +77,18 @@ def scan_blocks(
             scan.stats.blocks_after_stats += len(blocks)
             paths = _path_scan.plan(reader, scan.paths, blocks)
             reads = names + [c for c in paths.reads if c not in names]
+            deleted = deletes.positions(entry.deletes)
+            starts = None
+            if deleted is not None or scan.rows:
+                starts = deletes.block_starts(reader.block_rows())
             for block, batch in zip(blocks, reader.read_blocks(blocks, reads), strict=True):
                 scan.stats.bytes_read += batch.nbytes
+                batch = paths.fill(block, batch) if scan.paths else batch
+                if starts is not None and scan.rows:
+                    batch = deletes.with_rows(batch, deleted, starts[block], entry.extent_id)
+                elif starts is not None:
+                    batch = deletes.keep(batch, deleted, starts[block])
                 scan.stats.rows_scanned += batch.num_rows
-                yield conform(paths.fill(block, batch) if scan.paths else batch, scan.schema)
+                yield conform(batch, scan.schema)
         finally:
             reader.close()

@@ -14,6 +14,7 @@ from sqlglot import exp
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import traverse_scope
 
+from kyma.engine import deletes
 from kyma.engine.catalog import Catalog, ExtentRef, TableInfo, ViewInfo
 from kyma.engine.errors import (
     NotFoundError,
@@ -88,6 +89,7 @@ class _Source:
     predicates: list[BlockPredicate | None]
     columns: set[str]
     paths: list[_path_columns.PathColumn] = field(default_factory=list)
+    rows: bool = False  # its scan adds deletes.ROW_COLUMNS (a DELETE's)
 
     @property
     def predicate(self) -> BlockPredicate | None:
@@ -134,6 +136,7 @@ class SelectPlanner:
         text: str | None = None,
         visible: Callable[[str], bool] | None = None,
         sink: Sink | None = None,
+        rows: str | None = None,
     ) -> QueryResult:
         """The answer of a query (its scans hold their folders of links while it runs).
 
@@ -141,12 +144,21 @@ class SelectPlanner:
         is: planned as a copy); its plan is kept by the text (``_plans``). ``visible``:
         whether the caller may read a table, which catalog relations list (None: all).
         ``sink``: takes the answer's batches as they are computed instead (the result limits
-        do not apply: nothing is kept); the result has no rows and its ``rowcount``."""
+        do not apply: nothing is kept); the result has no rows and its ``rowcount``.
+        ``rows``: a table whose scan adds ``deletes.ROW_COLUMNS`` (a DELETE's, not kept)."""
         with _native.folders.lease() as folders:
             started = time.perf_counter()
             if text is None:
                 return self._run(
-                    stmt, snapshot, explain, pruning, pushdown, folders, visible, sink=sink
+                    stmt,
+                    snapshot,
+                    explain,
+                    pruning,
+                    pushdown,
+                    folders,
+                    visible,
+                    sink=sink,
+                    rows=rows,
                 )
             key = (text, pruning, pushdown)
             plan = self._plans.get(key) if snapshot is None and not explain else None
@@ -171,6 +183,7 @@ class SelectPlanner:
         visible: Callable[[str], bool] | None,
         key: Hashable | None = None,
         sink: Sink | None = None,
+        rows: str | None = None,
     ) -> QueryResult:
         """Plan ``stmt`` and answer it; the plan is kept under ``key`` (None: not kept) when
         it reads kyma tables only (connector tables change outside the catalog)."""
@@ -200,6 +213,8 @@ class SelectPlanner:
                 summary = {"elapsed_ms": _ms_since(started)}
                 return _sunk(QueryResult(table, "SELECT", summary, [plan.whole.summary()]), sink)
         sources = self._resolve(stmt, snapshot, {scan.name for scan in scans}, looked)
+        for source in sources.values():
+            source.rows = source.info.name == rows
         tables = fingerprint(list(looked), looked)  # type: ignore[arg-type]
         stmt = subquery_predicates.rule(star_defaults.rule(stmt, _declared(sources)))
         counted = None if explain or scans else _counted_table(stmt, sources)
@@ -371,7 +386,7 @@ class SelectPlanner:
         """``SELECT count(*) FROM t``: the row counts of the catalog's extents, nothing read."""
         total, extents = self._stage1(source, None)
         stats = ScanStats(total, len(extents), sum(e.block_count for e in extents))
-        table = pa.table({"count": pa.array([sum(e.row_count for e in extents)], pa.int64())})
+        table = pa.table({"count": pa.array([sum(e.live_rows for e in extents)], pa.int64())})
         summary = {
             **asdict(stats),
             "elapsed_ms": _ms_since(started),
@@ -548,6 +563,11 @@ class SelectPlanner:
             f'"{name}"': {
                 **{c.name: sql_type(c.type.name) for c in s.info.columns},
                 **{p.name: "TEXT" for p in s.paths},
+                **(
+                    dict(zip(deletes.ROW_COLUMNS, ("TEXT", "BIGINT"), strict=True))
+                    if s.rows
+                    else {}
+                ),
             }
             for name, s in sources.items()
         }
@@ -557,8 +577,11 @@ class SelectPlanner:
     ) -> ScanStats:
         fields = [c.to_arrow() for c in source.info.columns if c.name in source.columns]
         fields += [pa.field(p.name, pa.string()) for p in source.paths]
+        if source.rows:
+            fields += [pa.field(deletes.ROW_COLUMNS[0], pa.string())]
+            fields += [pa.field(deletes.ROW_COLUMNS[1], pa.int64())]
         schema = pa.schema(fields or [source.info.columns[0].to_arrow()])
-        scan = TableScan(schema, source.predicate, paths=source.paths)
+        scan = TableScan(schema, source.predicate, paths=source.paths, rows=source.rows)
         total, survivors = self._stage1(source, scan.predicate)
         scan.stats.extents_total = total
         scan.stats.extents_after_catalog = len(survivors)

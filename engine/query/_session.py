@@ -19,7 +19,7 @@ from kyma.engine.errors import (
     UnsupportedStatementError,
 )
 from kyma.engine.format import SegmentFormat
-from kyma.engine.query import _ddl, _insert, _paths, _truncate, _views
+from kyma.engine.query import _ddl, _dml, _insert, _paths, _truncate, _views
 from kyma.engine.query._access import (
     ADMIN,
     QUERY_WORDS,
@@ -265,6 +265,16 @@ class QueryEngine:
             return _views.create_view(self.catalog, stmt, describe, self.planner.local_tables)
         if isinstance(stmt, exp.Create) and isinstance(stmt.expression, exp.Query):
             return _insert.create_table_as(stmt, self.catalog, self.writer, stream)
+        if isinstance(stmt, (exp.Delete, exp.Update)):
+
+            def rows_of(query: exp.Query, at: int, table: str) -> pa.Table:
+                check_functions(query, self.limits.memory_bytes)
+                run = self.planner.run
+                return run(query, snapshot=at, explain=False, visible=visible, rows=table).table
+
+            if isinstance(stmt, exp.Delete):
+                return _dml.delete(stmt, self.catalog, rows_of)
+            return _dml.update(stmt, self.catalog, rows_of, self.writer)
         if isinstance(stmt, exp.Create):
             return _ddl.create_table(self.catalog, stmt)
         if isinstance(stmt, exp.Alter):

@@ -34,6 +34,7 @@ class ExtentPartition(InputPartition):
 
     object_path: str
     block_count: int
+    deletes: bytes | None = None  # its deletion vector: these rows are not read
 
 
 class KymaDataSource(DataSource):
@@ -85,7 +86,7 @@ class KymaReader(DataSourceReader):
             )
         self.extents_total = total
         kept = [e for e in extents if self.kyma.keeps(e.object_path)]
-        return [ExtentPartition(e.object_path, e.block_count) for e in kept]
+        return [ExtentPartition(e.object_path, e.block_count, e.deletes) for e in kept]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if not isinstance(partition, ExtentPartition):  # no extent survived: Spark's filler
@@ -106,7 +107,7 @@ def read_extent(
     target = arrow_target(reader.schema)
     dynamic = frozenset(c.name for c in reader.columns if c.type.name == "dynamic")
     scan = reader.scan()
-    extent = ExtentRef("", partition.object_path, 0, 0, partition.block_count)
+    extent = ExtentRef("", partition.object_path, 0, 0, partition.block_count, partition.deletes)
     try:
         for batch in scan_blocks(scan, [extent], reader.kyma.store(), segment_format()):
             yield to_spark_batch(batch, dynamic, target)

@@ -89,8 +89,9 @@ def read_table(
     read = [c for c in info.columns if c.name in wanted]  # the filters' columns too
     store = kyma.store()
     local = isinstance(store, LocalStore)
-    native = [e for e in extents if local and _is_parquet(e)]
-    others = [e for e in extents if not (local and _is_parquet(e))]
+    # An extent with deleted rows goes through the data source, which drops them.
+    native = [e for e in extents if local and _is_parquet(e) and e.deletes is None]
+    others = [e for e in extents if e not in native]
     if snapshot is not None:  # the fallback reads the same snapshot, whatever commits meanwhile
         options = {**options, "snapshot": str(snapshot)}
     frames = []

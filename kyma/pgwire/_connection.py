@@ -582,3 +582,7 @@ class Handler(socketserver.BaseRequestHandler):
             connection.flush()
         except Exception:
             log.exception("unexpected error on a Postgres protocol connection")
+        finally:
+            # The reader holds a reference to the socket: socketserver's close frees the
+            # descriptor only once it is closed too (else at garbage collection).
+            connection.rfile.close()

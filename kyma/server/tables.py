@@ -97,7 +97,7 @@ def describe(info: TableInfo, *, extents: bool = True) -> dict[str, Any]:
         live = current_app.extensions["kyma"].catalog.live_extents(info.name)
         out.update(
             extents=len(live),
-            rows=sum(e.row_count for e in live),
+            rows=sum(e.live_rows for e in live),
             bytes=sum(e.byte_size for e in live),
         )
     return out

@@ -30,7 +30,12 @@ BEFORE_THE_SPLIT = [
     (12, "012_long_set_keys.sql"),
 ]
 # ... and every one since.
-EVERY = [*BEFORE_THE_SPLIT, (13, "013_large_sets_unindexed.sql"), (14, "014_views.sql")]
+EVERY = [
+    *BEFORE_THE_SPLIT,
+    (13, "013_large_sets_unindexed.sql"),
+    (14, "014_views.sql"),
+    (15, "015_deletes.sql"),
+]
 
 
 def _recorded(url: str) -> list[tuple[int, str]]:
@@ -86,6 +91,7 @@ def test_an_engine_alone_applies_its_own_and_stores_add_theirs(catalog_url: str)
             "012_long_set_keys.sql",
             "013_large_sets_unindexed.sql",
             "014_views.sql",
+            "015_deletes.sql",
         ]
     finally:
         catalog.close()

@@ -26,6 +26,7 @@ MODULES = [
     "kyma.connectors.sync",
     "kyma.repl.render",
     "kyma.engine.query._datafusion",
+    "kyma.engine.deletes",
 ]
 
 

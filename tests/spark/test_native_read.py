@@ -90,3 +90,14 @@ def test_tlm_extents_and_older_extents_join_the_native_read(spark, services) -> 
     assert _sorted(native) == _sorted(_load(spark, services, "t"))
     assert native.where("extra IS NOT NULL").count() == 1  # older extents lack it: nulls
     assert native.count() == 201
+
+
+def test_deleted_rows_are_not_read_natively_or_through_the_data_source(spark, logs) -> None:  # noqa: F811
+    deleted = logs.query.execute("DELETE FROM logs WHERE seq % 3 = 0 AND level <> 'info'")
+    assert deleted.rowcount > 0
+    rows = logs.query.execute("SELECT seq FROM logs").table.to_pylist()
+    want = sorted((tuple(r.values()) for r in rows), key=repr)
+    native = read_table(spark, "logs", ["seq"], **_options_of(logs))
+    assert _sorted(native) == want
+    assert _sorted(_load(spark, logs).select("seq")) == want
+    assert len(native.inputFiles()) < BATCHES  # extents with deleted rows: the data source's

@@ -1,9 +1,9 @@
-"""Statements about the session, named by their first word: savepoints, ``ABORT``, the
-asynchronous notifications (``LISTEN``/``UNLISTEN``/``NOTIFY``), which sqlglot's Postgres
-parser reads as an aliased column, and SQL prepared statements (``PREPARE``, ``EXECUTE``,
-``DEALLOCATE``), which it keeps as unparsed commands. ``VERBS`` maps the word to the
-function that parses the tokens after it; a session (the Postgres protocol's) or the
-engine gives them meaning.
+"""Statements named by their first word: savepoints, ``ABORT``, the asynchronous
+notifications (``LISTEN``/``UNLISTEN``/``NOTIFY``), which sqlglot's Postgres parser reads as
+an aliased column, SQL prepared statements (``PREPARE``, ``EXECUTE``, ``DEALLOCATE``), which
+it keeps as unparsed commands, and ``VACUUM [table]``, which it reads as an opaque command.
+``VERBS`` maps the word to the function that parses the tokens after it; a session (the
+Postgres protocol's) or the engine gives them meaning.
 """
 
 from __future__ import annotations
@@ -17,10 +17,11 @@ from sqlglot.dialects.postgres import Postgres
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import Token, TokenType
 
-from kyma.engine.errors import SqlError
+from kyma.engine.errors import SqlError, UnsupportedStatementError
 from kyma.engine.query.dialect.expressions import (
     Deallocate,
     ExecutePrepared,
+    KymaStatement,
     Notification,
     Prepare,
     Savepoint,
@@ -173,7 +174,27 @@ def _identifier(tokens: list[Token], expected: str) -> exp.Identifier:
     raise SqlError(f"{expected}, got {token.text!r}")
 
 
+def _vacuum(verb: str, tokens: list[Token]) -> KymaStatement:
+    """``VACUUM [table]`` (``this``: the table, None for every table). The tokenizer keeps
+    what follows the word as one string (VACUUM is a command to it): tokenized here."""
+    if len(tokens) == 1 and tokens[0].token_type == TokenType.STRING:
+        tokens = Postgres().tokenize(tokens[0].text)
+    if not tokens:
+        return KymaStatement(verb=verb, noun="TABLE")
+    if tokens[0].text.upper() in _VACUUM_OPTIONS or tokens[0].text == "(":
+        raise UnsupportedStatementError(
+            f"VACUUM {tokens[0].text.upper()} is not supported: kyma's VACUUM takes a table"
+            " name, or none (every table)"
+        )
+    return KymaStatement(
+        verb=verb, noun="TABLE", this=_identifier(tokens, "VACUUM takes one table name")
+    )
+
+
+_VACUUM_OPTIONS = {"FULL", "FREEZE", "VERBOSE", "ANALYZE", "ANALYSE"}
+
 VERBS: dict[str, Parse] = {
+    "VACUUM": _vacuum,
     "SAVEPOINT": _savepoint,
     "RELEASE": _savepoint,
     "ABORT": _abort,
