@@ -49,6 +49,8 @@ STATUSES: tuple[tuple[type[BaseException], Status], ...] = (
     (e.TransactionAbortedError, Status(sqlstate="25P02")),  # in_failed_sql_transaction
     (e.NoTransactionError, Status(sqlstate="25P01")),  # no_active_sql_transaction
     (e.SavepointError, Status(sqlstate="3B001")),  # invalid_savepoint_specification
+    (e.CursorNotFoundError, Status(sqlstate="34000")),  # invalid_cursor_name
+    (e.DuplicateCursorError, Status(sqlstate="42P03")),  # duplicate_cursor
     (e.UnknownSettingError, Status(sqlstate="42704")),  # undefined_object
     (e.ReadOnlySettingError, Status(sqlstate="55P02")),  # cant_change_runtime_param
     (e.IdempotencyKeyReusedError, Status(422)),

@@ -3,21 +3,27 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+
+if TYPE_CHECKING:
+    from kyma.engine.query._live import Live
 
 
 @dataclass
 class QueryResult:
     """``pushdown_summary`` has one entry per federated scan (empty when none ran);
-    ``rowcount`` the rows a write changed (-1: not a write)."""
+    ``rowcount`` the rows a write changed (-1: not a write). ``live``: the rows after
+    ``table``'s, still being computed (``execute(stream=True)`` only; None: ``table`` is the
+    whole answer)."""
 
     table: pa.Table
     status: str
     stats: dict[str, Any] = field(default_factory=dict)
     pushdown_summary: list[dict[str, Any]] = field(default_factory=list)
     rowcount: int = -1
+    live: Live | None = None
 
     @classmethod
     def status_only(cls, status: str) -> QueryResult:

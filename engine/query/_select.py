@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable, Collection, Hashable, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import partial
 
 import pyarrow as pa
 import sqlglot.errors
@@ -32,7 +34,7 @@ from kyma.engine.query import (
     pg_numeric,
     udfs,
 )
-from kyma.engine.query._datafusion import run_datafusion
+from kyma.engine.query._datafusion import open_stream, run_datafusion
 from kyma.engine.query._decoded import DecodedColumns, plain
 from kyma.engine.query._estimate import register_guard
 from kyma.engine.query._explain import explained, with_elapsed
@@ -41,6 +43,7 @@ from kyma.engine.query._limits import (
     cancelled_with_statement,
     session_context,
 )
+from kyma.engine.query._live import LiveRows
 from kyma.engine.query._lower import lower
 from kyma.engine.query._output_names import output_names, renamed
 from kyma.engine.query._plans import STATEMENTS, Plan, fingerprint
@@ -129,25 +132,52 @@ class SelectPlanner:
         pushdown: bool = True,
         text: str | None = None,
         visible: Callable[[str], bool] | None = None,
+        stream: bool = False,
     ) -> QueryResult:
         """The answer of a query (its scans hold their folders of links while it runs).
 
         ``text``: the statement as written, when ``stmt`` is the parse cache's (kept as it
         is: planned as a copy); its plan is kept by the text (``_plans``). ``visible``:
-        whether the caller may read a table, which catalog relations list (None: all)."""
-        with _native.folders.lease() as folders:
-            started = time.perf_counter()
-            if text is None:
-                return self._run(stmt, snapshot, explain, pruning, pushdown, folders, visible)
-            key = (text, pruning, pushdown)
-            plan = self._plans.get(key) if snapshot is None and not explain else None
-            if plan is not None:
-                found = self.catalog.get_tables(plan.lookups)
-                if plan.holds(found):
-                    return self._answer(plan, started, folders, visible)
-            cached = key if snapshot is None and not explain else None
-            copy = stmt.copy()
-            return self._run(copy, snapshot, explain, pruning, pushdown, folders, visible, cached)
+        whether the caller may read a table, which catalog relations list (None: all).
+        ``stream``: answer the first batch and the rest as ``live`` rows, computed as they
+        are read (a query DataFusion answers; others answer whole)."""
+        with contextlib.ExitStack() as stack:
+            folders = stack.enter_context(_native.folders.lease())
+            result = self._planned(
+                stmt, snapshot, explain, pruning, pushdown, text, visible, stream, folders
+            )
+            if isinstance(result.live, LiveRows):  # the folders stay leased while it runs
+                result.live.lease(stack.pop_all().close)
+            return result
+
+    def _planned(
+        self,
+        stmt: exp.Expression,
+        snapshot: int | None,
+        explain: bool | str,
+        pruning: bool,
+        pushdown: bool,
+        text: str | None,
+        visible: Callable[[str], bool] | None,
+        stream: bool,
+        folders: _native.Folders,
+    ) -> QueryResult:
+        started = time.perf_counter()
+        if text is None:
+            return self._run(
+                stmt, snapshot, explain, pruning, pushdown, folders, visible, None, stream
+            )
+        key = (text, pruning, pushdown)
+        plan = self._plans.get(key) if snapshot is None and not explain else None
+        if plan is not None:
+            found = self.catalog.get_tables(plan.lookups)
+            if plan.holds(found):
+                return self._answer(plan, started, folders, visible, stream=stream)
+        cached = key if snapshot is None and not explain else None
+        copy = stmt.copy()
+        return self._run(
+            copy, snapshot, explain, pruning, pushdown, folders, visible, cached, stream
+        )
 
     def _run(
         self,
@@ -159,6 +189,7 @@ class SelectPlanner:
         folders: _native.Folders,
         visible: Callable[[str], bool] | None,
         key: Hashable | None = None,
+        stream: bool = False,
     ) -> QueryResult:
         """Plan ``stmt`` and answer it; the plan is kept under ``key`` (None: not kept) when
         it reads kyma tables only (connector tables change outside the catalog)."""
@@ -217,7 +248,7 @@ class SelectPlanner:
         sql = stmt.sql(dialect="postgres", identify=True, normalize_functions="lower")
         planned = Plan(tables, sources, sql, names, None, tuple(sorted(relations)))
         self._keep(key, planned)
-        return self._answer(planned, started, folders, visible, ctx, scans, explain)
+        return self._answer(planned, started, folders, visible, ctx, scans, explain, stream)
 
     def _resolve_relations(
         self, stmt: exp.Expression, looked: dict[str, TableInfo | None]
@@ -283,6 +314,7 @@ class SelectPlanner:
         ctx: SessionContext | None = None,
         scans: Sequence[FederatedScan] = (),
         explain: bool | str = False,
+        stream: bool = False,
     ) -> QueryResult:
         """Run a plan: stage 1 and the scans of each table, the catalog relations it reads
         built for this caller, then DataFusion."""
@@ -298,19 +330,30 @@ class SelectPlanner:
         for table_stats in stats.values():
             total.add(table_stats)
         _running.report(**asdict(total))  # the cascade is done: what the scan will read
-        table = plain(run_datafusion(ctx, plan.sql, explain=explain, limits=self.limits))
+        live = None
+        if stream and not explain:
+            found, schema = open_stream(ctx, plan.sql, self.limits)
+            shape = partial(_shaped, names=plan.names)
+            live = LiveRows(found, shape(schema.empty_table()).schema, shape, self.limits)
+            del found  # the stream is the live rows': closing them stops it
+            table = live.first()
+        else:
+            table = plain(run_datafusion(ctx, plan.sql, explain=explain, limits=self.limits))
+            table = renamed(table, plan.names)  # names is None for EXPLAIN
         summary = {
             **asdict(total),
             "elapsed_ms": _ms_since(started),
             "tables": {name: asdict(s) for name, s in stats.items()},
         }
         pushdown_summary = [scan.summary() for scan in scans]
-        table = renamed(table, plan.names)  # names is None for EXPLAIN
         if explain:
             table = explained(stats, pushdown_summary, table)
         if explain == ANALYZE:
             table = with_elapsed(table, summary["elapsed_ms"])
-        return QueryResult(table, "EXPLAIN" if explain else "SELECT", summary, pushdown_summary)
+        status = "EXPLAIN" if explain else "SELECT"
+        if live is not None and not live.done:
+            return QueryResult(table, status, summary, pushdown_summary, live=live)
+        return QueryResult(table, status, summary, pushdown_summary)
 
     def _count(
         self, name: str, source: _Source, names: list[str] | None, started: float
@@ -566,6 +609,10 @@ def _declared(sources: dict[str, _Source]) -> dict[str, list[str]]:
         name: [c.name for c in s.info.columns if c.name not in DEFAULT_COLUMN_NAMES]
         for name, s in sources.items()
     }
+
+
+def _shaped(table: pa.Table, names: list[str] | None) -> pa.Table:
+    return renamed(plain(table), names)
 
 
 def _empty(table: pa.Table) -> pa.RecordBatch:

@@ -3,7 +3,8 @@
 ``EXPLAIN <statement>``, ``CREATE/ALTER/DROP/REFRESH CONNECTOR``, ``SHOW CONNECTORS``,
 ``CREATE/DROP SOURCE``, ``SHOW SOURCES``, ``t AS OF SNAPSHOT 42`` and
 ``ALTER TABLE t SET RETENTION '30 days'``, ``SAVEPOINT``, ``RELEASE``, ``ABORT``, ``LISTEN``,
-``UNLISTEN`` and ``NOTIFY`` are parsed into the tree; ``live(...)`` and dynamic
+``UNLISTEN``, ``NOTIFY`` and the cursor statements (``DECLARE``, ``FETCH``, ``MOVE``,
+``CLOSE``) are parsed into the tree; ``live(...)`` and dynamic
 paths are Postgres syntax. Meaning comes later: kyma's rewrite rules and statement handlers.
 
 >>> import sqlglot
@@ -26,6 +27,7 @@ from sqlglot.tokens import TokenType
 from kyma.engine.query.dialect._generator import KymaGenerator
 from kyma.engine.query.dialect._parser import KymaParser
 from kyma.engine.query.dialect.expressions import (
+    Cursor,
     Explain,
     KymaStatement,
     Notification,
@@ -44,4 +46,12 @@ class Kyma(Postgres):
     Generator = KymaGenerator
 
 
-__all__ = ["Explain", "Kyma", "KymaStatement", "Notification", "Savepoint", "statement_options"]
+__all__ = [
+    "Cursor",
+    "Explain",
+    "Kyma",
+    "KymaStatement",
+    "Notification",
+    "Savepoint",
+    "statement_options",
+]

@@ -7,6 +7,7 @@ from sqlglot.dialects.postgres import Postgres
 
 from kyma.engine.query.dialect.expressions import (
     SNAPSHOT,
+    Cursor,
     Explain,
     KymaStatement,
     Notification,
@@ -23,7 +24,19 @@ class KymaGenerator(Postgres.Generator):
             f"{'RELEASE ' if e.args.get('release') else ''}SAVEPOINT {self.sql(e, 'this')}"
         ),
         Notification: lambda self, e: self.notification_sql(e),
+        Cursor: lambda self, e: self.cursor_sql(e),
     }
+
+    def cursor_sql(self, expression: Cursor) -> str:
+        name = self.sql(expression, "this")
+        if expression.verb == "CLOSE":
+            return f"CLOSE {'ALL' if isinstance(expression.this, exp.Star) else name}"
+        if expression.verb == "DECLARE":
+            binary = " BINARY" if expression.args.get("binary") else ""
+            hold = " WITH HOLD" if expression.args.get("hold") else ""
+            return f"DECLARE {name}{binary} CURSOR{hold} FOR {expression.text('query')}"
+        count = "ALL" if expression.count is None else str(expression.count)
+        return f"{expression.verb} FORWARD {count} FROM {name}"
 
     def notification_sql(self, expression: Notification) -> str:
         payload = expression.args.get("payload")
