@@ -7,6 +7,8 @@ A real ``kyma serve``; 2 500 rows go in through POST /v1/ingest and ``bench/flig
 cross join makes the result: ``--rows`` rows of (long, string, double). Every path runs the
 same query and materialises it client-side: psycopg 3 in text and in binary format (Python
 rows), Flight SQL through ADBC and HTTP Arrow IPC (Arrow tables). Median of ``--repeat``.
+The server's peak resident memory is read per path (VmHWM, reset before each path's runs:
+what answering that path cost above the idle server).
 
 Point queries: ``SELECT name FROM nums WHERE d = $1`` with a random key, ``--points`` times
 on one psycopg connection (prepared after the first: Bind/Execute only), to kyma and to a
@@ -38,6 +40,24 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def reset_peak(pid: int) -> int:
+    """Reset the process's peak resident memory to its current one; that, in bytes."""
+    Path(f"/proc/{pid}/clear_refs").write_text("5")
+    return _status(pid, "VmRSS")
+
+
+def peak(pid: int) -> int:
+    """The process's peak resident memory since the last reset, in bytes."""
+    return _status(pid, "VmHWM")
+
+
+def _status(pid: int, field: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError(f"no {field} in /proc/{pid}/status")
 
 
 def round_trips(dsn: str, count: int) -> list[float]:
@@ -124,19 +144,27 @@ def main() -> None:
             return pa.ipc.open_stream(data).read_all().num_rows
 
         via_flight()  # warm up: the extents' pages, DataFusion's first plan
-        results = {
-            "Flight SQL (ADBC)": median_seconds(via_flight, args.repeat),
-            "HTTP Arrow IPC": median_seconds(via_ipc, args.repeat),
-            "pgwire psycopg text": median_seconds(lambda: via_psycopg(False), args.repeat),
-            "pgwire psycopg binary": median_seconds(lambda: via_psycopg(True), args.repeat),
+        paths = {
+            "Flight SQL (ADBC)": via_flight,
+            "HTTP Arrow IPC": via_ipc,
+            "pgwire psycopg text": lambda: via_psycopg(False),
+            "pgwire psycopg binary": lambda: via_psycopg(True),
         }
+        results, peaks = {}, {}
+        for name, run in paths.items():
+            idle = reset_peak(server.proc.pid)
+            results[name] = median_seconds(run, args.repeat)
+            peaks[name] = (peak(server.proc.pid) - idle) / 2**20
         flight.close()
         pg.close()
         base = results["Flight SQL (ADBC)"][0]
-        print(f"{'path':<24}{'seconds':>9}{'Mrows/s':>9}{'vs Flight':>11}")
+        print(f"{'path':<24}{'seconds':>9}{'Mrows/s':>9}{'vs Flight':>11}{'peak MB':>9}")
         for name, (seconds, rows) in results.items():
             assert rows == args.rows, (name, rows)
-            print(f"{name:<24}{seconds:>9.2f}{rows / seconds / 1e6:>9.2f}{seconds / base:>10.2f}x")
+            print(
+                f"{name:<24}{seconds:>9.2f}{rows / seconds / 1e6:>9.2f}{seconds / base:>10.2f}x"
+                f"{peaks[name]:>9.0f}"
+            )
 
         postgres, url = local_postgres(work)
         print(f"\npoint query round trip, ms ({args.points} queries, one connection)")

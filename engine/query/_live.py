@@ -21,6 +21,9 @@ from kyma.engine.query._datafusion import translate
 from kyma.engine.query._limits import Cancel, QueryLimits, ResultCount, checkpoint, drain
 
 Sink = Callable[[pa.Table], None]
+FIRST_ROWS = 8192
+"""Rows read with the statement itself (DataFusion's batch size): a smaller answer is whole
+when it leaves the statement, so a point query costs no second round."""
 Guard = Callable[[Callable[[], bool], Cancel | None, float], bool]
 """Runs a fetch's work as a statement: (work, cancel, timeout) → what the work returns."""
 
@@ -72,11 +75,14 @@ class LiveRows:
         return not self._holder and self._held is None
 
     def first(self) -> pa.Table:
-        """The first batch (its schema is the answer's), in the running statement; the
-        stream is closed if that was all."""
+        """The answer's first rows, read in the running statement: batches until they hold
+        ``FIRST_ROWS`` rows or the stream ends (then it is closed, and they are the answer:
+        a small answer is read in one go, as a collected one is)."""
         got: list[pa.Table] = []
-        self._pull(1, got.append, whole=True)
-        return got[0] if got else self.schema.empty_table()
+        self._pull(0, got.append, until=FIRST_ROWS)
+        if not got:
+            return self.schema.empty_table()
+        return pa.concat_tables(got) if len(got) > 1 else got[0]
 
     def fetch(
         self, limit: int, sink: Sink, *, cancel: Cancel | None = None, timeout: float = 0
@@ -106,17 +112,17 @@ class LiveRows:
         if self._release is not None:
             self._release()
 
-    def _pull(self, limit: int, sink: Sink, whole: bool = False) -> bool:
-        """Up to ``limit`` rows (0: all) to ``sink`` (``whole``: ``limit`` batches); True
-        once the stream ended (it is closed then)."""
-        left = [limit]
+    def _pull(self, limit: int, sink: Sink, until: int = 0) -> bool:
+        """Up to ``limit`` rows (0: all) to ``sink`` (``until``: whole batches, until they
+        hold that many rows); True once the stream ended (it is closed then)."""
+        left = [limit or until]
 
         def add(batch: Any) -> bool:
             table = self._table(batch)
-            if whole:
+            if until:
                 sink(table)  # kept: the statement's own answer
-                left[0] -= 1
-                return left[0] == 0
+                left[0] -= table.num_rows
+                return left[0] <= 0
             if limit and table.num_rows > left[0]:
                 self._held = table.slice(left[0])
                 table = table.slice(0, left[0])
