@@ -41,6 +41,8 @@ CURSORS = [
     f'DECLARE "Big" NO SCROLL CURSOR WITHOUT HOLD FOR {SERIES}',
     'FETCH 20 FROM "Big"',
     'FETCH ALL FROM "Big"',
+    f"DECLARE bin BINARY CURSOR FOR {SERIES}",  # binary rows, even over the simple protocol
+    "FETCH 2 FROM bin",
     f"DECLARE e CURSOR FOR {SERIES}",
     f"DECLARE e CURSOR FOR {SERIES}",
     "ROLLBACK",
