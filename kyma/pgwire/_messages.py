@@ -144,6 +144,8 @@ def data_rows(columns: Sequence[pa.Array]) -> bytes:
     values all have one width) are packed as numpy blocks; the values of other columns lie
     between them, and one Arrow ``take`` interleaves blocks and values row by row.
 
+    >>> data_rows([pa.array([b"", b""], pa.large_binary())])[:10]
+    b'D\\x00\\x00\\x00\\n\\x00\\x01\\x00\\x00\\x00'
     >>> data_rows([pa.array([b"1", None], pa.large_binary())])
     b'D\\x00\\x00\\x00\\x0b\\x00\\x01\\x00\\x00\\x00\\x011D\\x00\\x00\\x00\\n\\x00\\x01\\xff\\xff\\xff\\xff'
     """
@@ -158,7 +160,8 @@ def data_rows(columns: Sequence[pa.Array]) -> bytes:
         parts.append(lengths.astype(">i4"))
         width = _fixed_width(column, lengths)
         if width is not None:
-            parts.append(values[: count * width].view(f"V{width}"))
+            if width:  # every value empty (''): its length is the whole cell
+                parts.append(values[: count * width].view(f"V{width}"))
             continue
         pieces.append(_block(parts, count))
         pieces.append(_values(column))
