@@ -7,6 +7,9 @@ A real ``kyma serve``; 2 500 rows go in through POST /v1/ingest and ``bench/flig
 cross join makes the result: ``--rows`` rows of (long, string, double). Every path runs the
 same query and materialises it client-side: psycopg 3 in text and in binary format (Python
 rows), Flight SQL through ADBC and HTTP Arrow IPC (Arrow tables). Median of ``--repeat``.
+The server's peak resident memory above its idle one is read while psycopg binary runs, the
+first path measured (VmHWM reset before it: later paths would find memory an earlier one
+left resident, as allocators keep it).
 
 Point queries: ``SELECT name FROM nums WHERE d = $1`` with a random key, ``--points`` times
 on one psycopg connection (prepared after the first: Bind/Execute only), to kyma and to a
@@ -38,6 +41,24 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def reset_peak(pid: int) -> int:
+    """Reset the process's peak resident memory to its current one; that, in bytes."""
+    Path(f"/proc/{pid}/clear_refs").write_text("5")
+    return _status(pid, "VmRSS")
+
+
+def peak(pid: int) -> int:
+    """The process's peak resident memory since the last reset, in bytes."""
+    return _status(pid, "VmHWM")
+
+
+def _status(pid: int, field: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError(f"no {field} in /proc/{pid}/status")
 
 
 def round_trips(dsn: str, count: int) -> list[float]:
@@ -123,13 +144,14 @@ def main() -> None:
             assert answer.status == 200, data[:500]
             return pa.ipc.open_stream(data).read_all().num_rows
 
-        via_flight()  # warm up: the extents' pages, DataFusion's first plan
-        results = {
-            "Flight SQL (ADBC)": median_seconds(via_flight, args.repeat),
-            "HTTP Arrow IPC": median_seconds(via_ipc, args.repeat),
-            "pgwire psycopg text": median_seconds(lambda: via_psycopg(False), args.repeat),
-            "pgwire psycopg binary": median_seconds(lambda: via_psycopg(True), args.repeat),
-        }
+        with pg.cursor() as cur:  # warm up: the extents' pages, DataFusion's first plan
+            cur.execute(f"{sql} LIMIT 10")
+        idle = reset_peak(server.proc.pid)
+        results = {"pgwire psycopg binary": median_seconds(lambda: via_psycopg(True), args.repeat)}
+        peak_mb = (peak(server.proc.pid) - idle) / 2**20
+        results["pgwire psycopg text"] = median_seconds(lambda: via_psycopg(False), args.repeat)
+        results["Flight SQL (ADBC)"] = median_seconds(via_flight, args.repeat)
+        results["HTTP Arrow IPC"] = median_seconds(via_ipc, args.repeat)
         flight.close()
         pg.close()
         base = results["Flight SQL (ADBC)"][0]
@@ -137,6 +159,7 @@ def main() -> None:
         for name, (seconds, rows) in results.items():
             assert rows == args.rows, (name, rows)
             print(f"{name:<24}{seconds:>9.2f}{rows / seconds / 1e6:>9.2f}{seconds / base:>10.2f}x")
+        print(f"server peak memory while psycopg binary ran: {peak_mb:.0f} MB above idle")
 
         postgres, url = local_postgres(work)
         print(f"\npoint query round trip, ms ({args.points} queries, one connection)")

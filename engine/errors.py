@@ -192,6 +192,14 @@ class SavepointError(SqlError):
     """ROLLBACK TO or RELEASE names a savepoint the transaction does not have."""
 
 
+class CursorNotFoundError(SqlError):
+    """FETCH, MOVE or CLOSE names a cursor (a portal) the session does not have."""
+
+
+class DuplicateCursorError(SqlError):
+    """DECLARE names a cursor the session already has open."""
+
+
 class ReadOnlySettingError(SqlError):
     """SET or RESET of a configuration parameter that cannot be changed (server_version)."""
 

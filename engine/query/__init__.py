@@ -4,7 +4,7 @@ Statements are dispatched by kind; the answer is an Arrow table plus a status li
 """
 
 from kyma.engine.query._access import ADMIN, READ, Access
-from kyma.engine.query._limits import QueryEvent, QueryLimits, contained
+from kyma.engine.query._limits import Cancel, QueryEvent, QueryLimits, contained
 from kyma.engine.query._parse import kyma_type, parse_statement
 from kyma.engine.query._quarantine import Quarantine
 from kyma.engine.query._result import QueryResult
@@ -15,6 +15,7 @@ __all__ = [
     "ADMIN",
     "READ",
     "Access",
+    "Cancel",
     "Caller",
     "QueryEngine",
     "QueryEvent",

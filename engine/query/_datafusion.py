@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pyarrow as pa
 from datafusion import SessionContext
@@ -199,6 +200,17 @@ def run_datafusion(
     except KymaError:
         raise
     except Exception as e:  # DataFusion raises ValueError/Exception with its message
+        raise translate(e, limits) from None
+
+
+def open_stream(ctx: SessionContext, sql: str, limits: QueryLimits | None) -> tuple[Any, pa.Schema]:
+    """DataFusion's record-batch stream of a query, and the plan's schema; nothing read yet."""
+    try:
+        frame = ctx.sql(sql)
+        return frame.execute_stream(), frame.schema()
+    except KymaError:
+        raise
+    except Exception as e:
         raise translate(e, limits) from None
 
 

@@ -180,11 +180,18 @@ class QueryGate:
         self._lock = threading.Lock()
         self.running = 0
 
-    def run(self, work: Callable[[], T], cancel: Cancel | None = None, timeout: float = 0) -> T:
+    def run(
+        self,
+        work: Callable[[], T],
+        cancel: Cancel | None = None,
+        timeout: float = 0,
+        heard: bool = True,
+    ) -> T:
         """``work()`` within the limits; ``cancel`` set (or true) while it runs abandons it
         at once (QueryCancelledError) and stops it at its next checkpoint, as a timeout
         does. ``timeout`` (seconds, 0: none) is the session's statement_timeout: the lower
-        of it and the server's timeout applies."""
+        of it and the server's timeout applies. ``heard``: False for reading on an answer
+        already counted (a cursor's next rows), which listeners do not hear of."""
         started = time.perf_counter()
         stats: dict[str, Any] = {}
         outcome, error, rows = "error", None, None
@@ -204,7 +211,7 @@ class QueryGate:
             raise
         finally:
             event = QueryEvent(time.perf_counter() - started, outcome, stats, error, rows)
-            for listener in self.listeners:
+            for listener in self.listeners if heard else ():
                 listener(event)
 
     def _run(self, work: Callable[[], T], cancel: Cancel | None, session: float) -> T:
@@ -286,26 +293,15 @@ def collect(stream: Any, schema: pa.Schema, limits: QueryLimits | None) -> pa.Ta
     the query) at a checkpoint, when the statement is abandoned while a batch is computed,
     or past the result limits."""
     batches: list[pa.RecordBatch] = []
-    counted = [0, 0]  # rows, bytes
+    counted = ResultCount(limits)
 
-    def add(batch: Any) -> None:
-        checkpoint()
-        arrow = batch.to_pyarrow()
-        counted[0] += arrow.num_rows
-        counted[1] += arrow.nbytes
-        _running.add(rows_returned=arrow.num_rows)
-        if limits is not None:
-            _check_result(limits, *counted)
-        batches.append(arrow)
+    def add(batch: Any) -> bool:
+        batches.append(counted.add(batch.to_pyarrow()))
+        return False
 
-    token = _current.get()
-    if token is None:  # run inline, without limits: nothing can abandon it
-        for batch in stream:
-            add(batch)
-    else:
-        holder = [stream]  # emptied when abandoned: a traceback must not keep it running
-        del stream
-        _consume(holder, add, token)
+    holder = [stream]  # emptied when abandoned: a traceback must not keep it running
+    del stream
+    drain(holder, add)
     if not batches:
         return schema.empty_table()
     # The batches' schema, not the plan's: they may differ in nullability or metadata.
@@ -313,25 +309,55 @@ def collect(stream: Any, schema: pa.Schema, limits: QueryLimits | None) -> pa.Ta
     return pa.Table.from_batches([b if b.schema == first else b.cast(first) for b in batches])
 
 
-def _consume(holder: list[Any], add: Callable[[Any], None], token: _Token) -> None:
+class ResultCount:
+    """The rows and bytes of an answer so far, held to the result limits (None: none)."""
+
+    def __init__(self, limits: QueryLimits | None) -> None:
+        self.limits, self.rows, self.bytes = limits, 0, 0
+
+    def add(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        checkpoint()
+        self.rows += batch.num_rows
+        self.bytes += batch.nbytes
+        _running.add(rows_returned=batch.num_rows)
+        if self.limits is not None:
+            _check_result(self.limits, self.rows, self.bytes)
+        return batch
+
+
+def drain(holder: list[Any], add: Callable[[Any], bool]) -> bool:
+    """Hand each batch of the DataFusion stream in ``holder`` to ``add`` until it returns
+    True (then True: the stream stays in ``holder``, to be read on) or the stream ends
+    (False). Under a running statement's token the batches are awaited, so that abandoning
+    the statement cancels the await; the stream is then dropped from ``holder``."""
+    token = _current.get()
+    if token is None:  # run inline, without limits: nothing can abandon it
+        return any(add(batch) for batch in holder[0])
+    return _consume(holder, add, token)
+
+
+def _consume(holder: list[Any], add: Callable[[Any], bool], token: _Token) -> bool:
     """``add`` each batch of the stream in ``holder``, awaited on an event loop of this
     thread; the statement's cancel cancels the await (DataFusion's future is dropped), then
     the stream is dropped, which aborts DataFusion's tasks, and the timeout is raised."""
 
-    async def each() -> None:
+    async def each() -> bool:
         async for batch in holder[0]:
-            add(batch)
+            if add(batch):
+                return True
+        return False
 
     _settle_at_exit()
     loop = asyncio.new_event_loop()
     cancelled = False
+    stopped = False
 
     def wake() -> None:  # on the cancelling thread
         loop.call_soon_threadsafe(_cancel_tasks, loop)
 
     try:
         with token.watching(wake):
-            loop.run_until_complete(each())
+            stopped = loop.run_until_complete(each())
     except asyncio.CancelledError:
         # Raised outside this handler: as the timeout's context, its traceback would keep
         # DataFusion's frames, and so the stream, running until the next gc.
@@ -345,6 +371,7 @@ def _consume(holder: list[Any], add: Callable[[Any], None], token: _Token) -> No
     if cancelled:
         holder.clear()
         raise token.error()
+    return stopped
 
 
 _SETTLE_SECONDS = 0.05

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable, Collection, Hashable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import partial
 
 import pyarrow as pa
 import sqlglot.errors
@@ -33,7 +35,7 @@ from kyma.engine.query import (
     udfs,
 )
 from kyma.engine.query._access import federated_tables
-from kyma.engine.query._datafusion import run_datafusion, stream_datafusion
+from kyma.engine.query._datafusion import open_stream, run_datafusion, stream_datafusion
 from kyma.engine.query._decoded import DecodedColumns, plain
 from kyma.engine.query._estimate import GUARDS, register_guard
 from kyma.engine.query._explain import explained, with_elapsed
@@ -42,6 +44,7 @@ from kyma.engine.query._limits import (
     cancelled_with_statement,
     session_context,
 )
+from kyma.engine.query._live import LiveRows
 from kyma.engine.query._lower import lower
 from kyma.engine.query._output_names import output_names, renamed
 from kyma.engine.query._plans import STATEMENTS, Plan, fingerprint
@@ -78,6 +81,15 @@ _NOT_TEXT = {"bool", "int", "long", "real", "timestamp"}
 
 Sink = Callable[[pa.Schema, Iterator[pa.RecordBatch]], int]
 """Takes a query's answer batch by batch (its schema first) and says how many rows it took."""
+
+
+@dataclass(frozen=True)
+class _Out:
+    """Where an answer goes: ``sink`` takes its batches as they are computed (nothing is
+    kept); ``stream`` answers the first batch and the rest as live rows; else a whole table."""
+
+    sink: Sink | None = None
+    stream: bool = False
 
 
 @dataclass
@@ -136,6 +148,7 @@ class SelectPlanner:
         text: str | None = None,
         visible: Callable[[str], bool] | None = None,
         sink: Sink | None = None,
+        stream: bool = False,
         rows: str | None = None,
     ) -> QueryResult:
         """The answer of a query (its scans hold their folders of links while it runs).
@@ -145,32 +158,48 @@ class SelectPlanner:
         whether the caller may read a table, which catalog relations list (None: all).
         ``sink``: takes the answer's batches as they are computed instead (the result limits
         do not apply: nothing is kept); the result has no rows and its ``rowcount``.
-        ``rows``: a table whose scan adds ``deletes.ROW_COLUMNS`` (a DELETE's, not kept)."""
-        with _native.folders.lease() as folders:
-            started = time.perf_counter()
-            if text is None:
-                return self._run(
-                    stmt,
-                    snapshot,
-                    explain,
-                    pruning,
-                    pushdown,
-                    folders,
-                    visible,
-                    sink=sink,
-                    rows=rows,
-                )
-            key = (text, pruning, pushdown)
-            plan = self._plans.get(key) if snapshot is None and not explain else None
-            if plan is not None:
-                found = self.catalog.get_tables(plan.lookups)
-                if plan.holds(found):
-                    return self._answer(plan, started, folders, visible, sink=sink)
-            cached = key if snapshot is None and not explain else None
-            copy = stmt.copy()
-            return self._run(
-                copy, snapshot, explain, pruning, pushdown, folders, visible, cached, sink
+        ``stream``: answer the first batch and the rest as ``live`` rows, computed as they
+        are read (a query DataFusion answers; others answer whole). ``rows``: a table whose
+        scan adds ``deletes.ROW_COLUMNS`` (a DELETE's, not kept)."""
+        with contextlib.ExitStack() as stack:
+            folders = stack.enter_context(_native.folders.lease())
+            out = _Out(sink, stream)
+            result = self._planned(
+                stmt, snapshot, explain, pruning, pushdown, text, visible, out, folders, rows
             )
+            if isinstance(result.live, LiveRows):  # the folders stay leased while it runs
+                result.live.lease(stack.pop_all().close)
+            return result
+
+    def _planned(
+        self,
+        stmt: exp.Expression,
+        snapshot: int | None,
+        explain: bool | str,
+        pruning: bool,
+        pushdown: bool,
+        text: str | None,
+        visible: Callable[[str], bool] | None,
+        out: _Out,
+        folders: _native.Folders,
+        rows: str | None,
+    ) -> QueryResult:
+        started = time.perf_counter()
+        if text is None:
+            return self._run(
+                stmt, snapshot, explain, pruning, pushdown, folders, visible, None, out, rows
+            )
+        key = (text, pruning, pushdown)
+        plan = self._plans.get(key) if snapshot is None and not explain else None
+        if plan is not None:
+            found = self.catalog.get_tables(plan.lookups)
+            if plan.holds(found):
+                return self._answer(plan, started, folders, visible, out=out)
+        cached = key if snapshot is None and not explain else None
+        copy = stmt.copy()
+        return self._run(
+            copy, snapshot, explain, pruning, pushdown, folders, visible, cached, out, rows
+        )
 
     def _run(
         self,
@@ -182,7 +211,7 @@ class SelectPlanner:
         folders: _native.Folders,
         visible: Callable[[str], bool] | None,
         key: Hashable | None = None,
-        sink: Sink | None = None,
+        out: _Out = _Out(),
         rows: str | None = None,
     ) -> QueryResult:
         """Plan ``stmt`` and answer it; the plan is kept under ``key`` (None: not kept) when
@@ -211,7 +240,9 @@ class SelectPlanner:
             if plan.whole is not None and not explain:
                 table = plan.whole.fetch()
                 summary = {"elapsed_ms": _ms_since(started)}
-                return _sunk(QueryResult(table, "SELECT", summary, [plan.whole.summary()]), sink)
+                return _sunk(
+                    QueryResult(table, "SELECT", summary, [plan.whole.summary()]), out.sink
+                )
         sources = self._resolve(stmt, snapshot, {scan.name for scan in scans}, looked)
         for source in sources.values():
             source.rows = source.info.name == rows
@@ -221,7 +252,7 @@ class SelectPlanner:
         if counted is not None:
             planned = Plan(tables, sources, "", names, counted)
             self._keep(key, planned)
-            return self._answer(planned, started, folders, visible, sink=sink)
+            return self._answer(planned, started, folders, visible, out=out)
         stmt = evolved.rule(stmt, [source.info.columns for source in sources.values()])
         ctx = self._session()
         fetched: dict[str, dict[str, str]] = {}
@@ -247,7 +278,7 @@ class SelectPlanner:
         relations_read = tuple(sorted(relations))
         planned = Plan(tables, sources, sql, names, None, relations_read, udfs.called(sql))
         self._keep(key, planned)
-        return self._answer(planned, started, folders, visible, ctx, scans, explain, sink)
+        return self._answer(planned, started, folders, visible, ctx, scans, explain, out)
 
     def _resolve_relations(
         self, stmt: exp.Expression, looked: dict[str, TableInfo | None]
@@ -344,13 +375,13 @@ class SelectPlanner:
         ctx: SessionContext | None = None,
         scans: Sequence[FederatedScan] = (),
         explain: bool | str = False,
-        sink: Sink | None = None,
+        out: _Out = _Out(),
     ) -> QueryResult:
         """Run a plan: stage 1 and the scans of each table, the catalog relations it reads
         built for this caller, then DataFusion (its answer to ``sink``, when given)."""
         if plan.counted is not None:
             source = plan.sources[plan.counted]
-            return _sunk(self._count(plan.counted, source, plan.names, started), sink)
+            return _sunk(self._count(plan.counted, source, plan.names, started), out.sink)
         ctx = ctx if ctx is not None else self._session(plan.functions)
         self._register_relations(ctx, plan.relations, visible)
         stats: dict[str, ScanStats] = {}
@@ -360,25 +391,37 @@ class SelectPlanner:
         for table_stats in stats.values():
             total.add(table_stats)
         _running.report(**asdict(total))  # the cascade is done: what the scan will read
+        sink = out.sink
         if sink is not None and not explain:
             schema, batches = stream_datafusion(ctx, plan.sql, self.limits)
             empty = renamed(plain(schema.empty_table()), plan.names)
             rows = sink(empty.schema, (_as(empty.schema, b) for b in batches))
             summary = {**asdict(total), "elapsed_ms": _ms_since(started)}
             return QueryResult(pa.table({}), "SELECT", summary, [], rowcount=rows)
-        table = plain(run_datafusion(ctx, plan.sql, explain=explain, limits=self.limits))
+        live = None
+        if out.stream and not explain:
+            found, schema = open_stream(ctx, plan.sql, self.limits)
+            shape = partial(_shaped, names=plan.names)
+            live = LiveRows(found, shape(schema.empty_table()).schema, shape, self.limits)
+            del found  # the stream is the live rows': closing them stops it
+            table = live.first()
+        else:
+            table = plain(run_datafusion(ctx, plan.sql, explain=explain, limits=self.limits))
+            table = renamed(table, plan.names)  # names is None for EXPLAIN
         summary = {
             **asdict(total),
             "elapsed_ms": _ms_since(started),
             "tables": {name: asdict(s) for name, s in stats.items()},
         }
         pushdown_summary = [scan.summary() for scan in scans]
-        table = renamed(table, plan.names)  # names is None for EXPLAIN
         if explain:
             table = explained(stats, pushdown_summary, table)
         if explain == ANALYZE:
             table = with_elapsed(table, summary["elapsed_ms"])
-        return QueryResult(table, "EXPLAIN" if explain else "SELECT", summary, pushdown_summary)
+        status = "EXPLAIN" if explain else "SELECT"
+        if live is not None and not live.done:
+            return QueryResult(table, status, summary, pushdown_summary, live=live)
+        return QueryResult(table, status, summary, pushdown_summary)
 
     def _count(
         self, name: str, source: _Source, names: list[str] | None, started: float
@@ -661,6 +704,10 @@ def _as(schema: pa.Schema, batch: pa.RecordBatch) -> pa.RecordBatch:
         for c, f in zip(batch.columns, schema, strict=True)
     ]
     return pa.RecordBatch.from_arrays(columns, schema=schema)
+
+
+def _shaped(table: pa.Table, names: list[str] | None) -> pa.Table:
+    return renamed(plain(table), names)
 
 
 def _empty(table: pa.Table) -> pa.RecordBatch:

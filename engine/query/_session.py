@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from functools import partial
+from typing import TypeVar
 
 import pyarrow as pa
 from sqlglot import exp
@@ -11,6 +13,7 @@ from sqlglot.errors import TokenError
 
 from kyma.engine.catalog import Catalog
 from kyma.engine.errors import (
+    CursorNotFoundError,
     NotFoundError,
     NoTransactionError,
     QueryCancelledError,
@@ -34,6 +37,7 @@ from kyma.engine.query._complexity import check_plan_size, check_set_operations
 from kyma.engine.query._estimate import check_functions
 from kyma.engine.query._guard import check_in_lists, check_statement, too_deep
 from kyma.engine.query._limits import Cancel, QueryGate, QueryLimits
+from kyma.engine.query._live import LiveRows
 from kyma.engine.query._parse import parse, table_name
 from kyma.engine.query._plans import MAX_KEPT_TEXT, STATEMENTS, Parsed
 from kyma.engine.query._quarantine import Quarantine
@@ -42,6 +46,7 @@ from kyma.engine.query._result import QueryResult
 from kyma.engine.query._running import Caller, RunningStatements, current_caller
 from kyma.engine.query._select import ANALYZE, SelectPlanner, Sink
 from kyma.engine.query.dialect import (
+    Cursor,
     Deallocate,
     ExecutePrepared,
     Explain,
@@ -56,6 +61,8 @@ from kyma.engine.query.relations import Relations
 from kyma.engine.query.rewrite import schema_names
 from kyma.engine.query.rewrite.time_travel import split_versioned
 from kyma.engine.storage import ObjectStore
+
+T = TypeVar("T")
 
 
 class QueryEngine:
@@ -111,6 +118,7 @@ class QueryEngine:
         timeout: float = 0,
         caller: Caller | None = None,
         search_path: str | None = None,
+        stream: bool = False,
     ) -> QueryResult:
         """Run one statement; SqlError / SchemaError / NotFoundError for user mistakes.
 
@@ -126,6 +134,9 @@ class QueryEngine:
         where its owner or an admin may stop it.
         ``search_path``: the session's setting (None: ``public``); a path without
         ``public`` finds no kyma table by an unqualified name, as in Postgres.
+        ``stream``: a query DataFusion answers comes back with its first batch as ``table``
+        and the rest as ``live`` rows, computed as they are fetched (each fetch runs as this
+        statement does: listed, within the limits, cancellable); close them when done.
         """
         try:
             parsed = self._parse(sql)
@@ -143,25 +154,14 @@ class QueryEngine:
                 text = sql
 
             def work() -> QueryResult:
-                return self._execute(stmt, snapshot, pruning, pushdown, visible, text)
+                return self._execute(stmt, snapshot, pruning, pushdown, visible, text, stream)
 
-            guarded = work
-            if self.quarantine is not None:
-                fp, journal = self.quarantine.check(sql), self.quarantine
-
-                def guarded() -> QueryResult:
-                    return journal.running(fp, work)
-
-            with self.running.running(sql, caller or Caller()) as statement:
-                try:
-                    return self.gate.run(guarded, _either(statement.stop, cancel), timeout)
-                except QueryCancelledError:
-                    if statement.stopped_by is None:
-                        raise
-                    raise StatementStoppedError(
-                        f"canceling statement due to user request: {statement.stopped_by}"
-                        f" stopped it (KILL QUERY '{statement.id}')"
-                    ) from None
+            fp = self.quarantine.check(sql) if self.quarantine is not None else None
+            caller = caller or Caller()
+            result = self._guarded(sql, caller, fp, work, cancel, timeout)
+            if isinstance(result.live, LiveRows):
+                result.live.guard = partial(self._guarded, sql, caller, fp, heard=False)
+            return result
         except RecursionError:
             raise too_deep() from None
 
@@ -179,6 +179,36 @@ class QueryEngine:
             return found.rowcount
 
         return stream
+
+    def _guarded(
+        self,
+        sql: str,
+        caller: Caller,
+        fp: str | None,
+        work: Callable[[], T],
+        cancel: Cancel | None,
+        timeout: float,
+        heard: bool = True,
+    ) -> T:
+        """``work`` as a statement: listed as running (``KILL QUERY`` stops it), in the
+        quarantine's journal under ``fp`` (None: none) and through the gate's limits."""
+        guarded = work
+        if self.quarantine is not None and fp is not None:
+            journal = self.quarantine
+
+            def guarded() -> T:
+                return journal.running(fp, work)
+
+        with self.running.running(sql, caller) as statement:
+            try:
+                return self.gate.run(guarded, _either(statement.stop, cancel), timeout, heard)
+            except QueryCancelledError:
+                if statement.stopped_by is None:
+                    raise
+                raise StatementStoppedError(
+                    f"canceling statement due to user request: {statement.stopped_by}"
+                    f" stopped it (KILL QUERY '{statement.id}')"
+                ) from None
 
     def _unqualified(self, stmt: exp.Expression | SqlError) -> None:
         """NotFoundError (42P01) for a kyma table a query names without its schema."""
@@ -216,6 +246,7 @@ class QueryEngine:
         pushdown: bool,
         visible: Callable[[str], bool] | None,
         text: str | None = None,
+        stream: bool = False,
     ) -> QueryResult:
         """``text``: set when ``stmt`` is the parse cache's (planned as a copy)."""
         if isinstance(stmt, SqlError):
@@ -231,7 +262,13 @@ class QueryEngine:
             check_functions(stmt, self.limits.memory_bytes)
             switches = {"pruning": pruning, "pushdown": pushdown}
             return self.planner.run(
-                stmt, snapshot=snapshot, explain=explain, text=text, visible=visible, **switches
+                stmt,
+                snapshot=snapshot,
+                explain=explain,
+                text=text,
+                visible=visible,
+                stream=stream,
+                **switches,
             )
         if explain:
             raise UnsupportedStatementError("EXPLAIN applies to queries only")
@@ -384,6 +421,8 @@ def _refuse_session_statement(stmt: exp.Expression) -> None:
         raise NoTransactionError(f"{verb} can only be used in transaction blocks")
     if isinstance(stmt, exp.Rollback) and stmt.args.get("savepoint"):
         raise NoTransactionError("ROLLBACK TO SAVEPOINT can only be used in transaction blocks")
+    if isinstance(stmt, Cursor):
+        _refuse_cursor(stmt)
     if isinstance(stmt, Notification):
         raise UnsupportedStatementError(
             f"{stmt.verb} is not supported: kyma has no asynchronous notifications"
@@ -402,9 +441,22 @@ def _refuse_session_statement(stmt: exp.Expression) -> None:
         )
 
 
+def _refuse_cursor(stmt: Cursor) -> None:
+    """A cursor statement outside a session: no cursor is open, and DECLARE needs a
+    transaction block (WITH HOLD, a session to outlive it: the Postgres protocol's)."""
+    if stmt.verb == "DECLARE" and not stmt.args.get("hold"):
+        raise NoTransactionError("DECLARE CURSOR can only be used in transaction blocks")
+    if stmt.verb == "DECLARE" or isinstance(stmt.this, exp.Star):
+        raise UnsupportedStatementError(
+            f"{stmt.verb} is not supported here: cursors live in a session (a Postgres"
+            " protocol connection has them)"
+        )
+    raise CursorNotFoundError(f'cursor "{stmt.name}" does not exist')
+
+
 _TRANSACTION_VERBS = {exp.Transaction: "BEGIN", exp.Commit: "COMMIT", exp.Rollback: "ROLLBACK"}
 _PREPARED = {Prepare: "PREPARE", ExecutePrepared: "EXECUTE", Deallocate: "DEALLOCATE"}
-_SESSION_STATEMENTS = (Savepoint, Notification, *_TRANSACTION_VERBS, *_PREPARED)
+_SESSION_STATEMENTS = (Savepoint, Notification, Cursor, *_TRANSACTION_VERBS, *_PREPARED)
 
 
 def _kind(stmt: exp.Expression) -> str:

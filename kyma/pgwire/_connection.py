@@ -16,8 +16,11 @@ import ssl
 import struct
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, BinaryIO
+
+import pyarrow as pa
 
 from kyma.auth import Principal
 from kyma.engine.errors import (
@@ -28,12 +31,13 @@ from kyma.engine.errors import (
     UnsupportedStatementError,
 )
 from kyma.engine.query import QueryResult
-from kyma.pgwire import _asyncpg, _copy, _errors
+from kyma.pgwire import _asyncpg, _copy, _cursors, _errors
 from kyma.pgwire import _messages as m
 from kyma.pgwire._backends import TERMINATED, Backend
+from kyma.pgwire._encoding import encoded, result_formats, text_rows
 from kyma.pgwire._param_types import column_types, infer, referenced_tables
 from kyma.pgwire._params import literal
-from kyma.pgwire._rows import encoded, result_formats, text_rows
+from kyma.pgwire._rows import Rows, Window
 from kyma.pgwire._session import REPORTED, Session, translate
 from kyma.pgwire._sql_text import bind, parameter_count, split_statements
 from kyma.pgwire._types import SIZES, type_oid
@@ -58,8 +62,10 @@ class Statement:
 class Portal:
     sql: str
     formats: list[int]  # as Bind gave them: none (all text), one for all, or one a column
-    result: QueryResult | None = None
-    sent: int = 0  # rows an Execute with a row limit already sent
+    result: QueryResult | None = None  # once run: its columns
+    rows: Rows | None = None  # once run: what is left to send
+    cursor: bool = False  # declared by DECLARE
+    hold: bool = False  # WITH HOLD: outlives its transaction block
 
 
 class Connection:
@@ -153,6 +159,7 @@ class Connection:
                 self.listener.backends.close(self.backend)
             if self.holds_slot:
                 self.slots.give_back()
+            self.close_portals()
 
     def arm(self, seconds: float, sqlstate: str, message: str) -> None:
         """Cut the connection in ``seconds`` (0: never) unless ``disarm`` comes first; the
@@ -301,7 +308,7 @@ class Connection:
         implicit transaction ends."""
         status = self.session_().status
         if status == b"I":
-            self.portals.clear()
+            self.close_portals(held=False)
         return m.ready_for_query(status)
 
     def session_(self) -> Session:
@@ -328,43 +335,44 @@ class Connection:
         for statement in statements:
             try:
                 copy = _copy.parse(statement)
-                result = self.run(copy.query if copy else statement)
+                result = self.run(copy.query if copy else statement, stream=not copy)
+                self.send(*self.reported())
+                if copy:
+                    self.send_copy(copy, result)
+                else:
+                    self.send_result(result, _binary_fetch(result))
             except Exception as e:  # noqa: BLE001 - every error goes to the client
                 self.fail(e)
                 break
-            self.send(*self.reported())
-            if copy:
-                self.send_copy(copy, result)
-            else:
-                self.send_result(result, describe=True)
         self.send(self.ready())
 
-    def run(self, sql: str, probe: bool = False) -> QueryResult:
+    def run(self, sql: str, probe: bool = False, stream: bool = False) -> QueryResult:
         """``probe``: only the result's columns are wanted (a query the engine runs reads
-        no rows). pg_stat_activity shows the session's last statement (not a probe)."""
+        no rows). ``stream``: a query's rows after its first batch come as they are sent
+        (``QueryResult.live``). pg_stat_activity shows the session's last statement (not a
+        probe)."""
         started, backend = time.time(), self.backend
         assert backend is not None
         try:
-            result = self._run(sql, probe)
+            result = self._run(sql, probe, stream)
         finally:
             if not probe:
                 backend.ran(sql, started)
         self.send(*(m.error_response("01000", w, "WARNING", b"N") for w in result.warnings))
         return result
 
-    def _run(self, sql: str, probe: bool) -> QueryResult:
+    def _run(self, sql: str, probe: bool, stream: bool) -> QueryResult:
         session = self.session_()
         sql = translate(session.expand(sql))
         answer = session.answer(sql)
         if answer is not None:
             return answer
+        cursor = _cursors.parse(sql)
+        if cursor is not None:
+            return _cursors.run(self, cursor)
         principal = self.principal
         assert principal is not None
-        self.cancel = event = threading.Event()  # a CancelRequest cancels this statement only
-
-        def cancelled() -> bool:  # polled while the statement runs
-            return event.is_set() or self.client_gone()
-
+        cancelled, timeout = self.statement_limits()
         answer = _asyncpg.answer(sql)
         if answer is not None:
             return answer
@@ -375,12 +383,23 @@ class Connection:
             sql,
             authorize=None if principal.unrestricted else principal.authorize,
             cancel=cancelled,
-            timeout=session.seconds("statement_timeout"),
+            timeout=timeout,
             caller=principal.caller("pgwire", session.pid),
             search_path=self.session_().settings.get("search_path"),
+            stream=stream,
         )
         session.ran(result)
         return result
+
+    def statement_limits(self) -> tuple[Callable[[], bool], float]:
+        """A new statement's cancel (a CancelRequest cancels this statement only; a client
+        that hung up cancels it too) and its statement_timeout in seconds."""
+        self.cancel = event = threading.Event()
+
+        def cancelled() -> bool:  # polled while the statement runs
+            return event.is_set() or self.client_gone()
+
+        return cancelled, self.session_().seconds("statement_timeout")
 
     def client_gone(self) -> bool:
         """True once the client closed its end of the socket: no one will read the answer."""
@@ -389,31 +408,29 @@ class Connection:
             self._hangup.register(self.sock.fileno(), _HANGUP)
         return any(events & _HANGUP for _, events in self._hangup.poll(0))
 
-    def send_result(
-        self,
-        result: QueryResult,
-        describe: bool,
-        first: int = 0,
-        limit: int = 0,
-        formats: list[int] | None = None,
-    ) -> bool:
-        """DataRows (and the RowDescription if ``describe``) and CommandComplete; False when
-        ``limit`` rows were sent and more remain (PortalSuspended). ``formats``: a format
-        code a column (1: binary), None for text. Rows are encoded and sent a slice at a time."""
-        table = result.table
-        if describe:
-            self.send(self.describe(result, formats))
-        if table.num_columns == 0:
+    def send_result(self, result: QueryResult, formats: list[int] | None = None) -> None:
+        """RowDescription, every row as DataRows and CommandComplete (a simple query's)."""
+        self.send(self.describe(result, formats))
+        if result.table.num_columns == 0:
             self.send(m.command_complete(result.status if result.status.isupper() else "OK"))
-            return True
-        end = table.num_rows if not limit else min(table.num_rows, first + limit)
-        for start in range(first, end, SLICE_ROWS):
-            part = table.slice(start, min(SLICE_ROWS, end - start))
-            self.send(m.data_rows(encoded(part, formats)))
-        if end < table.num_rows:
+            return
+        self.send_rows(Rows(result), 0, formats)
+
+    def send_rows(self, rows: Rows, limit: int, formats: list[int] | None) -> bool:
+        """DataRows of the next ``limit`` rows (0: all), as the engine computes them, then
+        CommandComplete, or PortalSuspended (False) when ``limit`` rows went and more may
+        remain. ``formats``: a format code a column (1: binary), None for text."""
+
+        def sink(table: pa.Table) -> None:
+            for start in range(0, table.num_rows, SLICE_ROWS):
+                part = table.slice(start, SLICE_ROWS)
+                self.send(m.data_rows(encoded(part, formats)))
+
+        if not rows.send(limit, sink, *self.statement_limits()):
             self.send(m.message(b"s"))
             return False
-        self.send(m.command_complete(f"SELECT {table.num_rows}"))
+        verb = "FETCH" if rows.status == "FETCH" else "SELECT"
+        self.send(m.command_complete(f"{verb} {rows.sent}"))
         return True
 
     def send_copy(self, copy: _copy.Copy, result: QueryResult) -> None:
@@ -468,16 +485,46 @@ class Connection:
         for i, value in enumerate(values):
             binary = bool(formats[i] if len(formats) > 1 else (formats[0] if formats else 0))
             literals.append(literal(value, statement.param_oids[i], binary, i + 1))
+        if portal not in self.portals:
+            self.room_for_portal()
+        self.close_portal(portal)
+        self.portals[portal] = Portal(bind(statement.sql, literals), results)
+        self.send(m.BIND_COMPLETE)
+
+    def room_for_portal(self) -> None:
+        """LimitExceededError when a new portal (or cursor) would pass KYMA_PG_MAX_PORTALS."""
         limit = self.limits.max_portals
-        if portal not in self.portals and limit and len(self.portals) >= limit:
+        if limit and len(self.portals) >= limit:
             raise LimitExceededError(
                 f"{len(self.portals)} portals are open, as many as KYMA_PG_MAX_PORTALS allows;"
                 " close one or end the transaction",
                 "pg_max_portals",
             )
-        self.portals.pop(portal, None)
-        self.portals[portal] = Portal(bind(statement.sql, literals), results)
-        self.send(m.BIND_COMPLETE)
+
+    def open_cursor(
+        self, name: str, sql: str, formats: list[int], result: QueryResult, hold: bool
+    ) -> None:
+        self.portals[name] = Portal(sql, formats, result, Rows(result), cursor=True, hold=hold)
+
+    def started(self, portal: Portal) -> Rows:
+        """The portal's rows to send, running its statement the first time."""
+        if portal.result is None:
+            portal.result = self.run(portal.sql, stream=True)
+            self.send(*self.reported())
+        if portal.rows is None:
+            portal.rows = Rows(portal.result)
+        return portal.rows
+
+    def close_portal(self, name: str) -> None:
+        portal = self.portals.pop(name, None)
+        if portal is not None and portal.rows is not None:
+            portal.rows.close()
+
+    def close_portals(self, held: bool = True, cursors_only: bool = False) -> None:
+        """Every portal (``held``: WITH HOLD cursors too; ``cursors_only``: DECLAREd ones)."""
+        for name, portal in list(self.portals.items()):
+            if (held or not portal.hold) and (portal.cursor or not cursors_only):
+                self.close_portal(name)
 
     def _statement(self, name: str) -> Statement:
         if name not in self.statements:
@@ -497,10 +544,9 @@ class Connection:
             self.send(m.parameter_description(statement.param_oids), self._probe(statement))
             return
         portal = self._portal(name)
-        if portal.result is None:
-            portal.result = self.run(portal.sql)
-        width = portal.result.table.num_columns
-        self.send(self.describe(portal.result, result_formats(portal.formats, width)))
+        self.started(portal)
+        assert portal.result is not None
+        self.send(self.describe(portal.result, _formats(portal)))
 
     def _parameter_types(self, statement: Statement) -> list[int]:
         if all(statement.param_oids):
@@ -528,27 +574,23 @@ class Connection:
         portal = self._portal(name)
         if _copy.parse(portal.sql):
             raise UnsupportedStatementError("COPY runs as a simple query (no parameters)")
-        if portal.result is None:
-            portal.result = self.run(portal.sql)
-            self.send(*self.reported())
-        if limit > 0 and portal.sent == 0 and portal.result.table.num_rows > limit:
+        rows = self.started(portal)
+        assert portal.result is not None
+        if portal.result.table.num_columns == 0:
+            status = portal.result.status
+            self.send(m.command_complete(status if status.isupper() else "OK"))
+            return
+        if not self.send_rows(rows, max(limit, 0), _formats(portal)):
             self._hold(portal)
-        done = self.send_result(
-            portal.result,
-            describe=False,
-            first=portal.sent,
-            limit=max(limit, 0),
-            formats=result_formats(portal.formats, portal.result.table.num_columns),
-        )
-        portal.sent = portal.sent + limit if not done else portal.result.table.num_rows
 
     def _hold(self, portal: Portal) -> None:
-        """``portal`` is to be suspended with its result: refused (and dropped) past
+        """``portal`` was suspended holding the rest of a batch: refused (and closed) past
         KYMA_PG_MAX_PORTAL_BYTES held by the connection's portals together."""
         limit = self.limits.max_portal_bytes
-        held = sum(p.result.table.nbytes for p in self.portals.values() if p.result is not None)
+        held = sum(p.rows.held_bytes for p in self.portals.values() if p.rows is not None)
         if limit and held > limit:
-            portal.result = None
+            assert portal.rows is not None
+            portal.rows.close()
             raise LimitExceededError(
                 f"the open portals would hold {held} bytes of results, more than"
                 f" KYMA_PG_MAX_PORTAL_BYTES ({limit}) allows;"
@@ -558,7 +600,10 @@ class Connection:
 
     def close(self, r: m.Reader) -> None:
         kind, name = r.byte(), r.cstring()
-        (self.statements if kind == b"S" else self.portals).pop(name, None)
+        if kind == b"S":
+            self.statements.pop(name, None)
+        else:
+            self.close_portal(name)
         self.send(m.CLOSE_COMPLETE)
 
     EXTENDED = {b"P": parse, b"B": bind_, b"D": describe_, b"E": execute, b"C": close}
@@ -567,6 +612,20 @@ class Connection:
 def _lower(*seconds: float) -> float:
     """The lowest of timeouts that are set (0: none)."""
     return min((s for s in seconds if s), default=0)
+
+
+def _formats(portal: Portal) -> list[int] | None:
+    """A format code a result column, from Bind's list (none: text; one: every column)."""
+    assert portal.result is not None
+    return result_formats(portal.formats, portal.result.table.num_columns)
+
+
+def _binary_fetch(result: QueryResult) -> list[int] | None:
+    """A simple query's FETCH from a BINARY cursor answers binary rows."""
+    live = result.live
+    if isinstance(live, Window) and live.binary:
+        return [1] * result.table.num_columns
+    return None
 
 
 class Handler(socketserver.BaseRequestHandler):

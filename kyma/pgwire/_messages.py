@@ -137,42 +137,91 @@ def row_description(columns: Sequence[tuple[str, int, int, int]]) -> bytes:
 
 
 def data_rows(columns: Sequence[pa.Array]) -> bytes:
-    """The DataRow messages of whole columns (large_binary, null for NULL), built by Arrow
-    kernels: each cell is its int32 length (-1: NULL) and bytes, each row a header and its
-    cells, and the rows lie back to back in one buffer.
+    """The DataRow messages of whole columns (large_binary, null for NULL), built by numpy
+    and Arrow kernels: each cell is its int32 length (-1: NULL) and bytes, each row a header
+    and its cells, and the rows lie back to back in one buffer.
 
+    The fixed-width parts of a row (the header, every length, the cells of a column whose
+    values all have one width) are packed as numpy blocks; the values of other columns lie
+    between them, and one Arrow ``take`` interleaves blocks and values row by row.
+
+    >>> data_rows([pa.array([b"", b""], pa.large_binary())])[:10]
+    b'D\\x00\\x00\\x00\\n\\x00\\x01\\x00\\x00\\x00'
     >>> data_rows([pa.array([b"1", None], pa.large_binary())])
     b'D\\x00\\x00\\x00\\x0b\\x00\\x01\\x00\\x00\\x00\\x011D\\x00\\x00\\x00\\n\\x00\\x01\\xff\\xff\\xff\\xff'
     """
     count = len(columns[0])
-    cells, row_bytes = [], np.full(count, 4 + 2, dtype=np.int64)
-    for column in columns:
-        lengths = pc.fill_null(pc.binary_length(column), -1).to_numpy(zero_copy_only=False)
-        row_bytes += 4 + np.maximum(lengths, 0)
-        values = pc.fill_null(column, _EMPTY)
-        cells.append(pc.binary_join_element_wise(_fixed(lengths, ">i4"), values, _EMPTY))
+    cells = [_cells(column) for column in columns]
     header = np.empty(count, dtype=[("kind", "S1"), ("length", ">i4"), ("width", ">i2")])
-    header["kind"], header["length"], header["width"] = b"D", row_bytes, len(columns)
-    headers = pa.FixedSizeBinaryArray.from_buffers(
-        pa.binary(7), count, [None, pa.py_buffer(header.tobytes())]
+    header["kind"], header["width"] = b"D", len(columns)
+    header["length"] = 4 + 2 + sum(4 + np.maximum(lengths, 0) for lengths, _ in cells)
+    parts = [header]  # the current block's fixed-width parts, one value a row each
+    pieces: list[pa.Array] = []  # blocks and variable values, in row order
+    for column, (lengths, values) in zip(columns, cells, strict=True):
+        parts.append(lengths.astype(">i4"))
+        width = _fixed_width(column, lengths)
+        if width is not None:
+            if width:  # every value empty (''): its length is the whole cell
+                parts.append(values[: count * width].view(f"V{width}"))
+            continue
+        pieces.append(_block(parts, count))
+        pieces.append(_values(column))
+        parts = []
+    if parts:
+        pieces.append(_block(parts, count))
+    if len(pieces) == 1:
+        return _data(pieces[0])
+    order = (np.arange(count, dtype=np.int64)[:, None] + count * np.arange(len(pieces))).ravel()
+    return _data(pa.concat_arrays(pieces).take(pa.array(order)))
+
+
+def _cells(column: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """Each value's length (-1: NULL) and the column's value bytes (from its first)."""
+    offsets = np.frombuffer(column.buffers()[1], dtype=np.int64)[
+        column.offset : column.offset + len(column) + 1
+    ]
+    lengths = np.diff(offsets)
+    if column.null_count:
+        lengths[~column.is_valid().to_numpy(zero_copy_only=False)] = -1
+    data = column.buffers()[2]
+    values = np.frombuffer(data, dtype=np.uint8) if data is not None else np.empty(0, np.uint8)
+    return lengths, values[offsets[0] : offsets[-1]]
+
+
+def _fixed_width(column: pa.Array, lengths: np.ndarray) -> int | None:
+    """The one width of every value, when no value is NULL and all have it."""
+    if column.null_count or not len(lengths):
+        return None
+    width = int(lengths[0])
+    return width if bool((lengths == width).all()) else None
+
+
+def _values(column: pa.Array) -> pa.Array:
+    """The values as written on the wire (nothing for NULL)."""
+    return pc.fill_null(column, _EMPTY) if column.null_count else column
+
+
+def _block(parts: list[np.ndarray], count: int) -> pa.Array:
+    """Fixed-width parts side by side: one large_binary value a row."""
+    block = np.empty(count, [(f"f{i}", part.dtype) for i, part in enumerate(parts)])
+    for i, part in enumerate(parts):
+        block[f"f{i}"] = part
+    width = block.dtype.itemsize
+    offsets = np.arange(count + 1, dtype=np.int64) * width
+    return pa.LargeBinaryArray.from_buffers(
+        pa.large_binary(), count, [None, pa.py_buffer(offsets), pa.py_buffer(block)]
     )
-    rows = pc.binary_join_element_wise(headers.cast(pa.large_binary()), *cells, _EMPTY)
+
+
+def _data(rows: pa.Array) -> bytes:
+    """The bytes of a large_binary array's values, back to back."""
     offsets = np.frombuffer(rows.buffers()[1], dtype=np.int64)[
-        rows.offset : rows.offset + count + 1
+        rows.offset : rows.offset + len(rows) + 1
     ]
     return rows.buffers()[2].to_pybytes()[offsets[0] : offsets[-1]]
 
 
 _EMPTY = pa.scalar(b"", pa.large_binary())
-
-
-def _fixed(values: np.ndarray, dtype: str) -> pa.Array:
-    data = values.astype(dtype)
-    width = data.dtype.itemsize
-    fixed = pa.FixedSizeBinaryArray.from_buffers(
-        pa.binary(width), len(data), [None, pa.py_buffer(data.tobytes())]
-    )
-    return fixed.cast(pa.large_binary())
 
 
 def parameter_description(oids: Sequence[int]) -> bytes:

@@ -15,6 +15,7 @@ MODULES = [
     "kyma.engine.format.predicate",
     "kyma.engine.query.dialect",
     "kyma.engine.query.dialect.expressions",
+    "kyma.engine.query.dialect._cursors",
     "kyma.engine.query._syntax",
     "kyma.engine.query._output_names",
     "kyma.engine.query._complexity",
@@ -27,6 +28,7 @@ MODULES = [
     "kyma.repl.render",
     "kyma.engine.query._datafusion",
     "kyma.engine.deletes",
+    "kyma.pgwire._messages",
 ]
 
 

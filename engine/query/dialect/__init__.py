@@ -3,9 +3,9 @@
 ``EXPLAIN <statement>``, ``CREATE/ALTER/DROP/REFRESH CONNECTOR``, ``SHOW CONNECTORS``,
 ``CREATE/DROP SOURCE``, ``SHOW SOURCES``, ``t AS OF SNAPSHOT 42`` and
 ``ALTER TABLE t SET RETENTION '30 days'``, ``SAVEPOINT``, ``RELEASE``, ``ABORT``, ``LISTEN``,
-``UNLISTEN``, ``NOTIFY``, ``PREPARE``, ``EXECUTE`` and ``DEALLOCATE`` are parsed into the
-tree; ``live(...)`` and dynamic paths are Postgres syntax. Meaning comes later: kyma's
-rewrite rules and statement handlers.
+``UNLISTEN``, ``NOTIFY``, ``PREPARE``, ``EXECUTE``, ``DEALLOCATE`` and the cursor statements
+(``DECLARE``, ``FETCH``, ``MOVE``, ``CLOSE``) are parsed into the tree; ``live(...)`` and
+dynamic paths are Postgres syntax. Meaning comes later: kyma's rewrite rules and statement handlers.
 
 >>> import sqlglot
 >>> sql = "EXPLAIN SELECT * FROM logs AS OF SNAPSHOT 3 AS l"
@@ -29,6 +29,7 @@ from sqlglot.tokens import TokenType
 from kyma.engine.query.dialect._generator import KymaGenerator
 from kyma.engine.query.dialect._parser import KymaParser
 from kyma.engine.query.dialect.expressions import (
+    Cursor,
     Deallocate,
     ExecutePrepared,
     Explain,
@@ -53,6 +54,7 @@ class Kyma(Postgres):
 __all__ = [
     "Deallocate",
     "ExecutePrepared",
+    "Cursor",
     "Explain",
     "Kyma",
     "KymaStatement",

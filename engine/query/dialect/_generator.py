@@ -7,6 +7,7 @@ from sqlglot.dialects.postgres import Postgres
 
 from kyma.engine.query.dialect.expressions import (
     SNAPSHOT,
+    Cursor,
     Deallocate,
     ExecutePrepared,
     Explain,
@@ -34,6 +35,7 @@ class KymaGenerator(Postgres.Generator):
         Deallocate: lambda self, e: (
             f"DEALLOCATE {'ALL' if e.this.is_star else self.sql(e, 'this')}"
         ),
+        Cursor: lambda self, e: self.cursor_sql(e),
     }
 
     def prepare_sql(self, expression: Prepare) -> str:
@@ -41,6 +43,17 @@ class KymaGenerator(Postgres.Generator):
         return (
             f"PREPARE {self.sql(expression, 'this')}{types} AS {self.sql(expression, 'expression')}"
         )
+
+    def cursor_sql(self, expression: Cursor) -> str:
+        name = self.sql(expression, "this")
+        if expression.verb == "CLOSE":
+            return f"CLOSE {'ALL' if isinstance(expression.this, exp.Star) else name}"
+        if expression.verb == "DECLARE":
+            binary = " BINARY" if expression.args.get("binary") else ""
+            hold = " WITH HOLD" if expression.args.get("hold") else ""
+            return f"DECLARE {name}{binary} CURSOR{hold} FOR {expression.text('query')}"
+        count = "ALL" if expression.count is None else str(expression.count)
+        return f"{expression.verb} FORWARD {count} FROM {name}"
 
     def notification_sql(self, expression: Notification) -> str:
         payload = expression.args.get("payload")

@@ -10,9 +10,11 @@ from sqlglot.dialects.postgres import Postgres
 from sqlglot.tokens import TokenType
 
 from kyma.engine.errors import SqlError
-from kyma.engine.query.dialect._session_statements import VERBS
+from kyma.engine.query.dialect import _cursors, _session_statements
 from kyma.engine.query.dialect._statements import STATEMENTS
 from kyma.engine.query.dialect.expressions import SNAPSHOT, Explain
+
+VERBS = {**_session_statements.VERBS, **_cursors.VERBS}
 
 
 class KymaParser(Postgres.Parser):

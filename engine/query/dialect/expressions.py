@@ -104,3 +104,28 @@ class Deallocate(exp.Expression):
     """``DEALLOCATE [PREPARE] name | ALL``: ``this`` the name, or ``exp.Star`` for ALL."""
 
     arg_types = {"this": True}
+
+
+class Cursor(exp.Expression):
+    """``DECLARE``, ``FETCH``, ``MOVE`` and ``CLOSE`` of a cursor: ``verb`` names which,
+    ``this`` the cursor (``*`` for CLOSE ALL). DECLARE: ``query`` is the query's text as
+    written, ``binary`` and ``hold`` its options. FETCH and MOVE: ``count`` the rows
+    (None: ALL)."""
+
+    arg_types = {
+        "verb": True,
+        "this": True,
+        "query": False,
+        "binary": False,
+        "hold": False,
+        "count": False,
+    }
+
+    @property
+    def verb(self) -> str:
+        return str(self.args["verb"])
+
+    @property
+    def count(self) -> int | None:
+        count = self.args.get("count")
+        return None if count is None else int(count.this)

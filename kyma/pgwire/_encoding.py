@@ -1,0 +1,40 @@
+"""A result's columns as DataRow values: Postgres' text format, or binary where Bind asked."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pyarrow as pa
+
+from kyma.engine.errors import SqlError
+from kyma.pgwire._binary import binary_column
+from kyma.pgwire._types import text_column
+
+
+def _text_columns(table: pa.Table) -> list[pa.Array]:
+    return [text_column(f, table.column(i)) for i, f in enumerate(table.schema)]
+
+
+def encoded(table: pa.Table, formats: list[int] | None) -> list[pa.Array]:
+    if not formats or not any(formats):
+        return _text_columns(table)
+    return [
+        binary_column(f, table.column(i)) if formats[i] else text_column(f, table.column(i))
+        for i, f in enumerate(table.schema)
+    ]
+
+
+def text_rows(table: pa.Table) -> Iterator[tuple[bytes | None, ...]]:
+    return zip(*(c.to_pylist() for c in _text_columns(table)), strict=True)
+
+
+def result_formats(codes: list[int], width: int) -> list[int] | None:
+    """A format code for each of ``width`` result columns, from Bind's list (none: text;
+    one: every column's); None: all text."""
+    if not codes or width == 0:
+        return None
+    if len(codes) == 1:
+        return codes * width
+    if len(codes) != width:
+        raise SqlError(f"Bind gave {len(codes)} result format codes for {width} columns")
+    return codes
