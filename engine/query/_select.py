@@ -5,8 +5,8 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Callable, Collection, Hashable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Collection, Hashable, Sequence
+from dataclasses import asdict
 from functools import partial
 
 import pyarrow as pa
@@ -24,7 +24,7 @@ from kyma.engine.errors import (
     UnsupportedStatementError,
 )
 from kyma.engine.format import SegmentFormat
-from kyma.engine.format.predicate import BlockPredicate, Or
+from kyma.engine.format.predicate import BlockPredicate
 from kyma.engine.query import (
     _jsonb_columns,
     _native,
@@ -35,6 +35,7 @@ from kyma.engine.query import (
     udfs,
 )
 from kyma.engine.query._access import federated_tables
+from kyma.engine.query._answers import WHOLE, Out, Sink, as_answer, empty_batch, shaped, sunk
 from kyma.engine.query._datafusion import open_stream, run_datafusion, stream_datafusion
 from kyma.engine.query._decoded import DecodedColumns, plain
 from kyma.engine.query._estimate import GUARDS, register_guard
@@ -51,6 +52,7 @@ from kyma.engine.query._plans import STATEMENTS, Plan, fingerprint
 from kyma.engine.query._recent import Recent
 from kyma.engine.query._result import QueryResult
 from kyma.engine.query._scan import ScanStats, TableScan
+from kyma.engine.query._sources import Source, counted_table, declared, not_text
 from kyma.engine.query._sql_types import arrow_sql_type, sql_type
 from kyma.engine.query._syntax import unresolved
 from kyma.engine.query.federation import FederatedScan, Federation, references_sources
@@ -69,46 +71,12 @@ from kyma.engine.query.rewrite import (
 )
 from kyma.engine.query.rewrite.time_travel import split_versioned
 from kyma.engine.storage import ObjectStore
-from kyma.engine.types import DEFAULT_COLUMN_NAMES
 
 PARTITIONS = max(2, os.cpu_count() or 2)
 PRUNED = 1024
 """Stage-1 answers kept (table, snapshot, predicate): a few hundred bytes per extent each."""
 ANALYZE = "analyze"
 """``explain=ANALYZE``: run the statement and answer its plan with what each part did."""
-
-_NOT_TEXT = {"bool", "int", "long", "real", "timestamp"}
-
-Sink = Callable[[pa.Schema, Iterator[pa.RecordBatch]], int]
-"""Takes a query's answer batch by batch (its schema first) and says how many rows it took."""
-
-
-@dataclass(frozen=True)
-class _Out:
-    """Where an answer goes: ``sink`` takes its batches as they are computed (nothing is
-    kept); ``stream`` answers the first batch and the rest as live rows; else a whole table."""
-
-    sink: Sink | None = None
-    stream: bool = False
-
-
-@dataclass
-class _Source:
-    """One kyma table at one snapshot, as registered in the DataFusion session."""
-
-    info: TableInfo
-    snapshot: int | None
-    predicates: list[BlockPredicate | None]
-    columns: set[str]
-    paths: list[_path_columns.PathColumn] = field(default_factory=list)
-    rows: bool = False  # its scan adds deletes.ROW_COLUMNS (a DELETE's)
-
-    @property
-    def predicate(self) -> BlockPredicate | None:
-        if not self.predicates or None in self.predicates:
-            return None
-        unique = list(dict.fromkeys(self.predicates))
-        return unique[0] if len(unique) == 1 else Or(tuple(unique))  # type: ignore[arg-type]
 
 
 class SelectPlanner:
@@ -163,7 +131,7 @@ class SelectPlanner:
         scan adds ``deletes.ROW_COLUMNS`` (a DELETE's, not kept)."""
         with contextlib.ExitStack() as stack:
             folders = stack.enter_context(_native.folders.lease())
-            out = _Out(sink, stream)
+            out = Out(sink, stream)
             result = self._planned(
                 stmt, snapshot, explain, pruning, pushdown, text, visible, out, folders, rows
             )
@@ -180,7 +148,7 @@ class SelectPlanner:
         pushdown: bool,
         text: str | None,
         visible: Callable[[str], bool] | None,
-        out: _Out,
+        out: Out,
         folders: _native.Folders,
         rows: str | None,
     ) -> QueryResult:
@@ -211,7 +179,7 @@ class SelectPlanner:
         folders: _native.Folders,
         visible: Callable[[str], bool] | None,
         key: Hashable | None = None,
-        out: _Out = _Out(),
+        out: Out = WHOLE,
         rows: str | None = None,
     ) -> QueryResult:
         """Plan ``stmt`` and answer it; the plan is kept under ``key`` (None: not kept) when
@@ -240,15 +208,13 @@ class SelectPlanner:
             if plan.whole is not None and not explain:
                 table = plan.whole.fetch()
                 summary = {"elapsed_ms": _ms_since(started)}
-                return _sunk(
-                    QueryResult(table, "SELECT", summary, [plan.whole.summary()]), out.sink
-                )
+                return sunk(QueryResult(table, "SELECT", summary, [plan.whole.summary()]), out.sink)
         sources = self._resolve(stmt, snapshot, {scan.name for scan in scans}, looked)
         for source in sources.values():
             source.rows = source.info.name == rows
         tables = fingerprint(list(looked), looked)  # type: ignore[arg-type]
-        stmt = subquery_predicates.rule(star_defaults.rule(stmt, _declared(sources)))
-        counted = None if explain or scans else _counted_table(stmt, sources)
+        stmt = subquery_predicates.rule(star_defaults.rule(stmt, declared(sources)))
+        counted = None if explain or scans else counted_table(stmt, sources)
         if counted is not None:
             planned = Plan(tables, sources, "", names, counted)
             self._keep(key, planned)
@@ -258,7 +224,7 @@ class SelectPlanner:
         fetched: dict[str, dict[str, str]] = {}
         for scan in scans:
             answer = scan.fetch()
-            ctx.register_record_batches(scan.name, [answer.to_batches() or [_empty(answer)]])
+            ctx.register_record_batches(scan.name, [answer.to_batches() or [empty_batch(answer)]])
             fetched[f'"{scan.name}"'] = {f.name: arrow_sql_type(f.type) for f in answer.schema}
         columns = dict(fetched)  # and the catalog relations', to resolve names beside tables
         for name in relations if sources else ():
@@ -267,7 +233,7 @@ class SelectPlanner:
         self._analyze(stmt, sources, columns, pruning=pruning)
         schemas = {**self._session_schemas(sources), **fetched}
         stmt = correlated.rule(stmt, schemas)
-        stmt = numeric_input.rule(stmt, _not_text(sources, fetched))
+        stmt = numeric_input.rule(stmt, not_text(sources, fetched))
         stmt = postgres_semantics.rule(stmt, schemas, federated=bool(fetched))
         if self.limits is not None and self.limits.memory_bytes:
             stmt = size_guards.rule(stmt)
@@ -349,7 +315,7 @@ class SelectPlanner:
 
         for name in names:
             built = self._relation(name, tables)
-            ctx.register_record_batches(name, [built.to_batches() or [_empty(built)]])
+            ctx.register_record_batches(name, [built.to_batches() or [empty_batch(built)]])
 
     def _keep(self, key: Hashable | None, plan: Plan) -> None:
         if key is not None:
@@ -375,13 +341,13 @@ class SelectPlanner:
         ctx: SessionContext | None = None,
         scans: Sequence[FederatedScan] = (),
         explain: bool | str = False,
-        out: _Out = _Out(),
+        out: Out = WHOLE,
     ) -> QueryResult:
         """Run a plan: stage 1 and the scans of each table, the catalog relations it reads
         built for this caller, then DataFusion (its answer to ``sink``, when given)."""
         if plan.counted is not None:
             source = plan.sources[plan.counted]
-            return _sunk(self._count(plan.counted, source, plan.names, started), out.sink)
+            return sunk(self._count(plan.counted, source, plan.names, started), out.sink)
         ctx = ctx if ctx is not None else self._session(plan.functions)
         self._register_relations(ctx, plan.relations, visible)
         stats: dict[str, ScanStats] = {}
@@ -395,13 +361,13 @@ class SelectPlanner:
         if sink is not None and not explain:
             schema, batches = stream_datafusion(ctx, plan.sql, self.limits)
             empty = renamed(plain(schema.empty_table()), plan.names)
-            rows = sink(empty.schema, (_as(empty.schema, b) for b in batches))
+            rows = sink(empty.schema, (as_answer(empty.schema, b) for b in batches))
             summary = {**asdict(total), "elapsed_ms": _ms_since(started)}
             return QueryResult(pa.table({}), "SELECT", summary, [], rowcount=rows)
         live = None
         if out.stream and not explain:
             found, schema = open_stream(ctx, plan.sql, self.limits)
-            shape = partial(_shaped, names=plan.names)
+            shape = partial(shaped, names=plan.names)
             live = LiveRows(found, shape(schema.empty_table()).schema, shape, self.limits)
             del found  # the stream is the live rows': closing them stops it
             table = live.first()
@@ -424,7 +390,7 @@ class SelectPlanner:
         return QueryResult(table, status, summary, pushdown_summary)
 
     def _count(
-        self, name: str, source: _Source, names: list[str] | None, started: float
+        self, name: str, source: Source, names: list[str] | None, started: float
     ) -> QueryResult:
         """``SELECT count(*) FROM t``: the row counts of the catalog's extents, nothing read."""
         total, extents = self._stage1(source, None)
@@ -438,7 +404,7 @@ class SelectPlanner:
         return QueryResult(renamed(table, names), "SELECT", summary, [])
 
     def _stage1(
-        self, source: _Source, predicate: BlockPredicate | None
+        self, source: Source, predicate: BlockPredicate | None
     ) -> tuple[int, list[ExtentRef]]:
         """Stage 1 in the catalog. A snapshot's extents never change, so the answer for the
         table's current snapshot (a time-travel read checks its snapshot still exists) is
@@ -503,7 +469,7 @@ class SelectPlanner:
         snapshot: int | None,
         skip: set[str],
         looked: dict[str, TableInfo | None],
-    ) -> dict[str, _Source]:
+    ) -> dict[str, Source]:
         """Find kyma table references; rename each to its session name ("logs" or "logs@42").
         The tables are read from the catalog together; ``looked`` gets every name looked up
         and what it found (None: no table)."""
@@ -511,7 +477,7 @@ class SelectPlanner:
         wanted = {split_versioned(raw)[0] for raw, _ in refs} - set(looked)
         found = self.catalog.get_tables(wanted) if wanted else {}
         looked.update({name: found.get(name) for name in wanted})
-        sources: dict[str, _Source] = {}
+        sources: dict[str, Source] = {}
         for raw, table in refs:
             name, at = split_versioned(raw)
             info, current = self._table_info(name, looked)
@@ -520,7 +486,7 @@ class SelectPlanner:
             if not table.alias:
                 table.set("alias", exp.TableAlias(this=exp.to_identifier(name)))
             table.set("this", exp.to_identifier(session_name, quoted=True))
-            sources.setdefault(session_name, _Source(info, at, [], set()))
+            sources.setdefault(session_name, Source(info, at, [], set()))
             if current:  # a CDC change log read by name: its current state
                 table.replace(current_state.view(table, table.alias_or_name, info.columns))
         if snapshot is not None and all(s.snapshot != snapshot for s in sources.values()):
@@ -557,7 +523,7 @@ class SelectPlanner:
     def _analyze(
         self,
         stmt: exp.Expression,
-        sources: dict[str, _Source],
+        sources: dict[str, Source],
         fetched: dict[str, dict[str, str]],
         *,
         pruning: bool,
@@ -601,7 +567,7 @@ class SelectPlanner:
             source.paths = paths
             source.columns = _path_columns.still_read(stmt, source.columns, paths)
 
-    def _session_schemas(self, sources: dict[str, _Source]) -> dict[str, dict[str, str]]:
+    def _session_schemas(self, sources: dict[str, Source]) -> dict[str, dict[str, str]]:
         return {
             f'"{name}"': {
                 **{c.name: sql_type(c.type.name) for c in s.info.columns},
@@ -616,7 +582,7 @@ class SelectPlanner:
         }
 
     def _register(
-        self, ctx: SessionContext, name: str, source: _Source, folders: _native.Folders
+        self, ctx: SessionContext, name: str, source: Source, folders: _native.Folders
     ) -> ScanStats:
         fields = [c.to_arrow() for c in source.info.columns if c.name in source.columns]
         fields += [pa.field(p.name, pa.string()) for p in source.paths]
@@ -632,86 +598,6 @@ class SelectPlanner:
             ctx, name, scan, survivors, self.store, self.format, folders, PARTITIONS, self.decoded
         )
         return scan.stats
-
-
-def _counted_table(stmt: exp.Expression, sources: dict[str, _Source]) -> str | None:
-    """The session name of the table ``stmt`` only counts the rows of, if it is
-    ``SELECT count(*) FROM t`` and nothing more."""
-    if not isinstance(stmt, exp.Select) or len(stmt.expressions) != 1:
-        return None
-    if any(
-        stmt.args.get(k)
-        for k in (
-            "joins",
-            "where",
-            "group",
-            "having",
-            "qualify",
-            "distinct",
-            "limit",
-            "offset",
-            "order",
-            "with",
-            "windows",
-            "laterals",
-        )
-    ):
-        return None
-    source = stmt.args.get("from_")
-    table = source.this if source is not None else None
-    call = stmt.expressions[0]
-    call = call.this if isinstance(call, exp.Alias) else call
-    counts = isinstance(call, exp.Count) and isinstance(call.this, exp.Star)
-    if not counts or not isinstance(table, exp.Table) or table.name not in sources:
-        return None
-    return table.name
-
-
-def _not_text(sources: dict[str, _Source], fetched: dict[str, dict[str, str]]) -> set[str]:
-    """The columns that are numbers, booleans or timestamps in every table that has them."""
-    kinds: dict[str, set[bool]] = {}
-    for source in sources.values():
-        for column in source.info.columns:
-            kinds.setdefault(column.name, set()).add(column.type.name in _NOT_TEXT)
-    for columns in fetched.values():
-        for name, declared in columns.items():
-            kinds.setdefault(name, set()).add(declared != "TEXT")
-    return {name for name, found in kinds.items() if found == {True}}
-
-
-def _declared(sources: dict[str, _Source]) -> dict[str, list[str]]:
-    """Each table's declared columns (its default columns left out), by session name."""
-    return {
-        name: [c.name for c in s.info.columns if c.name not in DEFAULT_COLUMN_NAMES]
-        for name, s in sources.items()
-    }
-
-
-def _sunk(result: QueryResult, sink: Sink | None) -> QueryResult:
-    """A computed answer handed to ``sink`` (if any) as a streamed one is."""
-    if sink is None:
-        return result
-    rows = sink(result.table.schema, iter(result.table.to_batches()))
-    return QueryResult(pa.table({}), result.status, result.stats, [], rowcount=rows)
-
-
-def _as(schema: pa.Schema, batch: pa.RecordBatch) -> pa.RecordBatch:
-    """A streamed batch with the answer's names and plain types (``plain``, ``renamed``)."""
-    if batch.schema.equals(schema):
-        return batch
-    columns = [
-        c if c.type == f.type else c.cast(f.type)
-        for c, f in zip(batch.columns, schema, strict=True)
-    ]
-    return pa.RecordBatch.from_arrays(columns, schema=schema)
-
-
-def _shaped(table: pa.Table, names: list[str] | None) -> pa.Table:
-    return renamed(plain(table), names)
-
-
-def _empty(table: pa.Table) -> pa.RecordBatch:
-    return pa.RecordBatch.from_pylist([], table.schema)
 
 
 def _ms_since(started: float) -> float:

@@ -33,6 +33,7 @@ from kyma.engine.query._access import (
     federated_tables,
     readable,
 )
+from kyma.engine.query._answers import Sink
 from kyma.engine.query._complexity import check_plan_size, check_set_operations
 from kyma.engine.query._estimate import check_functions
 from kyma.engine.query._guard import check_in_lists, check_statement, too_deep
@@ -44,7 +45,7 @@ from kyma.engine.query._quarantine import Quarantine
 from kyma.engine.query._recent import Recent
 from kyma.engine.query._result import QueryResult
 from kyma.engine.query._running import Caller, RunningStatements, current_caller
-from kyma.engine.query._select import ANALYZE, SelectPlanner, Sink
+from kyma.engine.query._select import ANALYZE, SelectPlanner
 from kyma.engine.query.dialect import (
     Cursor,
     Deallocate,

@@ -44,3 +44,12 @@ def shown(ms: int) -> str:
         if ms % size == 0:
             return f"{ms // size}{unit}"
     return f"{ms}ms"
+
+
+def lowest(*seconds: float) -> float:
+    """The lowest of timeouts that are set (0: none).
+
+    >>> lowest(0, 5.0, 2.5), lowest(0, 0)
+    (2.5, 0)
+    """
+    return min((s for s in seconds if s), default=0)

@@ -17,7 +17,6 @@ import struct
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, BinaryIO
 
 import pyarrow as pa
@@ -31,16 +30,17 @@ from kyma.engine.errors import (
     UnsupportedStatementError,
 )
 from kyma.engine.query import QueryResult
+from kyma.engine.query.durations import lowest
 from kyma.pgwire import _asyncpg, _copy, _cursors, _errors
 from kyma.pgwire import _messages as m
 from kyma.pgwire._backends import TERMINATED, Backend
-from kyma.pgwire._encoding import encoded, result_formats, text_rows
+from kyma.pgwire._encoding import describe, encoded, text_rows
 from kyma.pgwire._param_types import column_types, infer, referenced_tables
 from kyma.pgwire._params import literal
-from kyma.pgwire._rows import Rows, Window
+from kyma.pgwire._portals import Portal, Statement, binary_fetch, formats_of
+from kyma.pgwire._rows import Rows
 from kyma.pgwire._session import REPORTED, Session, translate
 from kyma.pgwire._sql_text import bind, parameter_count, split_statements
-from kyma.pgwire._types import SIZES, type_oid
 
 if TYPE_CHECKING:
     from kyma.pgwire._listener import Listener
@@ -50,22 +50,6 @@ _ROW_QUERIES = ("select", "with", "values", "show", "table", "explain", "describ
 SLICE_ROWS = 16_384  # rows encoded and sent at a time
 FLUSH_BYTES = 1 << 20
 _HANGUP = select.POLLRDHUP | select.POLLHUP | select.POLLERR  # the client closed its end
-
-
-@dataclass
-class Statement:
-    sql: str
-    param_oids: list[int]  # as Parse declared them (0: unspecified), then as Describe told
-
-
-@dataclass
-class Portal:
-    sql: str
-    formats: list[int]  # as Bind gave them: none (all text), one for all, or one a column
-    result: QueryResult | None = None  # once run: its columns
-    rows: Rows | None = None  # once run: what is left to send
-    cursor: bool = False  # declared by DECLARE
-    hold: bool = False  # WITH HOLD: outlives its transaction block
 
 
 class Connection:
@@ -286,13 +270,13 @@ class Connection:
         server's and the session's, for a transaction block or outside one)."""
         session = self.session_()
         if session.in_transaction:
-            seconds = _lower(
+            seconds = lowest(
                 self.limits.idle_in_transaction_timeout,
                 session.seconds("idle_in_transaction_session_timeout"),
             )
             reason = ("25P03", "terminating connection due to idle-in-transaction timeout")
         else:
-            seconds = _lower(
+            seconds = lowest(
                 self.limits.idle_session_timeout, session.seconds("idle_session_timeout")
             )
             reason = ("57P05", "terminating connection due to idle-session timeout")
@@ -340,7 +324,7 @@ class Connection:
                 if copy:
                     self.send_copy(copy, result)
                 else:
-                    self.send_result(result, _binary_fetch(result))
+                    self.send_result(result, binary_fetch(result))
             except Exception as e:  # noqa: BLE001 - every error goes to the client
                 self.fail(e)
                 break
@@ -410,7 +394,7 @@ class Connection:
 
     def send_result(self, result: QueryResult, formats: list[int] | None = None) -> None:
         """RowDescription, every row as DataRows and CommandComplete (a simple query's)."""
-        self.send(self.describe(result, formats))
+        self.send(describe(result, formats))
         if result.table.num_columns == 0:
             self.send(m.command_complete(result.status if result.status.isupper() else "OK"))
             return
@@ -441,16 +425,6 @@ class Connection:
         lines = copy.lines(table.column_names, text_rows(table))
         data = [m.message(b"d", line) for line in lines]
         self.send(start, *data, m.message(b"c"), m.command_complete(f"COPY {table.num_rows}"))
-
-    @staticmethod
-    def describe(result: QueryResult, formats: list[int] | None = None) -> bytes:
-        if result.table.num_columns == 0:
-            return m.NO_DATA
-        columns = []
-        for i, f in enumerate(result.table.schema):
-            oid = type_oid(f)
-            columns.append((f.name, oid, SIZES.get(oid, -1), formats[i] if formats else 0))
-        return m.row_description(columns)
 
     # -- the extended protocol -------------------------------------------------------------
 
@@ -546,7 +520,7 @@ class Connection:
         portal = self._portal(name)
         self.started(portal)
         assert portal.result is not None
-        self.send(self.describe(portal.result, _formats(portal)))
+        self.send(describe(portal.result, formats_of(portal)))
 
     def _parameter_types(self, statement: Statement) -> list[int]:
         if all(statement.param_oids):
@@ -567,7 +541,7 @@ class Connection:
         words = self.session_().expand(probe).split(None, 1)  # EXECUTE: what it runs
         if not words or words[0].lower() not in _ROW_QUERIES:
             return m.NO_DATA
-        return self.describe(self.run(probe, probe=True))
+        return describe(self.run(probe, probe=True))
 
     def execute(self, r: m.Reader) -> None:
         name, limit = r.cstring(), r.int32()
@@ -580,7 +554,7 @@ class Connection:
             status = portal.result.status
             self.send(m.command_complete(status if status.isupper() else "OK"))
             return
-        if not self.send_rows(rows, max(limit, 0), _formats(portal)):
+        if not self.send_rows(rows, max(limit, 0), formats_of(portal)):
             self._hold(portal)
 
     def _hold(self, portal: Portal) -> None:
@@ -609,25 +583,6 @@ class Connection:
     EXTENDED = {b"P": parse, b"B": bind_, b"D": describe_, b"E": execute, b"C": close}
 
 
-def _lower(*seconds: float) -> float:
-    """The lowest of timeouts that are set (0: none)."""
-    return min((s for s in seconds if s), default=0)
-
-
-def _formats(portal: Portal) -> list[int] | None:
-    """A format code a result column, from Bind's list (none: text; one: every column)."""
-    assert portal.result is not None
-    return result_formats(portal.formats, portal.result.table.num_columns)
-
-
-def _binary_fetch(result: QueryResult) -> list[int] | None:
-    """A simple query's FETCH from a BINARY cursor answers binary rows."""
-    live = result.live
-    if isinstance(live, Window) and live.binary:
-        return [1] * result.table.num_columns
-    return None
-
-
 class Handler(socketserver.BaseRequestHandler):
     """socketserver's per-connection entry point; the server carries the shared parts."""
 
@@ -642,6 +597,4 @@ class Handler(socketserver.BaseRequestHandler):
         except Exception:
             log.exception("unexpected error on a Postgres protocol connection")
         finally:
-            # The reader holds a reference to the socket: socketserver's close frees the
-            # descriptor only once it is closed too (else at garbage collection).
-            connection.rfile.close()
+            connection.rfile.close()  # it holds the socket: the descriptor is freed now

@@ -7,8 +7,10 @@ from collections.abc import Iterator
 import pyarrow as pa
 
 from kyma.engine.errors import SqlError
+from kyma.engine.query import QueryResult
+from kyma.pgwire import _messages as m
 from kyma.pgwire._binary import binary_column
-from kyma.pgwire._types import text_column
+from kyma.pgwire._types import SIZES, text_column, type_oid
 
 
 def _text_columns(table: pa.Table) -> list[pa.Array]:
@@ -38,3 +40,14 @@ def result_formats(codes: list[int], width: int) -> list[int] | None:
     if len(codes) != width:
         raise SqlError(f"Bind gave {len(codes)} result format codes for {width} columns")
     return codes
+
+
+def describe(result: QueryResult, formats: list[int] | None = None) -> bytes:
+    """The RowDescription of ``result``'s columns (NoData when it has none)."""
+    if result.table.num_columns == 0:
+        return m.NO_DATA
+    columns = []
+    for i, f in enumerate(result.table.schema):
+        oid = type_oid(f)
+        columns.append((f.name, oid, SIZES.get(oid, -1), formats[i] if formats else 0))
+    return m.row_description(columns)

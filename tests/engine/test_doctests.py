@@ -27,6 +27,7 @@ MODULES = [
     "kyma.connectors.sync",
     "kyma.repl.render",
     "kyma.engine.query._datafusion",
+    "kyma.engine.query.durations",
     "kyma.engine.deletes",
     "kyma.pgwire._messages",
 ]

@@ -1,0 +1,87 @@
+"""The kyma tables a SELECT reads, as the planner registers them, and what their columns
+tell the rewrite rules: which a statement only counts, which are not text, which declared."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+from kyma.engine.catalog import TableInfo
+from kyma.engine.format.predicate import BlockPredicate, Or
+from kyma.engine.query import _path_columns
+from kyma.engine.types import DEFAULT_COLUMN_NAMES
+
+_NOT_TEXT = {"bool", "int", "long", "real", "timestamp"}
+
+
+@dataclass
+class Source:
+    """One kyma table at one snapshot, as registered in the DataFusion session."""
+
+    info: TableInfo
+    snapshot: int | None
+    predicates: list[BlockPredicate | None]
+    columns: set[str]
+    paths: list[_path_columns.PathColumn] = field(default_factory=list)
+    rows: bool = False  # its scan adds deletes.ROW_COLUMNS (a DELETE's)
+
+    @property
+    def predicate(self) -> BlockPredicate | None:
+        if not self.predicates or None in self.predicates:
+            return None
+        unique = list(dict.fromkeys(self.predicates))
+        return unique[0] if len(unique) == 1 else Or(tuple(unique))  # type: ignore[arg-type]
+
+
+def counted_table(stmt: exp.Expression, sources: dict[str, Source]) -> str | None:
+    """The session name of the table ``stmt`` only counts the rows of, if it is
+    ``SELECT count(*) FROM t`` and nothing more."""
+    if not isinstance(stmt, exp.Select) or len(stmt.expressions) != 1:
+        return None
+    if any(
+        stmt.args.get(k)
+        for k in (
+            "joins",
+            "where",
+            "group",
+            "having",
+            "qualify",
+            "distinct",
+            "limit",
+            "offset",
+            "order",
+            "with",
+            "windows",
+            "laterals",
+        )
+    ):
+        return None
+    source = stmt.args.get("from_")
+    table = source.this if source is not None else None
+    call = stmt.expressions[0]
+    call = call.this if isinstance(call, exp.Alias) else call
+    counts = isinstance(call, exp.Count) and isinstance(call.this, exp.Star)
+    if not counts or not isinstance(table, exp.Table) or table.name not in sources:
+        return None
+    return table.name
+
+
+def not_text(sources: dict[str, Source], fetched: dict[str, dict[str, str]]) -> set[str]:
+    """The columns that are numbers, booleans or timestamps in every table that has them."""
+    kinds: dict[str, set[bool]] = {}
+    for source in sources.values():
+        for column in source.info.columns:
+            kinds.setdefault(column.name, set()).add(column.type.name in _NOT_TEXT)
+    for columns in fetched.values():
+        for name, declared in columns.items():
+            kinds.setdefault(name, set()).add(declared != "TEXT")
+    return {name for name, found in kinds.items() if found == {True}}
+
+
+def declared(sources: dict[str, Source]) -> dict[str, list[str]]:
+    """Each table's declared columns (its default columns left out), by session name."""
+    return {
+        name: [c.name for c in s.info.columns if c.name not in DEFAULT_COLUMN_NAMES]
+        for name, s in sources.items()
+    }
