@@ -18,11 +18,7 @@ from sqlglot.optimizer.scope import traverse_scope
 
 from kyma.engine import deletes
 from kyma.engine.catalog import Catalog, ExtentRef, TableInfo, ViewInfo
-from kyma.engine.errors import (
-    NotFoundError,
-    PermissionDeniedError,
-    UnsupportedStatementError,
-)
+from kyma.engine.errors import NotFoundError, PermissionDeniedError, UnsupportedStatementError
 from kyma.engine.format import SegmentFormat
 from kyma.engine.format.predicate import BlockPredicate
 from kyma.engine.query import (
@@ -55,6 +51,7 @@ from kyma.engine.query._scan import ScanStats, TableScan
 from kyma.engine.query._sources import Source, counted_table, declared, not_text
 from kyma.engine.query._sql_types import arrow_sql_type, sql_type
 from kyma.engine.query._syntax import unresolved
+from kyma.engine.query.durations import ms_since
 from kyma.engine.query.federation import FederatedScan, Federation, references_sources
 from kyma.engine.query.relations import Relations, relation_of, split
 from kyma.engine.query.rewrite import (
@@ -207,7 +204,7 @@ class SelectPlanner:
             stmt, scans = plan.statement, plan.scans
             if plan.whole is not None and not explain:
                 table = plan.whole.fetch()
-                summary = {"elapsed_ms": _ms_since(started)}
+                summary = {"elapsed_ms": ms_since(started)}
                 return sunk(QueryResult(table, "SELECT", summary, [plan.whole.summary()]), out.sink)
         sources = self._resolve(stmt, snapshot, {scan.name for scan in scans}, looked)
         for source in sources.values():
@@ -362,7 +359,7 @@ class SelectPlanner:
             schema, batches = stream_datafusion(ctx, plan.sql, self.limits)
             empty = renamed(plain(schema.empty_table()), plan.names)
             rows = sink(empty.schema, (as_answer(empty.schema, b) for b in batches))
-            summary = {**asdict(total), "elapsed_ms": _ms_since(started)}
+            summary = {**asdict(total), "elapsed_ms": ms_since(started)}
             return QueryResult(pa.table({}), "SELECT", summary, [], rowcount=rows)
         live = None
         if out.stream and not explain:
@@ -376,7 +373,7 @@ class SelectPlanner:
             table = renamed(table, plan.names)  # names is None for EXPLAIN
         summary = {
             **asdict(total),
-            "elapsed_ms": _ms_since(started),
+            "elapsed_ms": ms_since(started),
             "tables": {name: asdict(s) for name, s in stats.items()},
         }
         pushdown_summary = [scan.summary() for scan in scans]
@@ -398,7 +395,7 @@ class SelectPlanner:
         table = pa.table({"count": pa.array([sum(e.live_rows for e in extents)], pa.int64())})
         summary = {
             **asdict(stats),
-            "elapsed_ms": _ms_since(started),
+            "elapsed_ms": ms_since(started),
             "tables": {name: asdict(stats)},
         }
         return QueryResult(renamed(table, names), "SELECT", summary, [])
@@ -598,7 +595,3 @@ class SelectPlanner:
             ctx, name, scan, survivors, self.store, self.format, folders, PARTITIONS, self.decoded
         )
         return scan.stats
-
-
-def _ms_since(started: float) -> float:
-    return round((time.perf_counter() - started) * 1000, 3)

@@ -1,4 +1,5 @@
-"""Postgres's time-valued settings (``statement_timeout = '1s'``): read and shown as it does.
+"""Durations: Postgres's time-valued settings (``statement_timeout = '1s'``), read and shown
+as it does, and the few timing helpers statements share.
 
 A bare number is milliseconds; a unit may follow, with or without a space: ``us``, ``ms``,
 ``s``, ``min``, ``h``, ``d``. Shown in the largest unit that holds the value whole.
@@ -10,6 +11,8 @@ A bare number is milliseconds; a unit may follow, with or without a space: ``us`
 """
 
 from __future__ import annotations
+
+import time
 
 from kyma.engine.errors import ConfigError
 
@@ -53,3 +56,8 @@ def lowest(*seconds: float) -> float:
     (2.5, 0)
     """
     return min((s for s in seconds if s), default=0)
+
+
+def ms_since(started: float) -> float:
+    """Milliseconds since ``started`` (a ``time.perf_counter()``), to the microsecond."""
+    return round((time.perf_counter() - started) * 1000, 3)
