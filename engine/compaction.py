@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from kyma.engine import deletes
 from kyma.engine.catalog import Catalog, ManifestEntry, TableInfo
 from kyma.engine.errors import StaleCommitError
-from kyma.engine.format import ExtentWriteResult, SegmentFormat
+from kyma.engine.format import ExtentWriter, ExtentWriteResult, SegmentFormat
 from kyma.engine.query._scan import conform
 from kyma.engine.storage import ObjectStore
 
@@ -85,18 +85,30 @@ def rewrite_group(
     writer = fmt.start_extent(store, info.schema, info.path_prefix)
     with writer:
         for extent in group:
-            reader = fmt.open_extent(store, extent.object_path)
-            deleted = deletes.positions(extent.deletes)  # those rows are dropped for good
-            try:
-                starts = deletes.block_starts(reader.block_rows())
-                blocks = list(range(extent.block_count))
-                for block, batch in zip(blocks, reader.read_blocks(blocks), strict=True):
-                    kept = deletes.keep(batch, deleted, starts[block])
-                    if kept.num_rows:
-                        writer.append(conform(kept, info.schema))
-            finally:
-                reader.close()
+            append_live_rows(store, fmt, info, extent, writer)
         return writer.finish()
+
+
+def append_live_rows(
+    store: ObjectStore,
+    fmt: SegmentFormat,
+    info: TableInfo,
+    extent: ManifestEntry,
+    writer: ExtentWriter,
+) -> None:
+    """``extent``'s rows to ``writer``, block by block, without those its deletion vector
+    marks (they are dropped for good)."""
+    reader = fmt.open_extent(store, extent.object_path)
+    deleted = deletes.positions(extent.deletes)
+    try:
+        starts = deletes.block_starts(reader.block_rows())
+        blocks = list(range(extent.block_count))
+        for block, batch in zip(blocks, reader.read_blocks(blocks), strict=True):
+            kept = deletes.keep(batch, deleted, starts[block])
+            if kept.num_rows:
+                writer.append(conform(kept, info.schema))
+    finally:
+        reader.close()
 
 
 def in_process(store: ObjectStore, fmt: SegmentFormat) -> Rewriter:

@@ -20,14 +20,13 @@ from datetime import UTC, datetime, timedelta
 
 import pyarrow as pa
 
-from kyma.engine import deletes
 from kyma.engine.catalog import Catalog, ManifestEntry, TableInfo
+from kyma.engine.compaction import append_live_rows
 from kyma.engine.crashpoints import crash_point
 from kyma.engine.errors import StaleCommitError
 from kyma.engine.format import ExtentWriteResult, SegmentFormat
 from kyma.engine.gc import collect_orphans
 from kyma.engine.query._result import QueryResult
-from kyma.engine.query._scan import conform
 from kyma.engine.query.dialect import KymaStatement
 from kyma.engine.storage import ObjectStore
 
@@ -55,19 +54,9 @@ def rewrite_extent(
     """The extent's rows that are not deleted, as one new extent (None: none are left)."""
     if extent.deleted_rows >= extent.row_count:
         return None
-    deleted = deletes.positions(extent.deletes)
-    reader = fmt.open_extent(store, extent.object_path)
     writer = fmt.start_extent(store, info.schema, info.path_prefix)
     with writer:
-        try:
-            starts = deletes.block_starts(reader.block_rows())
-            blocks = list(range(extent.block_count))
-            for block, batch in zip(blocks, reader.read_blocks(blocks), strict=True):
-                kept = deletes.keep(batch, deleted, starts[block])
-                if kept.num_rows:
-                    writer.append(conform(kept, info.schema))
-        finally:
-            reader.close()
+        append_live_rows(store, fmt, info, extent, writer)
         return writer.finish()
 
 

@@ -12,6 +12,7 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
+import psycopg
 import pytest
 from pgwire_serve import ROWS, PgServe
 from serve_helpers import Serve, free_port, kyma
@@ -49,3 +50,10 @@ def pg() -> Iterator[PgServe]:
         shutil.rmtree(home, ignore_errors=True)
     assert code == 0, "".join(serve.output)
     assert not re.search(r"Traceback", "".join(serve.output)), "".join(serve.output)
+
+
+@pytest.fixture
+def postgres(pg_server_url: str) -> Iterator[psycopg.Connection]:
+    """An autocommit connection to the loopback Postgres: the oracle."""
+    with psycopg.connect(pg_server_url, autocommit=True) as conn:
+        yield conn

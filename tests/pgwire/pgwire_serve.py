@@ -37,3 +37,18 @@ class PgServe:
 
     def connect(self, token: str = "admin", **kw) -> psycopg.Connection:  # type: ignore[no-untyped-def]
         return psycopg.connect(self.dsn(self.tokens[token]), connect_timeout=10, **kw)
+
+
+def run_script(
+    conn: psycopg.Connection, script: list[str], binary: bool = False
+) -> list[tuple[str, object]]:
+    """Each statement's rows (or status), or its error's SQLSTATE: for comparing a script's
+    answers on kyma and on Postgres."""
+    out: list[tuple[str, object]] = []
+    for sql in script:
+        try:
+            cur = conn.cursor(binary=binary).execute(sql)
+            out.append((sql, cur.fetchall() if cur.description else cur.statusmessage))
+        except psycopg.Error as e:
+            out.append((sql, e.sqlstate))
+    return out

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import socket
 import struct
-from collections.abc import Iterator
 
 import psycopg
 import pytest
-from pgwire_serve import PgServe
+from pgwire_serve import PgServe, run_script
 from raw_client import connect, cstring, error_fields, message, read_message, until
 
 SERIES = "SELECT x * 2 AS d, 'r' || x AS s FROM generate_series(1, 25) AS g(x) ORDER BY x"
@@ -63,32 +62,14 @@ OUTSIDE = [
 ]
 
 
-def _run(conn: psycopg.Connection, script: list[str], binary: bool) -> list[tuple[str, object]]:
-    """Each statement's rows (or status), or its error's SQLSTATE."""
-    out: list[tuple[str, object]] = []
-    for sql in script:
-        try:
-            cur = conn.cursor(binary=binary).execute(sql)
-            out.append((sql, cur.fetchall() if cur.description else cur.statusmessage))
-        except psycopg.Error as e:
-            out.append((sql, e.sqlstate))
-    return out
-
-
-@pytest.fixture
-def postgres(pg_server_url: str) -> Iterator[psycopg.Connection]:
-    with psycopg.connect(pg_server_url, autocommit=True) as conn:
-        yield conn
-
-
 @pytest.mark.parametrize("binary", [False, True], ids=["simple", "extended_binary"])
 @pytest.mark.parametrize("script", [CURSORS, OUTSIDE], ids=["in_blocks", "outside"])
 def test_cursor_statements_answer_as_postgres(
     pg: PgServe, postgres: psycopg.Connection, script: list[str], binary: bool
 ) -> None:
     with pg.connect(autocommit=True) as conn:
-        got = _run(conn, script, binary)
-    expected = _run(postgres, script, binary)
+        got = run_script(conn, script, binary)
+    expected = run_script(postgres, script, binary)
     assert got == expected
     states = {answer for _, answer in expected if isinstance(answer, str) and len(answer) == 5}
     assert "34000" in states and ("25P01" in states or "42P03" in states), states

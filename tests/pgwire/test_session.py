@@ -17,7 +17,7 @@ from collections.abc import Iterator
 
 import psycopg
 import pytest
-from pgwire_serve import PgServe
+from pgwire_serve import PgServe, run_script
 from serve_helpers import request
 
 TIMES = [
@@ -133,24 +133,6 @@ SAVEPOINTS = [
 ]
 
 
-def _run(conn: psycopg.Connection, script: list[str]) -> list[tuple[str, object]]:
-    """Each statement's rows, or its error's SQLSTATE."""
-    out: list[tuple[str, object]] = []
-    for sql in script:
-        try:
-            cur = conn.execute(sql)
-            out.append((sql, cur.fetchall() if cur.description else cur.statusmessage))
-        except psycopg.Error as e:
-            out.append((sql, e.sqlstate))
-    return out
-
-
-@pytest.fixture
-def postgres(pg_server_url: str) -> Iterator[psycopg.Connection]:
-    with psycopg.connect(pg_server_url, autocommit=True) as conn:
-        yield conn
-
-
 @pytest.mark.parametrize(
     "script",
     [TIMES, LOCAL, DRIVER_SETTINGS, SAVEPOINTS],
@@ -160,7 +142,7 @@ def test_session_statements_answer_as_postgres(
     pg: PgServe, postgres: psycopg.Connection, script: list[str]
 ) -> None:
     with pg.connect(autocommit=True) as conn:
-        assert _run(conn, script) == _run(postgres, script)
+        assert run_script(conn, script) == run_script(postgres, script)
 
 
 def test_show_all_lists_the_settings(pg: PgServe) -> None:
