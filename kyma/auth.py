@@ -49,9 +49,7 @@ class Principal:
     def unrestricted(self) -> bool:
         return ADMIN in self.scopes
 
-    def caller(
-        self, client: str, pid: int | None = None, request_id: str | None = None
-    ) -> Caller:
+    def caller(self, client: str, pid: int | None = None, request_id: str | None = None) -> Caller:
         """This principal as the list of running statements names it (``token 7``);
         ``pid``: its Postgres protocol session's; ``request_id``: its HTTP request's."""
         name = "anyone" if self.token_id is None else f"token {self.token_id}"

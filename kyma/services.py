@@ -62,6 +62,7 @@ class Services:
     def __post_init__(self) -> None:
         self.catalog.commit_listeners.append(self.metrics.observe_commit)
         self.catalog.commit_listeners.append(self.live.publish)
+        self.live.max_subscribers = max(1, self.settings.http_threads // 2)
         self.query.gate.listeners.append(self.metrics.observe_query)
         self.query.gate.listeners.append(log_query)
         self.metrics.track_running(lambda: self.query.gate.running)

@@ -92,8 +92,10 @@ export function explorer(root, { table, columns, tables }) {
       ? h("a", { class: "trace-link", href: `#/trace/${encodeURIComponent(table)}/${encodeURIComponent(row.trace_id)}` }, "trace")
       : null;
     const item = h("details", { class: `row${live ? " live-row" : ""}` },
-      h("summary", {}, h("time", {}, row._timestamp), " ", traceLink, summary),
-      Object.entries(row).map(([k, v]) => jsonView(v, k)));
+      h("summary", {}, h("time", {}, row._timestamp), " ", traceLink, summary));
+    item.addEventListener("toggle", () => {  // the expanded view is built when first opened
+      if (item.open && item.children.length === 1) item.append(...Object.entries(row).map(([k, v]) => jsonView(v, k)));
+    });
     return item;
   }
 
@@ -187,8 +189,8 @@ export function explorer(root, { table, columns, tables }) {
     const signal = liveAbort.signal;
     tail(table, (event) => {
       const rows = event.rows.map((r) => asObject(event.columns, r)).filter((r) => matches(r, state.search, columns));
-      rows.sort((a, b) => timestampMs(a._timestamp) - timestampMs(b._timestamp));
-      for (const row of rows) rowsList.prepend(rowView(row, true));
+      rows.sort((a, b) => timestampMs(b._timestamp) - timestampMs(a._timestamp));
+      rowsList.prepend(...rows.slice(0, LIVE_KEEP).map((row) => rowView(row, true)));
       while (rowsList.children.length > LIVE_KEEP) rowsList.lastChild.remove();
       rowsList.dataset.snapshot = String(event.snapshot_id);
     }, signal, () => { rowsList.dataset.tail = "open"; }).catch((e) => {

@@ -17,7 +17,6 @@ from kyma.engine.catalog._commit import CommitEvent
 from kyma.engine.errors import PoolExhaustedError
 
 QUEUE_COMMITS = 256  # commits a subscriber may lag behind before the oldest are dropped
-MAX_SUBSCRIBERS = 64
 
 
 class Subscription:
@@ -49,7 +48,10 @@ class Subscription:
 
 
 class LiveHub:
-    def __init__(self) -> None:
+    """``max_subscribers``: tails open at once (each holds an HTTP worker thread)."""
+
+    def __init__(self, max_subscribers: int = 4) -> None:
+        self.max_subscribers = max_subscribers
         self._lock = threading.Lock()
         self._subscribers: list[Subscription] = []
         self.closed = threading.Event()
@@ -66,9 +68,10 @@ class LiveHub:
     @contextmanager
     def subscribe(self, table: str) -> Iterator[Subscription]:
         with self._lock:
-            if len(self._subscribers) >= MAX_SUBSCRIBERS:
+            if len(self._subscribers) >= self.max_subscribers:
                 raise PoolExhaustedError(
-                    f"live tail: {MAX_SUBSCRIBERS} tails are open already; close one"
+                    f"live tail: {self.max_subscribers} tails are open already (half of"
+                    " KYMA_HTTP_THREADS); close one"
                 )
             subscription = Subscription(table)
             self._subscribers.append(subscription)

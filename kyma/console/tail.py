@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import orjson
 import pyarrow as pa
@@ -69,10 +69,10 @@ def tail(name: str):  # type: ignore[no-untyped-def]
     return response
 
 
-def _event(services: Services, event: CommitEvent, limit: int) -> dict:
+def _event(services: Services, event: CommitEvent, limit: int) -> dict[str, Any]:
     """The rows ``event`` committed (its newest ``limit``), as the query API's JSON has them."""
     info = services.catalog.get_table(event.table)
-    batches = []
+    batches: list[pa.RecordBatch] = []
     for extent in event.added:
         reader = services.format.open_extent(services.store, extent.object_path)
         try:
@@ -87,5 +87,5 @@ def _event(services: Services, event: CommitEvent, limit: int) -> dict:
     return head | table_json(table)
 
 
-def _dumps(body: dict) -> bytes:
+def _dumps(body: dict[str, Any]) -> bytes:
     return orjson.dumps(body, default=str)

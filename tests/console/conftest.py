@@ -12,6 +12,7 @@ import json
 import re
 import shutil
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -78,6 +79,7 @@ def _spans() -> dict:
 class Console:
     serve: Serve
     token: str
+    source_url: str  # the test Postgres, for a connector (its password in KYMA_SECRET_ORACLE)
 
     @property
     def url(self) -> str:
@@ -108,10 +110,15 @@ class Console:
 
 
 @pytest.fixture(scope="module")
-def console(module_catalog_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
+def console(
+    module_catalog_url: str, pg_server_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Console]:
     home: Path = tmp_path_factory.mktemp("console") / "home"
+    source = urllib.parse.urlsplit(pg_server_url)
+    netloc = f"{source.username}@{source.hostname}:{source.port}"
     serve = Serve(
         home,
+        KYMA_SECRET_ORACLE=source.password or "",
         KYMA_CATALOG_URL=module_catalog_url,
         KYMA_AUTH="required",
         KYMA_QUERY_MEMORY_BYTES="0",  # the cancelled statement runs until it is stopped
@@ -120,7 +127,7 @@ def console(module_catalog_url: str, tmp_path_factory: pytest.TempPathFactory) -
     try:
         token = re.search(r"first token\s+(kyma_\S+)", serve.printed())
         assert token, serve.printed()
-        console = Console(serve, token.group(1))
+        console = Console(serve, token.group(1), source._replace(netloc=netloc).geturl())
         console.sql(
             "CREATE TABLE logs (n long, service string, level string, body string,"
             " attributes dynamic)"

@@ -111,12 +111,14 @@ def _explore(page: webdriver.Chrome, console: Console, search: str = "") -> None
     _text(page, "#ex-status", "ms")
 
 
-def test_explorer_histogram_newest_rows_and_facets(page: webdriver.Chrome, console: Console) -> None:
+def test_explorer_histogram_newest_rows_and_facets(
+    page: webdriver.Chrome, console: Console
+) -> None:
     _explore(page, console)
     histogram = _find(page, "#ex-histogram canvas")
     assert histogram.size["width"] > 200
     assert _find(page, "#ex-histogram").get_attribute("data-rows") == "300"
-    rows = page.find_elements(By.CSS_SELECTOR, "#ex-rows .row summary")
+    rows = page.find_elements(By.CSS_SELECTOR, "#ex-rows > .row > summary")
     assert len(rows) == 50
     assert "request 299 finished" in rows[0].text and "request 250 finished" in rows[49].text
     service = _find(page, "#ex-facets .facet[data-column=service]")
@@ -128,14 +130,12 @@ def test_explorer_histogram_newest_rows_and_facets(page: webdriver.Chrome, conso
 
 
 def test_explorer_search_words_and_fields(page: webdriver.Chrome, console: Console) -> None:
-    expected = sum(
-        1 for r in log_rows() if "timeout" in r["body"] and r["service"] == "billing"
-    )
+    expected = sum(1 for r in log_rows() if "timeout" in r["body"] and r["service"] == "billing")
     _explore(page, console, "timeout service:billing")
     wait(page).until(
         lambda d: d.find_element(By.ID, "ex-histogram").get_attribute("data-rows") == str(expected)
     )
-    rows = page.find_elements(By.CSS_SELECTOR, "#ex-rows .row summary")
+    rows = page.find_elements(By.CSS_SELECTOR, "#ex-rows > .row > summary")
     assert len(rows) == expected
     assert all("timeout" in r.text and "service=billing" in r.text for r in rows)
 
@@ -158,9 +158,7 @@ def test_live_tail_shows_a_new_row_within_two_seconds(
 
 
 def test_trace_waterfall(page: webdriver.Chrome, console: Console) -> None:
-    wait(page, 30).until(
-        lambda d: console.sql("SELECT count(*) FROM otel_traces")["rows"] == [[3]]
-    )
+    wait(page, 30).until(lambda d: console.sql("SELECT count(*) FROM otel_traces")["rows"] == [[3]])
     page.get(f"{console.url}#/trace/otel_traces/{TRACE_ID}")
     _find(page, "#trace .waterfall")
     spans = page.find_elements(By.CSS_SELECTOR, "#trace .span")
@@ -173,18 +171,19 @@ def test_trace_waterfall(page: webdriver.Chrome, console: Console) -> None:
     assert "left: 50%" in style[2] and "width: 40%" in style[2]
 
 
-def test_catalog_and_connectors_pages(
-    page: webdriver.Chrome, console: Console, pg_server_url: str
-) -> None:
-    console.call(
-        "/v1/connectors",
-        {"name": "oracle", "type": "postgres", "connection": {"url": pg_server_url}},
-    )
+def test_catalog_and_connectors_pages(page: webdriver.Chrome, console: Console) -> None:
+    connection = {"url": console.source_url, "secret_ref": "$env:KYMA_SECRET_ORACLE"}
+    console.call("/v1/connectors", {"name": "oracle", "type": "postgres", "connection": connection})
     page.get(console.url + "#/catalog")
     logs = _find(page, "#catalog-tables tr[data-table=logs]")
-    assert logs.text.split()[:2] == ["logs", str(console.sql("SELECT count(*) FROM logs")["rows"][0][0])]
+    assert logs.text.split()[:2] == [
+        "logs",
+        str(console.sql("SELECT count(*) FROM logs")["rows"][0][0]),
+    ]
     page.get(console.url + "#/operations")
     row = _find(page, "#ops-connectors tr[data-connector=oracle]")
     status = console.call("/v1/connectors/oracle/status")
     assert row.find_element(By.CSS_SELECTOR, ".state").text == status["state"]
+    error = status["last_error"] or status["disabled_reason"] or ""
+    assert row.find_element(By.CSS_SELECTOR, ".error").text == error
     assert "postgres" in row.text
