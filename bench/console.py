@@ -204,9 +204,8 @@ def main() -> None:
     parser.add_argument("--rate", type=int, default=1000)
     parser.add_argument("--seconds", type=int, default=20)
     args = parser.parse_args()
-    print(
-        f"rows={args.rows:,}; {platform.node()} {platform.machine()}; {datetime.now(UTC):%F %H:%M} UTC"
-    )
+    when = f"{datetime.now(UTC):%F %H:%M} UTC"
+    print(f"rows={args.rows:,}; {platform.node()} {platform.machine()}; {when}")
     folder = Path(tempfile.mkdtemp(prefix="kyma-bench-console-"))
     server = Server()
     driver = start_chromium()
@@ -227,9 +226,8 @@ def main() -> None:
         )
         browser = [explorer_seconds(driver, server_url(server)) for _ in range(args.repeat)]
         print(f"{'explorer (newest 50, histogram, 2 facets)':<46}{'first':>8}{'median':>8}")
-        print(
-            f"{'  console in Chromium, end to end':<46}{browser[0]:>8.2f}{statistics.median(browser):>8.2f}"
-        )
+        median = statistics.median(browser)
+        print(f"{'  console in Chromium, end to end':<46}{browser[0]:>8.2f}{median:>8.2f}")
         print(f"{'  kyma, its 4 statements over HTTP':<46}{kyma_first:>8.2f}{kyma_median:>8.2f}")
         print(
             f"{'  DuckDB, the same over Parquet (peer)':<46}{duck_first:>8.2f}{duck_median:>8.2f}"
