@@ -87,7 +87,7 @@ export function explorer(root, { table, columns, tables }) {
 
   function rowView(row, live) {
     const summary = Object.entries(row).filter(([k, v]) => k !== "_timestamp" && v !== null)
-      .map(([k, v]) => h("span", { class: "kv" }, h("span", { class: "k" }, k), "=", h("span", { class: "v" }, cellText(v).slice(0, 200))));
+      .map(([k, v]) => `${k}=${cellText(v).slice(0, 200)}`).join("  ");
     const traceLink = isSpanTable(columns) && row.trace_id
       ? h("a", { class: "trace-link", href: `#/trace/${encodeURIComponent(table)}/${encodeURIComponent(row.trace_id)}` }, "trace")
       : null;
@@ -187,11 +187,19 @@ export function explorer(root, { table, columns, tables }) {
     if (!on) return;
     liveAbort = new AbortController();
     const signal = liveAbort.signal;
+    let pending = [];  // rows arrived since the last frame: drawn together, the newest first
+    const drawPending = () => {
+      const rows = pending.slice(-LIVE_KEEP).reverse();
+      pending = [];
+      rowsList.prepend(...rows.map((row) => rowView(row, true)));
+      while (rowsList.children.length > LIVE_KEEP) rowsList.lastChild.remove();
+    };
     tail(table, (event) => {
       const rows = event.rows.map((r) => asObject(event.columns, r)).filter((r) => matches(r, state.search, columns));
-      rows.sort((a, b) => timestampMs(b._timestamp) - timestampMs(a._timestamp));
-      rowsList.prepend(...rows.slice(0, LIVE_KEEP).map((row) => rowView(row, true)));
-      while (rowsList.children.length > LIVE_KEEP) rowsList.lastChild.remove();
+      rows.sort((a, b) => timestampMs(a._timestamp) - timestampMs(b._timestamp));
+      if (!pending.length) requestAnimationFrame(drawPending);
+      pending.push(...rows);
+      if (pending.length > LIVE_KEEP) pending = pending.slice(-LIVE_KEEP);
       rowsList.dataset.snapshot = String(event.snapshot_id);
     }, signal, () => { rowsList.dataset.tail = "open"; }).catch((e) => {
       if (!signal.aborted) {
