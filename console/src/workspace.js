@@ -3,6 +3,7 @@
 
 import { ApiError, cancel, query } from "./api.js";
 import { editor } from "./editor.js";
+import { chart, chartable } from "./chart.js";
 import { explainView } from "./explain.js";
 import { csv, download, grid, tsv } from "./grid.js";
 import { clear, h } from "./dom.js";
@@ -88,10 +89,17 @@ export function workspace(root, { schema, initial }) {
   }
 
   function show(answer) {
-    const table = grid(results, answer.columns, answer.rows);
+    const gridBox = h("div");
+    const chartBox = h("div");
+    clear(results, chartBox, gridBox);
+    const table = grid(gridBox, answer.columns, answer.rows);
+    const kind = h("select", { id: "sql-chart-kind", onchange: () => draw() },
+      ["line", "bar", "area"].map((k) => h("option", { value: k }, k)));
+    const draw = () => clear(chartBox, chart(answer.columns, answer.rows, kind.value, Math.max(400, results.clientWidth - 20)));
     clear(tools,
       h("button", { id: "sql-copy", onclick: () => navigator.clipboard.writeText(tsv(answer.columns, table.rows())) }, "Copy"),
-      h("button", { id: "sql-csv", onclick: () => download("result.csv", csv(answer.columns, table.rows()), "text/csv") }, "CSV"));
+      h("button", { id: "sql-csv", onclick: () => download("result.csv", csv(answer.columns, table.rows()), "text/csv") }, "CSV"),
+      chartable(answer.columns) ? [h("button", { id: "sql-chart-button", onclick: () => draw() }, "Chart"), kind] : null);
   }
 
   async function stop() {

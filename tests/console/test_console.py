@@ -72,6 +72,22 @@ def test_run_a_query_and_see_its_rows(page: webdriver.Chrome) -> None:
     assert history == "SELECT n, service FROM logs WHERE n < 4 ORDER BY n"
 
 
+def test_a_chart_from_a_result(page: webdriver.Chrome, console: Console) -> None:
+    sql = (
+        "SELECT date_bin(INTERVAL '10 minutes', _timestamp, TIMESTAMP '1970-01-01 00:00:00')"
+        " AS t, count(*) AS n, max(n) AS top FROM logs WHERE n < 300 GROUP BY 1 ORDER BY 1"
+    )
+    buckets = len(console.sql(sql)["rows"])
+    _type_sql(page, sql)
+    page.find_element(By.ID, "sql-run").click()
+    _text(page, "#sql-status", f"{buckets} rows")
+    page.find_element(By.ID, "sql-chart-button").click()
+    chart = _find(page, "#sql-chart")
+    assert chart.get_attribute("data-points") == str(buckets) and buckets >= 5
+    assert chart.get_attribute("data-series") == "2"
+    assert chart.find_element(By.TAG_NAME, "canvas").size["height"] > 100
+
+
 def test_the_editor_completes_tables(page: webdriver.Chrome) -> None:
     editor = _find(page, "#sql-editor .cm-content")
     editor.click()
