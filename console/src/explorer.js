@@ -42,7 +42,7 @@ export function explorer(root, { table, columns, tables }) {
   let plot = null;
   let liveAbort = null;
 
-  function window_() {
+  function timeWindow() {
     if (state.zoom) return state.zoom;
     const seconds = RANGES[state.range];
     return seconds ? { from: Date.now() - seconds * 1000, to: null } : { from: null, to: null };
@@ -50,7 +50,7 @@ export function explorer(root, { table, columns, tables }) {
 
   function where() {
     const parts = [];
-    const w = window_();
+    const w = timeWindow();
     if (w.from !== null) parts.push(`_timestamp >= ${sqlTime(w.from)}`);
     if (w.to !== null) parts.push(`_timestamp < ${sqlTime(w.to)}`);
     const search = condition(state.search, columns);
@@ -106,7 +106,7 @@ export function explorer(root, { table, columns, tables }) {
   }
 
   async function bounds(from, filter) {
-    const w = window_();
+    const w = timeWindow();
     if (w.from !== null) return { from: w.from, to: w.to ?? Date.now() };
     const answer = await query(`SELECT min(_timestamp), max(_timestamp) FROM ${from}${filter}`);
     const [lo, hi] = answer.rows[0] || [];
