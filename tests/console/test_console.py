@@ -1,10 +1,16 @@
-"""The web console in a real headless Chromium against a real ``kyma serve`` (conftest.py)."""
+"""The web console in a real headless Chromium against a real ``kyma serve`` (conftest.py),
+and its live tail endpoint read directly."""
 
 from __future__ import annotations
 
+import http.client
+import json
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from conftest import TRACE_ID, Console, log_rows, wait
 from selenium import webdriver
@@ -203,3 +209,60 @@ def test_catalog_and_connectors_pages(page: webdriver.Chrome, console: Console) 
     error = status["last_error"] or status["disabled_reason"] or ""
     assert row.find_element(By.CSS_SELECTOR, ".error").text == error
     assert "postgres" in row.text
+
+
+# Live tail's endpoint without a browser: one event a commit that appends, none for a
+# DELETE, the rows read from the commit's extents; errors before the stream starts.
+
+
+@contextmanager
+def _stream(console: Console, path: str) -> Iterator[http.client.HTTPResponse]:
+    url = urllib.parse.urlsplit(console.serve.url)
+    conn = http.client.HTTPConnection(url.hostname or "", url.port, timeout=30)
+    try:
+        conn.request("GET", path, headers={"Authorization": f"Bearer {console.token}"})
+        yield conn.getresponse()
+    finally:
+        conn.close()
+
+
+def _next_event(answer: http.client.HTTPResponse) -> dict:
+    fields: dict[str, str] = {}
+    for raw in answer:
+        line = raw.decode().rstrip("\n")
+        if not line and "data" in fields:
+            return {**fields, "data": json.loads(fields["data"])}
+        if line and not line.startswith(":"):
+            name, _, value = line.partition(":")
+            fields[name] = value.strip()
+    raise AssertionError("the stream ended")
+
+
+def test_each_append_is_one_event_and_deletes_are_none(console: Console) -> None:
+    console.sql("CREATE TABLE tailed (n long, word string, attrs dynamic)")
+    console.call("/v1/ingest/tailed", [{"n": 1, "word": "before"}])
+    with _stream(console, "/v1/tables/tailed/tail?limit=2") as answer:
+        assert answer.status == 200
+        assert answer.headers["Content-Type"].startswith("text/event-stream")
+        assert answer.readline() == b"retry: 1000\n"  # subscribed: what commits now is sent
+        console.sql("DELETE FROM tailed WHERE n = 1")
+        console.sql("INSERT INTO tailed (n, word, attrs) VALUES (2, 'a', '{\"k\": [1]}')")
+        rows = [{"n": n, "word": f"w{n}"} for n in (3, 4, 5)]
+        console.call("/v1/ingest/tailed", rows)
+        inserted, ingested = _next_event(answer), _next_event(answer)
+    assert inserted["event"] == "rows" and inserted["id"] == str(inserted["data"]["snapshot_id"])
+    names = [c["name"] for c in inserted["data"]["columns"]]
+    assert names == ["_timestamp", "props", "n", "word", "attrs"]
+    assert [r[2:] for r in inserted["data"]["rows"]] == [[2, "a", {"k": [1]}]]
+    assert inserted["data"]["rows_committed"] == 1
+    assert ingested["data"]["rows_committed"] == 3 and ingested["data"]["dropped"] == 0
+    assert [r[2:4] for r in ingested["data"]["rows"]] == [[4, "w4"], [5, "w5"]]  # the newest 2
+    snapshots = [inserted["data"]["snapshot_id"], ingested["data"]["snapshot_id"]]
+    assert snapshots[1] == snapshots[0] + 1
+
+
+def test_a_missing_table_or_a_bad_limit_is_refused_before_the_stream(console: Console) -> None:
+    with _stream(console, "/v1/tables/nowhere/tail") as answer:
+        assert answer.status == 404 and json.load(answer)["error"] == "not_found_error"
+    with _stream(console, "/v1/tables/logs/tail?limit=0") as answer:
+        assert answer.status == 400 and "limit" in json.load(answer)["message"]
