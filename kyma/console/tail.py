@@ -18,7 +18,7 @@ import pyarrow as pa
 from flask import Blueprint, Response, current_app, request
 
 from kyma.engine.catalog._commit import CommitEvent
-from kyma.engine.errors import SqlError
+from kyma.engine.errors import KymaError, SqlError, error_code
 from kyma.engine.query._scan import conform
 from kyma.server.query import table_json
 
@@ -37,7 +37,8 @@ MAX_LIMIT = 10_000
 def tail(name: str):  # type: ignore[no-untyped-def]
     """``text/event-stream``: ``event: rows`` with ``id`` the snapshot and ``data``
     ``{"table", "snapshot_id", "rows_committed", "dropped", "columns", "rows"}``;
-    ``?limit=`` the most rows an event carries (default 500)."""
+    ``?limit=`` the most rows an event carries (default 500). A commit whose rows cannot be
+    read (its extents already gone, the catalog down) is an ``error`` event instead."""
     services: Services = current_app.extensions["kyma"]
     services.catalog.get_table(name)  # 404 before the stream starts
     limit = request.args.get("limit", str(DEFAULT_LIMIT))
@@ -53,8 +54,12 @@ def tail(name: str):  # type: ignore[no-untyped-def]
         while not services.live.closed.is_set() and not gone():
             event = subscription.next(WAKE_SECONDS)
             if event is not None:
-                body = _event(services, event, int(limit)) | {"dropped": subscription.dropped}
-                yield b"event: rows\nid: %d\ndata: %s\n\n" % (event.snapshot_id, _dumps(body))
+                try:
+                    body = _event(services, event, int(limit)) | {"dropped": subscription.dropped}
+                    yield b"event: rows\nid: %d\ndata: %s\n\n" % (event.snapshot_id, _dumps(body))
+                except KymaError as e:  # its extents gone already (a slow tail), the catalog down
+                    error = {"snapshot_id": event.snapshot_id, "error": error_code(e)}
+                    yield b"event: error\ndata: %s\n\n" % _dumps(error | {"message": str(e)})
                 quiet_since = time.monotonic()
             elif time.monotonic() - quiet_since > KEEPALIVE_SECONDS:
                 yield b": keep-alive\n\n"
