@@ -41,6 +41,7 @@ export function explorer(root, { table, columns, tables }) {
 
   let plot = null;
   let liveAbort = null;
+  let generation = 0;
 
   function timeWindow() {
     if (state.zoom) return state.zoom;
@@ -69,13 +70,21 @@ export function explorer(root, { table, columns, tables }) {
     }
     status.className = "status running";
     status.textContent = "loading…";
+    delete status.dataset.loaded;
+    delete status.dataset.range;
     const started = performance.now();
     const from = ident(table);
+    const mine = ++generation;
+    const fresh = () => mine === generation;  // a later load supersedes this one's answers
     try {
-      await Promise.all([newest(from, filter), histogram(from, filter), facetsFor(from, filter)]);
+      await Promise.all([newest(from, filter, fresh), histogram(from, filter, fresh), facetsFor(from, filter, fresh)]);
+      if (!fresh()) return;
       status.className = "status ok";
       status.textContent = `${Math.round(performance.now() - started)} ms`;
+      status.dataset.loaded = state.search;
+      status.dataset.range = state.zoom ? "zoom" : state.range;
     } catch (e) {
+      if (!fresh()) return;
       status.className = "status error";
       status.textContent = e instanceof ApiError ? `${e.body?.error}: ${e.body?.message}` : String(e);
     }
@@ -99,8 +108,9 @@ export function explorer(root, { table, columns, tables }) {
     return item;
   }
 
-  async function newest(from, filter) {
+  async function newest(from, filter, fresh) {
     const answer = await query(`SELECT * FROM ${from}${filter} ORDER BY _timestamp DESC LIMIT ${NEWEST}`);
+    if (!fresh()) return;
     clear(rowsList, answer.rows.map((r) => rowView(asObject(answer.columns, r), false)));
     if (!answer.rows.length) rowsList.append(h("p", { class: "empty" }, "no rows in this range"));
   }
@@ -114,10 +124,10 @@ export function explorer(root, { table, columns, tables }) {
     return { from: timestampMs(lo), to: timestampMs(hi) + 1000 };
   }
 
-  async function histogram(from, filter) {
+  async function histogram(from, filter, fresh) {
     const span = await bounds(from, filter);
     if (!span) {
-      clear(chart, h("p", { class: "empty" }, "no rows"));
+      if (fresh()) clear(chart, h("p", { class: "empty" }, "no rows"));
       return;
     }
     const seconds = Math.max(1, (span.to - span.from) / 1000);
@@ -126,6 +136,7 @@ export function explorer(root, { table, columns, tables }) {
       `SELECT date_bin(INTERVAL '${step} seconds', _timestamp, TIMESTAMP '1970-01-01 00:00:00') AS bucket,` +
         ` count(*) AS n FROM ${from}${filter} GROUP BY 1 ORDER BY 1`,
     );
+    if (!fresh()) return;
     const counts = new Map(answer.rows.map(([b, n]) => [Math.round(timestampMs(b) / 1000), n]));
     const first = Math.floor(span.from / 1000 / step) * step;
     const xs = [];
@@ -162,11 +173,12 @@ export function explorer(root, { table, columns, tables }) {
     }, [xs, ys], chart);
   }
 
-  async function facetsFor(from, filter) {
+  async function facetsFor(from, filter, fresh) {
     const candidates = columns.filter((c) => ["string", "bool", "int"].includes(c.type) && !NOT_FACETS.has(c.name)
       && !c.name.endsWith("_id")).slice(0, FACETS);
     const answers = await Promise.all(candidates.map((c) => query(
       `SELECT ${ident(c.name)} AS value, count(*) AS n FROM ${from}${filter} GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 5`)));
+    if (!fresh()) return;
     clear(facets, h("h3", {}, "Top values"), candidates.map((c, i) => h("div", { class: "facet", dataset: { column: c.name } },
       h("h4", {}, c.name),
       h("ul", {}, answers[i].rows.map(([value, n]) => h("li", {

@@ -130,7 +130,9 @@ def _explore(page: webdriver.Chrome, console: Console, search: str = "") -> None
     if search:
         box.send_keys(search)
         page.find_element(By.ID, "ex-go").click()
-    _text(page, "#ex-status", "ms")
+    wait(page).until(
+        lambda d: d.find_element(By.ID, "ex-status").get_attribute("data-loaded") == search
+    )
 
 
 def test_explorer_histogram_newest_rows_and_facets(
