@@ -6,7 +6,7 @@ import { keymap } from "@codemirror/view";
 import { Prec } from "@codemirror/state";
 import { PostgreSQL, sql } from "@codemirror/lang-sql";
 
-export const FUNCTIONS = [
+const FUNCTIONS = [
   "has_token", "cosine_distance", "live", "date_bin", "date_trunc", "now", "count", "sum",
   "avg", "min", "max", "coalesce", "lower", "upper", "length", "substring", "extract",
   "to_char", "to_timestamp", "round", "abs", "string_agg", "array_agg", "percentile_cont",

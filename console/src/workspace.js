@@ -29,7 +29,7 @@ function errorText(e) {
   return String(e.message || e);
 }
 
-export function workspace(root, { schema, initial }) {
+export function workspace(root, { schema }) {
   const status = h("span", { class: "status", id: "sql-status" });
   const results = h("div", { class: "results", id: "sql-results" });
   const historyList = h("ul", { class: "history", id: "sql-history" });
@@ -43,7 +43,7 @@ export function workspace(root, { schema, initial }) {
       h("div", { class: "main" }, editorBox,
         h("div", { class: "toolbar" }, runButton, cancelButton, explainButton, status, tools), results),
       h("aside", {}, h("h3", {}, "History"), historyList)));
-  const view = editor(editorBox, { doc: initial || history()[0]?.sql || "SELECT 1", schema, onRun: () => run(false) });
+  const view = editor(editorBox, { doc: history()[0]?.sql || "SELECT 1", schema, onRun: () => run(false) });
   let running = null;
 
   function drawHistory() {
