@@ -14,20 +14,21 @@ const FUNCTIONS = [
   "split_part", "concat", "nullif", "greatest", "least", "generate_series",
 ];
 
-/** `schema`: {table: [{name, type}]}. */
-export function editor(parent, { doc = "", schema = {}, onRun }) {
+/** `schema`: {table: [{name, type}]}; `paths`: completions of dynamic paths, filled later. */
+export function editor(parent, { doc = "", schema = {}, paths = [], onRun }) {
   const tables = Object.fromEntries(Object.entries(schema).map(([t, cols]) => [t, cols.map((c) => c.name)]));
   const columns = new Map();
   for (const [table, cols] of Object.entries(schema)) {
     for (const c of cols) if (!columns.has(c.name)) columns.set(c.name, `${c.type} (${table})`);
   }
   const extra = (context) => {
-    const word = context.matchBefore(/\w+/);
+    const word = context.matchBefore(/\w+/);  // the word typed so far
     if (!word || (word.from === word.to && !context.explicit)) return null;
     return {
       from: word.from,
       options: [
         ...[...columns].map(([label, detail]) => ({ label, type: "property", detail })),
+        ...paths,
         ...FUNCTIONS.map((label) => ({ label, type: "function", apply: `${label}(` })),
       ],
       validFor: /^\w*$/,

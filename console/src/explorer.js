@@ -4,6 +4,7 @@
 import uPlot from "uplot";
 import { ApiError, ident, query, tail } from "./api.js";
 import { cellText, clear, h, jsonView, timestampMs } from "./dom.js";
+import { dynamicPaths, pathSql } from "./paths.js";
 import { condition, matches } from "./search.js";
 
 const RANGES = { "15m": 900, "1h": 3600, "6h": 21600, "24h": 86400, "7d": 604800, "30d": 2592000, all: null };
@@ -11,6 +12,8 @@ const STEPS = [1, 5, 10, 30, 60, 300, 600, 1800, 3600, 10800, 21600, 43200, 8640
 const NEWEST = 50;
 const LIVE_KEEP = 200;
 const FACETS = 6;
+const PATH_FACETS = 3;
+const LEAF = new Set(["string", "long", "bool", "int", "real"]);
 const NOT_FACETS = new Set(["_timestamp", "trace_id", "span_id", "parent_span_id", "body", "message", "msg"]);
 
 function sqlTime(ms) {
@@ -173,11 +176,22 @@ export function explorer(root, { table, columns, tables }) {
     }, [xs, ys], chart);
   }
 
+  let attributePaths = null;  // [{name, sql}]: the dynamic column's frequent flat paths
+  async function pathFacets() {
+    if (attributePaths) return attributePaths;
+    const dynamic = columns.find((c) => c.name === "attributes" && c.type === "dynamic") || columns.find((c) => c.type === "dynamic" && c.name !== "props");
+    const paths = dynamic ? await dynamicPaths(table, dynamic.name).catch(() => []) : [];
+    attributePaths = paths.filter((p) => p.keys.length === 1 && p.types.some((t) => LEAF.has(t))).slice(0, PATH_FACETS)
+      .map((p) => ({ name: `${dynamic.name}.${p.keys[0]}`, sql: pathSql(dynamic.name, p.keys) }));
+    return attributePaths;
+  }
+
   async function facetsFor(from, filter, fresh) {
     const candidates = columns.filter((c) => ["string", "bool", "int"].includes(c.type) && !NOT_FACETS.has(c.name)
-      && !c.name.endsWith("_id")).slice(0, FACETS);
+      && !c.name.endsWith("_id")).slice(0, FACETS).map((c) => ({ name: c.name, sql: ident(c.name) }));
+    candidates.push(...(await pathFacets()));
     const answers = await Promise.all(candidates.map((c) => query(
-      `SELECT ${ident(c.name)} AS value, count(*) AS n FROM ${from}${filter} GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 5`)));
+      `SELECT ${c.sql} AS value, count(*) AS n FROM ${from}${filter} GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 5`)));
     if (!fresh()) return;
     clear(facets, h("h3", {}, "Top values"), candidates.map((c, i) => h("div", { class: "facet", dataset: { column: c.name } },
       h("h4", {}, c.name),

@@ -6,6 +6,7 @@ import { editor } from "./editor.js";
 import { chart, chartable } from "./chart.js";
 import { explainView } from "./explain.js";
 import { csv, download, grid, tsv } from "./grid.js";
+import { pathCompletions } from "./paths.js";
 import { clear, h } from "./dom.js";
 
 const HISTORY_KEY = "kyma.history";
@@ -43,7 +44,9 @@ export function workspace(root, { schema }) {
       h("div", { class: "main" }, editorBox,
         h("div", { class: "toolbar" }, runButton, cancelButton, explainButton, status, tools), results),
       h("aside", {}, h("h3", {}, "History"), historyList)));
-  const view = editor(editorBox, { doc: history()[0]?.sql || "SELECT 1", schema, onRun: () => run(false) });
+  const paths = [];  // dynamic paths: completed once SHOW PATHS has answered
+  pathCompletions(schema).then((found) => paths.push(...found)).catch(() => {});
+  const view = editor(editorBox, { doc: history()[0]?.sql || "SELECT 1", schema, paths, onRun: () => run(false) });
   let running = null;
 
   function drawHistory() {

@@ -101,6 +101,9 @@ def test_the_editor_completes_tables(page: webdriver.Chrome) -> None:
     editor.send_keys("SELECT * FROM lo")
     options = _find(page, ".cm-tooltip-autocomplete")
     assert "logs" in options.text.split()
+    editor.send_keys(Keys.ESCAPE, Keys.CONTROL, "a")
+    editor.send_keys("SELECT attrib")  # dynamic paths, from SHOW PATHS
+    wait(page).until(lambda d: "attributes['route']" in _find(d, ".cm-tooltip-autocomplete").text)
 
 
 def test_cancel_a_long_query(page: webdriver.Chrome, console: Console) -> None:
@@ -148,9 +151,27 @@ def test_explorer_histogram_newest_rows_and_facets(
     service = _find(page, "#ex-facets .facet[data-column=service]")
     values = [li.text.split() for li in service.find_elements(By.TAG_NAME, "li")]
     assert sorted(values) == [["api", "100"], ["billing", "100"], ["search", "100"]]
+    route = _find(page, "#ex-facets .facet[data-column='attributes.route']")  # a dynamic path
+    values = [li.text.split() for li in route.find_elements(By.TAG_NAME, "li")]
+    assert values == [["/r0", "75"], ["/r1", "75"], ["/r2", "75"], ["/r3", "75"]]
     rows[0].click()  # expands: the dynamic column as JSON
     detail = _find(page, "#ex-rows .row[open] details.json")
     assert "http.status" in detail.text and "route" in detail.text
+
+
+def test_a_facet_value_of_a_dynamic_path_filters(page: webdriver.Chrome, console: Console) -> None:
+    _explore(page, console)
+    route = _find(page, "#ex-facets .facet[data-column='attributes.route']")
+    route.find_elements(By.TAG_NAME, "li")[1].click()
+    wait(page).until(
+        lambda d: (
+            d.find_element(By.ID, "ex-status").get_attribute("data-loaded")
+            == "attributes.route:/r1"
+        )
+    )
+    assert _find(page, "#ex-histogram").get_attribute("data-rows") == "75"
+    rows = page.find_elements(By.CSS_SELECTOR, "#ex-rows > .row > summary")
+    assert len(rows) == 50 and all('"route":"/r1"' in r.text for r in rows)
 
 
 def test_explorer_search_words_and_fields(page: webdriver.Chrome, console: Console) -> None:
