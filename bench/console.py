@@ -38,7 +38,7 @@ import pyarrow.parquet as pq
 from _harness import Server, percentile
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "tests" / "console"))
-from browser import start_chromium  # noqa: E402
+from browser import chromium  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support import expected_conditions as ec  # noqa: E402
 from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
@@ -206,42 +206,44 @@ def main() -> None:
     print(f"rows={args.rows:,}; {platform.node()} {platform.machine()}; {when}")
     folder = Path(tempfile.mkdtemp(prefix="kyma-bench-console-"))
     server = Server()
-    driver = start_chromium()
-    try:
-        loaded = load(server, args.rows, folder / "logs.parquet")
-        print(f"loaded {args.rows:,} rows in {loaded:.1f} s")
-        since = datetime.fromtimestamp(time.time() - 86_400, UTC).strftime("%Y-%m-%d %H:%M:%S")
-        conn = server.connection()
-        kyma_first, kyma_median = timed(
-            lambda: [server.sql(s, conn) for s in statements(since)], args.repeat
-        )
-        duck = duckdb.connect()
-        duck.execute(f"CREATE VIEW logs AS SELECT * FROM read_parquet('{folder / 'logs.parquet'}')")
-        duck.execute("SET TimeZone = 'UTC'")
-        duck_first, duck_median = timed(
-            lambda: [duck.execute(s).fetchall() for s in statements(since, duckdb=True)],
-            args.repeat,
-        )
-        browser = [explorer_seconds(driver, server_url(server)) for _ in range(args.repeat)]
-        print(f"{'explorer (newest 50, histogram, 2 facets)':<46}{'first':>8}{'median':>8}")
-        median = statistics.median(browser)
-        print(f"{'  console in Chromium, end to end':<46}{browser[0]:>8.2f}{median:>8.2f}")
-        print(f"{'  kyma, its 4 statements over HTTP':<46}{kyma_first:>8.2f}{kyma_median:>8.2f}")
-        print(
-            f"{'  DuckDB, the same over Parquet (peer)':<46}{duck_first:>8.2f}{duck_median:>8.2f}"
-        )
-        print(f"  kyma HTTP / DuckDB: {kyma_median / duck_median:.2f}x")
-        latencies = tail_latencies(server, driver, args.rate, args.seconds)
-        print(
-            f"live tail at {args.rate} rows/s, {len(latencies)} commits: commit-to-screen"
-            f" p50 {percentile(latencies, 50):.0f} ms, p99 {percentile(latencies, 99):.0f} ms,"
-            f" max {max(latencies):.0f} ms"
-        )
-    finally:
-        driver.quit()
-        server.stop()
-        shutil.rmtree(server.home.parent, ignore_errors=True)
-        shutil.rmtree(folder, ignore_errors=True)
+    with chromium() as driver:
+        try:
+            run(args, server, driver, folder)
+        finally:
+            server.stop()
+            shutil.rmtree(server.home.parent, ignore_errors=True)
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def run(args: argparse.Namespace, server: Server, driver, folder: Path) -> None:  # type: ignore[no-untyped-def]
+    """Load the table, then time the explorer and live tail."""
+    loaded = load(server, args.rows, folder / "logs.parquet")
+    print(f"loaded {args.rows:,} rows in {loaded:.1f} s")
+    since = datetime.fromtimestamp(time.time() - 86_400, UTC).strftime("%Y-%m-%d %H:%M:%S")
+    conn = server.connection()
+    kyma_first, kyma_median = timed(
+        lambda: [server.sql(s, conn) for s in statements(since)], args.repeat
+    )
+    duck = duckdb.connect()
+    duck.execute(f"CREATE VIEW logs AS SELECT * FROM read_parquet('{folder / 'logs.parquet'}')")
+    duck.execute("SET TimeZone = 'UTC'")
+    duck_first, duck_median = timed(
+        lambda: [duck.execute(s).fetchall() for s in statements(since, duckdb=True)],
+        args.repeat,
+    )
+    browser = [explorer_seconds(driver, server_url(server)) for _ in range(args.repeat)]
+    print(f"{'explorer (newest 50, histogram, 2 facets)':<46}{'first':>8}{'median':>8}")
+    median = statistics.median(browser)
+    print(f"{'  console in Chromium, end to end':<46}{browser[0]:>8.2f}{median:>8.2f}")
+    print(f"{'  kyma, its 4 statements over HTTP':<46}{kyma_first:>8.2f}{kyma_median:>8.2f}")
+    print(f"{'  DuckDB, the same over Parquet (peer)':<46}{duck_first:>8.2f}{duck_median:>8.2f}")
+    print(f"  kyma HTTP / DuckDB: {kyma_median / duck_median:.2f}x")
+    latencies = tail_latencies(server, driver, args.rate, args.seconds)
+    print(
+        f"live tail at {args.rate} rows/s, {len(latencies)} commits: commit-to-screen"
+        f" p50 {percentile(latencies, 50):.0f} ms, p99 {percentile(latencies, 99):.0f} ms,"
+        f" max {max(latencies):.0f} ms"
+    )
 
 
 if __name__ == "__main__":

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from selenium import webdriver
@@ -15,8 +17,10 @@ DRIVER = "/usr/bin/chromedriver"
 INSTALL = "apt-get install chromium chromium-driver (or: make setup)"
 
 
-def start_chromium() -> webdriver.Chrome:
-    """A headless Chromium at 1400×1000; AssertionError naming the install when missing."""
+@contextmanager
+def chromium() -> Iterator[webdriver.Chrome]:
+    """A headless Chromium at 1400×1000 on a profile of its own, removed after;
+    AssertionError naming the install when missing."""
     for binary in (CHROMIUM, DRIVER):
         assert Path(binary).exists() or shutil.which(Path(binary).name), (
             f"{binary} is missing: the console tests need a real browser; {INSTALL}"
@@ -33,10 +37,17 @@ def start_chromium() -> webdriver.Chrome:
         "--disable-extensions",
     ):
         options.add_argument(argument)
-    options.add_argument(f"--user-data-dir={tempfile.mkdtemp(prefix='kyma-chromium-')}")
-    driver = webdriver.Chrome(options=options, service=Service(executable_path=DRIVER))
-    driver.set_script_timeout(30)
-    return driver
+    profile = tempfile.mkdtemp(prefix="kyma-chromium-")
+    options.add_argument(f"--user-data-dir={profile}")
+    try:
+        driver = webdriver.Chrome(options=options, service=Service(executable_path=DRIVER))
+        try:
+            driver.set_script_timeout(30)
+            yield driver
+        finally:
+            driver.quit()
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
 
 
 def screenshot(driver: webdriver.Chrome, name: str) -> Path:
