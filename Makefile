@@ -1,7 +1,7 @@
 # One task runner: the README and .ci/run call these targets.
 PYTHON ?= .venv/bin/python
 
-.PHONY: setup serve test soak load lint bench docs sqldiff
+.PHONY: setup serve test soak load lint bench docs sqldiff console
 
 setup:
 	bash scripts/setup.sh
@@ -29,6 +29,11 @@ lint:
 	$(PYTHON) -m ruff format --check .
 	$(PYTHON) scripts/typecheck.py
 
+# The web console's bundle, rebuilt from console/ into kyma/console/static (committed, with
+# the hash of its sources that tests/console/test_bundle.py checks).
+console:
+	cd console && npm ci --no-audit --no-fund && npm run build
+
 # The documentation site, into ./site (open site/index.html).
 docs:
 	NO_MKDOCS_2_WARNING=1 $(PYTHON) -m mkdocs build --strict
@@ -54,3 +59,4 @@ bench:
 	$(PYTHON) bench/spark_read.py
 	$(PYTHON) bench/catalog.py
 	$(PYTHON) bench/catalog_commits.py
+	$(PYTHON) bench/console.py

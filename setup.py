@@ -23,5 +23,10 @@ setup(
     packages=packages,
     package_dir=package_dir,
     # Stores keep their migrations in an ``sql/`` folder beside their code.
-    package_data={"kyma.migrations": ["*.sql"], "": ["sql/*.sql"]},
+    package_data={
+        "kyma.migrations": ["*.sql"],
+        "": ["sql/*.sql"],
+        # the web console's built bundle (console/ builds it; committed, so no npm to run)
+        "kyma.console": ["static/*"],
+    },
 )

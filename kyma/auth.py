@@ -49,11 +49,11 @@ class Principal:
     def unrestricted(self) -> bool:
         return ADMIN in self.scopes
 
-    def caller(self, client: str, pid: int | None = None) -> Caller:
+    def caller(self, client: str, pid: int | None = None, request_id: str | None = None) -> Caller:
         """This principal as the list of running statements names it (``token 7``);
-        ``pid``: its Postgres protocol session's."""
+        ``pid``: its Postgres protocol session's; ``request_id``: its HTTP request's."""
         name = "anyone" if self.token_id is None else f"token {self.token_id}"
-        return Caller(name, self.unrestricted, client, pid)
+        return Caller(name, self.unrestricted, client, pid, request_id)
 
     @property
     def limited(self) -> bool:

@@ -331,6 +331,7 @@ def serve(settings: Settings) -> int:
             probes=frozenset({"/healthz", "/readyz"}),
         )
         stack.callback(http.stop)
+        stack.callback(services.live.close)  # first: the live tails' streams end, then HTTP
         try:
             flight_server = start_flight_server(
                 services,

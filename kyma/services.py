@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from kyma.connectors.registry import ConnectorRegistry
 from kyma.connectors.secrets import SecretPolicy
+from kyma.console.live import LiveHub
 from kyma.engine import vacuum
 from kyma.engine.catalog import Catalog, retention_seconds
 from kyma.engine.compaction import CompactionResult, compact_table
@@ -56,9 +57,12 @@ class Services:
     stores: Stores
     backends: Backends  # the Postgres protocol sessions (pg_stat_activity)
     metrics: Metrics = field(default_factory=Metrics)
+    live: LiveHub = field(default_factory=LiveHub)  # the console's live tail
 
     def __post_init__(self) -> None:
         self.catalog.commit_listeners.append(self.metrics.observe_commit)
+        self.catalog.commit_listeners.append(self.live.publish)
+        self.live.max_subscribers = max(1, self.settings.http_threads // 2)
         self.query.gate.listeners.append(self.metrics.observe_query)
         self.query.gate.listeners.append(log_query)
         self.metrics.track_running(lambda: self.query.gate.running)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what kyma needs on a Debian machine -- only what is missing -- into ./.venv.
 #   Debian packages: PostgreSQL server binaries (the embedded catalog, the tests),
-#   a JRE (Spark), make, python3-venv. Python packages: kyma with its test extras.
+#   a JRE (Spark), make, python3-venv, Chromium and its driver (the console's browser tests).
+#   Python packages: kyma with its test extras. The console's bundle is committed (no npm).
 # Idempotent: a second run installs nothing new.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,6 +30,10 @@ command -v runuser >/dev/null 2>&1 || apt_install util-linux
 # tests/pgwire: the Postgres JDBC driver, and a JDK to run the test's one-file Java program.
 [ -f /usr/share/java/postgresql.jar ] || apt_install libpostgresql-jdbc-java
 command -v javac >/dev/null 2>&1 || apt_install default-jdk-headless
+# tests/console: the web console in a real headless browser (Selenium drives it).
+if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
+    apt_install chromium chromium-driver
+fi
 
 python=${PYTHON:-python3}
 "$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' || {

@@ -31,7 +31,9 @@ MAX_ATTEMPTS = 200
 
 @dataclass(frozen=True)
 class CommitEvent:
-    """A landed commit, for listeners (metrics): ``attempts`` − 1 lost the CAS race."""
+    """A landed commit, for listeners (metrics, the console's live tail): ``attempts`` − 1
+    lost the CAS race; ``added`` the new extents; ``appends`` whether it only added rows
+    (no extent removed or rewritten: not a compaction, DELETE or UPDATE)."""
 
     table: str
     source: str
@@ -39,6 +41,9 @@ class CommitEvent:
     bytes: int
     attempts: int
     seconds: float
+    snapshot_id: int = 0
+    added: tuple[ExtentWriteResult, ...] = ()
+    appends: bool = True
 
 
 class _HeadMoved(Exception):

@@ -326,6 +326,9 @@ class PostgresCatalog(Catalog):
             sum(e.byte_size for e in added),
             result.attempts,
             time.perf_counter() - started,
+            result.snapshot_id,
+            tuple(added),
+            not removed and not deletes,
         )
         for listener in self.commit_listeners:
             try:

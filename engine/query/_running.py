@@ -29,12 +29,14 @@ log = logging.getLogger("kyma.query")  # the query log
 class Caller:
     """Who sends a statement: ``principal`` names them (``token 7``, ``anyone``), ``admin``
     may see and stop everyone's statements, ``client`` is the interface (http, pgwire,
-    flight, repl); ``pid``: the Postgres protocol session's backend pid (None elsewhere)."""
+    flight, repl); ``pid``: the Postgres protocol session's backend pid (None elsewhere);
+    ``request_id``: the HTTP request's id (``X-Request-Id``), so a client finds its statement."""
 
     principal: str = "anyone"
     admin: bool = True
     client: str = "embedded"
     pid: int | None = None
+    request_id: str | None = None
 
 
 @dataclass
@@ -59,6 +61,7 @@ class Statement:
             "id": self.id,
             "principal": self.caller.principal,
             "client": self.caller.client,
+            "request_id": self.caller.request_id,
             "sql": self.sql,
             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.started)),
             "elapsed_ms": round((time.monotonic() - self._started_monotonic) * 1000, 1),

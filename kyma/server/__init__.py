@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from flask import Flask
 
+from kyma import console
 from kyma.auth import Authenticator
+from kyma.console import tail
 from kyma.server import (
     auth,
     connectors,
@@ -39,4 +41,6 @@ def create_app(services: Services) -> Flask:
     app.register_blueprint(sources.blueprint)
     app.register_blueprint(jobs.blueprint)
     app.register_blueprint(tokens.blueprint)
+    app.register_blueprint(tail.blueprint)
+    app.register_blueprint(console.blueprint)
     return app

@@ -1,4 +1,5 @@
-"""Who may call which endpoint: every request but the health checks carries a token.
+"""Who may call which endpoint: every request but the health checks and the console's page
+and assets (which hold no data) carries a token.
 
 The scope an endpoint needs is data (``SCOPES``); ``POST /v1/query`` needs what its
 statement needs, which the query engine tells (``authorize`` in ``query.execute``).
@@ -13,11 +14,11 @@ from flask import Flask, current_app, g, request
 
 from kyma.auth import Authenticator, Principal
 
-OPEN = frozenset({"health"})
+OPEN = frozenset({"health", "console"})
 # blueprint → scope for every method; the rest: GET needs read, anything else admin.
 SCOPES = {"ingest": "ingest", "tokens": "admin"}
 # blueprint → the URL argument naming the table an endpoint works on (for table grants).
-TABLE_ARGS = {"ingest": "table", "tables": "name"}
+TABLE_ARGS = {"ingest": "table", "tables": "name", "tail": "name"}
 # blueprints whose reads tell about every table (definitions, sources, jobs, counters) …
 EVERY_TABLE = frozenset({"connectors", "sources", "jobs", "metrics"})
 # … but for these endpoints, which answer only what the caller may read.

@@ -15,8 +15,9 @@ blueprint = Blueprint("queries", __name__)
 
 @blueprint.get("/v1/queries")
 def running():  # type: ignore[no-untyped-def]
-    """``{"queries": [{"id", "principal", "client", "sql", "started", "elapsed_ms",
-    "progress", "stopping"}]}``, oldest first."""
+    """``{"queries": [{"id", "principal", "client", "request_id", "sql", "started",
+    "elapsed_ms", "progress", "stopping"}]}``, oldest first; ``request_id`` is the
+    ``X-Request-Id`` of the HTTP request that sent it (null from other interfaces)."""
     statements = current_app.extensions["kyma"].query.running
     visible = statements.visible(principal().caller("http"))
     return jsonify({"queries": [s.view() for s in visible]})

@@ -17,6 +17,7 @@ from kyma.engine.errors import SqlError
 from kyma.engine.query import QueryResult
 from kyma.engine.query.durations import milliseconds
 from kyma.engine.types import KymaType
+from kyma.logs import request_id
 from kyma.server.auth import principal
 from kyma.server.json_rows import rows_json
 
@@ -59,7 +60,7 @@ def query():  # type: ignore[no-untyped-def]
         authorize=None if caller.unrestricted else caller.authorize,
         cancel=cancel,
         timeout=milliseconds("statement_timeout", timeout) / 1000,
-        caller=caller.caller("http"),
+        caller=caller.caller("http", request_id=request_id.get()),
         **switches,
     )
     if ARROW_STREAM in request.headers.get("Accept", ""):
@@ -82,16 +83,20 @@ def to_json(result: QueryResult) -> dict[str, Any]:
     Timestamps are RFC 3339 strings in UTC with nanoseconds, dynamic values are their JSON
     value, other binary values base64, NaN and infinities null (JSON cannot spell them).
     """
-    table = result.table
+    answer = table_json(result.table) | {"status": result.status, "stats": result.stats}
+    if result.pushdown_summary:
+        answer["pushdown_summary"] = result.pushdown_summary
+    return answer
+
+
+def table_json(table: pa.Table) -> dict[str, Any]:
+    """``{"columns": [{"name", "type"}], "rows": [[...], ...]}`` of ``table`` (for orjson)."""
     columns = [{"name": f.name, "type": _type_name(f)} for f in table.schema]
     rows: Any = rows_json(table, _timestamps)
     if rows is None:
         values = [json_column(f, table.column(i)) for i, f in enumerate(table.schema)]
         rows = [list(row) for row in zip(*values, strict=True)] if values else []
-    answer = {"columns": columns, "rows": rows, "status": result.status, "stats": result.stats}
-    if result.pushdown_summary:
-        answer["pushdown_summary"] = result.pushdown_summary
-    return answer
+    return {"columns": columns, "rows": rows}
 
 
 def json_column(field: pa.Field, col: pa.ChunkedArray) -> list[Any]:

@@ -1,0 +1,291 @@
+"""The web console in a real headless Chromium against a real ``kyma serve`` (conftest.py),
+and its live tail endpoint read directly."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from conftest import TRACE_ID, Console, log_rows, wait
+from selenium import webdriver
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support import expected_conditions as ec
+
+
+def _find(driver: webdriver.Chrome, css: str):  # type: ignore[no-untyped-def]
+    return wait(driver).until(ec.presence_of_element_located((By.CSS_SELECTOR, css)))
+
+
+def _text(driver: webdriver.Chrome, css: str, expected: str, seconds: float = 15) -> str:
+    """The text of ``css`` once it holds ``expected``."""
+    wait(driver, seconds).until(ec.text_to_be_present_in_element((By.CSS_SELECTOR, css), expected))
+    return driver.find_element(By.CSS_SELECTOR, css).text
+
+
+def _type_sql(driver: webdriver.Chrome, sql: str) -> None:
+    editor = _find(driver, "#sql-editor .cm-content")
+    editor.click()
+    editor.send_keys(Keys.CONTROL, "a")
+    editor.send_keys(Keys.DELETE)
+    editor.send_keys(sql)
+    editor.send_keys(Keys.ESCAPE)  # close the completion list
+
+
+def test_sign_in_asks_for_a_token_and_refuses_a_wrong_one(
+    browser: webdriver.Chrome, console: Console
+) -> None:
+    browser.get(console.url)
+    browser.execute_script("localStorage.clear()")
+    browser.refresh()
+    token = _find(browser, "#signin-token")
+    token.send_keys("kyma_not_a_token")
+    browser.find_element(By.ID, "signin-submit").click()
+    _text(browser, "#signin-error", "refused")
+    token.clear()
+    token.send_keys(console.token)
+    browser.find_element(By.ID, "signin-submit").click()
+    _find(browser, "#nav-sql")
+    assert browser.execute_script("return localStorage.getItem('kyma.token')") == console.token
+
+
+def test_the_page_needs_no_token_and_the_api_still_does(console: Console) -> None:
+    with urllib.request.urlopen(console.url, timeout=10) as answer:
+        page = answer.read().decode()
+    assert answer.status == 200 and '<script type="module" src="console.js">' in page
+    assert "http://" not in page and "https://" not in page  # nothing from a CDN
+    for path in ("/v1/tables", "/v1/tables/logs/tail"):
+        try:
+            urllib.request.urlopen(console.serve.url + path, timeout=10)
+            raise AssertionError(f"{path} answered without a token")
+        except urllib.error.HTTPError as e:
+            assert e.code == 401, path
+
+
+def test_run_a_query_and_see_its_rows(page: webdriver.Chrome) -> None:
+    _type_sql(page, "SELECT n, service FROM logs WHERE n < 4 ORDER BY n")
+    page.find_element(By.ID, "sql-run").click()
+    _text(page, "#sql-status", "4 rows")
+    cells = page.find_elements(By.CSS_SELECTOR, "#sql-results .grid-row .grid-cell")
+    assert [c.text for c in cells] == ["0", "api", "1", "billing", "2", "search", "3", "api"]
+    history = _find(page, "#sql-history li code").text
+    assert history == "SELECT n, service FROM logs WHERE n < 4 ORDER BY n"
+
+
+def test_a_chart_from_a_result(page: webdriver.Chrome, console: Console) -> None:
+    sql = (
+        "SELECT date_bin(INTERVAL '10 minutes', _timestamp, TIMESTAMP '1970-01-01 00:00:00')"
+        " AS t, count(*) AS n, max(n) AS top FROM logs WHERE n < 300 GROUP BY 1 ORDER BY 1"
+    )
+    buckets = len(console.sql(sql)["rows"])
+    _type_sql(page, sql)
+    page.find_element(By.ID, "sql-run").click()
+    _text(page, "#sql-status", f"{buckets} rows")
+    page.find_element(By.ID, "sql-chart-button").click()
+    chart = _find(page, "#sql-chart")
+    assert chart.get_attribute("data-points") == str(buckets) and buckets >= 5
+    assert chart.get_attribute("data-series") == "2"
+    assert chart.find_element(By.TAG_NAME, "canvas").size["height"] > 100
+
+
+def test_the_editor_completes_tables(page: webdriver.Chrome) -> None:
+    editor = _find(page, "#sql-editor .cm-content")
+    editor.click()
+    editor.send_keys(Keys.CONTROL, "a")
+    editor.send_keys("SELECT * FROM lo")
+    options = _find(page, ".cm-tooltip-autocomplete")
+    assert "logs" in options.text.split()
+    editor.send_keys(Keys.ESCAPE, Keys.CONTROL, "a")
+    editor.send_keys("SELECT attrib")  # dynamic paths, from SHOW PATHS
+    wait(page).until(lambda d: "attributes['route']" in _find(d, ".cm-tooltip-autocomplete").text)
+
+
+def test_cancel_a_long_query(page: webdriver.Chrome, console: Console) -> None:
+    _type_sql(page, "SELECT count(DISTINCT value % 1000003) FROM generate_series(1, 5000000000)")
+    page.find_element(By.ID, "sql-run").click()
+    wait(page).until(lambda d: console.call("/v1/queries")["queries"])
+    page.find_element(By.ID, "sql-cancel").click()
+    status = _text(page, "#sql-status", "statement_stopped")
+    assert "stopped" in status
+    wait(page).until(lambda d: not console.call("/v1/queries")["queries"])
+
+
+def test_explain_analyze_shows_the_pruning_cascade(page: webdriver.Chrome) -> None:
+    _type_sql(page, "SELECT count(*) FROM logs WHERE has_token(body, 'timeout')")
+    page.find_element(By.ID, "sql-explain").click()
+    pruning = _find(page, "#sql-results .explain .pruning")
+    assert pruning.text.startswith("pruning logs")
+    stages = [s.text for s in pruning.find_elements(By.CSS_SELECTOR, ".stage")]
+    assert stages[:2] == ["stage 1 catalog 1/1 extents", "stage 2 block stats 1/1 blocks"]
+    assert stages[2].startswith("stage 3 scan 300 rows, ")
+    assert page.find_elements(By.CSS_SELECTOR, "#sql-results .explain .plan .tree .node")
+
+
+def _explore(page: webdriver.Chrome, console: Console, search: str = "") -> None:
+    page.get(console.url + "#/explore/logs")
+    box = _find(page, "#ex-search")
+    if search:
+        box.send_keys(search)
+        page.find_element(By.ID, "ex-go").click()
+    wait(page).until(
+        lambda d: d.find_element(By.ID, "ex-status").get_attribute("data-loaded") == search
+    )
+
+
+def test_explorer_histogram_newest_rows_and_facets(
+    page: webdriver.Chrome, console: Console
+) -> None:
+    _explore(page, console)
+    histogram = _find(page, "#ex-histogram canvas")
+    assert histogram.size["width"] > 200
+    assert _find(page, "#ex-histogram").get_attribute("data-rows") == "300"
+    rows = page.find_elements(By.CSS_SELECTOR, "#ex-rows > .row > summary")
+    assert len(rows) == 50
+    assert "request 299 finished" in rows[0].text and "request 250 finished" in rows[49].text
+    service = _find(page, "#ex-facets .facet[data-column=service]")
+    values = [li.text.split() for li in service.find_elements(By.TAG_NAME, "li")]
+    assert sorted(values) == [["api", "100"], ["billing", "100"], ["search", "100"]]
+    route = _find(page, "#ex-facets .facet[data-column='attributes.route']")  # a dynamic path
+    values = [li.text.split() for li in route.find_elements(By.TAG_NAME, "li")]
+    assert values == [["/r0", "75"], ["/r1", "75"], ["/r2", "75"], ["/r3", "75"]]
+    rows[0].click()  # expands: the dynamic column as JSON
+    detail = _find(page, "#ex-rows .row[open] details.json")
+    assert "http.status" in detail.text and "route" in detail.text
+
+
+def test_a_facet_value_of_a_dynamic_path_filters(page: webdriver.Chrome, console: Console) -> None:
+    _explore(page, console)
+    route = _find(page, "#ex-facets .facet[data-column='attributes.route']")
+    route.find_elements(By.TAG_NAME, "li")[1].click()
+    wait(page).until(
+        lambda d: (
+            d.find_element(By.ID, "ex-status").get_attribute("data-loaded")
+            == "attributes.route:/r1"
+        )
+    )
+    assert _find(page, "#ex-histogram").get_attribute("data-rows") == "75"
+    rows = page.find_elements(By.CSS_SELECTOR, "#ex-rows > .row > summary")
+    assert len(rows) == 50 and all('"route":"/r1"' in r.text for r in rows)
+
+
+def test_explorer_search_words_and_fields(page: webdriver.Chrome, console: Console) -> None:
+    expected = sum(1 for r in log_rows() if "timeout" in r["body"] and r["service"] == "billing")
+    _explore(page, console, "timeout service:billing")
+    wait(page).until(
+        lambda d: d.find_element(By.ID, "ex-histogram").get_attribute("data-rows") == str(expected)
+    )
+    rows = page.find_elements(By.CSS_SELECTOR, "#ex-rows > .row > summary")
+    assert len(rows) == expected
+    assert all("timeout" in r.text and "service=billing" in r.text for r in rows)
+
+
+def test_live_tail_shows_a_new_row_within_two_seconds(
+    page: webdriver.Chrome, console: Console
+) -> None:
+    _explore(page, console)
+    page.find_element(By.ID, "ex-live").click()
+    wait(page).until(
+        lambda d: d.find_element(By.ID, "ex-rows").get_attribute("data-tail") == "open"
+    )
+    committed = time.monotonic()
+    console.call("/v1/ingest/logs", [{"n": 1000, "service": "api", "body": "fresh tail row"}])
+    wait(page, 2).until(
+        ec.text_to_be_present_in_element((By.CSS_SELECTOR, "#ex-rows .live-row"), "fresh tail row")
+    )
+    assert time.monotonic() - committed < 2
+    page.find_element(By.ID, "ex-live").click()  # closes the stream
+
+
+def test_trace_waterfall(page: webdriver.Chrome, console: Console) -> None:
+    wait(page, 30).until(lambda d: console.sql("SELECT count(*) FROM otel_traces")["rows"] == [[3]])
+    page.get(f"{console.url}#/trace/otel_traces/{TRACE_ID}")
+    _find(page, "#trace .waterfall")
+    spans = page.find_elements(By.CSS_SELECTOR, "#trace .span")
+    names = [s.find_element(By.CSS_SELECTOR, ".span-name").text for s in spans]
+    assert names == ["shop · GET /checkout", "shop · SELECT orders", "shop · POST /charge"]
+    bars = [s.find_element(By.CSS_SELECTOR, ".span-bar") for s in spans]
+    style = [b.get_attribute("style") for b in bars]
+    assert "left: 0%" in style[0] and "width: 100%" in style[0]
+    assert "left: 10%" in style[1] and "width: 30%" in style[1]
+    assert "left: 50%" in style[2] and "width: 40%" in style[2]
+
+
+def test_catalog_and_connectors_pages(page: webdriver.Chrome, console: Console) -> None:
+    connection = {"url": console.source_url, "secret_ref": "$env:KYMA_SECRET_ORACLE"}
+    console.call("/v1/connectors", {"name": "oracle", "type": "postgres", "connection": connection})
+    page.get(console.url + "#/catalog")
+    logs = _find(page, "#catalog-tables tr[data-table=logs]")
+    assert logs.text.split()[:2] == [
+        "logs",
+        str(console.sql("SELECT count(*) FROM logs")["rows"][0][0]),
+    ]
+    page.get(console.url + "#/operations")
+    row = _find(page, "#ops-connectors tr[data-connector=oracle]")
+    status = console.call("/v1/connectors/oracle/status")
+    assert row.find_element(By.CSS_SELECTOR, ".state").text == status["state"]
+    error = status["last_error"] or status["disabled_reason"] or ""
+    assert row.find_element(By.CSS_SELECTOR, ".error").text == error
+    assert "postgres" in row.text
+
+
+# Live tail's endpoint without a browser: one event a commit that appends, none for a
+# DELETE, the rows read from the commit's extents; errors before the stream starts.
+
+
+@contextmanager
+def _stream(console: Console, path: str) -> Iterator[http.client.HTTPResponse]:
+    url = urllib.parse.urlsplit(console.serve.url)
+    conn = http.client.HTTPConnection(url.hostname or "", url.port, timeout=30)
+    try:
+        conn.request("GET", path, headers={"Authorization": f"Bearer {console.token}"})
+        yield conn.getresponse()
+    finally:
+        conn.close()
+
+
+def _next_event(answer: http.client.HTTPResponse) -> dict:
+    fields: dict[str, str] = {}
+    for raw in answer:
+        line = raw.decode().rstrip("\n")
+        if not line and "data" in fields:
+            return {**fields, "data": json.loads(fields["data"])}
+        if line and not line.startswith(":"):
+            name, _, value = line.partition(":")
+            fields[name] = value.strip()
+    raise AssertionError("the stream ended")
+
+
+def test_each_append_is_one_event_and_deletes_are_none(console: Console) -> None:
+    console.sql("CREATE TABLE tailed (n long, word string, attrs dynamic)")
+    console.call("/v1/ingest/tailed", [{"n": 1, "word": "before"}])
+    with _stream(console, "/v1/tables/tailed/tail?limit=2") as answer:
+        assert answer.status == 200
+        assert answer.headers["Content-Type"].startswith("text/event-stream")
+        assert answer.readline() == b"retry: 1000\n"  # subscribed: what commits now is sent
+        console.sql("DELETE FROM tailed WHERE n = 1")
+        console.sql("INSERT INTO tailed (n, word, attrs) VALUES (2, 'a', '{\"k\": [1]}')")
+        rows = [{"n": n, "word": f"w{n}"} for n in (3, 4, 5)]
+        console.call("/v1/ingest/tailed", rows)
+        inserted, ingested = _next_event(answer), _next_event(answer)
+    assert inserted["event"] == "rows" and inserted["id"] == str(inserted["data"]["snapshot_id"])
+    names = [c["name"] for c in inserted["data"]["columns"]]
+    assert names == ["_timestamp", "props", "n", "word", "attrs"]
+    assert [r[2:] for r in inserted["data"]["rows"]] == [[2, "a", {"k": [1]}]]
+    assert inserted["data"]["rows_committed"] == 1
+    assert ingested["data"]["rows_committed"] == 3 and ingested["data"]["dropped"] == 0
+    assert [r[2:4] for r in ingested["data"]["rows"]] == [[4, "w4"], [5, "w5"]]  # the newest 2
+    snapshots = [inserted["data"]["snapshot_id"], ingested["data"]["snapshot_id"]]
+    assert snapshots[1] == snapshots[0] + 1
+
+
+def test_a_missing_table_or_a_bad_limit_is_refused_before_the_stream(console: Console) -> None:
+    with _stream(console, "/v1/tables/nowhere/tail") as answer:
+        assert answer.status == 404 and json.load(answer)["error"] == "not_found_error"
+    with _stream(console, "/v1/tables/logs/tail?limit=0") as answer:
+        assert answer.status == 400 and "limit" in json.load(answer)["message"]
