@@ -25,9 +25,11 @@ from sqlglot import exp
 from kyma.engine import deletes
 from kyma.engine.catalog import Catalog, DeletionVector, TableInfo
 from kyma.engine.errors import (
+    NotFoundError,
     StaleCommitError,
     UndefinedColumnError,
     UnsupportedStatementError,
+    WrongObjectTypeError,
 )
 from kyma.engine.query._insert import InsertWriter
 from kyma.engine.query._parse import identifier, table_name
@@ -62,7 +64,7 @@ def delete(stmt: exp.Delete, catalog: Catalog, select: Select) -> QueryResult:
         if info.current_snapshot_id is None:
             return _done("DELETE", 0)
         found = select(_query(stmt, []), info.current_snapshot_id, table)
-        vectors, count = _vectors(catalog, info, found)
+        vectors, count = deletion_vectors(catalog, table, found)
         if not vectors:
             return _done("DELETE", 0)
         summary = {"source": "delete", "deleted_rows": count}
@@ -87,7 +89,7 @@ def update(
         if info.current_snapshot_id is None:
             return _done("UPDATE", 0)
         found = select(_query(stmt, _assignments(stmt, info)), info.current_snapshot_id, table)
-        vectors, count = _vectors(catalog, info, found)
+        vectors, count = deletion_vectors(catalog, table, found)
         if not vectors:
             return _done("UPDATE", 0)
         rows = found.drop_columns(list(deletes.ROW_COLUMNS))
@@ -106,13 +108,26 @@ def _refuse_clauses(stmt: exp.Expression, verb: str) -> None:
 
 
 def _target(catalog: Catalog, table: str, verb: str) -> TableInfo:
-    info = catalog.get_table(table)
+    try:
+        info = catalog.get_table(table)
+    except NotFoundError:
+        refuse_view(catalog, table)
+        raise
     if current_state.is_cdc(info.options):
         raise UnsupportedStatementError(
             f"{verb}: table {table!r} is kept in sync by a CDC connector; change the rows in"
             " its source database (an edit here would be contradicted by the next change)"
         )
     return info
+
+
+def refuse_view(catalog: Catalog, name: str) -> None:
+    """WrongObjectTypeError (42809) when ``name`` is a view: its rows are not a table's."""
+    view = catalog.get_views([name]).get(name)
+    if view is not None and view.materialized:
+        raise WrongObjectTypeError(f'cannot change materialized view "{name}"')
+    if view is not None:
+        raise UnsupportedStatementError(f'cannot change view "{name}": kyma\'s views are read-only')
 
 
 def _assignments(stmt: exp.Update, info: TableInfo) -> list[exp.Expr]:
@@ -149,8 +164,8 @@ def _query(stmt: exp.Delete | exp.Update, columns: list[exp.Expr]) -> exp.Select
     return query.where(where.this.copy()) if where is not None else query
 
 
-def _vectors(
-    catalog: Catalog, info: TableInfo, found: pa.Table
+def deletion_vectors(
+    catalog: Catalog, table: str, found: pa.Table
 ) -> tuple[list[DeletionVector], int]:
     """The deletion vector of each extent ``found`` has rows of (its old one grown by their
     positions), and how many rows they add."""
@@ -159,7 +174,7 @@ def _vectors(
     extent, row = deletes.ROW_COLUMNS
     grouped = found.select([extent, row]).group_by(extent).aggregate([(row, "list")])
     ids = grouped.column(extent).to_pylist()
-    old = {e.extent_id: e for e in catalog.extents(info.name, ids)}  # as the scan read them
+    old = {e.extent_id: e for e in catalog.extents(table, ids)}  # as the scan read them
     vectors, count = [], 0
     for extent_id, rows in zip(ids, grouped.column(f"{row}_list"), strict=True):
         before = old[extent_id]

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 import pyarrow as pa
 from sqlglot import exp
 
-from kyma.engine.catalog import Catalog, DeletionVector
+from kyma.engine.catalog import Catalog, DeletionVector, Payload
 from kyma.engine.catalog._views import pg_type_name
 from kyma.engine.errors import (
     DataError,
@@ -27,6 +27,7 @@ from kyma.engine.errors import (
     SchemaError,
     SqlError,
     UnsupportedStatementError,
+    WrongObjectTypeError,
 )
 from kyma.engine.query._access import WRITE, Access
 from kyma.engine.query._output_names import output_names
@@ -60,12 +61,26 @@ class InsertWriter(Protocol):
     def insert_rows(self, table: str, rows: list[dict[str, Any]]) -> int: ...
 
     def insert_batches(
-        self, table: str, schema: pa.Schema, batches: Iterator[pa.RecordBatch]
+        self,
+        table: str,
+        schema: pa.Schema,
+        batches: Iterator[pa.RecordBatch],
+        *,
+        replace: bool = False,
+        payload: Payload | None = None,
     ) -> int:
-        """A query's answer as it streams (``schema``: its columns, named as the table's)."""
+        """A query's answer as it streams (``schema``: its columns, named as the table's);
+        ``replace``: in place of every row the table had; ``payload`` runs in the commit."""
         ...
 
-    def update_arrow(self, table: str, data: pa.Table, vectors: list[DeletionVector]) -> int:
+    def update_arrow(
+        self,
+        table: str,
+        data: pa.Table,
+        vectors: list[DeletionVector],
+        *,
+        payload: Payload | None = None,
+    ) -> int:
         """``data`` written and ``vectors`` (the rows it replaces) committed together."""
         ...
 
@@ -103,7 +118,10 @@ def run(
     try:
         info = catalog.get_table(table)  # NotFoundError before anything runs
     except NotFoundError:
-        if catalog.get_views([table]):
+        view = catalog.get_views([table]).get(table)
+        if view is not None and view.materialized:
+            raise WrongObjectTypeError(f'cannot change materialized view "{table}"') from None
+        if view is not None:
             raise UnsupportedStatementError(
                 f'cannot insert into view "{table}": kyma\'s views are read-only'
             ) from None

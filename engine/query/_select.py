@@ -101,6 +101,8 @@ class SelectPlanner:
         self._plans: Recent[Plan] = Recent(STATEMENTS)
         pool = limits.memory_bytes if limits is not None else 0
         self.decoded = DecodedColumns(decoded_bytes, pool)
+        self.keep_up: Callable[[ViewInfo], None] | None = None
+        """Brings a materialized view's rows up to date before a query reads them."""
 
     def run(
         self,
@@ -269,7 +271,10 @@ class SelectPlanner:
     ) -> bool:
         """Replace the views ``stmt`` names by their queries (in place); whether it named any.
         Views are looked up only under names no table has (``looked`` gets the tables read);
-        a table or connector table a view reads that the caller may not read is refused."""
+        a table or connector table a view reads that the caller may not read is refused (of a
+        materialized view: those its definition reads, not the table holding its rows)."""
+        storage: set[str] = set()
+        defined: set[str] = set()
 
         def views_of(names: set[str]) -> dict[str, ViewInfo]:
             new = names - set(looked)
@@ -277,12 +282,19 @@ class SelectPlanner:
                 found = self.catalog.get_tables(new)
                 looked.update({name: found.get(name) for name in new})
             missing = {name for name in names if looked.get(name) is None}
-            return self.catalog.get_views(missing) if missing else {}
+            views = self.catalog.get_views(missing) if missing else {}
+            for view in views.values():
+                if view.storage is not None:
+                    storage.add(view.storage)
+                    defined.update(set(view.reads) - {view.storage})
+                    if self.keep_up is not None:
+                        self.keep_up(view)
+            return views
 
         _, views = _views.expand(stmt, views_of, self.local_tables)
         if views and visible is not None:
             read = {split_versioned(raw)[0] for raw, _ in self.local_tables(stmt)}
-            for table in sorted(read | federated_tables(stmt)):
+            for table in sorted((read - storage) | defined | federated_tables(stmt)):
                 if not visible(table):
                     raise PermissionDeniedError(
                         f"view {sorted(views)[0]!r} reads table {table!r}, which this token"
@@ -306,7 +318,10 @@ class SelectPlanner:
 
         def tables() -> list[TableInfo | ViewInfo]:
             if not listed:
-                every = [*self.catalog.list_tables(), *self.catalog.list_views()]
+                views = self.catalog.list_views()
+                hidden = {v.storage for v in views}  # a materialized view's rows: its own
+                every = [t for t in self.catalog.list_tables() if t.name not in hidden]
+                every += views
                 listed.append([i for i in every if visible is None or visible(i.name)])
             return listed[0]
 
