@@ -65,8 +65,9 @@ class Services:
         self.metrics.track_sources(self.sources.metrics)
 
     def run_maintenance(self) -> dict[str, int]:
-        """One round: retention, compaction and VACUUM of every table, the ledger sweeper,
-        orphan GC."""
+        """One round: materialized views brought up to date, retention, compaction and VACUUM
+        of every table, the ledger sweeper, orphan GC."""
+        kept = self.query.matviews.catch_up_all()
         tables = self.catalog.list_tables()
         expired = 0
         for table in tables:
@@ -90,6 +91,7 @@ class Services:
             "deleted_rows_erased": erased,
             "ledger_entries_swept": swept,
             "orphans_deleted": len(orphans),
+            "materialized_views_kept_up": kept,
         }
 
     def close(self) -> None:

@@ -220,15 +220,8 @@ def create_table_as(
     figured = output_names(stmt.expression)  # the answer keeps no duplicate: these may
 
     def write(schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> int:
-        names = figured if figured is not None and len(figured) == len(schema) else schema.names
-        if len(written) > len(names):
-            raise SqlError("too many column names were specified")
-        names = [*written, *names[len(written) :]]
-        for position, name in enumerate(names):
-            if name in names[:position]:
-                raise DuplicateColumnError(f'column "{name}" specified more than once')
-        schema = pa.schema([f.with_name(n) for f, n in zip(schema, names, strict=True)])
-        columns = [_column(field) for field in schema]
+        schema = named(schema, figured, written)
+        columns = [column_of(field) for field in schema]
         catalog.create_table(table, [c for c in columns if c.name not in DEFAULT_COLUMN_NAMES])
         try:
             assert writer is not None
@@ -241,12 +234,26 @@ def create_table_as(
     return QueryResult(pa.table({}), f"SELECT {count}", rowcount=count)
 
 
+def named(schema: pa.Schema, figured: list[str] | None, written: list[str]) -> pa.Schema:
+    """A query's answer ``schema`` with Postgres's names for its columns: those ``written``
+    first, then those ``figured`` (``output_names``) when it has one per column; 42601 for
+    more written names than columns, 42701 for a name twice."""
+    names = figured if figured is not None and len(figured) == len(schema) else schema.names
+    if len(written) > len(names):
+        raise SqlError("too many column names were specified")
+    names = [*written, *names[len(written) :]]
+    for position, name in enumerate(names):
+        if name in names[:position]:
+            raise DuplicateColumnError(f'column "{name}" specified more than once')
+    return pa.schema([f.with_name(n) for f, n in zip(schema, names, strict=True)])
+
+
 def _renamed(schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     for batch in batches:
         yield pa.RecordBatch.from_arrays(batch.columns, schema=schema)
 
 
-def _column(field: pa.Field) -> Column:
+def column_of(field: pa.Field) -> Column:
     """The kyma column that stores a query's result column (SchemaError when none does)."""
     dtype = field.type
     if pa.types.is_null(dtype):  # an untyped NULL: text, as Postgres makes it

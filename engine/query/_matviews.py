@@ -41,12 +41,12 @@ from kyma.engine.errors import (
 from kyma.engine.query import _dml, _insert
 from kyma.engine.query._answers import Sink
 from kyma.engine.query._insert import InsertWriter
+from kyma.engine.query._output_names import output_names
 from kyma.engine.query._parse import identifier, parse, table_name
 from kyma.engine.query._result import QueryResult
 from kyma.engine.query._views import LocalTables
 from kyma.engine.query.dialect import Kyma
 from kyma.engine.query.rewrite.time_travel import split_versioned
-from kyma.engine.types import DEFAULT_COLUMN_NAMES
 
 ATTEMPTS = 20
 """Upkeeps tried while other commits move the view's base snapshot or its storage."""
@@ -102,22 +102,43 @@ class Matviews:
         base = _bucketed(body, self.local_tables)
         at = self.catalog.get_table(base).current_snapshot_id if base else None
         storage = STORAGE_PREFIX + uuid.uuid4().hex[:16]
-        ctas = exp.Create(
-            this=exp.Schema(this=exp.to_table(storage), expressions=target.expressions)
-            if isinstance(target, exp.Schema)
-            else exp.to_table(storage),
-            kind="TABLE",
-            expression=body,
-        )
-        created = _insert.create_table_as(
-            ctas, self.catalog, writer, lambda q, sink: self.run(q, at, sink)
-        )
+        figured = output_names(body)
+        written = [identifier(c) for c in target.expressions] if target is not table else []
+        made: list[pa.Schema] = []
+        stars: list[str] = []
+
+        def store(schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> int:
+            if isinstance(body, exp.Select) and [type(e) for e in body.expressions] == [exp.Star]:
+                # ``SELECT *`` stands for the columns it had, as a view's does: REFRESH
+                # after the table gains one gives the same columns
+                spelled = query.copy()
+                spelled.set("expressions", [exp.column(n, quoted=True) for n in schema.names])
+                stars.append(spelled.sql(dialect=Kyma))
+            made.append(_insert.named(schema, figured, written))
+            kept = _stored(made[0])
+            columns = [_insert.column_of(field) for field in kept]
+            self.catalog.create_table(storage, columns)
+            rows = (pa.RecordBatch.from_arrays(b.columns, schema=kept) for b in batches)
+            return writer.insert_batches(storage, kept, rows)
+
         try:
+            count = self.run(body, at, store)
             info = self.catalog.get_table(storage)
-            columns = [c for c in info.columns if c.name not in DEFAULT_COLUMN_NAMES]
-            schema = pa.schema([c.to_arrow() for c in columns])
-            select = exp.select(*(exp.column(c.name, quoted=True) for c in columns))
+            types = {c.name: c for c in info.columns}
+            schema = pa.schema(
+                [
+                    types[f.name].to_arrow().with_name(n)
+                    for f, n in zip(_stored(made[0]), made[0].names, strict=True)
+                ]
+            )
+            select = exp.select(
+                *(
+                    exp.alias_(exp.column(f"c{i}", quoted=True), n, quoted=True)
+                    for i, n in enumerate(schema.names, 1)
+                )
+            )
             text = select.from_(exp.to_table(storage)).sql(dialect=Kyma)
+            definition = stars[0] if stars else definition
             kept = ViewInfo(
                 0, name, text, schema, (), info.created_at, definition, storage, base, at
             )
@@ -125,7 +146,7 @@ class Matviews:
         except BaseException:
             self.catalog.drop_table(storage, if_exists=True)
             raise
-        return QueryResult(pa.table({}), created.status, rowcount=created.rowcount)
+        return QueryResult(pa.table({}), f"SELECT {count}", rowcount=count)
 
     def refresh(self, stmt: exp.Refresh) -> QueryResult:
         """REFRESH MATERIALIZED VIEW m: every row computed again, replaced in one commit."""
@@ -191,7 +212,7 @@ class Matviews:
         storage = view.storage
         at = self.catalog.get_table(view.base).current_snapshot_id if view.base else None
         advance = advance_matview(view.name, view.base_snapshot, at)
-        named = view.schema
+        named = _stored(view.schema)
 
         def replace(_schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> int:
             rows = (b.rename_columns(named.names).cast(named) for b in batches if b.num_rows)
@@ -227,7 +248,7 @@ class Matviews:
         body = _query(view.definition)
         assert isinstance(body, exp.Select)
         position, bucket = _bucket(body)
-        column = view.schema.names[position]
+        column = f"c{position + 1}"
         low, high = _at_time(bucket, span[0], up=False), _at_time(bucket, span[1], up=True)
         fresh = body.copy().where(exp.Between(this=bucket.copy(), low=low, high=high))
         found: list[pa.Table] = []
@@ -247,8 +268,8 @@ class Matviews:
             vectors, _ = _dml.deletion_vectors(
                 self.catalog, storage, self.rows_of(stale, at, storage)
             )
-        names = view.schema.names
-        data = found[0].rename_columns(names).cast(view.schema)
+        stored = _stored(view.schema)
+        data = found[0].rename_columns(stored.names).cast(stored)
         if data.num_rows == 0 and not vectors:
             self.catalog.commit(storage, [], summary={"source": "matview"}, payload=advance)
             return
@@ -271,6 +292,12 @@ class Matviews:
 
 
 _MIN_NS, _MAX_NS = -(2**62), 2**62
+
+
+def _stored(schema: pa.Schema) -> pa.Schema:
+    """A materialized view's columns as its storage table names them: ``c1``, ``c2``… (any
+    name Postgres gives a column, ``?column?`` too, is a view's)."""
+    return pa.schema([f.with_name(f"c{i}") for i, f in enumerate(schema, 1)])
 
 
 def _query(text: str) -> exp.Query:
