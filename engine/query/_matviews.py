@@ -97,7 +97,7 @@ class Matviews:
                 "CREATE MATERIALIZED VIEW: only [IF NOT EXISTS] name [(columns)] AS query"
             )
         definition = query.sql(dialect=Kyma)
-        body = parse(definition)
+        body = _query(definition)
         reads = sorted({split_versioned(raw)[0] for raw, _ in self.local_tables(body)})
         base = _bucketed(body, self.local_tables)
         at = self.catalog.get_table(base).current_snapshot_id if base else None
