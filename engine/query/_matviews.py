@@ -97,7 +97,7 @@ class Matviews:
                 "CREATE MATERIALIZED VIEW: only [IF NOT EXISTS] name [(columns)] AS query"
             )
         definition = query.sql(dialect=Kyma)
-        body = _query(definition)
+        body = parse(definition)
         reads = sorted({split_versioned(raw)[0] for raw, _ in self.local_tables(body)})
         base = _bucketed(body, self.local_tables)
         at = self.catalog.get_table(base).current_snapshot_id if base else None
@@ -122,7 +122,7 @@ class Matviews:
             return writer.insert_batches(storage, kept, rows)
 
         try:
-            count = self.run(body, at, store)
+            count = self.run(_query(definition), at, store)
             info = self.catalog.get_table(storage)
             types = {c.name: c for c in info.columns}
             schema = pa.schema(
