@@ -175,6 +175,10 @@ class Catalog(ABC):
     ) -> CommitResult: ...
 
     @abstractmethod
+    def truncate(self, tables: Sequence[str], summary: dict[str, Any]) -> None:
+        """One new snapshot of each table holding none of its extents, committed together."""
+
+    @abstractmethod
     def live_extents(self, table: str, snapshot_id: int | None = None) -> list[ManifestEntry]: ...
 
     @abstractmethod

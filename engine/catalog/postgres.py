@@ -328,6 +328,11 @@ class PostgresCatalog(Catalog):
                 log.exception("commit listener failed")
         return result
 
+    def truncate(self, tables: Sequence[str], summary: dict[str, Any]) -> None:
+        ids = [self.get_table(name).table_id for name in tables]
+        with self._conn() as conn:
+            _commit.truncate(conn, ids, summary)
+
     def live_extents(self, table: str, snapshot_id: int | None = None) -> list[ManifestEntry]:
         """The extents of ``snapshot_id`` (default: the current snapshot), with their stats."""
         info = self.get_table(table)
