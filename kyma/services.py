@@ -218,6 +218,7 @@ def wire_services(settings: Settings, stores: Stores, store: ObjectStore) -> Ser
             decoded_bytes=settings.query_cache_bytes,
             relations=CatalogRelations(backends),
             running=running,
+            import_dirs=settings.allowed_import_dirs,
         ),
         write_path=write_path,
         connectors=connectors,

@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable, Collection, Hashable, Sequence
 from dataclasses import asdict
 from functools import partial
+from pathlib import Path
 
 import pyarrow as pa
 import sqlglot.errors
@@ -22,6 +23,7 @@ from kyma.engine.errors import NotFoundError, PermissionDeniedError, Unsupported
 from kyma.engine.format import SegmentFormat
 from kyma.engine.format.predicate import BlockPredicate
 from kyma.engine.query import (
+    _imports,
     _jsonb_columns,
     _native,
     _path_columns,
@@ -103,6 +105,8 @@ class SelectPlanner:
         self.decoded = DecodedColumns(decoded_bytes, pool)
         self.keep_up: Callable[[ViewInfo], None] | None = None
         """Brings a materialized view's rows up to date before a query reads them."""
+        self.import_dirs: tuple[Path, ...] = ()
+        """The folders ``read_parquet``, ``read_csv`` and ``read_ndjson`` may read."""
 
     def run(
         self,
@@ -211,9 +215,12 @@ class SelectPlanner:
         sources = self._resolve(stmt, snapshot, {scan.name for scan in scans}, looked)
         for source in sources.values():
             source.rows = source.info.name == rows
+        imports = _imports.resolve(stmt, self.import_dirs)
+        if imports:
+            key = None  # the files may change
         tables = fingerprint(list(looked), looked)  # type: ignore[arg-type]
         stmt = subquery_predicates.rule(star_defaults.rule(stmt, declared(sources)))
-        counted = None if explain or scans else counted_table(stmt, sources)
+        counted = None if explain or scans or imports else counted_table(stmt, sources)
         if counted is not None:
             planned = Plan(tables, sources, "", names, counted)
             self._keep(key, planned)
@@ -225,12 +232,16 @@ class SelectPlanner:
             answer = scan.fetch()
             ctx.register_record_batches(scan.name, [answer.to_batches() or [empty_batch(answer)]])
             fetched[f'"{scan.name}"'] = {f.name: arrow_sql_type(f.type) for f in answer.schema}
-        columns = dict(fetched)  # and the catalog relations', to resolve names beside tables
+        files = {
+            f'"{i.name}"': {f.name: arrow_sql_type(f.type) for f in i.register(ctx)}
+            for i in imports
+        }
+        columns = {**fetched, **files}  # and the catalog relations', to resolve names by tables
         for name in relations if sources else ():
             built = self._relation(name, list)  # its columns (its rows: _answer)
             columns[f'"{name}"'] = {f.name: arrow_sql_type(f.type) for f in built.schema}
         self._analyze(stmt, sources, columns, pruning=pruning)
-        schemas = {**self._session_schemas(sources), **fetched}
+        schemas = {**self._session_schemas(sources), **fetched, **files}
         stmt = correlated.rule(stmt, schemas)
         stmt = numeric_input.rule(stmt, not_text(sources, fetched))
         stmt = postgres_semantics.rule(stmt, schemas, federated=bool(fetched))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
+from pathlib import Path
 from typing import TypeVar
 
 import pyarrow as pa
@@ -80,6 +81,7 @@ class QueryEngine:
         quarantine: Quarantine | None = None,
         relations: Relations | None = None,
         running: RunningStatements | None = None,
+        import_dirs: Sequence[Path] = (),
     ) -> None:
         """``statements`` run kyma's own statement kinds (CREATE SOURCE…), as kyma's dialect
         parses them: each returns a result, or None when the statement is not its kind.
@@ -92,7 +94,9 @@ class QueryEngine:
         crashed the server are refused (None: no journal).
         ``relations``: Postgres' catalog relations and functions (``relations``); a query
         naming them takes the same path, limits and gate as any other.
-        ``running``: the list of running statements (shared with ``relations``); None: a new one."""
+        ``running``: the list of running statements (shared with ``relations``); None: a new one.
+        ``import_dirs``: the folders ``read_parquet`` / ``read_csv`` / ``read_ndjson`` may
+        read (none: they are refused)."""
         self.catalog = catalog
         self.writer = writer
         self.federation = federation
@@ -110,6 +114,7 @@ class QueryEngine:
             catalog, writer, self._run_at, self._rows_of, self.planner.local_tables
         )
         self.planner.keep_up = self.matviews.catch_up
+        self.planner.import_dirs = tuple(import_dirs)
 
     def _run_at(self, query: exp.Query, snapshot: int | None, sink: Sink) -> int:
         """A materialized view's query at a snapshot of its table, to ``sink`` (upkeep: the
