@@ -31,9 +31,11 @@ from sqlglot import exp
 
 from kyma.engine import deletes
 from kyma.engine.catalog import Catalog, DeletionVector, ViewInfo, advance_matview
+from kyma.engine.catalog._views import pg_type_name
 from kyma.engine.errors import (
     DuplicateRelationError,
     NotFoundError,
+    SchemaError,
     StaleCommitError,
     UnsupportedStatementError,
     WrongObjectTypeError,
@@ -47,6 +49,7 @@ from kyma.engine.query._result import QueryResult
 from kyma.engine.query._views import LocalTables
 from kyma.engine.query.dialect import Kyma
 from kyma.engine.query.rewrite.time_travel import split_versioned
+from kyma.engine.types import Column
 
 ATTEMPTS = 20
 """Upkeeps tried while other commits move the view's base snapshot or its storage."""
@@ -116,7 +119,7 @@ class Matviews:
                 stars.append(spelled.sql(dialect=Kyma))
             made.append(_insert.named(schema, figured, written))
             kept = _stored(made[0])
-            columns = [_insert.column_of(field) for field in kept]
+            columns = [_stored_column(f, n) for f, n in zip(kept, made[0].names, strict=True)]
             self.catalog.create_table(storage, columns)
             rows = (pa.RecordBatch.from_arrays(b.columns, schema=kept) for b in batches)
             return writer.insert_batches(storage, kept, rows)
@@ -298,6 +301,18 @@ def _stored(schema: pa.Schema) -> pa.Schema:
     """A materialized view's columns as its storage table names them: ``c1``, ``c2``… (any
     name Postgres gives a column, ``?column?`` too, is a view's)."""
     return pa.schema([f.with_name(f"c{i}") for i, f in enumerate(schema, 1)])
+
+
+def _stored_column(field: pa.Field, name: str) -> Column:
+    """The storage column of the view's column ``name``; SchemaError (42804) naming it when
+    kyma stores no such type."""
+    try:
+        return _insert.column_of(field)
+    except SchemaError:
+        raise SchemaError(
+            f"CREATE MATERIALIZED VIEW: column {name!r} is of type {pg_type_name(field)}, which"
+            " kyma does not store; cast it (sum(n)::bigint, avg(x)::double precision…)"
+        ) from None
 
 
 def _query(text: str) -> exp.Query:

@@ -209,3 +209,23 @@ def test_two_upkeeps_of_one_change_apply_it_once(kyma, utc_oracle) -> None:
         assert conn.execute(read).fetchall() == oracle.execute(read).fetchall()
         for db in (conn, oracle):
             db.execute("DROP TABLE twice CASCADE")
+
+
+def test_a_column_kyma_cannot_store_is_refused_by_its_name(kyma) -> None:
+    """``sum(bigint)`` is numeric, as in Postgres; kyma stores no numeric: cast it."""
+    with kyma.connect() as conn:
+        conn.execute(f"CREATE TABLE summed {TABLE}")
+        with pytest.raises(psycopg.errors.DatatypeMismatch) as refused:
+            conn.execute(
+                "CREATE MATERIALIZED VIEW sums AS SELECT s, sum(n) AS total FROM summed GROUP BY s"
+            )
+        assert "column 'total' is of type numeric" in str(refused.value)
+        made = conn.execute(
+            "CREATE MATERIALIZED VIEW sums AS SELECT s, sum(n)::bigint AS total FROM summed"
+            " GROUP BY s"
+        )
+        assert made.statusmessage == "SELECT 0"
+        conn.execute("DROP TABLE summed CASCADE")
+        assert not [
+            t for t in kyma.services.catalog.list_tables() if t.name.startswith("_matview_")
+        ]
