@@ -28,7 +28,7 @@ class CopyStream(io.RawIOBase):
 
     def __init__(self, read: Read) -> None:
         self.read_message = read
-        self.held = b""
+        self.held = memoryview(b"")  # what is left of the last CopyData (no copies)
         self.done = False
 
     def readable(self) -> bool:
@@ -38,7 +38,7 @@ class CopyStream(io.RawIOBase):
         while not self.held and not self.done:
             kind, payload = self.read_message()
             if kind == b"d":
-                self.held = payload
+                self.held = memoryview(payload)
             elif kind == b"c":
                 self.done = True
             elif kind == b"f":
@@ -58,7 +58,7 @@ class CopyStream(io.RawIOBase):
     def drain(self) -> None:
         """Read to the end of the copy (after an error, the client still sends it)."""
         while not self.done:
-            self.held = b""
+            self.held = memoryview(b"")
             try:
                 self.readinto(memoryview(bytearray(1)))
             except QueryCancelledError:
