@@ -28,9 +28,9 @@ from kyma.engine.errors import (
     SqlError,
     UnsupportedStatementError,
 )
-from kyma.engine.query._dml import refuse_view
 from kyma.engine.query._insert import InsertWriter
 from kyma.engine.query._parse import identifier, parse_statement, table_name
+from kyma.engine.query._writable import refuse_storage, refuse_view
 from kyma.engine.types import DEFAULT_COLUMN_NAMES
 
 BLOCK_BYTES = 1 << 20
@@ -132,6 +132,7 @@ def target(copy: CopyFrom, catalog: Catalog) -> pa.Schema:
     except NotFoundError:
         refuse_view(catalog, copy.table)
         raise
+    refuse_storage(catalog, copy.table)
     declared = [c.name for c in info.columns if c.name not in DEFAULT_COLUMN_NAMES]
     names = copy.columns if copy.columns is not None else declared
     if len(set(names)) != len(names):

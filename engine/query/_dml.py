@@ -29,12 +29,12 @@ from kyma.engine.errors import (
     StaleCommitError,
     UndefinedColumnError,
     UnsupportedStatementError,
-    WrongObjectTypeError,
 )
 from kyma.engine.query._insert import InsertWriter
 from kyma.engine.query._parse import identifier, table_name
 from kyma.engine.query._result import QueryResult
 from kyma.engine.query._values import literal
+from kyma.engine.query._writable import refuse_storage, refuse_view
 from kyma.engine.query.rewrite import current_state
 
 ATTEMPTS = 20
@@ -113,21 +113,13 @@ def _target(catalog: Catalog, table: str, verb: str) -> TableInfo:
     except NotFoundError:
         refuse_view(catalog, table)
         raise
+    refuse_storage(catalog, table)
     if current_state.is_cdc(info.options):
         raise UnsupportedStatementError(
             f"{verb}: table {table!r} is kept in sync by a CDC connector; change the rows in"
             " its source database (an edit here would be contradicted by the next change)"
         )
     return info
-
-
-def refuse_view(catalog: Catalog, name: str) -> None:
-    """WrongObjectTypeError (42809) when ``name`` is a view: its rows are not a table's."""
-    view = catalog.get_views([name]).get(name)
-    if view is not None and view.materialized:
-        raise WrongObjectTypeError(f'cannot change materialized view "{name}"')
-    if view is not None:
-        raise UnsupportedStatementError(f'cannot change view "{name}": kyma\'s views are read-only')
 
 
 def _assignments(stmt: exp.Update, info: TableInfo) -> list[exp.Expr]:

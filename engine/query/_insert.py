@@ -34,6 +34,7 @@ from kyma.engine.query._output_names import output_names
 from kyma.engine.query._parse import identifier, table_name
 from kyma.engine.query._result import QueryResult
 from kyma.engine.query._values import literal
+from kyma.engine.query._writable import refuse_storage
 from kyma.engine.types import (
     DEFAULT_COLUMN_NAMES,
     DEFAULT_COLUMNS,
@@ -126,6 +127,7 @@ def run(
                 f'cannot insert into view "{table}": kyma\'s views are read-only'
             ) from None
         raise
+    refuse_storage(catalog, table)
     # Without a list: the declared columns, in order (``_timestamp`` and ``props`` are kyma's).
     declared = [c.name for c in info.columns if c.name not in DEFAULT_COLUMN_NAMES]
     columns = named if named is not None else declared

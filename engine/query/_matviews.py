@@ -40,7 +40,7 @@ from kyma.engine.errors import (
     UnsupportedStatementError,
     WrongObjectTypeError,
 )
-from kyma.engine.query import _dml, _insert
+from kyma.engine.query import _dml, _insert, _writable
 from kyma.engine.query._answers import Sink
 from kyma.engine.query._insert import InsertWriter
 from kyma.engine.query._output_names import output_names
@@ -53,7 +53,7 @@ from kyma.engine.types import Column
 
 ATTEMPTS = 20
 """Upkeeps tried while other commits move the view's base snapshot or its storage."""
-STORAGE_PREFIX = "_matview_"
+STORAGE_PREFIX = _writable.STORAGE_PREFIX
 
 Run = Callable[[exp.Query, int | None, Sink], int]
 """Runs a query (at a snapshot of the table that owns it, None: current), its answer to a

@@ -21,6 +21,7 @@ from kyma.engine.errors import (
 from kyma.engine.query._access import WRITE, Access
 from kyma.engine.query._parse import table_name
 from kyma.engine.query._result import QueryResult
+from kyma.engine.query._writable import refuse_storage
 from kyma.engine.query.rewrite import current_state
 
 
@@ -38,6 +39,7 @@ def run(stmt: exp.TruncateTable, catalog: Catalog) -> QueryResult:
             if catalog.get_views([name]):
                 raise WrongObjectTypeError(f'"{name}" is not a table')
             raise NotFoundError(f'relation "{name}" does not exist')
+        refuse_storage(catalog, name)
         if current_state.is_cdc(info.options):
             raise UnsupportedStatementError(
                 f"TRUNCATE {name}: the table is synced from a Postgres source by CDC, and its"

@@ -204,6 +204,9 @@ def test_two_upkeeps_of_one_change_apply_it_once(kyma, utc_oracle) -> None:
         engine.matviews.catch_up(stale)  # as it was before the first: its CAS fails
         assert kyma.services.catalog.snapshots(stale.storage) == storage  # nothing committed
         assert kyma.services.run_maintenance()["materialized_views_kept_up"] >= 1
+        for change in ("INSERT INTO {s} (c2) VALUES ('x')", "DELETE FROM {s}", "TRUNCATE {s}"):
+            with pytest.raises(psycopg.errors.WrongObjectType):  # only the upkeep writes it
+                conn.execute(change.format(s=stale.storage))
         read = READ_BUCKETED.format(m="twice_view")
         oracle.execute("REFRESH MATERIALIZED VIEW twice_view")
         assert conn.execute(read).fetchall() == oracle.execute(read).fetchall()
