@@ -18,6 +18,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 from sqlglot import exp
+from sqlglot.errors import TokenError
+from sqlglot.tokens import TokenType
 
 from kyma.engine.catalog import Catalog, TableInfo
 from kyma.engine.catalog._views import pg_type_name
@@ -31,6 +33,7 @@ from kyma.engine.errors import (
 from kyma.engine.query._insert import InsertWriter
 from kyma.engine.query._parse import identifier, parse_statement, table_name
 from kyma.engine.query._writable import refuse_storage, refuse_view
+from kyma.engine.query.dialect import Kyma
 from kyma.engine.types import DEFAULT_COLUMN_NAMES
 
 BLOCK_BYTES = 1 << 20
@@ -63,13 +66,18 @@ def statement(sql: str) -> CopyFrom | None:
     '\\t'
     >>> statement("COPY t TO STDOUT") is None
     True
+    >>> statement("COPY t FROM STDIN (FORMAT csv)")
+    Traceback (most recent call last):
+    kyma.engine.errors.SqlError: COPY … FROM STDIN: write its options as WITH (FORMAT csv, …)
     """
     if sql.lstrip()[:4].upper() != "COPY":  # the first word: most statements parse once
         return None
     try:
         stmt = parse_statement(sql)
     except SqlError:
-        return None
+        if _copies_from(sql):
+            raise SqlError("COPY … FROM STDIN: write its options as WITH (FORMAT csv, …)") from None
+        return None  # COPY … TO: read by the protocol's own COPY
     if not isinstance(stmt, exp.Copy) or not stmt.args.get("kind"):
         return None
     files = stmt.args.get("files") or []
@@ -81,6 +89,20 @@ def statement(sql: str) -> CopyFrom | None:
     table = target.this if isinstance(target, exp.Schema) else target
     columns = [identifier(c) for c in target.expressions] if table is not target else None
     return _options(table_name(table), columns, stmt.args.get("params") or [])
+
+
+def _copies_from(sql: str) -> bool:
+    """Whether the tokens of a COPY are ``COPY <table> [(<columns>)] FROM …``."""
+    try:
+        tokens = Kyma().tokenize(sql)
+    except TokenError:
+        return False
+    depth = 0
+    for token in tokens[1:]:
+        depth += {TokenType.L_PAREN: 1, TokenType.R_PAREN: -1}.get(token.token_type, 0)
+        if depth == 0 and token.token_type == TokenType.FROM:
+            return tokens[1].token_type != TokenType.L_PAREN
+    return False
 
 
 def _options(table: str, columns: list[str] | None, params: list[exp.Expression]) -> CopyFrom:
