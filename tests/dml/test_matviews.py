@@ -232,3 +232,21 @@ def test_a_column_kyma_cannot_store_is_refused_by_its_name(kyma) -> None:
         assert not [
             t for t in kyma.services.catalog.list_tables() if t.name.startswith("_matview_")
         ]
+
+
+def test_the_statements_over_http(kyma) -> None:
+    assert kyma.http(f"CREATE TABLE over_http {TABLE}")[0] == 200
+    values = _rows(0, 30, 4)
+    assert kyma.http(f"INSERT INTO over_http (n, s, r, _timestamp) VALUES {values}")[0] == 200
+    status, body = kyma.http(BUCKETED.format(m="http_view", t="over_http"))
+    assert status == 200, body
+    read = "SELECT sum(n) AS rows FROM http_view"
+    assert kyma.http(read)[1]["rows"] == [[29]]  # n = 13 is left out by the WHERE
+    assert kyma.http(f"INSERT INTO over_http (n, s, r, _timestamp) VALUES {_rows(30, 5, 6)}")
+    assert kyma.http(read)[1]["rows"] == [[34]]
+    assert kyma.http("REFRESH MATERIALIZED VIEW http_view", token="read")[0] == 403
+    assert kyma.http("REFRESH MATERIALIZED VIEW http_view")[0] == 200
+    status, body = kyma.http("DROP TABLE over_http")
+    assert (status, body["error"]) == (409, "dependent_objects_error"), body
+    assert kyma.http("DROP TABLE over_http CASCADE")[0] == 200
+    assert kyma.http(read)[0] == 404
