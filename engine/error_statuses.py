@@ -52,6 +52,7 @@ STATUSES: tuple[tuple[type[BaseException], Status], ...] = (
     (e.GroupingError, Status(400, sqlstate="42803")),  # grouping_error
     (e.InvalidDatetimeError, Status(400, sqlstate="22007")),  # invalid_datetime_format
     (e.InvalidTextError, Status(400, sqlstate="22P02")),  # invalid_text_representation
+    (e.BadCopyDataError, Status(400, sqlstate="22P04")),  # bad_copy_file_format
     (e.DivisionByZeroError, Status(400, sqlstate="22012")),
     (e.DataError, Status(400, sqlstate="22000")),  # data_exception
     (e.TransactionAbortedError, Status(sqlstate="25P02")),  # in_failed_sql_transaction

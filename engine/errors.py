@@ -160,6 +160,10 @@ class InvalidTextError(DataError):
     """Text that does not read as the type it is cast to (``'abc'::int``, ``'{1,2'::int[]``)."""
 
 
+class BadCopyDataError(DataError):
+    """COPY FROM data that is not in its format (a row of too few or too many fields)."""
+
+
 class InvalidDatetimeError(InvalidTextError):
     """Text that does not read as a date or timestamp (``'nope'::date``)."""
 

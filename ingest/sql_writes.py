@@ -16,7 +16,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from kyma.engine.catalog import DeletionVector, TableInfo
+from kyma.engine.catalog import DeletionVector, Payload, TableInfo
 from kyma.engine.errors import SchemaError
 from kyma.ingest.tabular import parquet_columns
 from kyma.ingest.write_path import WritePath
@@ -33,10 +33,18 @@ class SqlWriter:
         return self.write_path.ingest_ndjson(table, body, source=SOURCE).rows
 
     def insert_batches(
-        self, table: str, schema: pa.Schema, batches: Iterator[pa.RecordBatch]
+        self,
+        table: str,
+        schema: pa.Schema,
+        batches: Iterator[pa.RecordBatch],
+        *,
+        replace: bool = False,
+        payload: Payload | None = None,
     ) -> int:
         """A query's answer, batch by batch, as one snapshot: small batches are joined up to
-        ``EXTENT_ROWS`` rows, so memory holds about that many (and the extents are not tiny)."""
+        ``EXTENT_ROWS`` rows, so memory holds about that many (and the extents are not tiny).
+        ``replace``: the snapshot retires the table's other extents; ``payload`` runs in its
+        commit."""
         info = self.write_path.catalog.get_table(table)
         _check_columns(table, info, schema.names)
         chunks = _chunks(b for b in batches if b.num_rows)
@@ -44,9 +52,17 @@ class SqlWriter:
         if first is None:
             return 0
         conformed = (parquet_columns(b, info, False) for b in itertools.chain([first], chunks))
-        return self.write_path.ingest_batches(table, conformed, source=SOURCE).rows
+        write = self.write_path.ingest_batches
+        return write(table, conformed, source=SOURCE, replace=replace, payload=payload).rows
 
-    def update_arrow(self, table: str, data: pa.Table, vectors: list[DeletionVector]) -> int:
+    def update_arrow(
+        self,
+        table: str,
+        data: pa.Table,
+        vectors: list[DeletionVector],
+        *,
+        payload: Payload | None = None,
+    ) -> int:
         """``data`` inserted, and the rows ``vectors`` mark deleted, in one snapshot."""
         info = self.write_path.catalog.get_table(table)
         _check_columns(table, info, data.column_names)
@@ -54,7 +70,7 @@ class SqlWriter:
             return 0
         batches = (parquet_columns(b, info, False) for b in data.to_batches())
         write = self.write_path.ingest_batches
-        return write(table, batches, source=SOURCE, deletes=vectors).rows
+        return write(table, batches, source=SOURCE, deletes=vectors, payload=payload).rows
 
 
 def _check_columns(table: str, info: TableInfo, names: list[str]) -> None:

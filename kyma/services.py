@@ -69,8 +69,9 @@ class Services:
         self.metrics.track_sources(self.sources.metrics)
 
     def run_maintenance(self) -> dict[str, int]:
-        """One round: retention, compaction and VACUUM of every table, the ledger sweeper,
-        orphan GC."""
+        """One round: materialized views brought up to date, retention, compaction and VACUUM
+        of every table, the ledger sweeper, orphan GC."""
+        kept = self.query.matviews.catch_up_all()
         tables = self.catalog.list_tables()
         expired = 0
         for table in tables:
@@ -94,6 +95,7 @@ class Services:
             "deleted_rows_erased": erased,
             "ledger_entries_swept": swept,
             "orphans_deleted": len(orphans),
+            "materialized_views_kept_up": kept,
         }
 
     def close(self) -> None:
@@ -220,6 +222,7 @@ def wire_services(settings: Settings, stores: Stores, store: ObjectStore) -> Ser
             decoded_bytes=settings.query_cache_bytes,
             relations=CatalogRelations(backends),
             running=running,
+            import_dirs=settings.allowed_import_dirs,
         ),
         write_path=write_path,
         connectors=connectors,

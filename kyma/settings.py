@@ -47,6 +47,11 @@ class Settings:
     secrets_dir: Path | None = _setting(
         None, "KYMA_SECRETS_DIR", "folder connector secret_ref files come from (<home>/secrets)"
     )
+    import_dirs: str | None = _setting(
+        None,
+        "KYMA_IMPORT_DIRS",
+        "folders read_parquet/read_csv/read_ndjson may read, separated by ':' (none: refused)",
+    )
     http_host: str = _setting("127.0.0.1", "KYMA_HTTP_HOST", "address the HTTP API listens on")
     http_port: int = _setting(8080, "KYMA_HTTP_PORT", "port of the HTTP API (0: any free port)")
     http_threads: int = _setting(8, "KYMA_HTTP_THREADS", "worker threads of the HTTP server")
@@ -244,6 +249,11 @@ class Settings:
     @property
     def resolved_secrets_dir(self) -> Path:
         return self.secrets_dir or self.home / "secrets"
+
+    @property
+    def allowed_import_dirs(self) -> tuple[Path, ...]:
+        """The folders SQL's file table functions may read (KYMA_IMPORT_DIRS)."""
+        return tuple(Path(p) for p in (self.import_dirs or "").split(os.pathsep) if p)
 
     @classmethod
     def help_text(cls) -> str:

@@ -16,6 +16,7 @@ from kyma.engine.catalog._model import (
     ViewInfo,
 )
 from kyma.engine.catalog._options import parse_duration, retention_seconds, schema_evolution
+from kyma.engine.catalog._views import advance as advance_matview
 from kyma.engine.catalog.base import Catalog, Payload, Transaction
 from kyma.engine.catalog.postgres import PostgresCatalog, check_identifier
 
@@ -37,6 +38,7 @@ __all__ = [
     "TableInfo",
     "Transaction",
     "ViewInfo",
+    "advance_matview",
     "check_identifier",
     "column_stats_record",
     "parse_duration",

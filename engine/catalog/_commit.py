@@ -73,6 +73,36 @@ def commit(
     )
 
 
+def truncate(
+    conn: psycopg.Connection, table_ids: Sequence[int], summary: dict[str, Any]
+) -> list[CommitResult]:
+    """One snapshot of each table retiring every extent it holds, all in one transaction
+    (TRUNCATE of several tables): each head row is locked before its live extents are read,
+    so no commit lands between."""
+    for attempt in range(1, MAX_ATTEMPTS + 1):
+        try:
+            with conn.transaction():
+                results = []
+                for table_id in sorted(table_ids):  # one lock order: no deadlock between two
+                    conn.execute(
+                        "SELECT 1 FROM kyma.tables WHERE table_id = %s FOR UPDATE", (table_id,)
+                    )
+                    live = [
+                        str(r[0])
+                        for r in conn.execute(
+                            "SELECT extent_id FROM kyma.manifest WHERE table_id = %s"
+                            " AND removed_snapshot_id IS NULL",
+                            (table_id,),
+                        )
+                    ]
+                    found = _attempt(conn, table_id, [], live, summary, None)
+                    results.append(CommitResult(*found, attempt))
+            return results
+        except (_HeadMoved, psycopg.errors.SerializationFailure, psycopg.errors.DeadlockDetected):
+            time.sleep(random.uniform(0, min(0.2, 0.002 * 2 ** min(attempt, 7))))
+    raise CommitConflictError(f"TRUNCATE: the heads kept moving; gave up after {MAX_ATTEMPTS}")
+
+
 def _attempt(
     conn: psycopg.Connection,
     table_id: int,

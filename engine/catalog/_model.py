@@ -107,7 +107,10 @@ class CommitResult:
 class ViewInfo:
     """A view: its query as kyma's dialect writes it and its output columns.
 
-    ``reads``: the tables and views its query names (DROP refuses to leave it dangling)."""
+    ``reads``: the tables and views its query names (DROP refuses to leave it dangling).
+    A materialized view's ``query`` reads the table ``storage`` that holds its rows; it was
+    created with the query ``definition`` over ``base``, whose snapshot ``base_snapshot``
+    the rows are up to date with."""
 
     view_id: int
     name: str
@@ -115,6 +118,14 @@ class ViewInfo:
     schema: pa.Schema
     reads: tuple[str, ...]
     created_at: datetime
+    definition: str | None = None
+    storage: str | None = None
+    base: str | None = None
+    base_snapshot: int | None = None
+
+    @property
+    def materialized(self) -> bool:
+        return self.definition is not None
 
     @property
     def column_names(self) -> list[str]:

@@ -105,8 +105,17 @@ class Catalog(ABC):
     @abstractmethod
     def column_stats(self, table: str) -> dict[str, dict[str, Any]]: ...
 
+    def drop_table(self, name: str, *, if_exists: bool = False) -> bool:
+        """Drop a table no view reads; its objects become orphans that GC removes. True if
+        it existed."""
+        return self.drop_relations([name], "table", if_exists=if_exists) > 0
+
     @abstractmethod
-    def drop_table(self, name: str, *, if_exists: bool = False) -> bool: ...
+    def drop_relations(
+        self, names: Sequence[str], kind: str, *, if_exists: bool = False, cascade: bool = False
+    ) -> int:
+        """Drop tables, views or materialized views (``kind``) together, and with
+        ``cascade`` the views that read them; how many of ``names`` existed."""
 
     @abstractmethod
     def get_table(self, name: str) -> TableInfo: ...
@@ -135,8 +144,10 @@ class Catalog(ABC):
         reads: Sequence[str],
         *,
         replace: bool = False,
+        materialized: ViewInfo | None = None,
     ) -> ViewInfo:
-        """Store a view (``replace``: Postgres's CREATE OR REPLACE rule for its columns)."""
+        """Store a view (``replace``: Postgres's CREATE OR REPLACE rule for its columns;
+        ``materialized``: a materialized view's definition, storage and base)."""
 
     @abstractmethod
     def get_views(self, names: Collection[str]) -> dict[str, ViewInfo]:
@@ -145,9 +156,9 @@ class Catalog(ABC):
     @abstractmethod
     def list_views(self) -> list[ViewInfo]: ...
 
-    @abstractmethod
     def drop_views(self, names: Sequence[str], *, if_exists: bool = False) -> int:
         """Drop views together (one may read another); how many existed."""
+        return self.drop_relations(names, "view", if_exists=if_exists)
 
     # ------------------------------------------------------------ snapshots and extents
 
@@ -162,6 +173,10 @@ class Catalog(ABC):
         payload: Payload | None = None,
         deletes: Sequence[DeletionVector] = (),
     ) -> CommitResult: ...
+
+    @abstractmethod
+    def truncate(self, tables: Sequence[str], summary: dict[str, Any]) -> None:
+        """One new snapshot of each table holding none of its extents, committed together."""
 
     @abstractmethod
     def live_extents(self, table: str, snapshot_id: int | None = None) -> list[ManifestEntry]: ...

@@ -214,16 +214,11 @@ class PostgresCatalog(Catalog):
         with self._conn() as conn:
             return _column_stats.read(conn, self._table(conn, table).table_id)
 
-    def drop_table(self, name: str, *, if_exists: bool = False) -> bool:
-        """Drop a table no view reads; its objects become orphans that GC removes. True if
-        it existed."""
-        with self._conn() as conn, conn.transaction():
-            _views.refuse_view(conn, name)
-            _views.refuse_dependents(conn, name, "table")
-            cur = conn.execute("DELETE FROM kyma.tables WHERE name = %s", (name,))
-        if cur.rowcount == 0 and not if_exists:
-            raise NotFoundError(f"table {name!r} does not exist")
-        return cur.rowcount > 0
+    def drop_relations(
+        self, names: Sequence[str], kind: str, *, if_exists: bool = False, cascade: bool = False
+    ) -> int:
+        with self._conn() as conn:
+            return _views.drop(conn, names, kind, if_exists=if_exists, cascade=cascade)
 
     # ------------------------------------------------------------ views
 
@@ -235,10 +230,13 @@ class PostgresCatalog(Catalog):
         reads: Sequence[str],
         *,
         replace: bool = False,
+        materialized: ViewInfo | None = None,
     ) -> ViewInfo:
         check_identifier("view", name)
         with self._conn() as conn:
-            return _views.create(conn, name, query, schema, reads, replace=replace)
+            return _views.create(
+                conn, name, query, schema, reads, replace=replace, materialized=materialized
+            )
 
     def get_views(self, names: Collection[str]) -> dict[str, ViewInfo]:
         with self._conn() as conn:
@@ -247,10 +245,6 @@ class PostgresCatalog(Catalog):
     def list_views(self) -> list[ViewInfo]:
         with self._conn() as conn:
             return _views.every(conn)
-
-    def drop_views(self, names: Sequence[str], *, if_exists: bool = False) -> int:
-        with self._conn() as conn:
-            return _views.drop(conn, names, if_exists=if_exists)
 
     def get_table(self, name: str) -> TableInfo:
         if "\x00" in name:  # Postgres text cannot hold it: no table can have it
@@ -336,6 +330,11 @@ class PostgresCatalog(Catalog):
             except Exception:  # a listener never fails a commit that landed
                 log.exception("commit listener failed")
         return result
+
+    def truncate(self, tables: Sequence[str], summary: dict[str, Any]) -> None:
+        ids = [self.get_table(name).table_id for name in tables]
+        with self._conn() as conn:
+            _commit.truncate(conn, ids, summary)
 
     def live_extents(self, table: str, snapshot_id: int | None = None) -> list[ManifestEntry]:
         """The extents of ``snapshot_id`` (default: the current snapshot), with their stats."""

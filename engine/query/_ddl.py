@@ -83,15 +83,21 @@ def alter_table(catalog: Catalog, stmt: exp.Alter) -> QueryResult:
 def drop_table(catalog: Catalog, stmt: exp.Drop) -> QueryResult:
     if str(stmt.args.get("kind", "")).upper() != "TABLE":
         raise UnsupportedStatementError(f"DROP {stmt.args.get('kind')} is not supported")
-    tables = stmt.args.get("tables") or [stmt.this]
-    for table in tables:
-        catalog.drop_table(table_name(table), if_exists=bool(stmt.args.get("exists")))
+    names = [table_name(t) for t in stmt.args.get("tables") or [stmt.this]]
+    exists, cascade = bool(stmt.args.get("exists")), bool(stmt.args.get("cascade"))
+    catalog.drop_relations(names, "table", if_exists=exists, cascade=cascade)
     return QueryResult.status_only("DROP TABLE")
 
 
 def show_tables(catalog: Catalog, visible: Callable[[str], bool] | None = None) -> QueryResult:
-    """Every table, or those ``visible`` lets through (the ones the caller may read)."""
-    tables = [t for t in catalog.list_tables() if visible is None or visible(t.name)]
+    """Every table, or those ``visible`` lets through (the ones the caller may read); not
+    the tables holding materialized views' rows."""
+    hidden = {v.storage for v in catalog.list_views()}
+    tables = [
+        t
+        for t in catalog.list_tables()
+        if t.name not in hidden and (visible is None or visible(t.name))
+    ]
     table = pa.table(
         {
             "name": pa.array([t.name for t in tables], pa.string()),

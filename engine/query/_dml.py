@@ -25,6 +25,7 @@ from sqlglot import exp
 from kyma.engine import deletes
 from kyma.engine.catalog import Catalog, DeletionVector, TableInfo
 from kyma.engine.errors import (
+    NotFoundError,
     StaleCommitError,
     UndefinedColumnError,
     UnsupportedStatementError,
@@ -33,6 +34,7 @@ from kyma.engine.query._insert import InsertWriter
 from kyma.engine.query._parse import identifier, table_name
 from kyma.engine.query._result import QueryResult
 from kyma.engine.query._values import literal
+from kyma.engine.query._writable import refuse_storage, refuse_view
 from kyma.engine.query.rewrite import current_state
 
 ATTEMPTS = 20
@@ -62,7 +64,7 @@ def delete(stmt: exp.Delete, catalog: Catalog, select: Select) -> QueryResult:
         if info.current_snapshot_id is None:
             return _done("DELETE", 0)
         found = select(_query(stmt, []), info.current_snapshot_id, table)
-        vectors, count = _vectors(catalog, info, found)
+        vectors, count = deletion_vectors(catalog, table, found)
         if not vectors:
             return _done("DELETE", 0)
         summary = {"source": "delete", "deleted_rows": count}
@@ -87,7 +89,7 @@ def update(
         if info.current_snapshot_id is None:
             return _done("UPDATE", 0)
         found = select(_query(stmt, _assignments(stmt, info)), info.current_snapshot_id, table)
-        vectors, count = _vectors(catalog, info, found)
+        vectors, count = deletion_vectors(catalog, table, found)
         if not vectors:
             return _done("UPDATE", 0)
         rows = found.drop_columns(list(deletes.ROW_COLUMNS))
@@ -106,7 +108,12 @@ def _refuse_clauses(stmt: exp.Expression, verb: str) -> None:
 
 
 def _target(catalog: Catalog, table: str, verb: str) -> TableInfo:
-    info = catalog.get_table(table)
+    try:
+        info = catalog.get_table(table)
+    except NotFoundError:
+        refuse_view(catalog, table)
+        raise
+    refuse_storage(catalog, table)
     if current_state.is_cdc(info.options):
         raise UnsupportedStatementError(
             f"{verb}: table {table!r} is kept in sync by a CDC connector; change the rows in"
@@ -149,8 +156,8 @@ def _query(stmt: exp.Delete | exp.Update, columns: list[exp.Expr]) -> exp.Select
     return query.where(where.this.copy()) if where is not None else query
 
 
-def _vectors(
-    catalog: Catalog, info: TableInfo, found: pa.Table
+def deletion_vectors(
+    catalog: Catalog, table: str, found: pa.Table
 ) -> tuple[list[DeletionVector], int]:
     """The deletion vector of each extent ``found`` has rows of (its old one grown by their
     positions), and how many rows they add."""
@@ -159,7 +166,7 @@ def _vectors(
     extent, row = deletes.ROW_COLUMNS
     grouped = found.select([extent, row]).group_by(extent).aggregate([(row, "list")])
     ids = grouped.column(extent).to_pylist()
-    old = {e.extent_id: e for e in catalog.extents(info.name, ids)}  # as the scan read them
+    old = {e.extent_id: e for e in catalog.extents(table, ids)}  # as the scan read them
     vectors, count = [], 0
     for extent_id, rows in zip(ids, grouped.column(f"{row}_list"), strict=True):
         before = old[extent_id]

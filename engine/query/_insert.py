@@ -15,7 +15,7 @@ from typing import Any, Protocol
 import pyarrow as pa
 from sqlglot import exp
 
-from kyma.engine.catalog import Catalog, DeletionVector
+from kyma.engine.catalog import Catalog, DeletionVector, Payload
 from kyma.engine.catalog._views import pg_type_name
 from kyma.engine.errors import (
     DataError,
@@ -27,12 +27,14 @@ from kyma.engine.errors import (
     SchemaError,
     SqlError,
     UnsupportedStatementError,
+    WrongObjectTypeError,
 )
 from kyma.engine.query._access import WRITE, Access
 from kyma.engine.query._output_names import output_names
 from kyma.engine.query._parse import identifier, table_name
 from kyma.engine.query._result import QueryResult
 from kyma.engine.query._values import literal
+from kyma.engine.query._writable import refuse_storage
 from kyma.engine.types import (
     DEFAULT_COLUMN_NAMES,
     DEFAULT_COLUMNS,
@@ -60,12 +62,26 @@ class InsertWriter(Protocol):
     def insert_rows(self, table: str, rows: list[dict[str, Any]]) -> int: ...
 
     def insert_batches(
-        self, table: str, schema: pa.Schema, batches: Iterator[pa.RecordBatch]
+        self,
+        table: str,
+        schema: pa.Schema,
+        batches: Iterator[pa.RecordBatch],
+        *,
+        replace: bool = False,
+        payload: Payload | None = None,
     ) -> int:
-        """A query's answer as it streams (``schema``: its columns, named as the table's)."""
+        """A query's answer as it streams (``schema``: its columns, named as the table's);
+        ``replace``: in place of every row the table had; ``payload`` runs in the commit."""
         ...
 
-    def update_arrow(self, table: str, data: pa.Table, vectors: list[DeletionVector]) -> int:
+    def update_arrow(
+        self,
+        table: str,
+        data: pa.Table,
+        vectors: list[DeletionVector],
+        *,
+        payload: Payload | None = None,
+    ) -> int:
         """``data`` written and ``vectors`` (the rows it replaces) committed together."""
         ...
 
@@ -103,11 +119,15 @@ def run(
     try:
         info = catalog.get_table(table)  # NotFoundError before anything runs
     except NotFoundError:
-        if catalog.get_views([table]):
+        view = catalog.get_views([table]).get(table)
+        if view is not None and view.materialized:
+            raise WrongObjectTypeError(f'cannot change materialized view "{table}"') from None
+        if view is not None:
             raise UnsupportedStatementError(
                 f'cannot insert into view "{table}": kyma\'s views are read-only'
             ) from None
         raise
+    refuse_storage(catalog, table)
     # Without a list: the declared columns, in order (``_timestamp`` and ``props`` are kyma's).
     declared = [c.name for c in info.columns if c.name not in DEFAULT_COLUMN_NAMES]
     columns = named if named is not None else declared
@@ -202,15 +222,8 @@ def create_table_as(
     figured = output_names(stmt.expression)  # the answer keeps no duplicate: these may
 
     def write(schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> int:
-        names = figured if figured is not None and len(figured) == len(schema) else schema.names
-        if len(written) > len(names):
-            raise SqlError("too many column names were specified")
-        names = [*written, *names[len(written) :]]
-        for position, name in enumerate(names):
-            if name in names[:position]:
-                raise DuplicateColumnError(f'column "{name}" specified more than once')
-        schema = pa.schema([f.with_name(n) for f, n in zip(schema, names, strict=True)])
-        columns = [_column(field) for field in schema]
+        schema = named(schema, figured, written)
+        columns = [column_of(field) for field in schema]
         catalog.create_table(table, [c for c in columns if c.name not in DEFAULT_COLUMN_NAMES])
         try:
             assert writer is not None
@@ -223,12 +236,26 @@ def create_table_as(
     return QueryResult(pa.table({}), f"SELECT {count}", rowcount=count)
 
 
+def named(schema: pa.Schema, figured: list[str] | None, written: list[str]) -> pa.Schema:
+    """A query's answer ``schema`` with Postgres's names for its columns: those ``written``
+    first, then those ``figured`` (``output_names``) when it has one per column; 42601 for
+    more written names than columns, 42701 for a name twice."""
+    names = figured if figured is not None and len(figured) == len(schema) else schema.names
+    if len(written) > len(names):
+        raise SqlError("too many column names were specified")
+    names = [*written, *names[len(written) :]]
+    for position, name in enumerate(names):
+        if name in names[:position]:
+            raise DuplicateColumnError(f'column "{name}" specified more than once')
+    return pa.schema([f.with_name(n) for f, n in zip(schema, names, strict=True)])
+
+
 def _renamed(schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     for batch in batches:
         yield pa.RecordBatch.from_arrays(batch.columns, schema=schema)
 
 
-def _column(field: pa.Field) -> Column:
+def column_of(field: pa.Field) -> Column:
     """The kyma column that stores a query's result column (SchemaError when none does)."""
     dtype = field.type
     if pa.types.is_null(dtype):  # an untyped NULL: text, as Postgres makes it

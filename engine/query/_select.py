@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable, Collection, Hashable, Sequence
 from dataclasses import asdict
 from functools import partial
+from pathlib import Path
 
 import pyarrow as pa
 import sqlglot.errors
@@ -22,6 +23,7 @@ from kyma.engine.errors import NotFoundError, PermissionDeniedError, Unsupported
 from kyma.engine.format import SegmentFormat
 from kyma.engine.format.predicate import BlockPredicate
 from kyma.engine.query import (
+    _imports,
     _jsonb_columns,
     _native,
     _path_columns,
@@ -101,6 +103,10 @@ class SelectPlanner:
         self._plans: Recent[Plan] = Recent(STATEMENTS)
         pool = limits.memory_bytes if limits is not None else 0
         self.decoded = DecodedColumns(decoded_bytes, pool)
+        self.keep_up: Callable[[ViewInfo], None] | None = None
+        """Brings a materialized view's rows up to date before a query reads them."""
+        self.import_dirs: tuple[Path, ...] = ()
+        """The folders ``read_parquet``, ``read_csv`` and ``read_ndjson`` may read."""
 
     def run(
         self,
@@ -209,9 +215,12 @@ class SelectPlanner:
         sources = self._resolve(stmt, snapshot, {scan.name for scan in scans}, looked)
         for source in sources.values():
             source.rows = source.info.name == rows
+        imports = _imports.resolve(stmt, self.import_dirs)
+        if imports:
+            key = None  # the files may change
         tables = fingerprint(list(looked), looked)  # type: ignore[arg-type]
         stmt = subquery_predicates.rule(star_defaults.rule(stmt, declared(sources)))
-        counted = None if explain or scans else counted_table(stmt, sources)
+        counted = None if explain or scans or imports else counted_table(stmt, sources)
         if counted is not None:
             planned = Plan(tables, sources, "", names, counted)
             self._keep(key, planned)
@@ -223,12 +232,16 @@ class SelectPlanner:
             answer = scan.fetch()
             ctx.register_record_batches(scan.name, [answer.to_batches() or [empty_batch(answer)]])
             fetched[f'"{scan.name}"'] = {f.name: arrow_sql_type(f.type) for f in answer.schema}
-        columns = dict(fetched)  # and the catalog relations', to resolve names beside tables
+        files = {
+            f'"{i.name}"': {f.name: arrow_sql_type(f.type) for f in i.register(ctx)}
+            for i in imports
+        }
+        columns = {**fetched, **files}  # and the catalog relations', to resolve names by tables
         for name in relations if sources else ():
             built = self._relation(name, list)  # its columns (its rows: _answer)
             columns[f'"{name}"'] = {f.name: arrow_sql_type(f.type) for f in built.schema}
         self._analyze(stmt, sources, columns, pruning=pruning)
-        schemas = {**self._session_schemas(sources), **fetched}
+        schemas = {**self._session_schemas(sources), **fetched, **files}
         stmt = correlated.rule(stmt, schemas)
         stmt = numeric_input.rule(stmt, not_text(sources, fetched))
         stmt = postgres_semantics.rule(stmt, schemas, federated=bool(fetched))
@@ -269,7 +282,10 @@ class SelectPlanner:
     ) -> bool:
         """Replace the views ``stmt`` names by their queries (in place); whether it named any.
         Views are looked up only under names no table has (``looked`` gets the tables read);
-        a table or connector table a view reads that the caller may not read is refused."""
+        a table or connector table a view reads that the caller may not read is refused (of a
+        materialized view: those its definition reads, not the table holding its rows)."""
+        storage: set[str] = set()
+        defined: set[str] = set()
 
         def views_of(names: set[str]) -> dict[str, ViewInfo]:
             new = names - set(looked)
@@ -277,12 +293,19 @@ class SelectPlanner:
                 found = self.catalog.get_tables(new)
                 looked.update({name: found.get(name) for name in new})
             missing = {name for name in names if looked.get(name) is None}
-            return self.catalog.get_views(missing) if missing else {}
+            views = self.catalog.get_views(missing) if missing else {}
+            for view in views.values():
+                if view.storage is not None:
+                    storage.add(view.storage)
+                    defined.update(set(view.reads) - {view.storage})
+                    if self.keep_up is not None:
+                        self.keep_up(view)
+            return views
 
         _, views = _views.expand(stmt, views_of, self.local_tables)
         if views and visible is not None:
             read = {split_versioned(raw)[0] for raw, _ in self.local_tables(stmt)}
-            for table in sorted(read | federated_tables(stmt)):
+            for table in sorted((read - storage) | defined | federated_tables(stmt)):
                 if not visible(table):
                     raise PermissionDeniedError(
                         f"view {sorted(views)[0]!r} reads table {table!r}, which this token"
@@ -306,7 +329,10 @@ class SelectPlanner:
 
         def tables() -> list[TableInfo | ViewInfo]:
             if not listed:
-                every = [*self.catalog.list_tables(), *self.catalog.list_views()]
+                views = self.catalog.list_views()
+                hidden = {v.storage for v in views}  # a materialized view's rows: its own
+                every = [t for t in self.catalog.list_tables() if t.name not in hidden]
+                every += views
                 listed.append([i for i in every if visible is None or visible(i.name)])
             return listed[0]
 

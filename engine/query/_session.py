@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
+from pathlib import Path
 from typing import TypeVar
 
 import pyarrow as pa
@@ -22,7 +23,7 @@ from kyma.engine.errors import (
     UnsupportedStatementError,
 )
 from kyma.engine.format import SegmentFormat
-from kyma.engine.query import _ddl, _dml, _insert, _paths, _truncate, _views
+from kyma.engine.query import _ddl, _dml, _insert, _matviews, _paths, _truncate, _views
 from kyma.engine.query._access import (
     ADMIN,
     QUERY_WORDS,
@@ -80,6 +81,7 @@ class QueryEngine:
         quarantine: Quarantine | None = None,
         relations: Relations | None = None,
         running: RunningStatements | None = None,
+        import_dirs: Sequence[Path] = (),
     ) -> None:
         """``statements`` run kyma's own statement kinds (CREATE SOURCE…), as kyma's dialect
         parses them: each returns a result, or None when the statement is not its kind.
@@ -92,7 +94,9 @@ class QueryEngine:
         crashed the server are refused (None: no journal).
         ``relations``: Postgres' catalog relations and functions (``relations``); a query
         naming them takes the same path, limits and gate as any other.
-        ``running``: the list of running statements (shared with ``relations``); None: a new one."""
+        ``running``: the list of running statements (shared with ``relations``); None: a new one.
+        ``import_dirs``: the folders ``read_parquet`` / ``read_csv`` / ``read_ndjson`` may
+        read (none: they are refused)."""
         self.catalog = catalog
         self.writer = writer
         self.federation = federation
@@ -106,6 +110,21 @@ class QueryEngine:
         self._parsed: Recent[Parsed] = Recent(STATEMENTS)
         self.limits = limits or QueryLimits()  # the statement's shape is always bounded
         self.quarantine = quarantine
+        self.matviews = _matviews.Matviews(
+            catalog, writer, self._run_at, self._rows_of, self.planner.local_tables
+        )
+        self.planner.keep_up = self.matviews.catch_up
+        self.planner.import_dirs = tuple(import_dirs)
+
+    def _run_at(self, query: exp.Query, snapshot: int | None, sink: Sink) -> int:
+        """A materialized view's query at a snapshot of its table, to ``sink`` (upkeep: the
+        caller's reads were checked by the statement that needs it)."""
+        check_functions(query, self.limits.memory_bytes)
+        run = self.planner.run
+        return run(query, snapshot=snapshot, explain=False, sink=sink).rowcount
+
+    def _rows_of(self, query: exp.Query, at: int, table: str) -> pa.Table:
+        return self.planner.run(query, snapshot=at, explain=False, rows=table).table
 
     def execute(
         self,
@@ -285,6 +304,10 @@ class QueryEngine:
                 if handled is not None:
                     return handled
         stream = self._stream(pruning, pushdown, visible)
+        if isinstance(stmt, exp.Create) and _matviews.is_materialized(stmt):
+            return self.matviews.create(stmt)
+        if isinstance(stmt, exp.Refresh):
+            return self.matviews.refresh(stmt)
         if isinstance(stmt, exp.Insert):
             return _insert.run(stmt, self.catalog, self.writer, stream)
         if isinstance(stmt, exp.Create) and _views.is_view(stmt):

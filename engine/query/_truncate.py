@@ -1,4 +1,5 @@
-"""TRUNCATE [TABLE] t [, …]: one new snapshot of each table with none of its extents.
+"""TRUNCATE [TABLE] t [, …]: one new snapshot of each table with none of its extents, all
+committed in one catalog transaction (a reader sees every table truncated or none).
 
 The extents stay in the store while older snapshots keep them (``AS OF SNAPSHOT`` before
 the truncate still reads every row); retention and orphan GC remove them in time. A table
@@ -14,17 +15,14 @@ from sqlglot import exp
 from kyma.engine.catalog import Catalog
 from kyma.engine.errors import (
     NotFoundError,
-    StaleCommitError,
     UnsupportedStatementError,
     WrongObjectTypeError,
 )
 from kyma.engine.query._access import WRITE, Access
 from kyma.engine.query._parse import table_name
 from kyma.engine.query._result import QueryResult
+from kyma.engine.query._writable import refuse_storage
 from kyma.engine.query.rewrite import current_state
-
-ATTEMPTS = 20
-"""Commits tried while compaction replaces extents under the truncate."""
 
 
 def access(stmt: exp.TruncateTable) -> Access:
@@ -41,25 +39,14 @@ def run(stmt: exp.TruncateTable, catalog: Catalog) -> QueryResult:
             if catalog.get_views([name]):
                 raise WrongObjectTypeError(f'"{name}" is not a table')
             raise NotFoundError(f'relation "{name}" does not exist')
+        refuse_storage(catalog, name)
         if current_state.is_cdc(info.options):
             raise UnsupportedStatementError(
                 f"TRUNCATE {name}: the table is synced from a Postgres source by CDC, and its"
                 " rows follow the source's; truncate the source table instead"
             )
-    for name in names:
-        _truncate(catalog, name)
+    catalog.truncate(names, {"source": "sql", "operation": "truncate"})
     return QueryResult.status_only("TRUNCATE TABLE")
-
-
-def _truncate(catalog: Catalog, name: str) -> None:
-    for _ in range(ATTEMPTS):
-        live = [e.extent_id for e in catalog.live_extents(name)]
-        try:
-            catalog.commit(name, [], live, summary={"source": "sql", "operation": "truncate"})
-            return
-        except StaleCommitError:  # compaction replaced some: read the live extents again
-            continue
-    raise StaleCommitError(f"TRUNCATE {name}: its extents kept changing; try again")
 
 
 def _names(stmt: exp.TruncateTable) -> list[str]:

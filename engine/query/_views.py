@@ -135,12 +135,9 @@ def create_view(
 
 
 def drop_view(catalog: Catalog, stmt: exp.Drop) -> QueryResult:
-    if stmt.args.get("materialized"):
-        raise UnsupportedStatementError("DROP MATERIALIZED VIEW is not supported")
-    if stmt.args.get("cascade"):
-        raise UnsupportedStatementError(
-            "DROP VIEW … CASCADE is not supported: drop the views that read it first"
-        )
+    """DROP [MATERIALIZED] VIEW [IF EXISTS] v, … [CASCADE | RESTRICT]."""
+    kind = "materialized view" if stmt.args.get("materialized") else "view"
     names = [table_name(t) for t in stmt.args.get("tables") or [stmt.this]]
-    catalog.drop_views(names, if_exists=bool(stmt.args.get("exists")))
-    return QueryResult.status_only("DROP VIEW")
+    exists, cascade = bool(stmt.args.get("exists")), bool(stmt.args.get("cascade"))
+    catalog.drop_relations(names, kind, if_exists=exists, cascade=cascade)
+    return QueryResult.status_only(f"DROP {kind.upper()}")

@@ -10,7 +10,7 @@ from typing import Any
 import pyarrow as pa
 
 from kyma.engine.catalog import ViewInfo
-from kyma.pgcatalog._relations import Relation, nullable
+from kyma.pgcatalog._relations import Relation, nullable, plain_views
 from kyma.pgwire import _types as t
 
 DATABASE, SCHEMA = "kyma", "public"
@@ -34,7 +34,13 @@ _NAMES = {
 _ELEMENT = {array: element for element, array in t.ARRAY_OF.items()}
 
 
+def _listed(infos: list[Relation]) -> list[Relation]:
+    """Tables and views; Postgres's information_schema lists no materialized view."""
+    return [i for i in infos if not (isinstance(i, ViewInfo) and i.materialized)]
+
+
 def tables(infos: list[Relation]) -> pa.Table:
+    infos = _listed(infos)
     names = [info.name for info in infos]
     return pa.table(
         {
@@ -52,7 +58,7 @@ _TABLE_COLUMNS = ("table_catalog", "table_schema", "table_name", "table_type")
 
 def views(infos: list[Relation]) -> pa.Table:
     """kyma's views are read-only: none is updatable or insertable into."""
-    found = [i for i in infos if isinstance(i, ViewInfo)]
+    found = plain_views(infos)
     no = ["NO"] * len(found)
     return pa.table(
         {
@@ -87,7 +93,7 @@ _VIEW_COLUMNS = (
 
 def columns(infos: list[Relation]) -> pa.Table:
     rows: dict[str, list] = {n: [] for n in _COLUMN_TYPES}  # type: ignore[type-arg]
-    for info in infos:
+    for info in _listed(infos):
         may_be_null = nullable(info)
         for position, field in enumerate(info.schema, start=1):
             oid = t.type_oid(field)

@@ -87,9 +87,23 @@ def pg_namespace(_tables: list[Relation]) -> pa.Table:
     )
 
 
+def _kind(info: Relation) -> str:
+    """pg_class.relkind: ``r`` a table, ``v`` a view, ``m`` a materialized view."""
+    if isinstance(info, TableInfo):
+        return "r"
+    return "m" if info.materialized else "v"
+
+
+def plain_views(relations: list[Relation]) -> list[ViewInfo]:
+    """The views that are not materialized (Postgres's pg_views and information_schema do
+    not list those)."""
+    return [v for v in relations if isinstance(v, ViewInfo) and not v.materialized]
+
+
 def pg_class(tables: list[Relation]) -> pa.Table:
     count = len(tables)
-    views = [isinstance(i, ViewInfo) for i in tables]
+    kinds = [_kind(i) for i in tables]
+    views = [k == "v" for k in kinds]
 
     def zeros(dtype: pa.DataType) -> pa.Array:
         return pa.array([0] * count, dtype)
@@ -102,7 +116,7 @@ def pg_class(tables: list[Relation]) -> pa.Table:
             "oid": pa.array([_oid(i) for i in tables], pa.int64()),
             "relname": pa.array([i.name for i in tables], pa.string()),
             "relnamespace": pa.array([PUBLIC_OID] * count, pa.int64()),
-            "relkind": pa.array(["v" if v else "r" for v in views], pa.string()),
+            "relkind": pa.array(kinds, pa.string()),
             "relowner": pa.array([10] * count, pa.int64()),
             "relam": pa.array([0 if v else 2 for v in views], pa.int64()),
             "relpersistence": pa.array(["p"] * count, pa.string()),
@@ -238,7 +252,7 @@ def pg_am(_tables: list[Relation]) -> pa.Table:
 
 
 def pg_views(relations: list[Relation]) -> pa.Table:
-    views = [v for v in relations if isinstance(v, ViewInfo)]
+    views = plain_views(relations)
     return pa.table(
         {
             "schemaname": pa.array(["public"] * len(views), pa.string()),
@@ -249,8 +263,25 @@ def pg_views(relations: list[Relation]) -> pa.Table:
     )
 
 
+def pg_matviews(relations: list[Relation]) -> pa.Table:
+    found = [v for v in relations if isinstance(v, ViewInfo) and v.materialized]
+    count = len(found)
+    return pa.table(
+        {
+            "schemaname": pa.array(["public"] * count, pa.string()),
+            "matviewname": pa.array([v.name for v in found], pa.string()),
+            "matviewowner": pa.array([OWNER] * count, pa.string()),
+            "tablespace": pa.nulls(count, pa.string()),
+            "hasindexes": pa.array([False] * count, pa.bool_()),
+            "ispopulated": pa.array([True] * count, pa.bool_()),
+            "definition": pa.array([v.definition for v in found], pa.string()),
+        }
+    )
+
+
 RELATIONS: dict[str, Callable[[list[Relation]], pa.Table]] = {
     "pg_views": pg_views,
+    "pg_matviews": pg_matviews,
     "pg_namespace": pg_namespace,
     "pg_class": pg_class,
     "pg_attribute": pg_attribute,

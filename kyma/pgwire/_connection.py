@@ -31,7 +31,7 @@ from kyma.engine.errors import (
 )
 from kyma.engine.query import QueryResult
 from kyma.engine.query.durations import lowest
-from kyma.pgwire import _asyncpg, _copy, _cursors, _errors
+from kyma.pgwire import _asyncpg, _copy, _copy_in, _cursors, _errors
 from kyma.pgwire import _messages as m
 from kyma.pgwire._backends import TERMINATED, Backend
 from kyma.pgwire._encoding import describe, encoded, text_rows
@@ -318,6 +318,10 @@ class Connection:
             self.send(m.EMPTY_QUERY)
         for statement in statements:
             try:
+                copy_in = _copy_in.statement(statement)
+                if copy_in is not None:
+                    self.send(m.command_complete(_copy_in.run(self, copy_in)))
+                    continue
                 copy = _copy.parse(statement)
                 result = self.run(copy.query if copy else statement, stream=not copy)
                 self.send(*self.reported())

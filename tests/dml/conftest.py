@@ -51,7 +51,9 @@ def kyma(module_catalog_url: str, tmp_path_factory: pytest.TempPathFactory) -> I
         auth="required",
         gc_grace_seconds=0,
         snapshot_keep_seconds=0,
+        import_dirs=str(home / "imports"),  # read_parquet & co. (test_copy_from.py)
     )
+    (home / "imports").mkdir()
     services = wire_services(settings, stores, LocalStore(home / "objects"))
     tokens = {}
     for name, scopes in (("admin", ["admin"]), ("read", ["read"])):

@@ -187,3 +187,68 @@ def test_delete_racing_writers_and_another_delete_is_exact(kyma) -> None:
         "SELECT tag, count(*) AS c, count(DISTINCT n) AS d FROM raced GROUP BY tag"
     )
     assert answer["rows"] == [["keep", 400, 400]], answer
+
+
+BOUNDS_ROWS = 240
+BOUNDS_QUERIES = [
+    "SELECT min(n), max(n), count(*) FROM bounds",
+    "SELECT min(_timestamp), max(_timestamp) FROM bounds",
+    "SELECT count(*) FROM bounds WHERE n < 1",
+    "SELECT n FROM bounds WHERE n <= 1 OR n >= 238 ORDER BY n",
+    "SELECT n FROM bounds WHERE n BETWEEN 59 AND 61 ORDER BY n",
+    "SELECT count(*) FROM bounds WHERE _timestamp < '2026-11-27 10:00:01+00'",
+    "SELECT min(n) FROM bounds WHERE s = 'a'",
+    "SELECT s, min(n), max(n) FROM bounds GROUP BY s ORDER BY s",
+]
+
+
+def test_a_deleted_least_or_greatest_value_is_never_answered(kyma, oracle) -> None:
+    """An extent's min/max in the catalog and its block stats still count the rows a DELETE
+    marked (the deletion vector leaves them in the object): pruning may keep an extent for a
+    deleted value, never answer from it. Each extent's least and greatest values deleted,
+    then asked for, answer as Postgres holding the same rows does."""
+    oracle.execute("SET TIME ZONE 'UTC'")
+    oracle.execute("CREATE TABLE bounds (n bigint, s text, _timestamp timestamptz)")
+    with kyma.connect() as conn:
+        conn.execute("CREATE TABLE bounds (n long, s string)")
+        for start in range(0, BOUNDS_ROWS, 60):  # four commits: four extents, each of n in order
+            values = ", ".join(
+                f"({n}, '{'ab'[n % 2]}', '2026-11-27 10:{n // 60:02d}:{n % 60:02d}+00')"
+                for n in range(start, start + 60)
+            )
+            for db in (conn, oracle):
+                db.execute(f"INSERT INTO bounds (n, s, _timestamp) VALUES {values}")
+        for q in BOUNDS_QUERIES:  # read first: plans, pruning and decoded columns are kept
+            assert conn.execute(q).fetchall() == oracle.execute(q).fetchall(), q
+        # each extent's least and greatest n (and _timestamp), and the a's least
+        delete = "DELETE FROM bounds WHERE n % 60 IN (0, 59) OR n = 1"
+        for db in (conn, oracle):
+            db.execute(delete)
+        for q in BOUNDS_QUERIES:
+            assert conn.execute(q).fetchall() == oracle.execute(q).fetchall(), q
+        update = "UPDATE bounds SET n = n + 1000 WHERE n = 2"  # the least moves away
+        for db in (conn, oracle):
+            db.execute(update)
+        for q in BOUNDS_QUERIES:
+            assert conn.execute(q).fetchall() == oracle.execute(q).fetchall(), q
+
+
+def test_truncating_several_tables_is_one_catalog_commit(kyma, oracle) -> None:
+    """One snapshot of each table in one catalog transaction: they share its time."""
+    with kyma.connect() as conn:
+        for table in ("left_t", "right_t"):
+            conn.execute(f"CREATE TABLE {table} (n long)")
+            oracle.execute(f"CREATE TABLE {table} (n bigint)")
+            for db in (conn, oracle):
+                db.execute(f"INSERT INTO {table} (n) VALUES (1), (2)")
+                db.execute(f"INSERT INTO {table} (n) VALUES (3)")
+        sql = "TRUNCATE left_t, right_t"
+        assert conn.execute(sql).statusmessage == oracle.execute(sql).statusmessage
+        catalog = kyma.services.catalog
+        last = [catalog.snapshots(t)[-1] for t in ("left_t", "right_t")]
+        assert [s.summary.get("operation") for s in last] == ["truncate", "truncate"]
+        assert last[0].created_at == last[1].created_at  # now(): one transaction's time
+        for db in (conn, oracle):
+            db.execute("INSERT INTO right_t (n) VALUES (4)")
+        query = "SELECT (SELECT count(*) FROM left_t), (SELECT sum(n) FROM right_t)"
+        assert conn.execute(query).fetchall() == oracle.execute(query).fetchall()

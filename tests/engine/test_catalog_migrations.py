@@ -35,6 +35,7 @@ EVERY = [
     (13, "013_large_sets_unindexed.sql"),
     (14, "014_views.sql"),
     (15, "015_deletes.sql"),
+    (16, "016_matviews.sql"),
 ]
 
 
@@ -92,6 +93,7 @@ def test_an_engine_alone_applies_its_own_and_stores_add_theirs(catalog_url: str)
             "013_large_sets_unindexed.sql",
             "014_views.sql",
             "015_deletes.sql",
+            "016_matviews.sql",
         ]
     finally:
         catalog.close()

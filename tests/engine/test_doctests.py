@@ -29,6 +29,7 @@ MODULES = [
     "kyma.engine.query._datafusion",
     "kyma.engine.query.durations",
     "kyma.engine.deletes",
+    "kyma.engine.query._copy_from",
     "kyma.pgwire._messages",
 ]
 

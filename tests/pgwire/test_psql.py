@@ -63,6 +63,28 @@ def test_psql_copies_a_query_to_a_csv_file(pg: PgServe, tmp_path) -> None:  # ty
     ]
 
 
+def test_psql_copies_a_csv_file_into_a_table(pg: PgServe, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    source = tmp_path / "loaded.csv"
+    source.write_text('n,label\n1,"a, quoted"\n2,\n3,plain\n')
+    create = psql(pg, "CREATE TABLE loaded (n long, label string)", pg.tokens["admin"])
+    assert create.returncode == 0, create.stderr
+    try:
+        copy = f"\\copy loaded (n, label) FROM '{source}' WITH (FORMAT csv, HEADER)"
+        done = psql(pg, copy, pg.tokens["admin"])
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == "COPY 3"
+        read = psql(pg, "SELECT n, label IS NULL, label FROM loaded ORDER BY n", pg.tokens["admin"])
+        assert read.stdout.splitlines() == ["1|f|a, quoted", "2|t|", "3|f|plain"]
+        source.write_text("n,label\n4,x\nfive,y\n")
+        bad = psql(pg, copy, pg.tokens["admin"])
+        assert bad.returncode == 1
+        assert "line 3, column n" in bad.stderr, bad.stderr
+        count = psql(pg, "SELECT count(*) FROM loaded", pg.tokens["admin"])
+        assert count.stdout.strip() == "3"  # nothing of the bad file was committed
+    finally:
+        psql(pg, "DROP TABLE loaded", pg.tokens["admin"])
+
+
 def test_psql_lists_tables_the_token_may_read(pg: PgServe) -> None:
     for pattern in ("\\dt", "\\dt ev*"):
         done = psql(pg, pattern, pg.tokens["admin"])
