@@ -162,7 +162,8 @@ def table_counts(services) -> list:  # type: ignore[no-untyped-def]
     """[rows, distinct numbers, distinct (partition, offset), min, max]."""
     answer = services.query.execute(
         "SELECT count(*) AS rows, count(DISTINCT n) AS numbers,"
-        " count(DISTINCT (_kafka_partition, _kafka_offset)) AS origins,"
+        " (SELECT count(*) FROM (SELECT DISTINCT _kafka_partition, _kafka_offset"
+        " FROM numbers)) AS origins,"
         " min(n) AS low, max(n) AS high FROM numbers"
     )
     return list(answer.table.to_pylist()[0].values())
