@@ -1,12 +1,13 @@
 """Group commit: appends to one table that are ready while its commit is in flight share
 the next catalog transaction.
 
-A request that finds no commit of its table (and source) running commits at once, alone.
-One that finds one running waits; when it ends, the first waiter commits every request
-waiting then as one snapshot: all their extents, and each request's payload (its ledger
-row with its own idempotency key and acknowledgement, its source positions, its column
-statistics) run one after the other in that transaction. So a burst of N concurrent
-requests costs about two transactions, not N, and each still lands whole or not at all.
+A request that finds no commit of its table running commits at once, alone. One that
+finds one running waits; when it ends, the first waiter commits every waiting request of
+its source (a snapshot's summary names one) as one snapshot: all their extents, and each
+request's payload (its ledger row with its own idempotency key and acknowledgement, its
+source positions, its column statistics) run one after the other in that transaction. So
+a burst of N concurrent requests costs about two transactions, not N, and each still
+lands whole or not at all.
 
 If a shared transaction fails with anything but CatalogUnavailableError (a payload's
 conflict, a dropped table), each request of the group is committed again alone, so its
@@ -29,10 +30,11 @@ MAX_GROUP = 64
 """At most this many requests share a transaction (its payloads run one by one)."""
 
 
-@dataclass
+@dataclass(eq=False)
 class _Request:
     written: Sequence[ExtentWriteResult]
     payload: Payload | None
+    source: str
     result: CommitResult | None = None
     error: BaseException | None = None
     done: bool = False
@@ -46,7 +48,7 @@ class _Request:
 
 @dataclass
 class _Lane:
-    """The requests of one (table, source) waiting for a commit, and whether one runs."""
+    """The requests of one table waiting for a commit, and whether one runs."""
 
     ready: threading.Condition = field(default_factory=threading.Condition)
     waiting: list[_Request] = field(default_factory=list)
@@ -58,7 +60,7 @@ class GroupCommit:
 
     def __init__(self, catalog: Catalog) -> None:
         self.catalog = catalog
-        self._lanes: dict[tuple[str, str], _Lane] = {}
+        self._lanes: dict[str, _Lane] = {}
         self._lock = threading.Lock()
 
     def commit(
@@ -72,17 +74,20 @@ class GroupCommit:
         """Publish ``written`` with ``payload`` in a snapshot of ``table``, perhaps shared
         with other requests' (each payload runs once, in that snapshot's transaction)."""
         with self._lock:
-            lane = self._lanes.setdefault((table, source), _Lane())
-        request = _Request(written, payload)
+            lane = self._lanes.setdefault(table, _Lane())
+        request = _Request(written, payload, source)
         with lane.ready:
             lane.waiting.append(request)
-            lane.ready.notify_all()  # for whoever watches the queue (tests)
+            lane.ready.notify_all()  # for ``waiting``
             while lane.busy and not request.done:
                 lane.ready.wait()
             if request.done:
                 return request.outcome()
             lane.busy = True
-            group, lane.waiting = lane.waiting[:MAX_GROUP], lane.waiting[MAX_GROUP:]
+            others = [r for r in lane.waiting if r.source == source and r is not request]
+            group = [request, *others[: MAX_GROUP - 1]]
+            taken = {id(r) for r in group}
+            lane.waiting = [r for r in lane.waiting if id(r) not in taken]
         try:
             self._run(table, source, group)
         finally:
@@ -90,6 +95,17 @@ class GroupCommit:
                 lane.busy = False
                 lane.ready.notify_all()
         return request.outcome()
+
+    def waiting(self, table: str, timeout: float = 0, *, at_least: int = 1) -> int:
+        """How many requests wait for the next commit of ``table`` (one is in flight);
+        with ``timeout``, waits up to that many seconds for ``at_least`` of them."""
+        with self._lock:
+            lane = self._lanes.get(table)
+        if lane is None:
+            return 0
+        with lane.ready:
+            lane.ready.wait_for(lambda: len(lane.waiting) >= at_least, timeout)
+            return len(lane.waiting)
 
     def _run(self, table: str, source: str, group: list[_Request]) -> None:
         try:

@@ -44,9 +44,7 @@ def _behind_a_held_commit(
             first = pool.submit(write_path.ingest_ndjson, "clicks", _body(0), payload=hold)
             assert committing.wait(WAIT)
             others = [pool.submit(q) for q in queued]
-            lane = write_path.commits._lanes[("clicks", "rest")]
-            with lane.ready:
-                assert lane.ready.wait_for(lambda: len(lane.waiting) == len(queued), WAIT)
+            assert write_path.commits.waiting("clicks", WAIT, at_least=len(queued)) == len(queued)
         finally:
             release.set()
         return first.result(WAIT), [f.exception(WAIT) or f.result() for f in others]
