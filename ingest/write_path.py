@@ -2,7 +2,8 @@
 
 Every ingest source calls ``WritePath.ingest_ndjson`` (or a sibling taking Arrow) and
 differs only in how it read the bytes and which idempotency key it carries. A request
-commits as one snapshot or not at all; extents written before a failure are deleted.
+commits as one snapshot or not at all (appends ready while their table's commit is in
+flight share the next one: ``group_commit``); extents written before a failure are deleted.
 """
 
 from __future__ import annotations
