@@ -2,7 +2,8 @@
 
 Every ingest source calls ``WritePath.ingest_ndjson`` (or a sibling taking Arrow) and
 differs only in how it read the bytes and which idempotency key it carries. A request
-commits as one snapshot or not at all; extents written before a failure are deleted.
+commits as one snapshot or not at all (appends ready while their table's commit is in
+flight share the next one: ``group_commit``); extents written before a failure are deleted.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ from kyma.ingest.encode import (
 )
 from kyma.ingest.encode_workers import EncodeWorkers, Pending
 from kyma.ingest.evolution import EvolutionPlan, plan_evolution
+from kyma.ingest.group_commit import GroupCommit, chained
 from kyma.ingest.ledger import Ledger
 from kyma.ingest.ledger import record as ledger_record
 from kyma.ingest.typed import coerce_typed
@@ -108,6 +110,7 @@ class WritePath:
         self.max_keys_per_row = max_keys_per_row
         self.max_nesting_depth = max_nesting_depth
         self.workers = workers
+        self.commits = GroupCommit(catalog)
         self.server_slot = threading.Lock()
         """Held while the server encodes a body itself; a body that finds it held goes to a
         worker (so one stream pays no trip, and concurrent ones use every core)."""
@@ -185,7 +188,7 @@ class WritePath:
             if replayed is not None:
                 return replayed
             return self._ingest_batches(
-                table, batches, idempotency_key, content_hash, source, payload, replace
+                table, batches, idempotency_key, content_hash, source, payload, replace, deletes
             )
 
     def _replayed(self, key: str, body_hash: str, table: str) -> IngestAck | None:
@@ -216,7 +219,7 @@ class WritePath:
         stats: dict[str, ColumnWrite] = {}
         for e in encoded:
             _add_writes(stats, e.writes)
-        payload = _chained(
+        payload = chained(
             [p for p in (extra_payload, column_stats_record(table, [*stats.values()])) if p]
         )
         return self._commit_written(
@@ -284,7 +287,7 @@ class WritePath:
                 idempotency_key,
                 content_hash,
                 source,
-                _chained([p for p in (payload, stats) if p]),
+                chained([p for p in (payload, stats) if p]),
             )
 
     def _commit_written(
@@ -305,15 +308,20 @@ class WritePath:
             payloads = [extra_payload] if extra_payload is not None else []
             if key is not None:
                 payloads.append(ledger_record(key, table, content_hash, _ack_with_snapshot(ack)))
-            removed = [e.extent_id for e in self.catalog.live_extents(table)] if replace else []
-            result = self.catalog.commit(
-                table,
-                written,
-                removed,
-                summary={"source": source},
-                payload=_chained(payloads),
-                deletes=deletes,
-            )
+            if replace or deletes:
+                removed = [e.extent_id for e in self.catalog.live_extents(table)] if replace else []
+                result = self.catalog.commit(
+                    table,
+                    written,
+                    removed,
+                    summary={"source": source},
+                    payload=chained(payloads),
+                    deletes=deletes,
+                )
+            else:
+                result = self.commits.commit(
+                    table, written, source=source, payload=chained(payloads)
+                )
         except CatalogUnavailableError:
             raise  # the commit may have landed: orphan GC deletes the objects if it did not
         except BaseException:
@@ -350,10 +358,7 @@ class WritePath:
             payloads.append(column_stats_record(table, encoded.writes))
             if key is not None:
                 payloads.append(ledger_record(key, table, body_hash, _ack_with_snapshot(ack)))
-            payload = _chained(payloads)
-            result = self.catalog.commit(
-                table, written, summary={"source": source}, payload=payload
-            )
+            result = self.commits.commit(table, written, source=source, payload=chained(payloads))
         except CatalogUnavailableError:
             # The commit may have landed before the connection broke: keep the objects;
             # orphan GC deletes them later if no manifest row references them.
@@ -500,18 +505,6 @@ def _add_writes(total: dict[str, ColumnWrite], writes: list[ColumnWrite]) -> Non
 
 def _result(job: Pending[Encoded] | Encoded) -> Encoded:
     return job if isinstance(job, Encoded) else job.result()
-
-
-def _chained(payloads: list[Payload]) -> Payload | None:
-    """One payload running each of ``payloads`` in order (None for none)."""
-    if len(payloads) <= 1:
-        return payloads[0] if payloads else None
-
-    def run(cur, snapshot_id: int) -> None:  # type: ignore[no-untyped-def]
-        for payload in payloads:
-            payload(cur, snapshot_id)
-
-    return run
 
 
 def _widened(info: TableInfo, plan: EvolutionPlan) -> list[Column]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import codecs
 import functools
 import io
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -63,6 +64,12 @@ def coerce_fast(
         if column.name in explicit:
             array = table.column(column.name).combine_chunks()
             arrays[column.name] = array.cast(column.type.to_arrow())  # int64 → epoch-ns
+        elif inferred and column.name == "props" and props_fields:
+            encoded = _props(table, props_fields, lines)
+            if isinstance(encoded, pa.Array):
+                arrays[column.name] = encoded
+            else:
+                partial[column.name] = encoded
         elif inferred and column.type.name == "dynamic" and column.name != "props":
             encoded, hint = _dynamic(column, table, lines)
             if hint is not None:
@@ -162,6 +169,49 @@ def _dynamic(
     if pc.all(exact).as_py():
         return values, parsed
     return (values, pc.invert(exact)), parsed
+
+
+def _props(
+    table: pa.Table, props_fields: frozenset[str], lines: Layout
+) -> pa.Array | tuple[pa.Array, pa.Array]:
+    """The ``props`` column's CBOR by Arrow kernels: the overflow fields of each row as one
+    map, keys in the line's order. Rows the encoder cannot vouch for, and rows with a
+    ``props`` object of their own (Python merges the two), are left to Python: then the
+    CBOR and the mask of those rows."""
+    names = frozenset(table.column_names)
+    present = [
+        (f, a)
+        for f in table.column_names
+        if f in props_fields and (a := _column(table, f, names)) is not None
+    ]
+    own = _column(table, "props", names)
+    if not present:
+        values = pa.nulls(table.num_rows, pa.binary())
+        return values if own is None else (values, pc.is_valid(own))
+    present = _line_order(present, lines.lines)
+    valid = functools.reduce(pc.or_, [pc.is_valid(a) for _, a in present])
+    fields = [pa.field(f, a.type) for f, a in present]
+    struct = pa.StructArray.from_arrays(
+        [a for _, a in present], fields=fields, mask=pc.invert(valid)
+    )
+    values, exact = encode_dynamic(struct, lines.lines)
+    python = pc.invert(exact)
+    if own is not None:
+        python = pc.or_(python, pc.is_valid(own))
+    return (values, python) if pc.any(python).as_py() else values
+
+
+def _line_order(fields: list[tuple[str, pa.Array]], lines: pa.Array) -> list[tuple[str, pa.Array]]:
+    """``fields`` in the order the first line holding all their keys writes them (rows in
+    another order are left to Python by the encoder); as given when no line holds all."""
+    found = [pc.find_substring(lines, json.dumps(name, ensure_ascii=False)) for name, _ in fields]
+    complete = pc.indices_nonzero(
+        functools.reduce(pc.and_, [pc.greater_equal(f, 0) for f in found])
+    )
+    if not len(complete):
+        return fields
+    row = complete[0].as_py()
+    return [field for _, field in sorted(zip([f[row].as_py() for f in found], fields, strict=True))]
 
 
 def _per_row(

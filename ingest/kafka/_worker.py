@@ -314,12 +314,14 @@ class KafkaWorker(SourceWorker):
                     break
             wanted = self.spec.max_rows - len(self._pending)
             before = len(self._pending)
-            for message in consumer.consume(wanted, timeout=timeout):
-                if message.error() is None:
-                    self._pending.append(message)
-                else:
-                    log.warning("source %r: %s", self.spec.name, message.error())
-            size += sum(map(len, self._pending[before:]))  # the values' bytes
+            polled = consumer.consume(wanted, timeout=timeout)
+            if polled and any(map(type(polled[0]).error, polled)):  # C loops, as below
+                for message in polled:
+                    if message.error() is not None:
+                        log.warning("source %r: %s", self.spec.name, message.error())
+                polled = [m for m in polled if m.error() is None]
+            self._pending += polled
+            size += sum(map(len, polled))  # the values' bytes
             if len(self._pending) > before and self.degraded is not None:
                 self.metrics.degrade(None)  # messages arrive: the broker serves
             if not self._pending:

@@ -342,3 +342,58 @@ def test_parsed_extents_past_the_path_depth_scalars_and_wide_structs() -> None:
         assert fast is not None and fast.parsed["attrs"].exact.true_count == exact
         for block_rows, bound in ((16, 256), (7, 4)):
             _same_extents(fast.batch, fast.parsed, block_rows, bound)
+
+
+PROPS_FIELDS = frozenset(KEYS) - {"service"}
+
+
+@st.composite
+def bodies_with_overflow(draw: st.DrawFn) -> bytes:
+    """Lines whose unknown top-level fields go to ``props`` (some with a ``props`` object
+    of their own, which the row's fields merge into)."""
+    common = ["int", "number", "string", "bool"] * 3
+    kinds = {k: draw(st.sampled_from([*common, "list"])) for k in [*KEYS, *NESTED, *MORE_KEYS]}
+    kinds["client"] = "object"
+    lines = []
+    for _ in range(draw(st.integers(1, 8))):
+        inner = draw(objects(kinds, sorted(PROPS_FIELDS)))[1:-1]
+        fields = [inner] if inner else []
+        if draw(st.integers(0, 5)) == 0:
+            fields.append('"props":' + draw(objects(kinds, MORE_KEYS)))
+        lines.append("{" + ",".join(draw(st.permutations(fields))) + "}")
+    return ("\n".join(lines) + "\n").encode()
+
+
+@given(bodies_with_overflow())
+def test_props_from_overflow_fields_match_the_slow_reader(body: bytes) -> None:
+    try:
+        slow = coerce_rows(body, COLUMNS, props_fields=PROPS_FIELDS, ingest_time_ns=INGEST)
+    except IngestError:
+        assert coerce_fast(body, COLUMNS, PROPS_FIELDS, INGEST) is None
+        return
+    fast = coerce_fast(body, COLUMNS, PROPS_FIELDS, INGEST)
+    if fast is not None:
+        assert fast.batch.equals(slow.batch), body
+
+
+def test_typical_overflow_fields_build_props_without_python(monkeypatch) -> None:
+    rows = [
+        {
+            "service": f"svc-{i}",
+            "http.method": "GET",
+            "user.id": f"user-{i * 7919}",
+            **({"n": i} if i % 3 else {}),
+            "client": {"address": f"10.0.0.{i}", "port": i},
+        }
+        for i in range(300)
+    ]
+    body = "".join(json.dumps(r) + "\n" for r in rows).encode()
+
+    def no_python(*args: object) -> None:
+        raise AssertionError("props converted in Python")
+
+    monkeypatch.setattr("kyma.ingest.coerce._values.props_value", no_python)
+    fast = coerce_fast(body, COLUMNS, PROPS_FIELDS, INGEST)
+    assert fast is not None
+    props = [cbor2.loads(v) for v in fast.batch.column("props").to_pylist()]
+    assert props == [{k: v for k, v in r.items() if k != "service"} for r in rows]
