@@ -8,105 +8,21 @@ report.
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
 from browser import chromium, screenshot
+from console_site import Console, log_rows, spans, wait
 from selenium import webdriver
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ec
-from selenium.webdriver.support.ui import WebDriverWait
 from serve_helpers import Serve
-
-SERVICES = ("api", "billing", "search")
-LEVELS = ("info", "warn", "error")
-TRACE_ID = "5b8efff798038103d269b633813fc60c"
-NOW = datetime.now(UTC).replace(microsecond=0)
-
-
-def log_rows() -> list[dict[str, Any]]:
-    rows = []
-    for n in range(300):
-        at = NOW - timedelta(minutes=50) + timedelta(seconds=10 * n)
-        word = "timeout" if n % 7 == 0 else "ok"
-        rows.append(
-            {
-                "_timestamp": at.strftime("%Y-%m-%dT%H:%M:%SZ"),
-                "n": n,
-                "service": SERVICES[n % 3],
-                "level": LEVELS[(n // 3) % 3] if n % 5 else "error",
-                "body": f"request {n} finished {word}",
-                "attributes": {"http.status": 500 if n % 7 == 0 else 200, "route": f"/r{n % 4}"},
-            }
-        )
-    return rows
-
-
-def _spans() -> dict:
-    start = int(NOW.timestamp() * 1e9)
-
-    def span(span_id: str, parent: str, name: str, offset_ms: int, ms: int) -> dict:
-        return {
-            "traceId": TRACE_ID,
-            "spanId": span_id,
-            "parentSpanId": parent,
-            "name": name,
-            "kind": 2,
-            "startTimeUnixNano": str(start + offset_ms * 1_000_000),
-            "endTimeUnixNano": str(start + (offset_ms + ms) * 1_000_000),
-        }
-
-    spans = [
-        span("eee19b7ec3c1b174", "", "GET /checkout", 0, 100),
-        span("eee19b7ec3c1b175", "eee19b7ec3c1b174", "SELECT orders", 10, 30),
-        span("eee19b7ec3c1b176", "eee19b7ec3c1b174", "POST /charge", 50, 40),
-    ]
-    resource = {"attributes": [{"key": "service.name", "value": {"stringValue": "shop"}}]}
-    return {"resourceSpans": [{"resource": resource, "scopeSpans": [{"spans": spans}]}]}
-
-
-@dataclass
-class Console:
-    serve: Serve
-    token: str
-    source_url: str  # the test Postgres, for a connector (its password in KYMA_SECRET_ORACLE)
-
-    @property
-    def url(self) -> str:
-        return f"{self.serve.url}/console/"
-
-    def call(self, path: str, body: Any = None, method: str | None = None, url: str = "") -> Any:
-        """The JSON answer of ``path`` with the admin token (NDJSON when ``body`` is a list)."""
-        data = None
-        if isinstance(body, list):
-            data = "".join(json.dumps(r) + "\n" for r in body).encode()
-        elif body is not None:
-            data = json.dumps(body).encode()
-        request = urllib.request.Request(
-            (url or self.serve.url) + path,
-            data=data,
-            method=method,
-            headers={"Authorization": f"Bearer {self.token}", "Content-Type": "application/json"},
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=30) as answer:
-                text = answer.read()
-        except urllib.error.HTTPError as e:
-            raise AssertionError(f"{path}: {e.code} {e.read()!r}") from None
-        return json.loads(text) if text else None
-
-    def sql(self, text: str) -> dict:
-        return self.call("/v1/query", {"sql": text})
 
 
 @pytest.fixture(scope="module")
@@ -133,7 +49,7 @@ def console(
             " attributes dynamic)"
         )
         assert console.call("/v1/ingest/logs", log_rows())["rows"] == 300
-        console.call("/v1/traces", _spans(), url=serve.otlp_http_url)
+        console.call("/v1/traces", spans(), url=serve.otlp_http_url)
         yield console
     finally:
         code = serve.stop()
@@ -157,10 +73,6 @@ def page(browser: webdriver.Chrome, console: Console) -> webdriver.Chrome:
     browser.refresh()
     wait(browser).until(ec.presence_of_element_located((By.ID, "nav-sql")))
     return browser
-
-
-def wait(driver: webdriver.Chrome, seconds: float = 15) -> WebDriverWait:
-    return WebDriverWait(driver, seconds, poll_frequency=0.05)
 
 
 @pytest.hookimpl(hookwrapper=True)

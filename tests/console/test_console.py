@@ -12,7 +12,7 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from conftest import TRACE_ID, Console, log_rows, wait
+from console_site import TRACE_ID, Console, log_rows, wait
 from selenium import webdriver
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
