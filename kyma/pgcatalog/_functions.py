@@ -62,6 +62,23 @@ def _alone(name: str) -> Callable[..., pa.Array]:
     return refuse
 
 
+_TYPE_OIDS = {name: oid for oid, name in TYPE_NAMES.items()}
+_TYPE_OIDS.update({formatted_type(name): oid for oid, name in TYPE_NAMES.items()})
+_TYPE_OIDS.update({"int": _TYPE_OIDS["int4"], "timestamptz": _TYPE_OIDS["timestamptz"]})
+
+
+def to_regtype(name: str) -> int | None:
+    """The OID of the type ``name`` names, or None (Postgres' ``to_regtype``, read as OID).
+
+    >>> to_regtype("bigint"), to_regtype("pg_catalog.jsonb"), to_regtype("_float4")
+    (20, 3802, 1021)
+    >>> to_regtype("real[]"), to_regtype("hstore")
+    (1021, None)
+    """
+    plain = name.strip().lower().removeprefix("pg_catalog.")
+    return _TYPE_OIDS.get(plain)
+
+
 def _nulls(values: pa.Array, *_: pa.Array) -> pa.Array:
     return pa.nulls(len(values), pa.string())
 
@@ -77,8 +94,10 @@ FUNCTIONS: dict[str, tuple[Callable[..., pa.Array], list[pa.DataType], pa.DataTy
     "current_setting": (_each(lambda n: _SETTINGS.get(str(n)), _TEXT), [_TEXT], _TEXT),
     "pg_get_userbyid": (_each(lambda _: OWNER, _TEXT), [_INT], _TEXT),
     "pg_table_is_visible": (_each(lambda _: True, _BOOL), [_INT], _BOOL),
+    "pg_collation_is_visible": (_each(lambda _: True, _BOOL), [_INT], _BOOL),
     "format_type": (_format_type, [_INT, _INT], _TEXT),
     "pg_get_expr": (_nulls, [_TEXT, _INT], _TEXT),
+    "to_regtype": (_each(lambda n: to_regtype(str(n)), _INT), [_TEXT], _INT),
     "pg_encoding_to_char": (_each(lambda _: "UTF8", _TEXT), [_INT], _TEXT),
     "quote_ident": (_each(lambda n: quote_ident(str(n)), _TEXT), [_TEXT], _TEXT),
     "parse_ident": (_each(lambda n: str(n).split("."), _NAMES), [_TEXT], _NAMES),

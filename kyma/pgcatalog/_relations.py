@@ -1,5 +1,5 @@
 """A small ``pg_catalog``: pg_namespace, pg_class, pg_attribute, pg_type, pg_database,
-pg_settings, pg_am, pg_attrdef, pg_collation, pg_description and pg_views over kyma's
+pg_settings, pg_am, pg_attrdef, pg_collation, pg_tablespace, pg_description and pg_views over kyma's
 tables and views (the
 functions are in ``_functions``, the relations kyma keeps empty in ``_empty``). Enough for
 listing tables and columns.
@@ -230,7 +230,26 @@ pg_stat_user_tables = _empty(
 
 
 def pg_collation(_tables: list[Relation]) -> pa.Table:
-    return pa.table({"oid": pa.array([100], pa.int64()), "collname": ["default"]})
+    return pa.table(
+        {
+            "oid": pa.array([100], pa.int64()),
+            "collname": ["default"],
+            "collnamespace": pa.array([CATALOG_OID], pa.int64()),
+            "collprovider": ["d"],
+        }
+    )
+
+
+def pg_tablespace(_tables: list[Relation]) -> pa.Table:
+    return pa.table(
+        {
+            "oid": pa.array([1663, 1664], pa.int64()),
+            "spcname": ["pg_default", "pg_global"],
+            "spcowner": pa.array([10, 10], pa.int64()),
+            "spcacl": pa.nulls(2, pa.list_(pa.string())),
+            "spcoptions": pa.nulls(2, pa.list_(pa.string())),
+        }
+    )
 
 
 def pg_am(_tables: list[Relation]) -> pa.Table:
@@ -260,6 +279,7 @@ RELATIONS: dict[str, Callable[[list[Relation]], pa.Table]] = {
     "pg_settings": pg_settings,
     "pg_attrdef": pg_attrdef,
     "pg_collation": pg_collation,
+    "pg_tablespace": pg_tablespace,
     "pg_description": pg_description,
     "pg_stat_user_tables": pg_stat_user_tables,
 }

@@ -57,6 +57,7 @@ DEFAULTS = {
     "bytea_output": "hex",
     "max_identifier_length": "63",
     "jit": "off",
+    "default_table_access_method": "heap",
 }
 REPORTED = (
     "server_version",
