@@ -30,7 +30,7 @@ from kyma.pgwire._backends import Backends
 
 CATALOG, INFORMATION_SCHEMA = "pg_catalog", "information_schema"
 # the relations built from the caller's tables; the others are the same for everyone
-_OF_TABLES = {"pg_class", "pg_attribute", "pg_views", "tables", "views", "columns"}
+_OF_TABLES = {"pg_class", "pg_attribute", "pg_views", "pg_tables", "tables", "views", "columns"}
 _ACTIVITY = "pg_stat_activity"  # of the sessions and running statements, for this caller
 
 

@@ -38,6 +38,11 @@ _COLUMNS = {
         "indisreplident:boolean,indkey:int2vector,indcollation:oidvector,indclass:oidvector,"
         "indoption:int2vector,indexprs:pg_node_tree,indpred:pg_node_tree"
     ),
+    "pg_auth_members": "oid:oid,roleid:oid,member:oid,grantor:oid,admin_option:boolean",
+    "pg_matviews": (
+        "schemaname:name,matviewname:name,matviewowner:name,tablespace:name,hasindexes:boolean,"
+        "ispopulated:boolean,definition:text"
+    ),
     "pg_opclass": (
         "oid:oid,opcmethod:oid,opcname:name,opcnamespace:oid,opcowner:oid,opcfamily:oid,"
         "opcintype:oid,opcdefault:boolean,opckeytype:oid"

@@ -14,6 +14,7 @@ from sqlglot import exp
 from kyma.pgcatalog.rules import (
     absent_definitions,
     any_array,
+    array_subqueries,
     array_upper,
     attribute_subqueries,
     catalog_prefix,
@@ -28,7 +29,9 @@ from kyma.pgcatalog.rules import (
     oid_subqueries,
     operators,
     pg_get_expr,
+    privileges,
     reg_casts,
+    sizes,
     view_definitions,
 )
 
@@ -56,6 +59,9 @@ RULES = (
     ((exp.Anonymous,), absent_definitions.rule),
     ((exp.Anonymous,), view_definitions.rule),
     ((exp.Subquery,), oid_subqueries.rule),
+    ((exp.Anonymous,), privileges.rule),
+    ((exp.Anonymous,), sizes.rule),
+    ((exp.Array,), array_subqueries.rule),
 )
 
 
