@@ -1,5 +1,6 @@
 """``col_description(...)``, ``obj_description(...)`` and ``shobj_description(...)`` (the
-comments Metabase and psql read) as NULL: kyma keeps no comments, whatever the arguments (Metabase's cast a table's name to
+comments Metabase and psql read) as NULL: kyma keeps no comments, whatever the arguments
+(Metabase's cast a table's name to
 ``regclass``).
 
 >>> import sqlglot
