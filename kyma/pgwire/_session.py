@@ -58,6 +58,7 @@ DEFAULTS = {
     "max_identifier_length": "63",
     "jit": "off",
     "default_table_access_method": "heap",
+    "max_index_keys": "32",
 }
 REPORTED = (
     "server_version",

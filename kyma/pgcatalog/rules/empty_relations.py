@@ -14,6 +14,9 @@ and to the branches of their UNIONs.
 ... )
 >>> rule(stmt).sql("postgres")
 'SELECT CAST(NULL AS TEXT) AS parent, CAST(NULL AS INT) AS inhseqno WHERE FALSE'
+>>> outer = sqlglot.parse_one("SELECT r.k FROM (SELECT i.indkey AS k FROM pg_index i) r")
+>>> rule(outer).sql("postgres")
+'SELECT CAST(NULL AS TEXT) AS k WHERE FALSE'
 """
 
 from __future__ import annotations
@@ -35,13 +38,20 @@ def rule(stmt: exp.Expression) -> exp.Expression:
             targets.append(query.expression)
             query = query.this
         targets.append(query)
-    for select in targets:
+    for select in sorted(targets, key=_depth, reverse=True):  # inner ones first
         if isinstance(select, exp.Select) and no_rows(select):
             empty = _empty_select(select)
             if select is stmt:
                 return empty
             select.replace(empty)
     return stmt
+
+
+def _depth(node: exp.Expression) -> int:
+    depth = 0
+    while node.parent is not None:
+        node, depth = node.parent, depth + 1
+    return depth
 
 
 def _derived(subquery: exp.Subquery) -> bool:
@@ -57,12 +67,20 @@ def no_rows(select: exp.Select) -> bool:
     source = select.args.get("from_")
     inner = [source.this] if source is not None else []
     inner += [join.this for join in joins if not join.side]
-    if not any(catalog_name(t) in EMPTY for t in inner):
+    if not any(catalog_name(t) in EMPTY or _emptied(t) for t in inner):
         return False
     aggregates = any(
         call.parent_select is select for p in select.expressions for call in p.find_all(exp.AggFunc)
     )
     return not aggregates or select.args.get("group") is not None
+
+
+def _emptied(source: exp.Expression) -> bool:
+    """Whether ``source`` is a derived table this rule made empty (JDBC's getPrimaryKeys
+    reads its keys from one)."""
+    select = source.this if isinstance(source, exp.Subquery) else None
+    where = select.args.get("where") if isinstance(select, exp.Select) else None
+    return where is not None and where.this == exp.false() and not select.args.get("from_")
 
 
 def _empty_select(select: exp.Select) -> exp.Select:
