@@ -48,9 +48,9 @@ def rule(stmt: exp.Expression) -> exp.Expression:
 
 
 def _depth(node: exp.Expression) -> int:
-    depth = 0
-    while node.parent is not None:
-        node, depth = node.parent, depth + 1
+    depth, parent = 0, node.parent
+    while parent is not None:
+        depth, parent = depth + 1, parent.parent
     return depth
 
 
@@ -79,8 +79,10 @@ def _emptied(source: exp.Expression) -> bool:
     """Whether ``source`` is a derived table this rule made empty (JDBC's getPrimaryKeys
     reads its keys from one)."""
     select = source.this if isinstance(source, exp.Subquery) else None
-    where = select.args.get("where") if isinstance(select, exp.Select) else None
-    return where is not None and where.this == exp.false() and not select.args.get("from_")
+    if not isinstance(select, exp.Select) or select.args.get("from_"):
+        return False
+    where = select.args.get("where")
+    return where is not None and where.this == exp.false()
 
 
 def _empty_select(select: exp.Select) -> exp.Select:
