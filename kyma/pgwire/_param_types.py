@@ -12,12 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 import pyarrow as pa
-import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from kyma.engine.errors import KymaError
-from kyma.engine.query.dialect import Kyma
+from kyma.engine.query import parse_statement
 from kyma.pgwire import _types as t
 
 _T = exp.DataType.Type
@@ -44,7 +43,7 @@ _COMPARISONS = (exp.EQ, exp.NEQ, exp.LT, exp.LTE, exp.GT, exp.GTE)
 
 def _parsed(sql: str) -> exp.Expression | None:
     try:
-        return sqlglot.parse_one(sql, read=Kyma)
+        return parse_statement(sql)
     except (SqlglotError, KymaError):
         return None
 
