@@ -35,6 +35,7 @@ _OF_TABLES = {
     "pg_attribute",
     "pg_views",
     "pg_matviews",
+    "pg_tables",
     "tables",
     "views",
     "columns",

@@ -38,6 +38,11 @@ _COLUMNS = {
         "indisreplident:boolean,indkey:int2vector,indcollation:oidvector,indclass:oidvector,"
         "indoption:int2vector,indexprs:pg_node_tree,indpred:pg_node_tree"
     ),
+    "pg_auth_members": "oid:oid,roleid:oid,member:oid,grantor:oid,admin_option:boolean",
+    "pg_opclass": (
+        "oid:oid,opcmethod:oid,opcname:name,opcnamespace:oid,opcowner:oid,opcfamily:oid,"
+        "opcintype:oid,opcdefault:boolean,opckeytype:oid"
+    ),
     "pg_inherits": "inhrelid:oid,inhparent:oid,inhseqno:integer,inhdetachpending:boolean",
     "pg_partitioned_table": (
         "partrelid:oid,partstrat:char,partnatts:smallint,partdefid:oid,partattrs:int2vector,"
@@ -99,6 +104,24 @@ _TYPES = {
     "aclitem": pa.string(),
 }
 EMPTY = frozenset(_COLUMNS)
+_SQL_TYPES = {"oid": "bigint", "name": "text", "char": "text", "regproc": "text"}
+_SQL_TYPES |= {"pg_node_tree": "text", "aclitem": "text"}
+_SQL_TYPES |= {"int2vector": "smallint[]", "oidvector": "bigint[]"}
+
+
+def column_types(name: str) -> dict[str, str]:
+    """The SQL type of each column of the empty relation ``name``, as kyma builds it.
+
+    >>> column_types("pg_inherits")
+    {'inhrelid': 'bigint', 'inhparent': 'bigint', 'inhseqno': 'integer', \
+'inhdetachpending': 'boolean'}
+    """
+    types = {}
+    for column in _COLUMNS[name].split(","):
+        field, kind = column.split(":")
+        element = kind.removesuffix("[]")
+        types[field] = _SQL_TYPES.get(element, element) + kind[len(element) :]
+    return types
 
 
 def empty_relation(name: str) -> pa.Table:

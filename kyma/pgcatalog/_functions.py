@@ -14,7 +14,7 @@ import pyarrow.compute as pc
 
 from kyma.engine.errors import UnsupportedStatementError
 from kyma.pgcatalog._information_schema import DATABASE, SCHEMA
-from kyma.pgcatalog._relations import OWNER, TYPE_NAMES, formatted_type
+from kyma.pgcatalog._relations import DATABASE_OWNER_OID, OWNER, TYPE_NAMES, formatted_type
 from kyma.pgwire._session import DEFAULTS, SERVER_VERSION, VERSION
 
 _PLAIN_NAME = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_$")
@@ -62,6 +62,27 @@ def _alone(name: str) -> Callable[..., pa.Array]:
     return refuse
 
 
+_TYPE_OIDS = {name: oid for oid, name in TYPE_NAMES.items()}
+_TYPE_OIDS.update({formatted_type(name): oid for oid, name in TYPE_NAMES.items()})
+_TYPE_OIDS.update({"int": _TYPE_OIDS["int4"], "timestamptz": _TYPE_OIDS["timestamptz"]})
+
+
+def to_regtype(name: str) -> int | None:
+    """The OID of the type ``name`` names, or None (Postgres' ``to_regtype``, read as OID).
+
+    >>> to_regtype("bigint"), to_regtype("pg_catalog.jsonb"), to_regtype("_float4")
+    (20, 3802, 1021)
+    >>> to_regtype("real[]"), to_regtype("hstore")
+    (1021, None)
+    """
+    plain = name.strip().lower().removeprefix("pg_catalog.")
+    return _TYPE_OIDS.get(plain)
+
+
+def _role_name(oid: object) -> str:
+    return "pg_database_owner" if oid == DATABASE_OWNER_OID else OWNER
+
+
 def _nulls(values: pa.Array, *_: pa.Array) -> pa.Array:
     return pa.nulls(len(values), pa.string())
 
@@ -75,10 +96,13 @@ FUNCTIONS: dict[str, tuple[Callable[..., pa.Array], list[pa.DataType], pa.DataTy
     "current_database": (_constant(DATABASE), [], _TEXT),
     "current_schemas": (_each(lambda _: ["pg_catalog", SCHEMA], _NAMES), [_BOOL], _NAMES),
     "current_setting": (_each(lambda n: _SETTINGS.get(str(n)), _TEXT), [_TEXT], _TEXT),
-    "pg_get_userbyid": (_each(lambda _: OWNER, _TEXT), [_INT], _TEXT),
+    "pg_get_userbyid": (_each(_role_name, _TEXT), [_INT], _TEXT),
     "pg_table_is_visible": (_each(lambda _: True, _BOOL), [_INT], _BOOL),
+    "pg_collation_is_visible": (_each(lambda _: True, _BOOL), [_INT], _BOOL),
+    "pg_type_is_visible": (_each(lambda _: True, _BOOL), [_INT], _BOOL),
     "format_type": (_format_type, [_INT, _INT], _TEXT),
     "pg_get_expr": (_nulls, [_TEXT, _INT], _TEXT),
+    "to_regtype": (_each(lambda n: to_regtype(str(n)), _INT), [_TEXT], _INT),
     "pg_encoding_to_char": (_each(lambda _: "UTF8", _TEXT), [_INT], _TEXT),
     "quote_ident": (_each(lambda n: quote_ident(str(n)), _TEXT), [_TEXT], _TEXT),
     "parse_ident": (_each(lambda n: str(n).split("."), _NAMES), [_TEXT], _NAMES),

@@ -1,6 +1,6 @@
 """A small ``pg_catalog``: pg_namespace, pg_class, pg_attribute, pg_type, pg_database,
-pg_settings, pg_am, pg_attrdef, pg_collation, pg_description and pg_views over kyma's
-tables and views (the
+pg_settings, pg_am, pg_attrdef, pg_collation, pg_tablespace, pg_description, pg_roles,
+pg_tables and pg_views over kyma's tables and views (the
 functions are in ``_functions``, the relations kyma keeps empty in ``_empty``). Enough for
 listing tables and columns.
 """
@@ -16,6 +16,7 @@ from kyma.engine.catalog import TableInfo, ViewInfo
 from kyma.pgwire import _types as t
 
 PUBLIC_OID, CATALOG_OID, INFORMATION_SCHEMA_OID = 2200, 11, 13000
+DATABASE_OWNER_OID = 6171  # pg_database_owner, which owns the public schema (Postgres 15)
 TABLE_OID_BASE = 16384  # Postgres' first user OID; a table's OID is this plus its id
 OWNER = "kyma"
 # type OID → typname
@@ -82,7 +83,8 @@ def pg_namespace(_tables: list[Relation]) -> pa.Table:
         {
             "oid": pa.array([CATALOG_OID, PUBLIC_OID, INFORMATION_SCHEMA_OID], pa.int64()),
             "nspname": ["pg_catalog", "public", "information_schema"],
-            "nspowner": pa.array([10, 10, 10], pa.int64()),
+            "nspowner": pa.array([10, DATABASE_OWNER_OID, 10], pa.int64()),
+            "nspacl": pa.nulls(3, pa.list_(pa.string())),
         }
     )
 
@@ -154,17 +156,22 @@ def pg_attribute(tables: list[Relation]) -> pa.Table:
         "attidentity": [],
         "attgenerated": [],
         "attlen": [],
+        "attstorage": [],
+        "attcompression": [],
+        "attstattarget": [],
     }
     for info in tables:
         may_be_null = nullable(info)
         for number, field in enumerate(info.schema, start=1):
-            values: tuple[Any, ...] = (_oid(info), field.name, t.type_oid(field), number)
+            oid = t.type_oid(field)
+            values: tuple[Any, ...] = (_oid(info), field.name, oid, number)
             values += (not may_be_null.get(field.name, True), False, -1, False, 0, "", "")
-            values += (t.SIZES.get(t.type_oid(field), -1),)
+            values += (t.SIZES.get(oid, -1), "p" if oid in t.SIZES else "x", "", -1)
             for name, value in zip(rows, values, strict=True):
                 rows[name].append(value)
     types = [pa.int64(), pa.string(), pa.int64(), pa.int16(), pa.bool_(), pa.bool_(), pa.int32()]
     types += [pa.bool_(), pa.int64(), pa.string(), pa.string(), pa.int16()]
+    types += [pa.string(), pa.string(), pa.int16()]
     schema = pa.schema(list(zip(rows, types, strict=True)))
     return pa.table(rows, schema=schema)
 
@@ -206,6 +213,7 @@ def pg_database(_tables: list[Relation]) -> pa.Table:
             "datistemplate": [False],
             "datallowconn": [True],
             "datacl": pa.nulls(1, pa.list_(pa.string())),
+            "dattablespace": pa.array([1663], pa.int64()),
         }
     )
 
@@ -244,11 +252,68 @@ pg_stat_user_tables = _empty(
 
 
 def pg_collation(_tables: list[Relation]) -> pa.Table:
-    return pa.table({"oid": pa.array([100], pa.int64()), "collname": ["default"]})
+    return pa.table(
+        {
+            "oid": pa.array([100], pa.int64()),
+            "collname": ["default"],
+            "collnamespace": pa.array([CATALOG_OID], pa.int64()),
+            "collprovider": ["d"],
+        }
+    )
+
+
+def pg_tablespace(_tables: list[Relation]) -> pa.Table:
+    return pa.table(
+        {
+            "oid": pa.array([1663, 1664], pa.int64()),
+            "spcname": ["pg_default", "pg_global"],
+            "spcowner": pa.array([10, 10], pa.int64()),
+            "spcacl": pa.nulls(2, pa.list_(pa.string())),
+            "spcoptions": pa.nulls(2, pa.list_(pa.string())),
+        }
+    )
 
 
 def pg_am(_tables: list[Relation]) -> pa.Table:
     return pa.table({"oid": pa.array([2], pa.int64()), "amname": ["heap"]})
+
+
+def pg_tables(relations: list[Relation]) -> pa.Table:
+    names = [t.name for t in relations if isinstance(t, TableInfo)]
+    count = len(names)
+    return pa.table(
+        {
+            "schemaname": pa.array(["public"] * count, pa.string()),
+            "tablename": pa.array(names, pa.string()),
+            "tableowner": pa.array([OWNER] * count, pa.string()),
+            "tablespace": pa.nulls(count, pa.string()),
+            "hasindexes": pa.array([False] * count, pa.bool_()),
+            "hasrules": pa.array([False] * count, pa.bool_()),
+            "hastriggers": pa.array([False] * count, pa.bool_()),
+            "rowsecurity": pa.array([False] * count, pa.bool_()),
+        }
+    )
+
+
+def pg_roles(_tables: list[Relation]) -> pa.Table:
+    """The one role every caller is (its token decides what it may do)."""
+    yes, no = pa.array([True]), pa.array([False])
+    return pa.table(
+        {
+            "oid": pa.array([10], pa.int64()),
+            "rolname": [OWNER],
+            "rolsuper": no,
+            "rolinherit": yes,
+            "rolcreaterole": no,
+            "rolcreatedb": no,
+            "rolcanlogin": yes,
+            "rolreplication": no,
+            "rolconnlimit": pa.array([-1], pa.int32()),
+            "rolvaliduntil": pa.nulls(1, pa.timestamp("us", "UTC")),
+            "rolbypassrls": no,
+            "rolconfig": pa.nulls(1, pa.list_(pa.string())),
+        }
+    )
 
 
 def pg_views(relations: list[Relation]) -> pa.Table:
@@ -282,6 +347,8 @@ def pg_matviews(relations: list[Relation]) -> pa.Table:
 RELATIONS: dict[str, Callable[[list[Relation]], pa.Table]] = {
     "pg_views": pg_views,
     "pg_matviews": pg_matviews,
+    "pg_tables": pg_tables,
+    "pg_roles": pg_roles,
     "pg_namespace": pg_namespace,
     "pg_class": pg_class,
     "pg_attribute": pg_attribute,
@@ -291,6 +358,7 @@ RELATIONS: dict[str, Callable[[list[Relation]], pa.Table]] = {
     "pg_settings": pg_settings,
     "pg_attrdef": pg_attrdef,
     "pg_collation": pg_collation,
+    "pg_tablespace": pg_tablespace,
     "pg_description": pg_description,
     "pg_stat_user_tables": pg_stat_user_tables,
 }

@@ -6,16 +6,16 @@ more of Postgres than kyma's catalog context has, so it is recognised and answer
 
 from __future__ import annotations
 
-import re
-
 import pyarrow as pa
+from sqlglot.tokens import Token, TokenType
 
 from kyma.engine.query import QueryResult
 from kyma.pgcatalog._relations import TYPE_NAMES, formatted_type
 from kyma.pgwire import _types as t
+from kyma.pgwire._session_sql import tokens
 
-_MARK = re.compile(r"WITH\s+RECURSIVE\s+typeinfo_tree\s*\(", re.I)
-_OIDS = re.compile(r"any\s*\(\s*ARRAY\s*\[([\d\s,]*)\]", re.I)
+_MARK = ["with", "recursive", "typeinfo_tree", "("]
+_OIDS = ["any", "(", "array", "["]
 _ELEMENT = {array: element for element, array in t.ARRAY_OF.items()}
 _SCHEMA = pa.schema(
     [
@@ -40,10 +40,14 @@ _SCHEMA = pa.schema(
 def answer(sql: str) -> QueryResult | None:
     """The rows of asyncpg's type lookup (array types kyma returns), or None for any other
     statement."""
-    if not _MARK.search(sql):
+    if "typeinfo_tree" not in sql:  # most statements: not tokenized again
         return None
-    match = _OIDS.search(sql)
-    wanted = [int(n) for n in re.findall(r"\d+", match.group(1))] if match else []
+    found = tokens(sql, limit=None)
+    words = [token.text.lower() for token in found]
+    if not any(words[i : i + 4] == _MARK for i in range(len(words))):
+        return None
+    start = next((i + 4 for i in range(len(words)) if words[i : i + 4] == _OIDS), len(words))
+    wanted = _numbers(found[start:])
     rows = [
         {
             "oid": oid,
@@ -59,3 +63,14 @@ def answer(sql: str) -> QueryResult | None:
         if oid in _ELEMENT
     ]
     return QueryResult(pa.Table.from_pylist(rows, schema=_SCHEMA), "OK")
+
+
+def _numbers(found: list[Token]) -> list[int]:
+    """The integers of ``1, 2, 3]``, up to the bracket."""
+    numbers = []
+    for token in found:
+        if token.token_type == TokenType.NUMBER:
+            numbers.append(int(token.text))
+        elif token.token_type != TokenType.COMMA:
+            break
+    return numbers

@@ -323,7 +323,7 @@ class Connection:
                     self.send(m.command_complete(_copy_in.run(self, copy_in)))
                     continue
                 copy = _copy.parse(statement)
-                result = self.run(copy.query if copy else statement, stream=not copy)
+                result = self.run(copy.query if copy else statement, stream=True)
                 self.send(*self.reported())
                 if copy:
                     self.send_copy(copy, result)
@@ -422,13 +422,22 @@ class Connection:
         return True
 
     def send_copy(self, copy: _copy.Copy, result: QueryResult) -> None:
-        """CopyOutResponse, one CopyData a row, CopyDone and ``COPY n``."""
-        table = result.table
-        width = table.num_columns
-        start = m.message(b"H", struct.pack(f"!bh{width}h", 0, width, *([0] * width)))
-        lines = copy.lines(table.column_names, text_rows(table))
-        data = [m.message(b"d", line) for line in lines]
-        self.send(start, *data, m.message(b"c"), m.command_complete(f"COPY {table.num_rows}"))
+        """CopyOutResponse, one CopyData a row as the engine computes the rows (a batch in
+        memory at a time), CopyDone and ``COPY n``."""
+        width = result.table.num_columns
+        self.send(m.message(b"H", struct.pack(f"!bh{width}h", 0, width, *([0] * width))))
+        header = copy.header_line(result.table.column_names)
+        if header is not None:
+            self.send(m.message(b"d", header))
+
+        def sink(table: pa.Table) -> None:
+            for start in range(0, table.num_rows, SLICE_ROWS):
+                lines = copy.lines(text_rows(table.slice(start, SLICE_ROWS)))
+                self.send(*(m.message(b"d", line) for line in lines))
+
+        rows = Rows(result)
+        rows.send(0, sink, *self.statement_limits())
+        self.send(m.message(b"c"), m.command_complete(f"COPY {rows.sent}"))
 
     # -- the extended protocol -------------------------------------------------------------
 

@@ -4,18 +4,15 @@ in COPY's text or CSV format. Pure: the connection runs the query and sends the 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from kyma.engine.errors import SqlError, UnsupportedStatementError
+from sqlglot.tokens import Token, TokenType
 
-_COPY = re.compile(
-    r"copy\s+(?P<source>\(.*\)|[\w.\"]+(?:\s*\([^)]*\))?)\s+(?P<dir>to|from)\s+(?P<target>\w+)"
-    r"(?P<options>.*)",
-    re.I | re.S,
-)
-_OPTION = re.compile(r"(?P<name>delimiter|null|quote)\s+(?:as\s+)?'(?P<value>(?:[^']|'')*)'", re.I)
+from kyma.engine.errors import SqlError, UnsupportedStatementError
+from kyma.pgwire._session_sql import tokens
+
+_VALUED = ("delimiter", "null", "quote")  # the options that take a string
 
 
 @dataclass(frozen=True)
@@ -27,12 +24,12 @@ class Copy:
     null: str = "\\N"
     quote: str = '"'
 
-    def lines(
-        self, names: Sequence[str], rows: Iterator[Sequence[bytes | None]]
-    ) -> Iterator[bytes]:
-        """One CopyData payload per row (the header first, if asked)."""
-        if self.header:
-            yield self._line([n.encode() for n in names])
+    def header_line(self, names: Sequence[str]) -> bytes | None:
+        """The header's CopyData payload, if asked for."""
+        return self._line([n.encode() for n in names]) if self.header else None
+
+    def lines(self, rows: Iterator[Sequence[bytes | None]]) -> Iterator[bytes]:
+        """One CopyData payload per row."""
         for row in rows:
             yield self._line(row)
 
@@ -67,23 +64,23 @@ def parse(sql: str) -> Copy | None:
     >>> parse("copy logs (a, b) to stdout").query
     'SELECT a, b FROM logs'
     """
-    match = _COPY.fullmatch(sql.strip().rstrip(";").strip())
-    if match is None:
+    text = sql.strip()
+    if text[:4].lower() != "copy":
         return None
-    if match.group("dir").lower() == "from":
+    found = tokens(text)
+    read = _source(text, found)
+    if read is None:
+        return None
+    query, at = read
+    if at + 1 >= len(found) or found[at].text.lower() not in ("to", "from"):
+        return None
+    if found[at].text.lower() == "from":
         raise UnsupportedStatementError(
             "COPY FROM is not supported: load rows with POST /v1/ingest/<table>"
         )
-    if match.group("target").lower() != "stdout":
+    if found[at + 1].text.lower() != "stdout":
         raise SqlError("COPY TO a file is not supported: COPY … TO STDOUT (psql: \\copy)")
-    source = match.group("source").strip()
-    if source.startswith("("):
-        query = source[1:-1].strip()
-    else:
-        table, _, columns = source.partition("(")
-        query = f"SELECT {columns.rstrip(')').strip() or '*'} FROM {table.strip()}"
-    options = match.group("options")
-    words = re.findall(r"[a-z]+", re.sub(_OPTION, " ", options).lower())
+    words, found_values = _options(found[at + 2 :])
     if "binary" in words:
         raise UnsupportedStatementError("COPY … (FORMAT binary) is not supported: use text or csv")
     csv = "csv" in words
@@ -91,15 +88,68 @@ def parse(sql: str) -> Copy | None:
         "header" in words
         and "false" not in words[words.index("header") + 1 : words.index("header") + 2]
     )
-    found = {
-        m.group("name").lower(): m.group("value").replace("''", "'")
-        for m in _OPTION.finditer(options)
-    }
     return Copy(
         query,
         csv=csv,
         header=header,
-        delimiter=found.get("delimiter", "," if csv else "\t"),
-        null=found.get("null", "" if csv else "\\N"),
-        quote=found.get("quote", '"'),
+        delimiter=found_values.get("delimiter", "," if csv else "\t"),
+        null=found_values.get("null", "" if csv else "\\N"),
+        quote=found_values.get("quote", '"'),
     )
+
+
+def _source(text: str, found: list[Token]) -> tuple[str, int] | None:
+    """The query COPY reads (``(query)``, or ``table [(columns)]`` as a SELECT) and the index
+    of the token after it."""
+    if len(found) < 2 or found[0].text.lower() != "copy":
+        return None
+    if found[1].token_type == TokenType.L_PAREN:
+        close = _closing(found, 1)
+        if close is None:
+            return None
+        return text[found[1].end + 1 : found[close].start].strip(), close + 1
+    if found[1].token_type not in (TokenType.VAR, TokenType.IDENTIFIER):
+        return None
+    at = 2  # a name, then ``.name`` as many times as it has parts
+    while at + 1 < len(found) and found[at].token_type == TokenType.DOT:
+        at += 2
+    table = text[found[1].start : found[at - 1].end + 1]
+    columns = "*"
+    if at < len(found) and found[at].token_type == TokenType.L_PAREN:
+        close = _closing(found, at)
+        if close is None:
+            return None
+        columns = text[found[at].end + 1 : found[close].start].strip() or "*"
+        at = close + 1
+    return f"SELECT {columns} FROM {table}", at
+
+
+def _closing(found: list[Token], at: int) -> int | None:
+    """The index of the parenthesis closing the one at ``at``."""
+    depth = 0
+    for index in range(at, len(found)):
+        kind = found[index].token_type
+        depth += (kind == TokenType.L_PAREN) - (kind == TokenType.R_PAREN)
+        if depth == 0:
+            return index
+    return None
+
+
+def _options(found: list[Token]) -> tuple[list[str], dict[str, str]]:
+    """The option words (lower-case) and the string options' values."""
+    words: list[str] = []
+    values: dict[str, str] = {}
+    at = 0
+    while at < len(found):
+        word = found[at].text.lower()
+        following = found[at + 1 : at + 3]
+        if word in _VALUED and following and following[0].text.lower() == "as":
+            following = following[1:]
+        if word in _VALUED and following and following[0].token_type == TokenType.STRING:
+            values[word] = following[0].text
+            at = found.index(following[0]) + 1
+            continue
+        if found[at].token_type != TokenType.STRING and word.isalpha():
+            words.append(word)
+        at += 1
+    return words, values

@@ -1,68 +1,61 @@
 """The types of ``$n`` parameters a client left unspecified, for ParameterDescription.
 
 Postgres infers them from the statement; strict drivers (asyncpg) then encode each argument
-as that type. Inferred here from the text: a cast (``$1::int``, ``CAST($1 AS date)``), a
-comparison with a column of a table the statement reads (``n = $1``, ``$1 < ts``,
-``n IN ($1, $2)``, ``ts BETWEEN $1 AND $2``) or ``LIMIT``/``OFFSET``; text otherwise.
+as that type. Inferred here from the parsed statement: a cast (``$1::int``, ``CAST($2 AS
+date)``), a comparison with a column of a table the statement reads (``n = $1``, ``$1 < ts``,
+``n IN ($1, $2)``, ``ts BETWEEN $1 AND $2``) or ``LIMIT``/``OFFSET``; text otherwise (and for
+a statement kyma's dialect cannot read: running it will say why).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 
 import pyarrow as pa
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
 
+from kyma.engine.errors import KymaError
+from kyma.engine.query import parse_statement
 from kyma.pgwire import _types as t
 
-_NAMES = {
-    "int": t.INT4,
-    "integer": t.INT4,
-    "int4": t.INT4,
-    "smallint": t.INT2,
-    "int2": t.INT2,
-    "bigint": t.INT8,
-    "int8": t.INT8,
-    "long": t.INT8,
-    "real": t.FLOAT4,
-    "float4": t.FLOAT4,
-    "float": t.FLOAT8,
-    "float8": t.FLOAT8,
-    "double": t.FLOAT8,
-    "double precision": t.FLOAT8,
-    "numeric": t.NUMERIC,
-    "decimal": t.NUMERIC,
-    "bool": t.BOOL,
-    "boolean": t.BOOL,
-    "text": t.TEXT,
-    "varchar": t.TEXT,
-    "string": t.TEXT,
-    "date": t.DATE,
-    "timestamp": t.TIMESTAMPTZ,
-    "timestamptz": t.TIMESTAMPTZ,
-    "jsonb": t.JSONB,
-    "json": t.JSONB,
+_T = exp.DataType.Type
+_OIDS = {
+    _T.INT: t.INT4,
+    _T.SMALLINT: t.INT2,
+    _T.BIGINT: t.INT8,
+    _T.FLOAT: t.FLOAT4,
+    _T.DOUBLE: t.FLOAT8,
+    _T.DECIMAL: t.NUMERIC,
+    _T.BOOLEAN: t.BOOL,
+    _T.TEXT: t.TEXT,
+    _T.VARCHAR: t.TEXT,
+    _T.DATE: t.DATE,
+    _T.TIMESTAMP: t.TIMESTAMPTZ,
+    _T.TIMESTAMPTZ: t.TIMESTAMPTZ,
+    _T.JSONB: t.JSONB,
+    _T.JSON: t.JSONB,
 }
-_ARRAYS = {"oid[]": 1028, "int[]": 1007, "bigint[]": 1016, "text[]": 1009, "int8[]": 1016}
-_TYPE = r"(?P<type>double\s+precision|\w+(?:\s*\[\s*\])?)"
-_TYPE2 = _TYPE.replace("type", "type2")
-_CAST = re.compile(rf"\$(?P<n>\d+)\s*::\s*{_TYPE}|cast\s*\(\s*\$(?P<m>\d+)\s+as\s+{_TYPE2}", re.I)
-_NAME = r'(?:"[^"]+"|\w+)'
-_COLUMN = rf"(?P<col>(?:{_NAME}\s*\.\s*)*{_NAME})"
-_OP = r"(?:=|<>|!=|<=|>=|<|>)"
-_LEFT = re.compile(rf"{_COLUMN}\s*{_OP}\s*\$(?P<n>\d+)\b")
-_RIGHT = re.compile(rf"\$(?P<n>\d+)\s*{_OP}\s*{_COLUMN}")
-_IN = re.compile(rf"{_COLUMN}\s+(?:not\s+)?in\s*\((?P<list>\s*\$\d+(?:\s*,\s*\$\d+)*)\s*\)", re.I)
-_BETWEEN = re.compile(rf"{_COLUMN}\s+(?:not\s+)?between\s+\$(?P<a>\d+)\s+and\s+\$(?P<b>\d+)", re.I)
-_LIMIT = re.compile(r"\b(?:limit|offset)\s+\$(?P<n>\d+)", re.I)
-_TABLE = re.compile(rf"\b(?:from|join)\s+(?P<table>{_NAME})", re.I)
-_STRING = re.compile(r"'(?:[^']|'')*'")
+_ARRAYS = {_T.INT: 1007, _T.BIGINT: 1016, _T.TEXT: 1009}
+_OID_ARRAY = 1028
+_COMPARISONS = (exp.EQ, exp.NEQ, exp.LT, exp.LTE, exp.GT, exp.GTE)
+
+
+def _parsed(sql: str) -> exp.Expression | None:
+    try:
+        return parse_statement(sql)
+    except (SqlglotError, KymaError):
+        return None
 
 
 def referenced_tables(sql: str) -> set[str]:
-    """The names after FROM and JOIN (unquoted, lower case)."""
-    code = _STRING.sub("''", sql)
-    return {m.group("table").strip('"').lower() for m in _TABLE.finditer(code)}
+    """The names of the tables the statement reads (lower case).
+
+    >>> sorted(referenced_tables('SELECT 1 FROM e JOIN "F" f ON true WHERE x = \\'from g\\''))
+    ['e', 'f']
+    """
+    stmt = _parsed(sql)
+    return set() if stmt is None else {table.name.lower() for table in stmt.find_all(exp.Table)}
 
 
 def column_types(schemas: Iterable[pa.Schema]) -> dict[str, int]:
@@ -84,31 +77,51 @@ def infer(sql: str, declared: list[int], columns: Mapping[str, int]) -> list[int
     ...       {"x": 701})
     [23, 25, 701, 701]
     """
-    code = _STRING.sub("''", sql)
+    stmt = _parsed(sql) if 0 in declared else None
     found: dict[int, int] = {}
 
-    def note(number: str, oid: int | None) -> None:
-        if oid is not None:
-            found.setdefault(int(number), oid)
+    def note(node: exp.Expression, oid: int | None) -> None:
+        number = _number(node)
+        if number is not None and oid is not None:
+            found.setdefault(number, oid)
 
-    for match in _CAST.finditer(code):
-        name = " ".join((match.group("type") or match.group("type2")).lower().split())
-        name = re.sub(r"\s*\[\s*\]", "[]", name)
-        note(match.group("n") or match.group("m"), _NAMES.get(name) or _ARRAYS.get(name))
-    for pattern in (_LEFT, _RIGHT):
-        for match in pattern.finditer(code):
-            note(match.group("n"), _column(match.group("col"), columns))
-    for match in _IN.finditer(code):
-        for number in re.findall(r"\d+", match.group("list")):
-            note(number, _column(match.group("col"), columns))
-    for match in _BETWEEN.finditer(code):
-        for number in (match.group("a"), match.group("b")):
-            note(number, _column(match.group("col"), columns))
-    for match in _LIMIT.finditer(code):
-        note(match.group("n"), t.INT8)
+    for node in stmt.walk() if stmt is not None else ():
+        if isinstance(node, exp.Cast):
+            note(node.this, _type_oid(node.to))
+        elif isinstance(node, _COMPARISONS):
+            note(node.expression, _column(node.this, columns))
+            note(node.this, _column(node.expression, columns))
+        elif isinstance(node, exp.In):
+            for value in node.expressions:
+                note(value, _column(node.this, columns))
+        elif isinstance(node, exp.Between):
+            for value in (node.args.get("low"), node.args.get("high")):
+                if value is not None:
+                    note(value, _column(node.this, columns))
+        elif isinstance(node, exp.Limit | exp.Offset):
+            note(node.expression, t.INT8)
     return [oid or found.get(i, t.TEXT) for i, oid in enumerate(declared, start=1)]
 
 
-def _column(reference: str, columns: Mapping[str, int]) -> int | None:
-    name = reference.rsplit(".", 1)[-1].strip().strip('"').lower()
-    return columns.get(name)
+def _number(node: exp.Expression) -> int | None:
+    """n of ``$n``, else None."""
+    if isinstance(node, exp.Parameter) and isinstance(node.this, exp.Literal):
+        return int(node.this.name) if node.this.name.isdigit() else None
+    return None
+
+
+def _type_oid(to: exp.Expression) -> int | None:
+    if not isinstance(to, exp.DataType):
+        return None
+    if to.this == _T.ARRAY and to.expressions:
+        element = to.expressions[0]
+        if not isinstance(element, exp.DataType):
+            return None
+        if element.this == _T.USERDEFINED and str(element.args.get("kind")).lower() == "oid":
+            return _OID_ARRAY
+        return _ARRAYS.get(element.this)
+    return _OIDS.get(to.this)
+
+
+def _column(node: exp.Expression, columns: Mapping[str, int]) -> int | None:
+    return columns.get(node.name.lower()) if isinstance(node, exp.Column) else None

@@ -7,7 +7,6 @@ the server functions drivers call on connect.
 
 from __future__ import annotations
 
-import re
 from collections.abc import MutableMapping
 from typing import Any
 
@@ -27,6 +26,14 @@ from kyma.engine.query import QueryResult, parse_statement
 from kyma.engine.query.dialect import Deallocate, ExecutePrepared, Kyma, Prepare, Savepoint
 from kyma.engine.query.durations import milliseconds, shown
 from kyma.pgwire._prepared_sql import PreparedStatements
+from kyma.pgwire._session_sql import (
+    ConfigCall,
+    read_config,
+    read_function,
+    read_set,
+    read_show,
+    show_columns_table,
+)
 from kyma.pgwire._transaction import Transaction
 
 SERVER_VERSION = "15.0"
@@ -57,6 +64,8 @@ DEFAULTS = {
     "bytea_output": "hex",
     "max_identifier_length": "63",
     "jit": "off",
+    "default_table_access_method": "heap",
+    "max_index_keys": "32",
 }
 REPORTED = (
     "server_version",
@@ -84,32 +93,6 @@ _BEGIN = ("begin", "start")
 _COMMIT = ("commit", "end")
 _PARSED = ("rollback", "abort", "savepoint", "release")  # read by kyma's dialect
 _KYMA_SHOWS = ("tables", "connectors", "sources", "columns", "full")  # the engine's SHOWs
-_SET = re.compile(
-    r"set\s+(?:session\s+|(?P<local>local\s+))?(?P<name>[\w.]+)\s*(?:=|\s+to\s+|\s+)"
-    r"(?P<value>.+)",
-    re.I | re.S,
-)
-_SET_TIME_ZONE = re.compile(
-    r"set\s+(?:session\s+|(?P<local>local\s+))?time\s+zone\s+(?P<value>.+)", re.I | re.S
-)
-_SHOW = re.compile(r"show\s+(?P<name>[\w.]+|time\s+zone|transaction\s+isolation\s+level)", re.I)
-_FUNCTION = re.compile(
-    r"select\s+(?:pg_catalog\.)?(?P<fn>version|current_schema|current_database|current_user"
-    r"|session_user|current_role|pg_backend_pid)\s*(?:\(\s*\))?(?:\s+as\s+(?P<alias>\w+))?",
-    re.I,
-)
-_CONFIG_CALL = (
-    r"(?:current_setting\s*\(\s*'(?P<get>[\w.]+)'\s*\)"
-    r"|set_config\s*\(\s*'(?P<set>[\w.]+)'\s*,\s*'(?P<value>[^']*)'\s*,\s*\w+\s*\))"
-    r"(?:\s+as\s+(?P<alias>\w+))?"
-)
-_UNNAMED = re.sub(r"\?P<\w+>", "?:", _CONFIG_CALL)
-_CONFIG_SELECT = re.compile(rf"select\s+{_UNNAMED}(?:\s*,\s*{_UNNAMED})*", re.I)
-_CONFIG_ITEM = re.compile(_CONFIG_CALL, re.I)
-
-_SHOW_COLUMNS = re.compile(
-    r"\s*show\s+(?:full\s+)?columns\s+(?:from|in)\s+(?P<table>[\w.\"]+)\s*;?\s*", re.I
-)
 
 
 def translate(sql: str) -> str:
@@ -119,9 +102,8 @@ def translate(sql: str) -> str:
     >>> translate("show columns from events;"), translate("SELECT 1")
     ('DESCRIBE events', 'SELECT 1')
     """
-    if match := _SHOW_COLUMNS.fullmatch(sql):
-        return f"DESCRIBE {match.group('table')}"
-    return sql
+    table = show_columns_table(sql.strip()) if sql.lstrip()[:4].lower() == "show" else None
+    return f"DESCRIBE {table}" if table is not None else sql
 
 
 class Session:
@@ -211,12 +193,7 @@ class Session:
                 return self.prepared.deallocate(stmt)
         if first == "discard":
             return QueryResult.status_only("DISCARD")
-        if first == "show" and (match := _SHOW.fullmatch(text)):
-            name = " ".join(match.group("name").lower().split())
-            name = {
-                "time zone": "timezone",
-                "transaction isolation level": "transaction_isolation",
-            }.get(name, name)
+        if first == "show" and (name := read_show(text)) is not None:
             if name == "all":
                 return self._show_all()
             if name in _CANONICAL:
@@ -225,10 +202,10 @@ class Session:
                 return _one(name, self.settings[name])
             if name not in _KYMA_SHOWS:
                 raise UnknownSettingError(f"unrecognized configuration parameter {name!r}")
-        if first == "select" and (match := _FUNCTION.fullmatch(text)):
-            return self._function(match.group("fn").lower(), match.group("alias"))
-        if first == "select" and _CONFIG_SELECT.fullmatch(text):
-            return self._config(text)
+        if first == "select" and (function := read_function(text)) is not None:
+            return self._function(*function)
+        if first == "select" and (calls := read_config(text)) is not None:
+            return self._config(calls)
         return None
 
     def _parsed(self, text: str) -> QueryResult:
@@ -266,22 +243,18 @@ class Session:
             "SHOW",
         )
 
-    def _config(self, text: str) -> QueryResult:
+    def _config(self, calls: list[ConfigCall]) -> QueryResult:
         """``SELECT current_setting('name'), set_config('name', 'value', is_local)``."""
         columns: dict[str, pa.Array] = {}
-        for item in _CONFIG_ITEM.finditer(text):
-            if item.group("set"):
-                name = item.group("set")
-                canonical = _CANONICAL.get(name.lower(), name)
-                self._assign(canonical, _normalized(canonical, item.group("value")))
-                label = "set_config"
-            else:
-                name, label = item.group("get"), "current_setting"
+        for call in calls:
+            name = call.name
             canonical = _CANONICAL.get(name.lower(), name)
+            if call.value is not None:
+                self._assign(canonical, _normalized(canonical, call.value))
             if canonical not in self.settings:
                 raise UnknownSettingError(f"unrecognized configuration parameter {name!r}")
-            value = self.settings[canonical]
-            columns[item.group("alias") or label] = pa.array([value], pa.string())
+            label = "current_setting" if call.value is None else "set_config"
+            columns[call.alias or label] = pa.array([self.settings[canonical]], pa.string())
         return QueryResult(pa.table(columns), "OK")
 
     def _set(self, text: str) -> QueryResult:
@@ -301,13 +274,10 @@ class Session:
             elif "." not in name:
                 raise UnknownSettingError(f"unrecognized configuration parameter {name!r}")
             return QueryResult.status_only("RESET")
-        if match := _SET_TIME_ZONE.fullmatch(text):
-            name, value = "timezone", match.group("value")
-        elif match := _SET.fullmatch(text):
-            name, value = match.group("name").lower(), match.group("value")
-        else:
+        statement = read_set(text)
+        if statement is None:
             raise SqlError(f"cannot read SET statement {text!r}: expected SET name = value")
-        value = value.strip().strip("'\"")
+        name, value = statement.name, statement.value.strip("'\"")
         if name not in _CANONICAL and "." not in name:
             raise UnknownSettingError(f"unrecognized configuration parameter {name!r}")
         canonical = _CANONICAL.get(name, name)
@@ -320,9 +290,9 @@ class Session:
         if value.lower() == "default":
             value = self.defaults.get(canonical, "")
         value = _normalized(canonical, value)
-        if match.group("local") and not self.transaction.set_local(canonical):
+        if statement.local and not self.transaction.set_local(canonical):
             return QueryResult.status_only("SET")  # outside a block: no effect, as in Postgres
-        if not match.group("local"):
+        if not statement.local:
             self.transaction.set_session(canonical, value)
         self._assign(canonical, value)
         return QueryResult.status_only("SET")

@@ -42,8 +42,13 @@ def split_statements(sql: str) -> list[str]:
 
 
 def _has_code(text: str) -> bool:
-    stripped = re.sub(r"--[^\n]*|/\*.*?\*/", "", text, flags=re.DOTALL)
-    return bool(stripped.strip())
+    """Whether ``text`` holds more than comments and white space."""
+    start = 0
+    for token in _tokens(text):
+        if text[start : token.start()].strip() or token.group()[:2] not in ("--", "/*"):
+            return True
+        start = token.end()
+    return bool(text[start:].strip())
 
 
 def parameter_count(sql: str) -> int:

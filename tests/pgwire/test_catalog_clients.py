@@ -291,6 +291,58 @@ WHERE ("pc"."relkind" = 'm') AND ("pa"."attnum" >= 1) AND ("pn"."nspname" IN ('p
 ORDER BY "table-schema" ASC, "table-name" ASC, "database-position" ASC"""
 
 
+# Metabase 0.55's sync, as it sends them: the JDBC driver's getSchemas, then the driver's
+# current-user-table-privileges query.
+METABASE_SCHEMAS = """SELECT nspname AS "TABLE_SCHEM", current_database() AS "TABLE_CATALOG" \
+FROM pg_catalog.pg_namespace  WHERE nspname <> 'pg_toast' AND (nspname !~ '^pg_temp_'  OR \
+nspname = (pg_catalog.current_schemas(true))[1]) AND (nspname !~ '^pg_toast_temp_'  OR nspname \
+= replace((pg_catalog.current_schemas(true))[1], 'pg_temp_', 'pg_toast_temp_'))  ORDER BY \
+"TABLE_SCHEM" """.rstrip()
+_PRIVILEGE = """pg_catalog.{fn}(current_user, '"' || replace(t.schemaname, '"', '""') || '"' \
+|| '.' || '"' || replace(t.objectname, '"', '""') || '"',  '{privilege}') as {privilege}"""
+METABASE_PRIVILEGES = f"""with table_privileges as (
+         select
+           NULL as role,
+           t.schemaname as schema,
+           t.objectname as table,
+           {_PRIVILEGE.format(fn="has_any_column_privilege", privilege="update")},
+           {_PRIVILEGE.format(fn="has_any_column_privilege", privilege="select")},
+           {_PRIVILEGE.format(fn="has_any_column_privilege", privilege="insert")},
+           {_PRIVILEGE.format(fn="has_table_privilege     ", privilege="delete")}
+         from (
+           select schemaname, tablename as objectname from pg_catalog.pg_tables
+           union
+           select schemaname, viewname as objectname from pg_catalog.pg_views
+           union
+           select schemaname, matviewname as objectname from pg_catalog.pg_matviews
+         ) t
+         where t.schemaname !~ '^pg_'
+           and t.schemaname <> 'information_schema'
+           and pg_catalog.has_schema_privilege(current_user, t.schemaname, 'usage')
+        )
+        select t.*
+        from table_privileges t"""
+
+
+def test_metabase_syncs_schemas_and_table_privileges(two_tables: PgServe) -> None:
+    """The schemas as Postgres lists them; each table the token may read, with the privilege
+    to select it (the write privileges read FALSE: a token's writes are checked when they
+    run; docs/clients/postgres-protocol.md)."""
+    with two_tables.connect(autocommit=True) as conn:
+        assert conn.execute(METABASE_SCHEMAS).fetchall() == [
+            ("information_schema", "kyma"),
+            ("pg_catalog", "kyma"),
+            ("public", "kyma"),
+        ]
+        rows = conn.execute(METABASE_PRIVILEGES).fetchall()
+        assert sorted(rows) == [
+            (None, "public", "events", False, True, False, False),
+            (None, "public", "other", False, True, False, False),
+        ]
+    with two_tables.connect("read_other", autocommit=True) as conn:
+        assert [r[2] for r in conn.execute(METABASE_PRIVILEGES)] == ["other"]
+
+
 def test_metabase_describes_the_database(two_tables: PgServe) -> None:
     with two_tables.connect(autocommit=True) as conn:
         assert conn.execute(METABASE_TABLES).fetchall() == [

@@ -1,24 +1,30 @@
 """The Postgres JDBC driver (Debian's libpostgresql-jdbc-java, installed by scripts/setup.sh)
-against a real ``kyma serve``: DatabaseMetaData as schema browsers (DBeaver…) call it, a
-prepared query past the driver's prepare threshold, errors."""
+against a real ``kyma serve``: DatabaseMetaData as schema browsers (DBeaver…) call it, each
+call answering as on a real Postgres holding the same table and view, a prepared query past
+the driver's prepare threshold, errors."""
 
 from __future__ import annotations
 
 import shutil
 import subprocess
 from pathlib import Path
+from urllib.parse import urlparse
 
+import psycopg
 from pgwire_serve import LONG_QUERY, PgServe
 
 PROGRAM = Path(__file__).parent / "jdbc" / "KymaJdbc.java"
 DRIVER = Path("/usr/share/java/postgresql.jar")
 
 
-def jdbc(pg: PgServe, token: str, *cancel: str) -> list[str]:
+def jdbc(pg: PgServe | None, *args: str) -> list[str]:
+    """KymaJdbc's lines: against ``pg`` with a token (and a long query to cancel), or with
+    ``pg`` None, its ``meta`` mode's arguments."""
     assert DRIVER.exists(), "run scripts/setup.sh (libpostgresql-jdbc-java)"
     java = shutil.which("java") or "java"
+    port = [str(pg.port)] if pg is not None else []
     done = subprocess.run(
-        [java, "-cp", str(DRIVER), str(PROGRAM), str(pg.port), token, *cancel],
+        [java, "-cp", str(DRIVER), str(PROGRAM), *port, *args],
         capture_output=True,
         text=True,
         timeout=120,
@@ -59,3 +65,31 @@ def test_jdbc_query_timeout_cancels_the_query(pg: PgServe) -> None:
     assert cancelled.startswith("cancelled 57014 after ")
     assert int(cancelled.rsplit(" ", 2)[1]) < 15
     assert after == "after 3"
+
+
+VIEW = "CREATE VIEW recent AS SELECT n, msg FROM events WHERE n > 1"
+# events as kyma makes it (conftest.py, with the columns every table has), in Postgres' types
+ORACLE = [
+    "CREATE TABLE events (_timestamp timestamptz, props jsonb,"
+    " n bigint, msg text, ts timestamptz, attrs jsonb, emb real[])",
+    VIEW,
+]
+
+
+def test_database_metadata_answers_as_postgres(pg: PgServe, module_catalog_url: str) -> None:
+    """getSchemas, getTables, getPrimaryKeys, getImportedKeys, getExportedKeys, getIndexInfo
+    and getColumns (DBeaver's navigator and references tab) for a table and a view: every row
+    as Postgres answers for the same (kyma has no keys or indexes; neither have these)."""
+    with pg.connect(autocommit=True) as conn:
+        conn.execute(VIEW)
+    with psycopg.connect(module_catalog_url, autocommit=True) as conn:
+        for statement in ORACLE:
+            conn.execute(statement)
+    kyma = jdbc(
+        None, "meta", f"jdbc:postgresql://127.0.0.1:{pg.port}/kyma", "kyma", pg.tokens["admin"]
+    )
+    oracle = urlparse(module_catalog_url)
+    url = f"jdbc:postgresql://{oracle.hostname}:{oracle.port}{oracle.path}"
+    postgres = jdbc(None, "meta", url, oracle.username or "", oracle.password or "")
+    assert kyma == postgres
+    assert " |null|public|recent|VIEW|null|||||" in kyma

@@ -1,4 +1,5 @@
-"""``psql`` (the Postgres 15 client on this machine) against a real ``kyma serve``."""
+"""``psql`` (the Postgres 15 client on this machine) against a real ``kyma serve``; its
+describe commands answer as they answer on a real Postgres holding the same table and view."""
 
 from __future__ import annotations
 
@@ -7,16 +8,22 @@ import signal
 import subprocess
 import time
 
+import psycopg
+import pytest
 from pgwire_serve import LONG_QUERY, PgServe
 
 from kyma.runtime.postgres import find_pg_bin_dir
 
 
-def psql(pg: PgServe, sql: str, token: str | None) -> subprocess.CompletedProcess[str]:
+def psql(
+    pg: PgServe | str, sql: str, token: str | None, *flags: str
+) -> subprocess.CompletedProcess[str]:
+    """``sql`` run by psql (unaligned, tuples only unless ``flags`` say otherwise) against
+    ``pg`` or a connection string."""
     env = {**os.environ, "PGPASSWORD": token or "", "PGCONNECT_TIMEOUT": "10"}
     return subprocess.run(
-        [str(find_pg_bin_dir() / "psql"), "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1"]
-        + ["-d", pg.dsn(), "-c", sql],
+        [str(find_pg_bin_dir() / "psql"), "-X", "-A", *(flags or ("-t",))]
+        + ["-v", "ON_ERROR_STOP=1", "-d", pg if isinstance(pg, str) else pg.dsn(), "-c", sql],
         env=env,
         capture_output=True,
         text=True,
@@ -143,3 +150,52 @@ def test_psql_ctrl_c_cancels_a_long_query(pg: PgServe) -> None:
     assert time.monotonic() - started < 15
     assert running.returncode == 1
     assert "canceling statement due to user request" in stderr
+
+
+VIEW = "CREATE VIEW recent AS SELECT n, msg FROM events WHERE n > 1"
+# events as kyma makes it (conftest.py, with the columns every table has), in Postgres' types
+ORACLE = [
+    "CREATE TABLE events (_timestamp timestamptz, props jsonb,"
+    " n bigint, msg text, ts timestamptz, attrs jsonb, emb real[])",
+    VIEW,
+]
+
+
+@pytest.fixture(scope="module")
+def described(pg: PgServe, module_catalog_url: str) -> tuple[PgServe, str]:
+    """kyma with the view ``recent`` too, and a Postgres database holding the same."""
+    with pg.connect(autocommit=True) as conn:
+        conn.execute(VIEW)
+    with psycopg.connect(module_catalog_url, autocommit=True) as conn:
+        for statement in ORACLE:
+            conn.execute(statement)
+    return pg, module_catalog_url
+
+
+@pytest.mark.parametrize(
+    "command", ["\\d", "\\dt", "\\dv", "\\d events", "\\d+ events", "\\df", "\\dn"]
+)
+def test_psql_describes_as_postgres(described: tuple[PgServe, str], command: str) -> None:
+    pg, oracle = described
+    kyma = psql(pg, command, pg.tokens["admin"], "-P", "footer=on")
+    postgres = psql(oracle, command, None, "-P", "footer=on")
+    assert kyma.returncode == 0, kyma.stderr
+    assert (kyma.stdout, kyma.stderr) == (postgres.stdout, postgres.stderr)
+
+
+def test_psql_describes_a_view_and_lists_the_database(described: tuple[PgServe, str]) -> None:
+    """A view's columns as Postgres lists them; its definition is the query as written (Postgres
+    prints its own deparsed form). ``\\l`` lists kyma's one database as Postgres lists it."""
+    pg, oracle = described
+    kyma = psql(pg, "\\d+ recent", pg.tokens["admin"], "-P", "footer=on")
+    postgres = psql(oracle, "\\d+ recent", None, "-P", "footer=on")
+    assert kyma.returncode == 0, kyma.stderr
+    definition = kyma.stdout.index("View definition:")
+    assert kyma.stdout[:definition] == postgres.stdout[: postgres.stdout.index("View definition:")]
+    assert kyma.stdout[definition:].splitlines()[1] == "SELECT n, msg FROM events WHERE n > 1"
+    for command in ("\\l", "\\l+", "\\dt+", "\\dn+", "\\du", "\\dT"):
+        listed = psql(pg, command, pg.tokens["admin"])
+        assert listed.returncode == 0, (command, listed.stderr)
+    kyma_db = psql(pg, "\\l", pg.tokens["admin"]).stdout.splitlines()
+    postgres_db = psql(oracle, "\\l", None).stdout.splitlines()
+    assert kyma_db == [line for line in postgres_db if line.startswith("kyma|")]

@@ -1,24 +1,101 @@
-"""SQLAlchemy (with its psycopg2 dialect: the SQLAlchemy 1.4 that flightsql-dbapi allows has
-no psycopg 3 dialect) and pandas ``read_sql`` against a real ``kyma serve``."""
+"""SQLAlchemy 2 (its psycopg 3 and psycopg2 dialects) and pandas against a real ``kyma
+serve``: the inspector reflects kyma's tables and views as it reflects the same tables and
+view on a real Postgres (kyma has no keys, indexes or constraints, as those tables have
+none), queries run with parameters, ``pandas.read_sql_table`` reads a whole table."""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
 
 import pandas as pd
 import pytest
 import sqlalchemy as sa
 from pgwire_serve import PgServe
 
+VIEW = "CREATE VIEW recent AS SELECT n, msg FROM events WHERE n > 1"
+# events as kyma makes it (tests/pgwire/conftest.py, with the columns every table has), in
+# Postgres' types
+ORACLE = [
+    "CREATE TABLE events (_timestamp timestamptz, props jsonb,"
+    " n bigint, msg text, ts timestamptz, attrs jsonb, emb real[])",
+    VIEW,
+]
+COLUMNS = ["_timestamp", "props", "n", "msg", "ts", "attrs", "emb"]
+DRIVERS = ["psycopg", "psycopg2"]
 
-def _engine(pg: PgServe) -> sa.engine.Engine:
-    url = f"postgresql+psycopg2://kyma:{pg.tokens['admin']}@127.0.0.1:{pg.port}/kyma"
-    return sa.create_engine(url, connect_args={"connect_timeout": 10})
+
+def _engine(driver: str, dsn: str) -> sa.engine.Engine:
+    return sa.create_engine(dsn.replace("postgresql://", f"postgresql+{driver}://", 1))
 
 
-def test_sqlalchemy_reflects_and_queries(pg: PgServe) -> None:
-    engine = _engine(pg)
+@pytest.fixture(scope="module")
+def kyma_url(pg: PgServe) -> str:
+    with pg.connect(autocommit=True) as conn:
+        conn.execute(VIEW)
+    return f"postgresql://kyma:{pg.tokens['admin']}@127.0.0.1:{pg.port}/kyma?connect_timeout=10"
+
+
+@pytest.fixture(scope="module")
+def oracle_url(module_catalog_url: str) -> str:
+    """The same table and view on the loopback Postgres."""
+    engine = _engine("psycopg", module_catalog_url)
+    with engine.begin() as conn:
+        for statement in ORACLE:
+            conn.execute(sa.text(statement))
+    engine.dispose()
+    return module_catalog_url
+
+
+@pytest.fixture(params=DRIVERS)
+def engines(request, kyma_url: str, oracle_url: str) -> Iterator[tuple[Any, Any]]:  # type: ignore[no-untyped-def]
+    kyma, oracle = _engine(request.param, kyma_url), _engine(request.param, oracle_url)
     try:
-        inspector = sa.inspect(engine)
-        assert "events" in inspector.get_table_names()
+        yield sa.inspect(kyma), sa.inspect(oracle)
+    finally:
+        kyma.dispose()
+        oracle.dispose()
+
+
+def _columns(inspector: Any, name: str) -> list[dict[str, Any]]:
+    return [{**column, "type": str(column["type"])} for column in inspector.get_columns(name)]
+
+
+def test_the_inspector_reflects_as_on_postgres(engines: tuple[Any, Any]) -> None:
+    kyma, oracle = engines
+    assert kyma.get_table_names() == oracle.get_table_names() == ["events"]
+    assert kyma.get_view_names() == oracle.get_view_names() == ["recent"]
+    assert "public" in kyma.get_schema_names()
+    assert kyma.get_schema_names() == oracle.get_schema_names()
+    assert kyma.default_schema_name == oracle.default_schema_name == "public"
+    for name in ("events", "recent"):
+        assert _columns(kyma, name) == _columns(oracle, name), name
+        assert kyma.has_table(name) and not kyma.has_table(name + "_nope")
+    for table in ("events", "recent"):
+        for reflect in (
+            "get_pk_constraint",
+            "get_foreign_keys",
+            "get_indexes",
+            "get_unique_constraints",
+            "get_check_constraints",
+            "get_table_comment",
+        ):
+            assert getattr(kyma, reflect)(table) == getattr(oracle, reflect)(table), reflect
+    assert kyma.get_view_definition("recent") == "SELECT n, msg FROM events WHERE n > 1"
+
+
+def test_a_table_reflects_into_metadata(engines: tuple[Any, Any]) -> None:
+    kyma, _ = engines
+    events = sa.Table("events", sa.MetaData(), autoload_with=kyma.bind)
+    assert [c.name for c in events.columns] == COLUMNS
+    assert isinstance(events.c.ts.type, sa.TIMESTAMP) and events.c.ts.type.timezone
+    assert events.primary_key.columns.keys() == []
+
+
+@pytest.mark.parametrize("driver", DRIVERS)
+def test_sqlalchemy_queries_with_parameters(kyma_url: str, driver: str) -> None:
+    engine = _engine(driver, kyma_url)
+    try:
         with engine.connect() as conn:
             rows = conn.execute(
                 sa.text("SELECT n, msg FROM events WHERE n >= :low ORDER BY n"), {"low": 2}
@@ -28,15 +105,19 @@ def test_sqlalchemy_reflects_and_queries(pg: PgServe) -> None:
         engine.dispose()
 
 
-def test_pandas_read_sql(pg: PgServe) -> None:
-    # pandas 2.3 takes SQLAlchemy 2 engines only; with 1.4 it reads through a DBAPI connection
-    with pg.connect() as conn, pytest.warns(UserWarning, match="Other DBAPI2 objects"):
+def test_pandas_reads_a_table_and_a_query(kyma_url: str) -> None:
+    engine = _engine("psycopg", kyma_url)
+    try:
+        frame = pd.read_sql_table("events", engine)
+        assert list(frame.columns) == COLUMNS
+        assert sorted(frame["n"].tolist()) == [1, 2, 3]
         frame = pd.read_sql(
-            "SELECT n, ts, attrs, emb FROM events WHERE n < %(high)s ORDER BY n",
-            conn,
+            sa.text("SELECT n, ts, attrs, emb FROM events WHERE n < :high ORDER BY n"),
+            engine,
             params={"high": 3},
         )
-    assert list(frame.columns) == ["n", "ts", "attrs", "emb"]
+    finally:
+        engine.dispose()
     assert frame["n"].tolist() == [1, 2]
     assert str(frame["ts"].dtype).startswith("datetime64[")
     assert frame["attrs"].tolist() == [{"http": {"method": "GET"}, "tags": ["a", "b"]}, 42]

@@ -15,6 +15,8 @@ from kyma.engine.query.dialect._statements import STATEMENTS
 from kyma.engine.query.dialect.expressions import SNAPSHOT, Explain
 
 VERBS = {**_session_statements.VERBS, **_cursors.VERBS}
+# what may follow a column label: a reserved word there is the label (``SELECT 1 AS select``)
+_AFTER_LABEL = {TokenType.COMMA, TokenType.FROM, TokenType.R_PAREN, TokenType.SEMICOLON}
 
 
 class KymaParser(Postgres.Parser):
@@ -52,6 +54,27 @@ class KymaParser(Postgres.Parser):
                     self._advance(len(self._tokens) - self._index)
                     return stmt
         return super()._parse_statement()
+
+    def _parse_alias(self, this: exp.Expr | None, explicit: bool = False) -> exp.Expr | None:
+        """Postgres takes any keyword as a column label after AS (Metabase's ``… AS select``).
+
+        >>> from kyma.engine.query._parse import parse
+        >>> parse("SELECT 1 AS select, 2 AS from FROM t").sql("postgres")
+        'SELECT 1 AS "select", 2 AS "from" FROM t'
+        """
+        label = self._next
+        after = self._tokens[self._index + 2] if self._index + 2 < len(self._tokens) else None
+        if (
+            self._curr is not None
+            and self._curr.token_type == TokenType.ALIAS
+            and label is not None
+            and label.token_type in self.RESERVED_TOKENS | {TokenType.SELECT, TokenType.FROM}
+            and (after is None or after.token_type in _AFTER_LABEL)
+        ):
+            self._advance(2)
+            name = exp.to_identifier(label.text.lower(), quoted=True)
+            return self.expression(exp.Alias(this=this, alias=name))
+        return super()._parse_alias(this, explicit)
 
     def _parse_types(
         self,

@@ -12,7 +12,9 @@ from collections.abc import Callable
 from sqlglot import exp
 
 from kyma.pgcatalog.rules import (
+    absent_definitions,
     any_array,
+    array_subqueries,
     array_upper,
     attribute_subqueries,
     catalog_prefix,
@@ -24,9 +26,13 @@ from kyma.pgcatalog.rules import (
     format_concat,
     grafana_search_path,
     jdbc_search_path,
+    oid_subqueries,
     operators,
     pg_get_expr,
+    privileges,
     reg_casts,
+    sizes,
+    view_definitions,
 )
 
 # (the nodes a rule looks for, the rule), in order: a statement holding none of a rule's
@@ -50,6 +56,12 @@ RULES = (
     ((exp.Any,), any_array.rule),
     ((exp.Anonymous,), array_upper.rule),
     ((exp.Anonymous,), pg_get_expr.rule),
+    ((exp.Anonymous,), absent_definitions.rule),
+    ((exp.Anonymous,), view_definitions.rule),
+    ((exp.Subquery,), oid_subqueries.rule),
+    ((exp.Anonymous,), privileges.rule),
+    ((exp.Anonymous,), sizes.rule),
+    ((exp.Array,), array_subqueries.rule),
 )
 
 

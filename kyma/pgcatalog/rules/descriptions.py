@@ -1,5 +1,6 @@
-"""``col_description(...)`` and ``obj_description(...)`` (the comments Metabase reads) as
-NULL: kyma keeps no comments, whatever the arguments (Metabase's cast a table's name to
+"""``col_description(...)``, ``obj_description(...)`` and ``shobj_description(...)`` (the
+comments Metabase and psql read) as NULL: kyma keeps no comments, whatever the arguments
+(Metabase's cast a table's name to
 ``regclass``).
 
 >>> import sqlglot
@@ -14,7 +15,7 @@ from sqlglot import exp
 
 from kyma.pgcatalog.rules._tree import replace_all
 
-_FUNCTIONS = {"col_description", "obj_description"}
+_FUNCTIONS = {"col_description", "obj_description", "shobj_description"}
 
 
 def rule(stmt: exp.Expression) -> exp.Expression:

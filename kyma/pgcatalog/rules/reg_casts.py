@@ -1,13 +1,14 @@
 """Casts to Postgres' OID alias types (``regclass``, ``regtype`` …), which kyma has not:
 a catalog table's name cast to ``regclass`` is its OID (``'pg_class'::regclass`` is 1259;
 any other name 0: no kyma object has comments or dependencies to find by it), ``x::regtype``
-read as text is ``format_type(x, -1)``, and any other such cast is taken off.
+read as text is ``format_type(x, -1)``, a cast to ``oid`` is one to ``bigint`` (kyma's OID
+columns), and any other such cast is taken off.
 
 >>> import sqlglot
 >>> stmt = sqlglot.parse_one(
-...     "SELECT 'pg_class'::regclass, t::regtype::text, c.oid::regclass FROM c", "postgres")
+...     "SELECT 'pg_class'::regclass, t::regtype::text, c.oid::regclass, x::oid FROM c", "postgres")
 >>> rule(stmt).sql("postgres")
-'SELECT 1259, FORMAT_TYPE(t, -1), c.oid FROM c'
+'SELECT 1259, FORMAT_TYPE(t, -1), c.oid, CAST(x AS BIGINT) FROM c'
 """
 
 from __future__ import annotations
@@ -17,7 +18,17 @@ from sqlglot import exp
 from kyma.pgcatalog.rules._tree import replace_all
 
 _ALIASES = {"regclass", "regtype", "regnamespace", "regproc", "regrole"}
-_CATALOG_OIDS = {"pg_class": 1259, "pg_attribute": 1249, "pg_type": 1247, "pg_namespace": 2615}
+_CATALOG_OIDS = {
+    "pg_class": 1259,
+    "pg_attribute": 1249,
+    "pg_type": 1247,
+    "pg_namespace": 2615,
+    "pg_constraint": 2606,
+    "pg_proc": 1255,
+    "pg_index": 2610,
+    "pg_trigger": 2620,
+    "pg_rewrite": 2618,
+}
 _TEXT = {exp.DataType.Type.TEXT, exp.DataType.Type.VARCHAR}
 
 
@@ -35,6 +46,8 @@ def rule(stmt: exp.Expression) -> exp.Expression:
             pairs.append((cast, exp.Literal.number(_CATALOG_OIDS.get(name, 0))))
         elif alias is not None:
             pairs.append((cast, inner))
+        elif isinstance(cast.to, exp.ObjectIdentifier) and cast.to.name.lower() == "oid":
+            pairs.append((cast, exp.cast(inner, exp.DataType.Type.BIGINT)))
     replace_all(pairs)
     return stmt
 

@@ -2,6 +2,8 @@
 // prints what a schema browser and a prepared query see, one fact a line. With a third
 // argument, a long query, it runs that under a 1 s query timeout instead (the driver sends
 // a cancel request) and prints the error's SQLSTATE and the next query's answer.
+// java -cp postgresql.jar KymaJdbc.java meta <jdbc url> <user> <password> prints every row of
+// the DatabaseMetaData calls DBeaver's navigator makes for table events and view recent.
 import java.sql.Connection;
 import java.sql.DatabaseMetaData;
 import java.sql.DriverManager;
@@ -12,7 +14,11 @@ import java.sql.Statement;
 import java.util.Properties;
 
 public class KymaJdbc {
-    public static void main(String[] args) {
+    public static void main(String[] args) throws SQLException {
+        if (args[0].equals("meta")) {
+            meta(args[1], args[2], args[3]);
+            return;
+        }
         Properties props = new Properties();
         props.setProperty("user", "kyma");
         props.setProperty("password", args[1]);
@@ -50,6 +56,35 @@ public class KymaJdbc {
             }
         } catch (SQLException e) {
             System.out.println("connect " + e.getSQLState() + " " + e.getMessage());
+        }
+    }
+
+    static void meta(String url, String user, String password) throws SQLException {
+        try (Connection c = DriverManager.getConnection(url, user, password)) {
+            DatabaseMetaData m = c.getMetaData();
+            print("schemas", m.getSchemas());
+            print("tables", m.getTables(null, "public", "%", new String[] {"TABLE", "VIEW"}));
+            for (String table : new String[] {"events", "recent"}) {
+                print("primary keys", m.getPrimaryKeys(null, "public", table));
+                print("imported keys", m.getImportedKeys(null, "public", table));
+                print("exported keys", m.getExportedKeys(null, "public", table));
+                print("indexes", m.getIndexInfo(null, "public", table, false, true));
+                print("columns", m.getColumns(null, "public", table, "%"));
+            }
+        }
+    }
+
+    static void print(String call, ResultSet rs) throws SQLException {
+        try (rs) {
+            int columns = rs.getMetaData().getColumnCount();
+            StringBuilder names = new StringBuilder(call + ":");
+            for (int i = 1; i <= columns; i++) names.append(" ").append(rs.getMetaData().getColumnName(i));
+            System.out.println(names);
+            while (rs.next()) {
+                StringBuilder row = new StringBuilder(" ");
+                for (int i = 1; i <= columns; i++) row.append("|").append(rs.getString(i));
+                System.out.println(row);
+            }
         }
     }
 
