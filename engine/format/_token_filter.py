@@ -35,6 +35,55 @@ def searched(predicate: BlockPredicate | None) -> set[str]:
     return set()
 
 
+_WORD = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+_FOLDS = frozenset("kis")
+"""ASCII letters a non-ASCII letter matches case-insensitively (the Kelvin sign, the long s,
+dotted and dotless i): under ILIKE a word holding one may be no word of the text."""
+
+
+def like_words(pattern: str, *, insensitive: bool = False) -> list[str]:
+    """The words every text matching LIKE (``insensitive``: ILIKE) ``pattern`` holds as
+    tokens: runs of ASCII letters and digits (lowercased, two or more) that a literal
+    character or the pattern's start or end bounds on both sides, never a wildcard.
+    Backslash escapes the next character (DataFusion's only escape).
+
+    >>> like_words("% timeout %"), like_words("%timeout%"), like_words("user u42:%")
+    (['timeout'], [], ['user', 'u42'])
+    >>> like_words("%[Error] disk_full%"), like_words("a\\%b %")
+    (['error'], [])
+    >>> like_words("% ERROR %", insensitive=True), like_words("% disk %", insensitive=True)
+    (['error'], [])
+    """
+    pieces: list[str | None] = []  # a literal character, or None for a wildcard
+    escaped = False
+    for char in pattern:
+        if escaped or char not in "%_\\":
+            pieces.append(char)
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        else:
+            pieces.append(None)
+    if escaped:
+        return []  # a trailing backslash: DataFusion refuses the pattern
+    out: list[str] = []
+    run: list[str] = []
+    bounded = True  # the pattern's start bounds the first run
+    for piece in [*pieces, ""]:  # "" stands for the pattern's end
+        lower = piece.lower() if piece is not None and piece.isascii() else piece
+        if lower is not None and lower in _WORD and lower != "":
+            run.append(lower)
+            continue
+        closes = piece is not None and (not insensitive or piece.isascii())
+        word = "".join(run)
+        if run and bounded and closes and len(word) >= 2:
+            if not (insensitive and _FOLDS & set(word)):
+                out.append(word)
+        run = []
+        bounded = closes
+    return out
+
+
 def token_evaluator(predicate: BlockPredicate | None) -> Callable[[Filters], bool]:
     """Whether a block (its filters) may hold a row matching ``predicate``.
 
