@@ -76,9 +76,9 @@ def like_words(pattern: str, *, insensitive: bool = False) -> list[str]:
             continue
         closes = piece is not None and (not insensitive or piece.isascii())
         word = "".join(run)
-        if run and bounded and closes and len(word) >= 2:
-            if not (insensitive and _FOLDS & set(word)):
-                out.append(word)
+        folds = insensitive and bool(_FOLDS & set(word))
+        if run and bounded and closes and len(word) >= 2 and not folds:
+            out.append(word)
         run = []
         bounded = closes
     return out

@@ -12,6 +12,7 @@ import re
 
 from sqlglot import exp
 
+from kyma.engine.format._token_filter import like_words
 from kyma.engine.format.predicate import (
     MAX_PATH_DEPTH,
     And,
@@ -26,7 +27,6 @@ from kyma.engine.format.predicate import (
     TimeRange,
     dynamic_path,
 )
-from kyma.engine.format._token_filter import like_words
 from kyma.engine.query._path_columns import path_call
 from kyma.engine.types import KymaType, parse_timestamp
 

@@ -33,7 +33,7 @@ from datafusion import DataFrame, SessionContext, col
 
 from kyma.engine import deletes
 from kyma.engine.catalog import ExtentRef
-from kyma.engine.format import SegmentFormat, _token_filter
+from kyma.engine.format import SegmentFormat, _residual, _token_filter
 from kyma.engine.format._shred import Shred
 from kyma.engine.format.parquet._reader import ParquetExtentReader
 from kyma.engine.format.predicate import BlockPredicate, BlockStats, block_evaluator
@@ -235,6 +235,10 @@ def register(
             != blocks
         ):
             others.append(entry)  # a DataFusion scan reads every row group: only the kept ones
+            continue
+        reads = _path_scan.plan_of(footer.shredded, footer.block_stats, scan.paths, blocks).reads
+        if _residual.stripped_columns(names, [*_names(scan), *reads]):
+            others.append(entry)  # a dynamic column stored stripped: the block reader rebuilds
             continue
         kept.append((entry, footer, blocks))
         if entry.deletes is not None:

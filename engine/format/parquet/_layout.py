@@ -22,7 +22,8 @@ import pyarrow.compute as pc
 
 from kyma.engine.format._shred import is_hidden
 
-FORMAT_VERSION = "1"
+FORMAT_VERSION = "2"
+"""2: dynamic columns stripped of their shredded leaves (``_residual.py``); 1 reads as is."""
 VERSION_KEY = b"kyma.format_version"
 BLOCK_STATS_KEY = b"kyma.block_stats"
 COLUMN_STATS_KEY = b"kyma.column_stats"
@@ -44,8 +45,12 @@ KYMA_KEYS = (
     CHECKSUM_KEY,
 )
 ARROW_SCHEMA_KEY = b"ARROW:schema"
+RAW_PREFIX = "__kyma/~"
+"""Hidden columns of bytes, not values: token filters, skeletons and holes."""
 TOKEN_FILTERS_PREFIX = "__kyma/~tokens/"
 """The hidden columns of the token filters (``_tokens.py``)."""
+RESIDUAL_PREFIXES = ("__kyma/~skeleton/", "__kyma/~holes/")
+"""The skeletons and holes of stripped dynamic columns (``_residual.py``)."""
 COMPRESSION = "zstd"
 
 
@@ -124,8 +129,11 @@ def writer_options(
     for field in schema:
         values = sample.column(field.name) if sample is not None else None
         for path, dtype in leaf_paths(field.name, field.type):
-            if not path.startswith(TOKEN_FILTERS_PREFIX):  # bloom bits: no min/max
+            if not path.startswith(RAW_PREFIX):  # bloom bits and skeletons: no min/max
                 statistics.append(path)
+            if path.startswith(RESIDUAL_PREFIXES):  # a few key layouts, repeated
+                dictionary.append(path)
+                continue
             flat = values if path == field.name else None  # list elements: not sampled
             if _dictionary(dtype, flat):
                 dictionary.append(path)

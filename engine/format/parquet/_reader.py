@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from kyma.engine.errors import FormatError
-from kyma.engine.format import ExtentMetadata, ExtentReader, _token_bloom
+from kyma.engine.format import ExtentMetadata, ExtentReader, _residual, _token_bloom
 from kyma.engine.format._shred import Shred
 from kyma.engine.format.parquet._layout import (
     BLOCK_STATS_KEY,
@@ -252,18 +252,30 @@ class ParquetExtentReader(ExtentReader):
         self, file: pq.ParquetFile, groups: list[int], schema: pa.Schema
     ) -> list[pa.RecordBatch]:
         """Row groups ``groups``, checked, as one batch each."""
+        stripped = _residual.stripped_columns(self._file.schema_arrow.names, schema.names)
+        names = schema.names + [c for c in self._rebuild_reads(stripped) if c not in schema.names]
         try:
-            table = file.read_row_groups(groups, columns=schema.names)
+            table = file.read_row_groups(groups, columns=names)
             # Damaged pages can decode into values that break Arrow's invariants
             # (strings that are not UTF-8): refused here, not crashed on later.
             _validate(table)
-        except (ValueError, OSError) as e:  # ArrowInvalid, ArrowIOError
+            if stripped:
+                table = _residual.rebuilt(table, stripped, self._shredded).select(schema.names)
+        except (ValueError, OSError, IndexError) as e:  # ArrowInvalid, ArrowIOError
             raise self._error(f"blocks {groups} do not decode: {e}") from e
         if table.schema.equals(schema):  # names and types; metadata aside
             table = table.replace_schema_metadata(schema.metadata)
         else:  # list fields named ``element``, or a foreign file's types
             table = self._cast(table, schema, groups)
         return list(_split(table, [self._row_count(b) for b in groups]))
+
+    def _rebuild_reads(self, stripped: list[str]) -> list[str]:
+        """The hidden columns that rebuild ``stripped`` dynamic columns (``_residual.py``)."""
+        out = []
+        for name in stripped:
+            out += [_residual.skeleton_column(name), _residual.holes_column(name)]
+            out += [s.name for s in self._shredded if s.column == name]
+        return out
 
     def _runs(self, blocks: list[int]) -> Iterator[list[int]]:
         run: list[int] = []

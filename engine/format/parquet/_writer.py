@@ -14,10 +14,13 @@ import os
 import zlib
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from kyma.engine.format import _residual
 from kyma.engine.format._blocked import BlockedWriter
+from kyma.engine.format._parsed import concat
 from kyma.engine.format._shred import SHRED_PATHS, TYPES
 from kyma.engine.format.parquet import _tokens
 from kyma.engine.format.parquet._layout import (
@@ -55,6 +58,8 @@ class ParquetExtentWriter(BlockedWriter):
         self._encoder = ThreadPoolExecutor(1, thread_name_prefix="kyma-parquet")
         self._written: Future[None] | None = None
         self._closed = False
+        self._skeletons: dict[str, tuple[pa.Array, pa.Array]] = {}
+        self._parsed_skeletons: dict[str, tuple[pa.Array, pa.Array]] = {}
         self._token_filters: dict[str, list[pa.Array]] = {}
         """Per text column, its blocks' token filter columns (``_tokens.py``)."""
 
@@ -74,12 +79,17 @@ class ParquetExtentWriter(BlockedWriter):
         first = self._written_blocks
         self._written_blocks += len(batches)
         columns = pa.Table.from_batches(batches, self._schema).columns
+        stripped = self._stripped(batches, first)
+        for name, (whole, _, _) in stripped.items():
+            columns[self._schema.get_field_index(name)] = whole
         for shredded in self._shredded.values():
             for column in shredded.columns:
                 chunks = column.chunks[first : first + len(batches)]
                 columns.append(pa.chunked_array(chunks, column.type))
         for filters in self._token_filters.values():
             columns.append(pa.chunked_array(filters[first : first + len(batches)], pa.binary()))
+        for _, skeleton, holes in stripped.values():
+            columns += [skeleton, holes]
         schema = self._file_schema()
         table = pa.Table.from_arrays(columns, schema=schema)
         if self._file is None:  # the first block is the sample for the encodings
@@ -89,6 +99,47 @@ class ParquetExtentWriter(BlockedWriter):
         sizes = [b.num_rows for b in batches]
         self._written = self._encoder.submit(_write_groups, self._file, table, sizes)
 
+    def _stripped_columns(self) -> list[str]:
+        """The dynamic columns stored without their shredded leaves (``_residual.py``)."""
+        return [n for n, c in self._shredded.items() if c.shreds and n in self._walked]
+
+    def _stripped(
+        self, batches: list[pa.RecordBatch], first: int
+    ) -> dict[str, tuple[pa.ChunkedArray, pa.ChunkedArray, pa.ChunkedArray]]:
+        """Per stripped column, its (whole, skeleton, holes) over ``batches``."""
+        out = {}
+        for name in self._stripped_columns():
+            distinct, found, sizes = self._walked[name]
+            shredded = self._shredded[name]
+            if name not in self._skeletons:  # each distinct value walked once
+                self._skeletons[name] = _residual.skeletons(distinct, shredded)
+                whole = concat(self._parsed[name], self._rows) if found is not None else None
+                if whole is not None and found is not None:
+                    self._parsed_skeletons[name] = _residual.parsed_skeletons(
+                        found, whole.exact, shredded
+                    )
+            parsed = self._parsed_skeletons.get(name)
+            starts = np.cumsum([0, *sizes])
+            parts = [
+                _residual.written(
+                    batch.column(name),
+                    distinct.encoded.chunk(first + i).indices,
+                    self._skeletons[name],
+                    None
+                    if parsed is None
+                    else tuple(  # type: ignore[arg-type]
+                        a.slice(int(starts[first + i]), batch.num_rows) for a in parsed
+                    ),
+                    shredded,
+                    first + i,
+                )
+                for i, batch in enumerate(batches)
+            ]
+            out[name] = tuple(
+                pa.chunked_array([p[k] for p in parts], pa.binary()) for k in range(3)
+            )
+        return out  # type: ignore[return-value]
+
     def _file_schema(self) -> pa.Schema:
         if self._schema_with_shreds is None:
             schema = self._schema
@@ -97,6 +148,9 @@ class ParquetExtentWriter(BlockedWriter):
                     schema = schema.append(pa.field(s.name, TYPES[s.type]))
             for name in self._token_filters:
                 schema = schema.append(pa.field(_tokens.filter_column(name), pa.binary()))
+            for name in self._stripped_columns():
+                schema = schema.append(pa.field(_residual.skeleton_column(name), pa.binary()))
+                schema = schema.append(pa.field(_residual.holes_column(name), pa.binary()))
             self._schema_with_shreds = schema
         return self._schema_with_shreds
 
