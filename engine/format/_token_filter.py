@@ -49,7 +49,7 @@ def like_words(pattern: str, *, insensitive: bool = False) -> list[str]:
 
     >>> like_words("% timeout %"), like_words("%timeout%"), like_words("user u42:%")
     (['timeout'], [], ['user', 'u42'])
-    >>> like_words("%[Error] disk_full%"), like_words("a\\%b %")
+    >>> like_words("%[Error] disk_full%"), like_words(r"a\\%b %")
     (['error'], [])
     >>> like_words("% ERROR %", insensitive=True), like_words("% disk %", insensitive=True)
     (['error'], [])
