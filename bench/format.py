@@ -234,10 +234,12 @@ def dynamic_heavy(rows: int, root: Path) -> None:
         ("kyma-noshred", ParquetFormat(shred_paths=0)),
     ):
         store = LocalStore(root / name)
+        start = time.perf_counter()
         writer = fmt.start_extent(store, schema, "tables/1")
         for batch in table.to_batches(max_chunksize=65_536):
             writer.append(batch)
         result = writer.finish()
+        print(f"{name}: written in {time.perf_counter() - start:.2f} s")
         sizes[name] = result.byte_size
         columns = pq.ParquetFile(store.local_path(result.object_path)).metadata
         by_column: dict[str, int] = {}
