@@ -14,6 +14,8 @@ distinct value at write (as ``_walk.py`` does); reads are vectorized, no per-row
 
 from __future__ import annotations
 
+import functools
+import struct
 from collections.abc import Collection
 from typing import Any
 
@@ -147,7 +149,13 @@ def skeleton_of(value: Any, shreds: dict[tuple[Path, str], int]) -> tuple[bytes,
     holes: list[int] = []
     if type(value) is not dict or not _encode(value, (), shreds, out, holes) or not holes:
         return None
-    return bytes(out), np.asarray(holes, HOLE).tobytes()
+    return bytes(out), struct.pack(f"<{len(holes)}I", *holes)
+
+
+@functools.lru_cache(maxsize=4096)
+def _key(key: str) -> bytes:
+    """A key's CBOR (keys repeat across an extent's values)."""
+    return cbor2.dumps(key)
 
 
 def _encode(
@@ -157,7 +165,7 @@ def _encode(
     for key, child in value.items():
         if type(key) is not str:
             return False
-        out += cbor2.dumps(key)
+        out += _key(key)
         path = (*prefix, key)
         if type(child) is dict:
             if len(path) >= MAX_PATH_DEPTH or not _encode(child, path, shreds, out, holes):
@@ -338,7 +346,7 @@ def _layout_skeleton(
 
     if not encode(()) or not holes:
         return None
-    return bytes(out), np.asarray(holes, HOLE).tobytes()
+    return bytes(out), struct.pack(f"<{len(holes)}I", *holes)
 
 
 def written(
