@@ -40,6 +40,9 @@ docs:
 
 bench:
 	$(PYTHON) bench/format.py
+	$(PYTHON) bench/format.py --dynamic-heavy --rows 300000
+	$(PYTHON) bench/row_groups.py
+	$(PYTHON) bench/text_needle.py
 	$(PYTHON) bench/ingest.py
 	$(PYTHON) bench/ingest_inprocess.py
 	$(PYTHON) bench/query.py

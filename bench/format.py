@@ -2,6 +2,7 @@
 pyarrow's Parquet (zstd) and Arrow IPC.
 
     python bench/format.py [--rows 5000000] [--repeat 3] [--dir /tmp/kyma-bench-format]
+    python bench/format.py --dynamic-heavy --rows 300000   # sizes against DuckDB's Parquet
 
 Prints MB/s (of the in-memory Arrow size) for write and for a full read (every block
 read and every value touched by a min/max scan; warm page cache), bytes on disk, and the CPU
@@ -14,6 +15,7 @@ noise then hits every format alike.
 from __future__ import annotations
 
 import argparse
+import json
 import platform
 import resource
 import shutil
@@ -179,14 +181,97 @@ def bench_ipc(table: pa.Table, root: Path) -> dict:
     return {**r, "bytes": path.stat().st_size}
 
 
+OTEL_COLUMNS = [
+    *DEFAULT_COLUMNS,
+    Column("service_name", KymaType("string")),
+    Column("severity", KymaType("string")),
+    Column("message", KymaType("string")),
+    Column("trace_id", KymaType("string")),
+    Column("duration_ms", KymaType("long")),
+    Column("attributes", KymaType("dynamic")),
+]
+
+
+def dynamic_heavy(rows: int, root: Path) -> None:
+    """Sizes only: bench/_otel_logs.py's rows (high-cardinality ``user.id`` and ``url.path``,
+    a nested ``client``) as one kyma extent, against DuckDB's Parquet (zstd) of the same rows
+    with ``attributes`` as a JSON column."""
+    import duckdb
+    from _otel_logs import generate
+
+    logs = generate(rows, seed=7)
+    con = duckdb.connect()
+    con.register("logs", logs)
+    shaped = con.execute(
+        """SELECT timestamp AS _timestamp, service_name, severity, message, trace_id,
+                  duration_ms,
+                  to_json({'http.method': http_method, 'http.status_code': http_status,
+                           'user.id': user_id, 'url.path': url_path,
+                           'client': {'address': '10.0.' || (client_port % 256) || '.'
+                                      || (client_port // 256), 'port': client_port}})
+                      AS attributes
+           FROM logs"""
+    ).to_arrow_table()
+    peer = root / "duckdb.parquet"
+    con.register("shaped", shaped)
+    con.execute(f"COPY shaped TO '{peer}' (FORMAT parquet, COMPRESSION zstd)")
+    texts = shaped.column("attributes").to_pylist()  # the bench's input, not kyma's path
+    cbor = pa.array([cbor2.dumps(json.loads(t)) for t in texts], pa.binary())
+    schema = arrow_schema(OTEL_COLUMNS)
+    table = pa.Table.from_arrays(
+        [
+            shaped.column("_timestamp").cast(schema.field("_timestamp").type),
+            pa.nulls(rows, pa.binary()),
+            *[shaped.column(c) for c in ("service_name", "severity", "message", "trace_id")],
+            shaped.column("duration_ms").cast(pa.int64()),
+            cbor,
+        ],
+        schema=schema,
+    )
+    sizes = {"duckdb-parquet-zstd (JSON column)": peer.stat().st_size}
+    for name, fmt in (
+        ("kyma-parquet", ParquetFormat()),
+        ("kyma-noshred", ParquetFormat(shred_paths=0)),
+    ):
+        store = LocalStore(root / name)
+        start = time.perf_counter()
+        writer = fmt.start_extent(store, schema, "tables/1")
+        for batch in table.to_batches(max_chunksize=65_536):
+            writer.append(batch)
+        result = writer.finish()
+        print(f"{name}: written in {time.perf_counter() - start:.2f} s")
+        sizes[name] = result.byte_size
+        columns = pq.ParquetFile(store.local_path(result.object_path)).metadata
+        by_column: dict[str, int] = {}
+        for g in range(columns.num_row_groups):
+            for c in range(columns.num_columns):
+                chunk = columns.row_group(g).column(c)
+                top = chunk.path_in_schema.split(".")[0]
+                top = "shredded paths" if top.startswith("__kyma/attributes") else top
+                by_column[top] = by_column.get(top, 0) + chunk.total_compressed_size
+        print(f"{name}: " + ", ".join(f"{k} {v / 1e6:.2f} MB" for k, v in by_column.items()))
+    peer_bytes = sizes["duckdb-parquet-zstd (JSON column)"]
+    for name, size in sizes.items():
+        print(f"{name:<36}{size / 1e6:>8.2f} MB  {size / peer_bytes:.2f}x DuckDB")
+    shutil.rmtree(root, ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rows", type=int, default=5_000_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--dir", type=Path, default=None)
+    parser.add_argument(
+        "--dynamic-heavy",
+        action="store_true",
+        help="sizes of OTel rows with high-cardinality attributes against DuckDB's Parquet",
+    )
     args = parser.parse_args()
     root = args.dir or Path(tempfile.mkdtemp(prefix="kyma-bench-format-"))
     root.mkdir(parents=True, exist_ok=True)
+    if args.dynamic_heavy:
+        dynamic_heavy(args.rows, root)
+        return
     gen_s, table = timed(lambda: make_table(args.rows))
     mb = table.nbytes / 1e6
     print(f"rows={args.rows:,} arrow_size={mb:.0f} MB (generated in {gen_s:.1f}s)")

@@ -47,7 +47,7 @@ class SparkTarget:
     where they write (kyma's object store, as a task opens it)."""
 
     store: StoreConfig
-    block_rows: int = 8192
+    block_rows: int = 131_072  # KYMA_BLOCK_ROWS
     master: str | None = None
     extent_format: str = "parquet"  # KYMA_EXTENT_FORMAT
 

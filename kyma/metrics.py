@@ -29,7 +29,13 @@ from kyma.engine.query import QueryEvent
 
 # Commits that rewrite data (compaction) or retire it (retention) are not ingest.
 _NOT_INGEST = {"compaction", "retention"}
-_PRUNING = ("extents_total", "extents_after_catalog", "blocks_total", "blocks_after_stats")
+_PRUNING = (
+    "extents_total",
+    "extents_after_catalog",
+    "blocks_total",
+    "blocks_after_stats",
+    "blocks_after_tokens",
+)
 _BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300)
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
@@ -80,7 +86,7 @@ class Metrics:
         self.pruning = Counter(
             "kyma_query_pruning",
             "Extents and blocks the pruning cascade saw (stage=*_total) and kept"
-            " (stage=extents_after_catalog, blocks_after_stats)",
+            " (stage=extents_after_catalog, blocks_after_stats, blocks_after_tokens)",
             ["stage"],
             registry=registry,
         )

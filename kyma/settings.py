@@ -197,7 +197,7 @@ class Settings:
     compaction_target_rows: int = _setting(
         1_000_000, "KYMA_COMPACTION_TARGET_ROWS", "rows of an extent compaction writes"
     )
-    block_rows: int = _setting(8192, "KYMA_BLOCK_ROWS", "rows per extent block")
+    block_rows: int = _setting(131_072, "KYMA_BLOCK_ROWS", "rows per extent block")
     extent_format: str = _setting(
         "parquet", "KYMA_EXTENT_FORMAT", "format of new extents: parquet, or tlm (v2)"
     )

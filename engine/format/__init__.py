@@ -94,6 +94,11 @@ class ExtentReader(abc.ABC):
         reads them by name. Empty in formats without shredding (tlm)."""
         return []
 
+    def token_filters(self) -> dict[str, list[bytes | None]]:
+        """Per text column, each block's token filter (``_token_bloom``; None: none);
+        ``_token_filter.py`` prunes with them. Empty in formats without them (tlm)."""
+        return {}
+
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release file handles and mappings."""
 

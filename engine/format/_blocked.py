@@ -35,6 +35,9 @@ from kyma.engine.format._walk import DistinctValues
 from kyma.engine.format.predicate import BlockStats
 from kyma.engine.storage import ObjectStore
 
+BLOCK_BYTES = 64 << 20
+"""A block ends at ``block_rows`` rows or at this many bytes of Arrow data, if sooner."""
+
 
 class BlockedWriter(ExtentWriter):
     format_name: str
@@ -59,6 +62,7 @@ class BlockedWriter(ExtentWriter):
         self._staging = scratch / f"{self.extent_id}.part"
         self._pending: list[pa.RecordBatch] = []
         self._pending_rows = 0
+        self._pending_bytes = 0
         self._stats: list[BlockStats] = []
         self._blocks: list[dict[str, Any]] = []  # the final block stats, as JSON
         self._extent_stats = ExtentStats(schema)
@@ -99,8 +103,17 @@ class BlockedWriter(ExtentWriter):
                 pieces.append(parsed[name])
         self._pending.append(batch)
         self._pending_rows += batch.num_rows
-        while self._pending_rows >= self._block_rows:
-            self._flush(self._block_rows)
+        self._pending_bytes += batch.nbytes
+        while self._pending_rows >= self._block_rows or (
+            self._pending_rows > 1 and self._pending_bytes >= BLOCK_BYTES
+        ):
+            self._flush(self._next_block_rows())
+
+    def _next_block_rows(self) -> int:
+        """Rows of the next block: ``block_rows``, fewer when they would pass BLOCK_BYTES
+        (at the pending rows' average width)."""
+        fit = self._pending_rows * BLOCK_BYTES // max(self._pending_bytes, 1)
+        return max(1, min(self._block_rows, self._pending_rows, fit))
 
     def _flush(self, rows: int) -> None:
         table = pa.Table.from_batches(self._pending, self._schema)
@@ -110,6 +123,7 @@ class BlockedWriter(ExtentWriter):
         rest = table.slice(rows)
         self._pending = rest.to_batches()
         self._pending_rows = rest.num_rows
+        self._pending_bytes = rest.nbytes
         (batch,) = block or [pa.RecordBatch.from_pylist([], self._schema)]
         for name, blocks in self._dynamic.items():
             blocks.append(batch.column(name))
@@ -138,6 +152,10 @@ class BlockedWriter(ExtentWriter):
         for batch in batches:
             self._write_block(batch)
 
+    def _prepare_blocks(self, batches: list[pa.RecordBatch]) -> None:  # noqa: B027 - optional
+        """What a format derives from the held blocks before writing them (on the stats
+        thread, while the dynamic values are walked): Parquet's token filters."""
+
     def _write_held(self) -> dict[str, list[frozenset[str] | None]]:
         """Write the held blocks; return the extent's dynamic paths. The statistics run on a
         second thread (Arrow kernels, which release the GIL) while this one walks the dynamic
@@ -145,8 +163,10 @@ class BlockedWriter(ExtentWriter):
         the blocks' paths come last, while the format encodes."""
         held, self._held = self._held, []
         with ThreadPoolExecutor(1, thread_name_prefix="kyma-stats") as pool:
+            prepared = pool.submit(self._prepare_blocks, held)
             counted = pool.submit(self._count_all, held)
             self._walk_dynamic()
+            prepared.result()
             self._write_blocks(held)
             paths = self._block_paths()
             counted.result()

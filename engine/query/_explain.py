@@ -29,7 +29,8 @@ def explained(
         plans.append(
             f"stage 1 catalog: {s.extents_after_catalog}/{s.extents_total} extents;"
             f" stage 2 block stats: {s.blocks_after_stats}/{s.blocks_total} blocks;"
-            f" stage 3 scan: {s.rows_scanned} rows, {s.bytes_read} bytes"
+            f" stage 3 token filters: {s.blocks_after_tokens}/{s.blocks_after_stats} blocks;"
+            f" scan: {s.rows_scanned} rows, {s.bytes_read} bytes"
         )
     kinds += plan.column("plan_type").to_pylist()
     plans += plan.column("plan").to_pylist()

@@ -12,6 +12,7 @@ import re
 
 from sqlglot import exp
 
+from kyma.engine.format._token_filter import like_words
 from kyma.engine.format.predicate import (
     MAX_PATH_DEPTH,
     And,
@@ -147,7 +148,21 @@ class _Lowering:
                 return self.in_list(node)
             case exp.Anonymous() if node.name.lower() == "has_token":
                 return self.has_token(node)
+            case exp.Like() | exp.ILike() if not exact:  # implied words: not an equivalence
+                return self.like(node)
         return None
+
+    def like(self, node: exp.Like | exp.ILike) -> BlockPredicate | None:
+        """``message LIKE '% timeout %'``: the words any match holds (``like_words``)."""
+        found = self.column(node.this)
+        pattern = node.expression
+        if found is None or found[1].name != "string":
+            return None
+        if not (isinstance(pattern, exp.Literal) and pattern.is_string):
+            return None
+        words = like_words(pattern.this, insensitive=isinstance(node, exp.ILike))
+        parts = [StringHas(found[0], w) for w in words]
+        return None if not parts else parts[0] if len(parts) == 1 else And(tuple(parts))
 
     def between(self, node: exp.Between) -> BlockPredicate | None:
         found = self.column(node.this)

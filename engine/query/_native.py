@@ -33,7 +33,7 @@ from datafusion import DataFrame, SessionContext, col
 
 from kyma.engine import deletes
 from kyma.engine.catalog import ExtentRef
-from kyma.engine.format import SegmentFormat
+from kyma.engine.format import SegmentFormat, _residual, _token_filter
 from kyma.engine.format._shred import Shred
 from kyma.engine.format.parquet._reader import ParquetExtentReader
 from kyma.engine.format.predicate import BlockPredicate, BlockStats, block_evaluator
@@ -229,12 +229,24 @@ def register(
         if not blocks:
             scan.stats.blocks_total += entry.block_count
             continue
+        names = footer.file_schema.names
+        if (
+            _token_filter.pruned(store, fmt, entry.object_path, names, scan.predicate, blocks)
+            != blocks
+        ):
+            others.append(entry)  # a DataFusion scan reads every row group: only the kept ones
+            continue
+        reads = _path_scan.plan_of(footer.shredded, footer.block_stats, scan.paths, blocks).reads
+        if _residual.stripped_columns(names, [*_names(scan), *reads]):
+            others.append(entry)  # a dynamic column stored stripped: the block reader rebuilds
+            continue
         kept.append((entry, footer, blocks))
         if entry.deletes is not None:
             deleting.append(entry)
             continue
         scan.stats.blocks_total += entry.block_count
         scan.stats.blocks_after_stats += len(blocks)
+        scan.stats.blocks_after_tokens += len(blocks)
         paths = _path_scan.plan_of(footer.shredded, footer.block_stats, scan.paths, blocks)
         _count(scan, footer, blocks, paths.reads)
         key = tuple(paths.source(p, blocks) for p in scan.paths)
@@ -245,6 +257,7 @@ def register(
             if entry.deletes is not None:  # counted here: ``scan_blocks`` does not read it
                 scan.stats.blocks_total += entry.block_count
                 scan.stats.blocks_after_stats += len(blocks)
+                scan.stats.blocks_after_tokens += len(blocks)
                 scan.stats.bytes_read += footer.decoded_bytes(set(_names(scan)), blocks)
         read = chain(
             (

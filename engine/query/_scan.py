@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from kyma.engine import deletes
 from kyma.engine.catalog import ExtentRef
-from kyma.engine.format import SegmentFormat
+from kyma.engine.format import SegmentFormat, _token_filter
 from kyma.engine.format.predicate import BlockPredicate
 from kyma.engine.query import _path_scan
 from kyma.engine.query._path_columns import PathColumn
@@ -28,6 +28,8 @@ class ScanStats:
     extents_after_catalog: int = 0
     blocks_total: int = 0
     blocks_after_stats: int = 0
+    blocks_after_tokens: int = 0
+    """Blocks left by stage 3's token filters (``_token_filter.py``): the blocks read."""
     bytes_read: int = 0
     rows_scanned: int = 0
 
@@ -75,6 +77,10 @@ def scan_blocks(
             blocks = reader.pruned_blocks(scan.predicate)
             scan.stats.blocks_total += entry.block_count
             scan.stats.blocks_after_stats += len(blocks)
+            blocks = _token_filter.pruned_by(
+                reader, store, entry.object_path, scan.predicate, blocks
+            )
+            scan.stats.blocks_after_tokens += len(blocks)
             paths = _path_scan.plan(reader, scan.paths, blocks)
             reads = names + [c for c in paths.reads if c not in names]
             deleted = deletes.positions(entry.deletes)

@@ -14,7 +14,9 @@ source, restricted to those extents, and union'd in. Either way the columns look
   truncated as the data source truncates them;
 - dynamic values are CBOR in the file: they become JSON text through an Arrow UDF, the
   one Python step left, and only for dynamic columns the read asks for;
-- the hidden shredded sub-columns of dynamic paths are never read.
+- the hidden shredded sub-columns of dynamic paths are never read; an extent that stores a
+  dynamic column the read asks for without its shredded leaves (``_residual.py``) is read
+  through the data source, which rebuilds the values.
 
 Spark cannot push a filter on a converted timestamp into the Parquet reader; the catalog's
 stage 1 (``filters``) prunes whole extents by time instead.
@@ -30,6 +32,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 from pyspark.sql import Column as SparkColumn
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F  # noqa: N812 - pyspark's idiom
@@ -53,6 +56,7 @@ from pyspark.sql.types import BinaryType, LongType, StringType, StructField, Str
 
 from kyma.engine.catalog import ExtentRef
 from kyma.engine.errors import ConfigError, SchemaError
+from kyma.engine.format._residual import stripped_columns
 from kyma.engine.spark._filters import to_predicate
 from kyma.engine.spark._options import KymaOptions
 from kyma.engine.spark._schema import dynamic_as_json, spark_schema, spark_type
@@ -88,9 +92,17 @@ def read_table(
     wanted = {c.name for c in chosen + filtered}
     read = [c for c in info.columns if c.name in wanted]  # the filters' columns too
     store = kyma.store()
-    local = isinstance(store, LocalStore)
     # An extent with deleted rows goes through the data source, which drops them.
-    native = [e for e in extents if local and _is_parquet(e) and e.deletes is None]
+    # So does an extent whose dynamic columns read are stored stripped (rebuilt in Python).
+    dynamic = [c.name for c in read if c.type.name == "dynamic"]
+    native = [
+        e
+        for e in extents
+        if isinstance(store, LocalStore)
+        and _is_parquet(e)
+        and e.deletes is None
+        and not _stripped(store, e, dynamic)
+    ]
     others = [e for e in extents if e not in native]
     if snapshot is not None:  # the fallback reads the same snapshot, whatever commits meanwhile
         options = {**options, "snapshot": str(snapshot)}
@@ -115,6 +127,14 @@ def _names(each: Filter) -> list[str]:
 
 def _is_parquet(extent: ExtentRef) -> bool:
     return extent.object_path.endswith(".parquet")
+
+
+def _stripped(store: LocalStore, extent: ExtentRef, dynamic: list[str]) -> bool:
+    """Whether the extent stores one of ``dynamic`` without its shredded leaves."""
+    if not dynamic:
+        return False
+    names = pq.read_schema(store.local_path(extent.object_path)).names
+    return bool(stripped_columns(names, dynamic))
 
 
 def _columns(

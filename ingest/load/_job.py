@@ -63,7 +63,7 @@ def run_load(
     store: StoreConfig,
     request: LoadRequest,
     *,
-    block_rows: int = 8192,
+    block_rows: int = 131_072,  # KYMA_BLOCK_ROWS
     extent_format: str = "parquet",
     source_bucket: Callable[[str], StoreConfig] | None = None,
     on_progress: Callable[[LoadProgress], None] = lambda _: None,

@@ -13,6 +13,8 @@ from kyma.engine.query import rewrite
 MODULES = [
     "kyma.engine.types",
     "kyma.engine.format.predicate",
+    "kyma.engine.format._token_bloom",
+    "kyma.engine.format._token_filter",
     "kyma.engine.query.dialect",
     "kyma.engine.query.dialect.expressions",
     "kyma.engine.query.dialect._cursors",

@@ -96,7 +96,7 @@ def test_round_trip_every_type(store: ObjectStore, fmt_name: str) -> None:
     reader = fmt.open_extent(store, result.object_path)
     meta = reader.metadata()
     assert (meta.block_count, meta.row_count) == (3, 10)
-    assert meta.version == {"tlm": 2, "parquet": 1}[fmt_name]
+    assert meta.version == {"tlm": 2, "parquet": 2}[fmt_name]
     assert meta.schema.equals(SCHEMA)
     read = pa.Table.from_batches([reader.read_block(b) for b in range(3)])
     assert read.equals(pa.Table.from_pylist(rows, SCHEMA))

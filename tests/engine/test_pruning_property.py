@@ -1,4 +1,5 @@
-"""Property: block pruning never drops a block that holds a row matching the predicate."""
+"""Property: block pruning (stats and token filters) never drops a block that holds a row
+matching the predicate."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from kyma.engine.format import _token_filter
 from kyma.engine.format.choice import FORMATS, segment_format
 from kyma.engine.format.predicate import (
     And,
@@ -148,8 +150,12 @@ def _check(fmt_name: str, data: list[dict], predicate, block_rows: int) -> None:
         fmt = segment_format(fmt_name, block_rows=block_rows)
         writer = fmt.start_extent(store, SCHEMA, "t")
         writer.append(pa.RecordBatch.from_pylist(encoded, SCHEMA))
-        reader = fmt.open_extent(store, writer.finish().object_path)
-        kept = set(reader.pruned_blocks(predicate))
+        path = writer.finish().object_path
+        reader = fmt.open_extent(store, path)
+        # stage 2 (block stats), then stage 3 (token filters)
+        kept = set(
+            _token_filter.pruned_by(reader, store, path, predicate, reader.pruned_blocks(predicate))
+        )
         for i, row in enumerate(data):
             if holds(predicate, row) is True:
                 assert i // block_rows in kept, (row, predicate)

@@ -128,7 +128,8 @@ def test_an_extent_with_sub_columns_opens_in_duckdb_and_pyarrow(tmp_path) -> Non
     path = tmp_path / extent.object_path
     table = pq.read_table(path)
     assert table.column("__kyma/d/size:long").to_pylist() == list(range(10))
-    assert [cbor2.loads(b) for b in table.column("d").to_pylist()] == values
+    # every leaf shredded: the dynamic column holds no CBOR of its own (kyma rebuilds it)
+    assert table.column("d").null_count == len(values)
     with duckdb.connect(":memory:") as con:
         rows = con.execute(
             'SELECT "__kyma/d/user:string", count(*) FROM read_parquet(?)'

@@ -14,7 +14,8 @@ from kyma.engine.format.parquet._reader import ParquetExtentReader
 from kyma.engine.format.parquet._writer import ParquetExtentWriter
 from kyma.engine.storage import ObjectStore
 
-DEFAULT_BLOCK_ROWS = 8_192  # one row group per block: DataFusion's batch size
+DEFAULT_BLOCK_ROWS = 131_072
+"""Rows per block (one row group); BENCHMARKS.md (bench/row_groups.py) has the measurements."""
 MAGIC = b"PAR1"
 
 

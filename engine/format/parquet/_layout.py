@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import base64
 import zlib
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from typing import Any, BinaryIO
 
 import pyarrow as pa
@@ -22,13 +22,16 @@ import pyarrow.compute as pc
 
 from kyma.engine.format._shred import is_hidden
 
-FORMAT_VERSION = "1"
+FORMAT_VERSION = "2"
+"""2: dynamic columns stripped of their shredded leaves (``_residual.py``); 1 reads as is."""
 VERSION_KEY = b"kyma.format_version"
 BLOCK_STATS_KEY = b"kyma.block_stats"
 COLUMN_STATS_KEY = b"kyma.column_stats"
 PRESENT_PATHS_KEY = b"kyma.present_paths"
 SHREDDED_KEY = b"kyma.shredded"
 """``[[column, path, type], ...]``: the hidden sub-columns of shredded dynamic paths."""
+TOKEN_FILTERS_KEY = b"kyma.token_filters"
+"""``{"columns": {column: hidden column}, "hashes": k}``: the token filters (``_tokens.py``)."""
 CHECKSUM_KEY = b"kyma.checksum"
 """``{"crc32": n, "bytes": k}``: the CRC-32 of the file's first k bytes, the magic and every
 row group (the page index and the footer follow), checked once on an extent's first read."""
@@ -38,9 +41,16 @@ KYMA_KEYS = (
     COLUMN_STATS_KEY,
     PRESENT_PATHS_KEY,
     SHREDDED_KEY,
+    TOKEN_FILTERS_KEY,
     CHECKSUM_KEY,
 )
 ARROW_SCHEMA_KEY = b"ARROW:schema"
+RAW_PREFIX = "__kyma/~"
+"""Hidden columns of bytes, not values: token filters, skeletons and holes."""
+TOKEN_FILTERS_PREFIX = "__kyma/~tokens/"
+"""The hidden columns of the token filters (``_tokens.py``)."""
+RESIDUAL_PREFIXES = ("__kyma/~skeleton/", "__kyma/~holes/")
+"""The skeletons and holes of stripped dynamic columns (``_residual.py``)."""
 COMPRESSION = "zstd"
 
 
@@ -91,27 +101,54 @@ def _dictionary(dtype: pa.DataType, values: pa.Array | pa.ChunkedArray | None) -
     return False
 
 
+PAGE_ROWS = 8_192
+"""Rows per page at most: the page index then bounds every 8 192 rows, as the 8 192-row
+blocks before did, so DataFusion prunes pages inside a large row group."""
+BLOOM_FPP = 0.05
+"""Parquet bloom filters (false-positive rate) on plain string columns: ids, for ``=``."""
+
+
+def _bloomed(path: str, dtype: pa.DataType, text: Collection[str]) -> bool:
+    return pa.types.is_string(dtype) and not is_hidden(path) and path not in text
+
+
 def writer_options(
-    schema: pa.Schema, sample: pa.RecordBatch | pa.Table | None = None
+    schema: pa.Schema,
+    sample: pa.RecordBatch | pa.Table | None = None,
+    block_rows: int = 0,
+    text: Collection[str] = (),
 ) -> dict[str, Any]:
     """Keyword arguments of ``pq.ParquetWriter`` for an extent of ``schema``; ``sample``, a
-    block of it, chooses which columns get dictionaries (without: every string column)."""
+    block of it, chooses which columns get dictionaries (without: every string column).
+    String columns without one, other than ``text`` (whose words have token filters) and
+    hidden ones, get a bloom filter sized for ``block_rows`` distinct values (0: none)."""
     dictionary: list[str] = []
     encodings: dict[str, str] = {}
+    statistics: list[str] = []
+    blooms: dict[str, dict[str, Any]] = {}
     for field in schema:
         values = sample.column(field.name) if sample is not None else None
         for path, dtype in leaf_paths(field.name, field.type):
+            if not path.startswith(RAW_PREFIX):  # bloom bits and skeletons: no min/max
+                statistics.append(path)
+            if path.startswith(RESIDUAL_PREFIXES):  # a few key layouts, repeated
+                dictionary.append(path)
+                continue
             flat = values if path == field.name else None  # list elements: not sampled
             if _dictionary(dtype, flat):
                 dictionary.append(path)
             elif (encoding := _encoding(dtype)) is not None:
                 encodings[path] = encoding
+            elif block_rows and _bloomed(path, dtype, text):
+                blooms[path] = {"ndv": block_rows, "fpp": BLOOM_FPP}
     return {
         "compression": COMPRESSION,
         "use_dictionary": dictionary,
         "column_encoding": encodings,
-        "write_statistics": True,
+        "write_statistics": statistics,
         "write_page_index": True,
+        "max_rows_per_page": PAGE_ROWS,
+        "bloom_filter_options": blooms or None,
         "store_schema": True,
     }
 

@@ -15,12 +15,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from kyma.engine.errors import FormatError
-from kyma.engine.format import ExtentMetadata, ExtentReader
+from kyma.engine.format import ExtentMetadata, ExtentReader, _residual, _token_bloom
 from kyma.engine.format._shred import Shred
 from kyma.engine.format.parquet._layout import (
     BLOCK_STATS_KEY,
     CHECKSUM_KEY,
     SHREDDED_KEY,
+    TOKEN_FILTERS_KEY,
     VERSION_KEY,
     crc32_of,
     leaf_paths,
@@ -57,6 +58,7 @@ class ParquetExtentReader(ExtentReader):
         self._block_stats = self._parse_stats(kv.get(BLOCK_STATS_KEY))
         self._shredded = self._parse_shredded(kv.get(SHREDDED_KEY))
         self._checksum = kv.get(CHECKSUM_KEY)
+        self._token_columns = self._parse_token_filters(kv.get(TOKEN_FILTERS_KEY))
 
     def _error(self, why: str) -> FormatError:
         return FormatError(f"extent {self.object_path!r}: {why}")
@@ -121,6 +123,39 @@ class ParquetExtentReader(ExtentReader):
 
     def shredded(self) -> list[Shred]:
         return self._shredded
+
+    def _parse_token_filters(self, raw: bytes | None) -> dict[str, str]:
+        """Text column -> its token filters' hidden column; empty when the extent has none
+        or they were hashed otherwise than this reader probes."""
+        if raw is None:
+            return {}
+        try:
+            entry = json.loads(raw)
+            columns = {str(k): str(v) for k, v in entry["columns"].items()}
+            hashes = int(entry["hashes"])
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
+            raise self._error(f"token filters in the footer do not parse: {e}") from e
+        names = set(self._file.schema_arrow.names)
+        if hashes != _token_bloom.HASHES or not set(columns.values()) <= names:
+            return {}
+        return columns
+
+    def token_filters(self) -> dict[str, list[bytes | None]]:
+        """Per text column, each block's token filter (``_token_bloom``; None: none)."""
+        if not self._token_columns:
+            return {}
+        hidden = list(self._token_columns.values())
+        if not self._blocks:
+            return {column: [] for column in self._token_columns}
+        try:
+            table = self._file.read(columns=hidden)
+        except (ValueError, OSError) as e:  # ArrowInvalid, ArrowIOError
+            raise self._error(f"token filters do not decode: {e}") from e
+        starts = pa.array(np.cumsum([0, *self.block_rows()[:-1]]), pa.int64())
+        return {
+            column: table.column(name).take(starts).to_pylist()
+            for column, name in self._token_columns.items()
+        }
 
     @property
     def file_schema(self) -> pa.Schema:
@@ -217,18 +252,30 @@ class ParquetExtentReader(ExtentReader):
         self, file: pq.ParquetFile, groups: list[int], schema: pa.Schema
     ) -> list[pa.RecordBatch]:
         """Row groups ``groups``, checked, as one batch each."""
+        stripped = _residual.stripped_columns(self._file.schema_arrow.names, schema.names)
+        names = schema.names + [c for c in self._rebuild_reads(stripped) if c not in schema.names]
         try:
-            table = file.read_row_groups(groups, columns=schema.names)
+            table = file.read_row_groups(groups, columns=names)
             # Damaged pages can decode into values that break Arrow's invariants
             # (strings that are not UTF-8): refused here, not crashed on later.
             _validate(table)
-        except (ValueError, OSError) as e:  # ArrowInvalid, ArrowIOError
+            if stripped:
+                table = _residual.rebuilt(table, stripped, self._shredded).select(schema.names)
+        except (ValueError, OSError, IndexError) as e:  # ArrowInvalid, ArrowIOError
             raise self._error(f"blocks {groups} do not decode: {e}") from e
         if table.schema.equals(schema):  # names and types; metadata aside
             table = table.replace_schema_metadata(schema.metadata)
         else:  # list fields named ``element``, or a foreign file's types
             table = self._cast(table, schema, groups)
         return list(_split(table, [self._row_count(b) for b in groups]))
+
+    def _rebuild_reads(self, stripped: list[str]) -> list[str]:
+        """The hidden columns that rebuild ``stripped`` dynamic columns (``_residual.py``)."""
+        out = []
+        for name in stripped:
+            out += [_residual.skeleton_column(name), _residual.holes_column(name)]
+            out += [s.name for s in self._shredded if s.column == name]
+        return out
 
     def _runs(self, blocks: list[int]) -> Iterator[list[int]]:
         run: list[int] = []

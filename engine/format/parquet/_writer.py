@@ -14,11 +14,15 @@ import os
 import zlib
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from kyma.engine.format import _residual
 from kyma.engine.format._blocked import BlockedWriter
+from kyma.engine.format._parsed import concat
 from kyma.engine.format._shred import SHRED_PATHS, TYPES
+from kyma.engine.format.parquet import _tokens
 from kyma.engine.format.parquet._layout import (
     BLOCK_STATS_KEY,
     CHECKSUM_CHUNK,
@@ -27,6 +31,7 @@ from kyma.engine.format.parquet._layout import (
     FORMAT_VERSION,
     PRESENT_PATHS_KEY,
     SHREDDED_KEY,
+    TOKEN_FILTERS_KEY,
     VERSION_KEY,
     writer_options,
 )
@@ -53,31 +58,87 @@ class ParquetExtentWriter(BlockedWriter):
         self._encoder = ThreadPoolExecutor(1, thread_name_prefix="kyma-parquet")
         self._written: Future[None] | None = None
         self._closed = False
+        self._skeletons: dict[str, tuple[pa.Array, pa.Array]] = {}
+        self._parsed_skeletons: dict[str, tuple[pa.Array, pa.Array]] = {}
+        self._token_filters: dict[str, list[pa.Array]] = {}
+        """Per text column, its blocks' token filter columns (``_tokens.py``)."""
+
+    def _prepare_blocks(self, batches: list[pa.RecordBatch]) -> None:
+        if batches:
+            for name in _tokens.text_columns(batches[0]):
+                self._token_filters[name] = [_tokens.block_filter(b.column(name)) for b in batches]
 
     def _write_block(self, batch: pa.RecordBatch) -> None:
         self._write_blocks([batch])
 
     def _write_blocks(self, batches: list[pa.RecordBatch]) -> None:
         """Join the blocks' shredded sub-columns and hand them to the encoding thread in one
-        call, one row group per block (every block but an extent's last is full)."""
+        call, one row group per block."""
         if not batches:
             return
         first = self._written_blocks
         self._written_blocks += len(batches)
         columns = pa.Table.from_batches(batches, self._schema).columns
+        stripped = self._stripped(batches, first)
+        for name, (whole, _, _) in stripped.items():
+            columns[self._schema.get_field_index(name)] = whole
         for shredded in self._shredded.values():
             for column in shredded.columns:
                 chunks = column.chunks[first : first + len(batches)]
                 columns.append(pa.chunked_array(chunks, column.type))
+        for filters in self._token_filters.values():
+            columns.append(pa.chunked_array(filters[first : first + len(batches)], pa.binary()))
+        for _, skeleton, holes in stripped.values():
+            columns += [skeleton, holes]
         schema = self._file_schema()
         table = pa.Table.from_arrays(columns, schema=schema)
         if self._file is None:  # the first block is the sample for the encodings
             self._open(schema, table.slice(0, batches[0].num_rows))
         self._wait()  # one call in flight
         assert self._file is not None
-        self._written = self._encoder.submit(
-            self._file.write_table, table, row_group_size=max(self._block_rows, 1)
-        )
+        sizes = [b.num_rows for b in batches]
+        self._written = self._encoder.submit(_write_groups, self._file, table, sizes)
+
+    def _stripped_columns(self) -> list[str]:
+        """The dynamic columns stored without their shredded leaves (``_residual.py``)."""
+        return [n for n, c in self._shredded.items() if c.shreds and n in self._walked]
+
+    def _stripped(
+        self, batches: list[pa.RecordBatch], first: int
+    ) -> dict[str, tuple[pa.ChunkedArray, pa.ChunkedArray, pa.ChunkedArray]]:
+        """Per stripped column, its (whole, skeleton, holes) over ``batches``."""
+        out = {}
+        for name in self._stripped_columns():
+            distinct, found, sizes = self._walked[name]
+            shredded = self._shredded[name]
+            if name not in self._skeletons:  # each distinct value walked once
+                self._skeletons[name] = _residual.skeletons(distinct, shredded)
+                whole = concat(self._parsed[name], self._rows) if found is not None else None
+                if whole is not None and found is not None:
+                    self._parsed_skeletons[name] = _residual.parsed_skeletons(
+                        found, whole.exact, shredded
+                    )
+            parsed = self._parsed_skeletons.get(name)
+            starts = np.cumsum([0, *sizes])
+            parts = [
+                _residual.written(
+                    batch.column(name),
+                    distinct.encoded.chunk(first + i).indices,
+                    self._skeletons[name],
+                    None
+                    if parsed is None
+                    else tuple(  # type: ignore[arg-type]
+                        a.slice(int(starts[first + i]), batch.num_rows) for a in parsed
+                    ),
+                    shredded,
+                    first + i,
+                )
+                for i, batch in enumerate(batches)
+            ]
+            out[name] = tuple(
+                pa.chunked_array([p[k] for p in parts], pa.binary()) for k in range(3)
+            )
+        return out  # type: ignore[return-value]
 
     def _file_schema(self) -> pa.Schema:
         if self._schema_with_shreds is None:
@@ -85,11 +146,17 @@ class ParquetExtentWriter(BlockedWriter):
             for shredded in self._shredded.values():
                 for s in shredded.shreds:
                     schema = schema.append(pa.field(s.name, TYPES[s.type]))
+            for name in self._token_filters:
+                schema = schema.append(pa.field(_tokens.filter_column(name), pa.binary()))
+            for name in self._stripped_columns():
+                schema = schema.append(pa.field(_residual.skeleton_column(name), pa.binary()))
+                schema = schema.append(pa.field(_residual.holes_column(name), pa.binary()))
             self._schema_with_shreds = schema
         return self._schema_with_shreds
 
     def _open(self, schema: pa.Schema, sample: pa.Table | None) -> None:
-        options = writer_options(schema, sample)
+        text = list(self._token_filters)
+        options = writer_options(schema, sample, min(self._block_rows, self._rows), text)
         self._file = pq.ParquetWriter(str(self._staging), schema, **options)
 
     def _wait(self) -> None:
@@ -109,6 +176,7 @@ class ParquetExtentWriter(BlockedWriter):
             COLUMN_STATS_KEY: json.dumps(self._column_stats(), default=str, **compact),
             PRESENT_PATHS_KEY: json.dumps(stats.present_paths(), **compact),
             SHREDDED_KEY: json.dumps(shredded, **compact),
+            TOKEN_FILTERS_KEY: json.dumps(_tokens.footer_entry(list(self._token_filters))),
         }
         crc, written = self._checksum()  # the row groups; the page index comes next
         metadata[CHECKSUM_KEY] = json.dumps({"crc32": crc, "bytes": written}, **compact)
@@ -145,3 +213,16 @@ class ParquetExtentWriter(BlockedWriter):
                 self._encoder.shutdown()
                 if self._file is not None:
                     self._file.close()
+
+
+def _write_groups(file: pq.ParquetWriter, table: pa.Table, sizes: list[int]) -> None:
+    """``table`` as one row group per block (``sizes``: their rows); consecutive blocks of
+    the same size go in one call."""
+    start = 0
+    while start < len(sizes):
+        end = start
+        while end < len(sizes) and sizes[end] == sizes[start]:
+            end += 1
+        offset = sum(sizes[:start])
+        file.write_table(table.slice(offset, sizes[start] * (end - start)), sizes[start])
+        start = end
