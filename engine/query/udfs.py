@@ -36,7 +36,35 @@ def has_token(text: pa.Array, token: pa.Array) -> pa.Array:
     if not re.fullmatch(r"[a-z0-9]+", word):
         return pc.if_else(pc.is_null(text), pa.scalar(None, pa.bool_()), False)
     pattern = rf"(^|[^a-z0-9]){word}([^a-z0-9]|$)"
-    return pc.match_substring_regex(pc.ascii_lower(text), pattern)
+    return pc.match_substring_regex(pc.ascii_lower(offsets_from_zero(text)), pattern)
+
+
+def offsets_from_zero(text: pa.Array) -> pa.Array:
+    """``text`` with value offsets that start at 0 (no copy of the bytes).
+
+    DataFusion hands a UDF every batch after a partition's first as a slice whose offsets
+    start past 0 (array offset 0), and pyarrow's ASCII case kernels (``ascii_lower``,
+    ``ascii_upper``) read such an array wrong: ``has_token`` missed rows.
+
+    >>> import numpy as np
+    >>> whole = pa.array(["a B", "Zebra x", "OK"])
+    >>> offsets = np.frombuffer(whole.buffers()[1], np.int32)[1:]  # starts at 3
+    >>> tail = pa.Array.from_buffers(pa.string(), 2, [None, pa.py_buffer(offsets.tobytes()),
+    ...                                                whole.buffers()[2]])
+    >>> pc.ascii_lower(offsets_from_zero(tail)).to_pylist()
+    ['zebra x', 'ok']
+    """
+    if text.offset or not (pa.types.is_string(text.type) or pa.types.is_large_string(text.type)):
+        return text  # pyarrow's own slices (array offset past 0) read right
+    width = np.dtype(np.int64 if pa.types.is_large_string(text.type) else np.int32)
+    validity, offsets_buffer, data = text.buffers()
+    offsets = np.frombuffer(offsets_buffer, width, len(text) + 1)
+    start = int(offsets[0])
+    if start == 0 or data is None:
+        return text
+    rebased = pa.py_buffer((offsets - start).astype(width).tobytes())
+    values = data.slice(start, int(offsets[-1]) - start)
+    return pa.Array.from_buffers(text.type, len(text), [validity, rebased, values], text.null_count)
 
 
 def cosine_distance(vectors: pa.Array, query: pa.Array) -> pa.Array:
