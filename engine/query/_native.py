@@ -29,7 +29,7 @@ from functools import reduce
 from itertools import chain
 
 import pyarrow as pa
-from datafusion import DataFrame, SessionContext, col
+from datafusion import DataFrame, Expr, SessionContext, col
 
 from kyma.engine import deletes
 from kyma.engine.catalog import ExtentRef
@@ -209,10 +209,12 @@ def register(
     folders: Folders,
     partitions: int,
     decoded: DecodedColumns | None = None,
+    where: Expr | None = None,
 ) -> None:
     """Register table ``name`` in ``ctx``: the surviving blocks of ``extents``, projected to
     ``scan.schema``; ``scan.stats`` counts stage 2 and 3. A scan without path columns whose
-    columns fit ``decoded`` reads them from there (decoded once) instead of from Parquet."""
+    columns fit ``decoded`` reads them from there (decoded once) instead of from Parquet.
+    ``where``: only the rows it keeps (pushed into the Parquet scans)."""
     groups: dict[tuple[tuple[str, ...], ...], _Group] = {}
     others: list[ExtentRef] = []
     kept: list[tuple[ExtentRef, Footer, list[int]]] = []
@@ -255,6 +257,7 @@ def register(
             (batch.cast(scan.schema) for batch in scan_blocks(scan, others, store, fmt)),
         )
         frame = _memory(ctx, f"__kyma_blocks/{name}", scan.schema, read, partitions)
+        frame = frame if where is None else frame.filter(where)
         ctx.register_table(_path_scan.quoted(name), frame.into_view())
         return
     others += deleting
@@ -265,7 +268,9 @@ def register(
     if others or not frames:
         tlm_batches = scan_blocks(scan, others, store, fmt)
         frames.append(_memory(ctx, f"__kyma_blocks/{name}", scan.schema, tlm_batches, partitions))
-    ctx.register_table(_path_scan.quoted(name), reduce(DataFrame.union, frames).into_view())
+    frame = reduce(DataFrame.union, frames)
+    frame = frame if where is None else frame.filter(where)
+    ctx.register_table(_path_scan.quoted(name), frame.into_view())
 
 
 def _kept(

@@ -20,13 +20,15 @@ from kyma.engine import deletes
 from kyma.engine.catalog import Catalog, ExtentRef, TableInfo, ViewInfo
 from kyma.engine.errors import NotFoundError, PermissionDeniedError, UnsupportedStatementError
 from kyma.engine.format import SegmentFormat
-from kyma.engine.format.predicate import BlockPredicate
+from kyma.engine.format.predicate import BlockPredicate, BlockStats
 from kyma.engine.query import (
     _jsonb_columns,
     _native,
     _path_columns,
     _relation_refs,
     _running,
+    _statistics,
+    _time_order,
     _views,
     udfs,
 )
@@ -48,9 +50,11 @@ from kyma.engine.query._plans import STATEMENTS, Plan, fingerprint
 from kyma.engine.query._recent import Recent
 from kyma.engine.query._result import QueryResult
 from kyma.engine.query._scan import ScanStats, TableScan
-from kyma.engine.query._sources import Source, counted_table, declared, not_text
+from kyma.engine.query._sources import Source, declared, filters_fewer_columns, not_text
 from kyma.engine.query._sql_types import arrow_sql_type, sql_type
+from kyma.engine.query._statistics import Statistics
 from kyma.engine.query._syntax import unresolved
+from kyma.engine.query._time_order import GROWTH, TimeOrder, Window, floor_of
 from kyma.engine.query.durations import ms_since
 from kyma.engine.query.federation import FederatedScan, Federation, references_sources
 from kyma.engine.query.relations import Relations, relation_of, split
@@ -211,17 +215,14 @@ class SelectPlanner:
             source.rows = source.info.name == rows
         tables = fingerprint(list(looked), looked)  # type: ignore[arg-type]
         stmt = subquery_predicates.rule(star_defaults.rule(stmt, declared(sources)))
-        counted = None if explain or scans else counted_table(stmt, sources)
-        if counted is not None:
-            planned = Plan(tables, sources, "", names, counted)
-            self._keep(key, planned)
-            return self._answer(planned, started, folders, visible, out=out)
+        infos = {name: source.info for name, source in sources.items()}
+        exact = None if explain or scans or not pruning else _statistics.of(stmt, infos)
         stmt = evolved.rule(stmt, [source.info.columns for source in sources.values()])
-        ctx = self._session()
         fetched: dict[str, dict[str, str]] = {}
+        answers = []
         for scan in scans:
             answer = scan.fetch()
-            ctx.register_record_batches(scan.name, [answer.to_batches() or [empty_batch(answer)]])
+            answers.append((scan.name, answer))
             fetched[f'"{scan.name}"'] = {f.name: arrow_sql_type(f.type) for f in answer.schema}
         columns = dict(fetched)  # and the catalog relations', to resolve names beside tables
         for name in relations if sources else ():
@@ -235,11 +236,26 @@ class SelectPlanner:
         if self.limits is not None and self.limits.memory_bytes:
             stmt = size_guards.rule(stmt)
         stmt = derived_aliases.rule(stmt)
+        ordered = pruning and not (explain or scans or relations or len(sources) != 1)
+        time_order = _time_order.of(stmt, set(sources)) if ordered else None
+        late = time_order is not None or filters_fewer_columns(stmt, sources)
+        ctx = self._session(late=late)
+        for name, answer in answers:
+            ctx.register_record_batches(name, [answer.to_batches() or [empty_batch(answer)]])
         # Quote every identifier: DataFusion reserves words Postgres does not (e.g. TOP).
         # Function names in lower case: DataFusion finds table functions by exact name.
         sql = stmt.sql(dialect="postgres", identify=True, normalize_functions="lower")
-        relations_read = tuple(sorted(relations))
-        planned = Plan(tables, sources, sql, names, None, relations_read, udfs.called(sql))
+        planned = Plan(
+            tables,
+            sources,
+            sql,
+            names,
+            tuple(sorted(relations)),
+            udfs.called(sql),
+            statistics=exact,
+            time_order=time_order,
+            late=late,
+        )
         self._keep(key, planned)
         return self._answer(planned, started, folders, visible, ctx, scans, explain, out)
 
@@ -318,10 +334,11 @@ class SelectPlanner:
         if key is not None:
             self._plans.put(key, plan)
 
-    def _session(self, called: Collection[str] | None = None) -> SessionContext:
+    def _session(self, called: Collection[str] | None = None, late: bool = False) -> SessionContext:
         """A DataFusion session with kyma's functions and the statement's memory pool:
-        those a planned statement ``called`` (None: every one, to plan with)."""
-        ctx = session_context(self.limits)
+        those a planned statement ``called`` (None: every one, to plan with); ``late``:
+        filters pushed into the Parquet decoder."""
+        ctx = session_context(self.limits, late)
         udfs.register(ctx, called=called)
         udfs.register(ctx, self._functions, called)
         guards = called is None or not GUARDS.isdisjoint(called)
@@ -342,14 +359,18 @@ class SelectPlanner:
     ) -> QueryResult:
         """Run a plan: stage 1 and the scans of each table, the catalog relations it reads
         built for this caller, then DataFusion (its answer to ``sink``, when given)."""
-        if plan.counted is not None:
-            source = plan.sources[plan.counted]
-            return sunk(self._count(plan.counted, source, plan.names, started), out.sink)
-        ctx = ctx if ctx is not None else self._session(plan.functions)
+        if plan.statistics is not None:
+            found = self._from_statistics(plan.statistics, plan, started)
+            if found is not None:
+                return sunk(found, out.sink)
+        ctx = ctx if ctx is not None else self._session(plan.functions, plan.late)
         self._register_relations(ctx, plan.relations, visible)
+        windows = {}
+        if plan.time_order is not None:
+            windows[plan.time_order.table] = self._probe(plan, plan.time_order, folders)
         stats: dict[str, ScanStats] = {}
         for name, source in plan.sources.items():
-            stats[name] = self._register(ctx, name, source, folders)
+            stats[name] = self._register(ctx, name, source, folders, windows.get(name))
         total = ScanStats()
         for table_stats in stats.values():
             total.add(table_stats)
@@ -386,19 +407,47 @@ class SelectPlanner:
             return QueryResult(table, status, summary, pushdown_summary, live=live)
         return QueryResult(table, status, summary, pushdown_summary)
 
-    def _count(
-        self, name: str, source: Source, names: list[str] | None, started: float
-    ) -> QueryResult:
-        """``SELECT count(*) FROM t``: the row counts of the catalog's extents, nothing read."""
+    def _from_statistics(
+        self, wanted: Statistics, plan: Plan, started: float
+    ) -> QueryResult | None:
+        """``SELECT count(*), min(c), max(c) FROM t`` from the catalog's counts and the
+        extents' exact stats, nothing read; None when the stats do not say exactly."""
+        source = plan.sources[wanted.table]
         total, extents = self._stage1(source, None)
+
+        def blocks(extent: ExtentRef) -> list[BlockStats] | None:
+            footer = _native.footer_of(self.store, self.format, extent.object_path)
+            return footer.block_stats if footer is not None else None
+
+        table = _statistics.answer(wanted, source.info, extents, blocks)
+        if table is None:
+            return None
         stats = ScanStats(total, len(extents), sum(e.block_count for e in extents))
-        table = pa.table({"count": pa.array([sum(e.live_rows for e in extents)], pa.int64())})
         summary = {
             **asdict(stats),
             "elapsed_ms": ms_since(started),
-            "tables": {name: asdict(stats)},
+            "tables": {wanted.table: asdict(stats)},
         }
-        return QueryResult(renamed(table, names), "SELECT", summary, [])
+        return QueryResult(renamed(table, plan.names), "SELECT", summary, [])
+
+    def _probe(self, plan: Plan, order: TimeOrder, folders: _native.Folders) -> Window:
+        """The extents and rows a top-k by time reads (``_time_order``): probes of growing
+        sets of extents in time order until one holds the rows needed."""
+        source = plan.sources[order.table]
+        _, extents = self._stage1(source, source.predicate)
+        held = sum(e.live_rows for e in extents)
+        rows = order.needed
+        while True:
+            ctx = self._session(plan.functions, late=True)
+            window = Window(order.descending, rows=rows)
+            self._register(ctx, order.table, source, folders, window)
+            probed = run_datafusion(ctx, order.probe, limits=self.limits)
+            floor = floor_of(probed, order.needed)
+            if floor is not None:
+                return Window(order.descending, floor=floor)
+            if rows >= held:
+                return Window(order.descending)  # fewer rows than needed in all: no floor
+            rows *= GROWTH
 
     def _stage1(
         self, source: Source, predicate: BlockPredicate | None
@@ -579,8 +628,14 @@ class SelectPlanner:
         }
 
     def _register(
-        self, ctx: SessionContext, name: str, source: Source, folders: _native.Folders
+        self,
+        ctx: SessionContext,
+        name: str,
+        source: Source,
+        folders: _native.Folders,
+        window: Window | None = None,
     ) -> ScanStats:
+        """``window``: a top-k by time's extents and rows (None: every one)."""
         fields = [c.to_arrow() for c in source.info.columns if c.name in source.columns]
         fields += [pa.field(p.name, pa.string()) for p in source.paths]
         if source.rows:
@@ -589,9 +644,21 @@ class SelectPlanner:
         schema = pa.schema(fields or [source.info.columns[0].to_arrow()])
         scan = TableScan(schema, source.predicate, paths=source.paths, rows=source.rows)
         total, survivors = self._stage1(source, scan.predicate)
+        where = None
+        if window is not None:
+            survivors, where = window.extents(survivors), window.filter()
         scan.stats.extents_total = total
         scan.stats.extents_after_catalog = len(survivors)
         _native.register(
-            ctx, name, scan, survivors, self.store, self.format, folders, PARTITIONS, self.decoded
+            ctx,
+            name,
+            scan,
+            survivors,
+            self.store,
+            self.format,
+            folders,
+            PARTITIONS,
+            self.decoded,
+            where,
         )
         return scan.stats

@@ -1,0 +1,145 @@
+"""Time order: ``SELECT … FROM t [WHERE …] ORDER BY _timestamp DESC|ASC LIMIT k [OFFSET o]``
+reads the newest (oldest) extents first and stops once its rows are certain.
+
+Two passes. The probe reads, in time order from the catalog's extent bounds (``min_ts``,
+``max_ts``), growing sets of extents — the first holding ``k + o`` rows, each next eight
+times more — and asks them for the ``_timestamp`` of the first ``k + o`` rows the WHERE keeps
+(only ``_timestamp`` and the filter columns are decoded). Once a set yields ``k + o`` rows,
+the last one's time ``τ`` bounds the answer: the whole table has at least those rows at or
+after ``τ`` (DESC), so no row before ``τ`` is among the first ``k + o``. The statement then
+runs on the extents that reach ``τ``, filtered to ``_timestamp >= τ`` inside the Parquet
+scan: pruned by row-group and page statistics, and the other columns decoded only for the
+rows that pass (late materialization). Rows tied at ``τ`` are all kept, so a further ORDER
+BY key orders them as Postgres does. A set that yields fewer rows grows; the whole table
+yielding fewer needs no bound.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+from datafusion import Expr, col, lit
+from sqlglot import exp
+
+from kyma.engine.catalog import ExtentRef
+
+TIME = "_timestamp"
+GROWTH = 8
+"""How much larger each probe's set of extents is than the last, in rows."""
+MAX_ROWS = 1_000_000
+"""A LIMIT + OFFSET past this is answered by the plain scan (little to skip)."""
+_CLAUSES = ("joins", "group", "having", "qualify", "distinct", "windows", "laterals", "with")
+_ROW_MAKERS = (exp.AggFunc, exp.Window, exp.Unnest, exp.Explode, exp.UDTF, exp.Subquery)
+
+
+@dataclass(frozen=True)
+class TimeOrder:
+    """A statement's time order: its table (session name), direction, the rows it needs in
+    order (LIMIT + OFFSET) and the probe's SQL."""
+
+    table: str
+    descending: bool
+    needed: int
+    probe: str
+
+
+def of(stmt: exp.Expression, tables: set[str]) -> TimeOrder | None:
+    """The time order of ``stmt`` (as handed to DataFusion) over one of ``tables``, if it is
+    a plain top-k by ``_timestamp`` of one table; None otherwise.
+
+    >>> of(exp.maybe_parse('SELECT a FROM t WHERE b = 1 ORDER BY _timestamp DESC LIMIT 5'), {"t"})
+    TimeOrder(table='t', descending=True, needed=5, probe='SELECT "t"."_timestamp" FROM "t" WHERE "b" = 1 ORDER BY "t"."_timestamp" DESC NULLS LAST LIMIT 5')
+    >>> of(exp.maybe_parse("SELECT count(*) FROM t ORDER BY _timestamp LIMIT 5"), {"t"}) is None
+    True
+    """  # noqa: E501
+    if not isinstance(stmt, exp.Select) or any(stmt.args.get(k) for k in _CLAUSES):
+        return None
+    source = stmt.args.get("from_")
+    table = source.this if source is not None else None
+    if not isinstance(table, exp.Table) or table.name not in tables:
+        return None
+    alias = table.alias_or_name
+    order = stmt.args.get("order")
+    first = order.expressions[0] if order is not None and order.expressions else None
+    if not isinstance(first, exp.Ordered) or not _is_time(first.this, alias):
+        return None
+    for selected in stmt.expressions:
+        if any(isinstance(node, _ROW_MAKERS) for node in selected.walk()):
+            return None
+        if selected.alias_or_name == TIME and not _is_time(selected.unalias(), alias):
+            return None  # ORDER BY names this output column, not the table's
+    limit = _number(stmt.args.get("limit"))
+    offset = _number(stmt.args.get("offset")) if stmt.args.get("offset") else 0
+    if limit is None or offset is None or not 0 < limit + offset <= MAX_ROWS:
+        return None
+    needed = limit + offset
+    descending = bool(first.args.get("desc"))
+    probe = stmt.copy()
+    probe.set("expressions", [exp.column(TIME, table=alias, quoted=True)])
+    probe.set("offset", None)
+    probe.set("limit", exp.Limit(expression=exp.Literal.number(needed)))
+    ordered = first.copy()
+    ordered.set("this", exp.column(TIME, table=alias, quoted=True))
+    probe.set("order", exp.Order(expressions=[ordered]))
+    sql = probe.sql(dialect="postgres", identify=True, normalize_functions="lower")
+    return TimeOrder(table.name, descending, needed, sql)
+
+
+def _is_time(node: exp.Expression, alias: str) -> bool:
+    return isinstance(node, exp.Column) and node.name == TIME and node.table in ("", alias)
+
+
+def _number(clause: exp.Expression | None) -> int | None:
+    """A LIMIT's or OFFSET's number, None when it has none or not a plain one."""
+    value = clause.args.get("expression") if clause is not None else None
+    return int(value.this) if isinstance(value, exp.Literal) and value.is_int else None
+
+
+@dataclass(frozen=True)
+class Window:
+    """Which extents a pass reads: the first ``rows`` in time order (a probe), or those that
+    reach ``floor`` (the statement, its rows filtered to it); neither: every extent."""
+
+    descending: bool
+    rows: int | None = None
+    floor: int | None = None
+
+    def extents(self, extents: list[ExtentRef]) -> list[ExtentRef]:
+        if self.floor is not None:
+            return [e for e in extents if self._reaches(e, self.floor)]
+        if self.rows is None:
+            return extents
+        chosen, held = [], 0
+        for extent in ranked(extents, self.descending):
+            if held >= self.rows:
+                break
+            chosen.append(extent)
+            held += extent.live_rows
+        return chosen
+
+    def _reaches(self, extent: ExtentRef, floor: int) -> bool:
+        if self.descending:
+            return extent.max_ts is None or extent.max_ts >= floor
+        return extent.min_ts is None or extent.min_ts <= floor
+
+    def filter(self) -> Expr | None:
+        """The statement's rows, those at or past the floor (None: no floor)."""
+        if self.floor is None:
+            return None
+        bound = lit(pa.scalar(self.floor, pa.timestamp("ns", tz="UTC")))
+        return col(TIME) >= bound if self.descending else col(TIME) <= bound
+
+
+def ranked(extents: list[ExtentRef], descending: bool) -> list[ExtentRef]:
+    """Newest first (by ``max_ts``) or oldest first (by ``min_ts``); unknown bounds first."""
+    if descending:
+        return sorted(extents, key=lambda e: -e.max_ts if e.max_ts is not None else -(2**63))
+    return sorted(extents, key=lambda e: e.min_ts if e.min_ts is not None else -(2**63))
+
+
+def floor_of(probed: pa.Table, needed: int) -> int | None:
+    """τ: the time of the probe's last row when it found all the rows needed, else None."""
+    if probed.num_rows < needed:
+        return None
+    return int(probed.column(0).cast(pa.int64())[needed - 1].as_py())
