@@ -6,7 +6,7 @@ import contextlib
 import os
 import time
 from collections.abc import Callable, Collection, Hashable, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from functools import partial
 
 import pyarrow as pa
@@ -366,8 +366,9 @@ class SelectPlanner:
         ctx = ctx if ctx is not None else self._session(plan.functions, plan.late)
         self._register_relations(ctx, plan.relations, visible)
         windows = {}
-        if plan.time_order is not None:
-            windows[plan.time_order.table] = self._probe(plan, plan.time_order, folders)
+        order = plan.time_order if out.sink is None and not out.stream and not explain else None
+        if order is not None:
+            windows[order.table] = self._probe(plan, order, folders)
         stats: dict[str, ScanStats] = {}
         for name, source in plan.sources.items():
             stats[name] = self._register(ctx, name, source, folders, windows.get(name))
@@ -391,6 +392,12 @@ class SelectPlanner:
             table = live.first()
         else:
             table = plain(run_datafusion(ctx, plan.sql, explain=explain, limits=self.limits))
+            floor = windows[order.table].floor if order is not None else None
+            if order is not None and floor is not None and table.num_rows < order.limit:
+                # Fewer rows past the floor than the probe saw: a WHERE that moved between
+                # the passes (now()). Answered again over every row.
+                unbounded = replace(plan, time_order=None)
+                return self._answer(unbounded, started, folders, visible, None, scans, explain, out)
             table = renamed(table, plan.names)  # names is None for EXPLAIN
         summary = {
             **asdict(total),
@@ -435,19 +442,20 @@ class SelectPlanner:
         sets of extents in time order until one holds the rows needed."""
         source = plan.sources[order.table]
         _, extents = self._stage1(source, source.predicate)
-        held = sum(e.live_rows for e in extents)
         rows = order.needed
         while True:
             ctx = self._session(plan.functions, late=True)
             window = Window(order.descending, rows=rows)
+            chosen = window.extents(extents)
             self._register(ctx, order.table, source, folders, window)
             probed = run_datafusion(ctx, order.probe, limits=self.limits)
-            floor = floor_of(probed, order.needed)
+            whole = len(chosen) == len(extents)
+            floor = floor_of(probed, order.needed, whole)
             if floor is not None:
                 return Window(order.descending, floor=floor)
-            if rows >= held:
-                return Window(order.descending)  # fewer rows than needed in all: no floor
-            rows *= GROWTH
+            if whole:
+                return Window(order.descending, rows=0)  # no row matches: none to read
+            rows = sum(e.live_rows for e in chosen) * GROWTH
 
     def _stage1(
         self, source: Source, predicate: BlockPredicate | None
@@ -635,7 +643,9 @@ class SelectPlanner:
         folders: _native.Folders,
         window: Window | None = None,
     ) -> ScanStats:
-        """``window``: a top-k by time's extents and rows (None: every one)."""
+        """``window``: a top-k by time's extents and rows (None: every one), read from
+        Parquet: DataFusion's top-k over the decoded columns' memory table took 150–200 ms for
+        250 k rows in time order (each row displaces the heap), over Parquet 10–30 ms."""
         fields = [c.to_arrow() for c in source.info.columns if c.name in source.columns]
         fields += [pa.field(p.name, pa.string()) for p in source.paths]
         if source.rows:
@@ -658,7 +668,7 @@ class SelectPlanner:
             self.format,
             folders,
             PARTITIONS,
-            self.decoded,
+            self.decoded if window is None else None,  # a top-k by time: Parquet's order
             where,
         )
         return scan.stats

@@ -3,15 +3,17 @@ reads the newest (oldest) extents first and stops once its rows are certain.
 
 Two passes. The probe reads, in time order from the catalog's extent bounds (``min_ts``,
 ``max_ts``), growing sets of extents — the first holding ``k + o`` rows, each next eight
-times more — and asks them for the ``_timestamp`` of the first ``k + o`` rows the WHERE keeps
-(only ``_timestamp`` and the filter columns are decoded). Once a set yields ``k + o`` rows,
-the last one's time ``τ`` bounds the answer: the whole table has at least those rows at or
-after ``τ`` (DESC), so no row before ``τ`` is among the first ``k + o``. The statement then
-runs on the extents that reach ``τ``, filtered to ``_timestamp >= τ`` inside the Parquet
-scan: pruned by row-group and page statistics, and the other columns decoded only for the
-rows that pass (late materialization). Rows tied at ``τ`` are all kept, so a further ORDER
-BY key orders them as Postgres does. A set that yields fewer rows grows; the whole table
-yielding fewer needs no bound.
+times the rows of the last — and asks them for the ``_timestamp`` of the first ``k + o``
+rows the WHERE keeps (only ``_timestamp`` and the filter columns are decoded). Once a set
+yields ``k + o`` rows, or the whole table is read, the last row's time ``τ`` bounds the
+answer: the table has at least those rows at or after ``τ`` (DESC), so no row before ``τ``
+is among the first ``k + o``. The statement then runs on the extents that reach ``τ``,
+filtered to ``_timestamp >= τ`` inside the Parquet scan: pruned by row-group and page
+statistics, and the other columns decoded only for the rows that pass (late
+materialization). Rows tied at ``τ`` are all kept, so a further ORDER BY key orders them as
+Postgres does. A table none of whose rows match is answered from no extent. A statement
+with a volatile function (``random()``) is not probed: the two passes would see different
+rows.
 """
 
 from __future__ import annotations
@@ -36,12 +38,13 @@ _ROW_MAKERS = (exp.AggFunc, exp.Window, exp.Unnest, exp.Explode, exp.UDTF, exp.S
 @dataclass(frozen=True)
 class TimeOrder:
     """A statement's time order: its table (session name), direction, the rows it needs in
-    order (LIMIT + OFFSET) and the probe's SQL."""
+    order (LIMIT + OFFSET), the probe's SQL and the LIMIT."""
 
     table: str
     descending: bool
     needed: int
     probe: str
+    limit: int
 
 
 def of(stmt: exp.Expression, tables: set[str]) -> TimeOrder | None:
@@ -49,11 +52,13 @@ def of(stmt: exp.Expression, tables: set[str]) -> TimeOrder | None:
     a plain top-k by ``_timestamp`` of one table; None otherwise.
 
     >>> of(exp.maybe_parse('SELECT a FROM t WHERE b = 1 ORDER BY _timestamp DESC LIMIT 5'), {"t"})
-    TimeOrder(table='t', descending=True, needed=5, probe='SELECT "t"."_timestamp" FROM "t" WHERE "b" = 1 ORDER BY "t"."_timestamp" DESC NULLS LAST LIMIT 5')
+    TimeOrder(table='t', descending=True, needed=5, probe='SELECT "t"."_timestamp" FROM "t" WHERE "b" = 1 ORDER BY "t"."_timestamp" DESC NULLS LAST LIMIT 5', limit=5)
     >>> of(exp.maybe_parse("SELECT count(*) FROM t ORDER BY _timestamp LIMIT 5"), {"t"}) is None
     True
     """  # noqa: E501
     if not isinstance(stmt, exp.Select) or any(stmt.args.get(k) for k in _CLAUSES):
+        return None
+    if stmt.find(exp.Rand) is not None:
         return None
     source = stmt.args.get("from_")
     table = source.this if source is not None else None
@@ -83,7 +88,7 @@ def of(stmt: exp.Expression, tables: set[str]) -> TimeOrder | None:
     ordered.set("this", exp.column(TIME, table=alias, quoted=True))
     probe.set("order", exp.Order(expressions=[ordered]))
     sql = probe.sql(dialect="postgres", identify=True, normalize_functions="lower")
-    return TimeOrder(table.name, descending, needed, sql)
+    return TimeOrder(table.name, descending, needed, sql, limit)
 
 
 def _is_time(node: exp.Expression, alias: str) -> bool:
@@ -98,8 +103,8 @@ def _number(clause: exp.Expression | None) -> int | None:
 
 @dataclass(frozen=True)
 class Window:
-    """Which extents a pass reads: the first ``rows`` in time order (a probe), or those that
-    reach ``floor`` (the statement, its rows filtered to it); neither: every extent."""
+    """Which extents a pass reads: the first ``rows`` in time order (a probe; 0: none), or
+    those that reach ``floor`` (the statement, its rows filtered to it); neither: all."""
 
     descending: bool
     rows: int | None = None
@@ -138,8 +143,10 @@ def ranked(extents: list[ExtentRef], descending: bool) -> list[ExtentRef]:
     return sorted(extents, key=lambda e: e.min_ts if e.min_ts is not None else -(2**63))
 
 
-def floor_of(probed: pa.Table, needed: int) -> int | None:
-    """τ: the time of the probe's last row when it found all the rows needed, else None."""
-    if probed.num_rows < needed:
+def floor_of(probed: pa.Table, needed: int, whole: bool) -> int | None:
+    """τ: the time of the probe's last row when it found all the rows needed or read the
+    ``whole`` table (then every matching row is at or past it); None when it found neither
+    (or, over the whole table, no row)."""
+    if probed.num_rows < needed and not (whole and probed.num_rows):
         return None
-    return int(probed.column(0).cast(pa.int64())[needed - 1].as_py())
+    return int(probed.column(0).cast(pa.int64())[probed.num_rows - 1].as_py())

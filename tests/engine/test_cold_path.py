@@ -106,6 +106,8 @@ TOP_K = [
     "SELECT e.n FROM ev AS e WHERE e.v IS NULL ORDER BY e._timestamp ASC, e.n LIMIT 4",
     "SELECT _timestamp FROM ev ORDER BY _timestamp DESC LIMIT 11",
     "SELECT n * 2 AS _timestamp FROM ev ORDER BY _timestamp DESC LIMIT 3",
+    "SELECT n FROM ev WHERE _timestamp < now() ORDER BY _timestamp DESC, n LIMIT 5",
+    "SELECT n FROM ev WHERE w = 'absent' ORDER BY _timestamp DESC LIMIT 5",
 ]
 
 
