@@ -210,11 +210,12 @@ def register(
     partitions: int,
     decoded: DecodedColumns | None = None,
     where: Expr | None = None,
-) -> None:
+) -> bool:
     """Register table ``name`` in ``ctx``: the surviving blocks of ``extents``, projected to
     ``scan.schema``; ``scan.stats`` counts stage 2 and 3. A scan without path columns whose
     columns fit ``decoded`` reads them from there (decoded once) instead of from Parquet.
-    ``where``: only the rows it keeps (pushed into the Parquet scans)."""
+    ``where``: only the rows it keeps (pushed into the Parquet scans). Whether it lists
+    Parquet files (False: every row is in memory)."""
     groups: dict[tuple[tuple[str, ...], ...], _Group] = {}
     others: list[ExtentRef] = []
     kept: list[tuple[ExtentRef, Footer, list[int]]] = []
@@ -259,7 +260,7 @@ def register(
         frame = _memory(ctx, f"__kyma_blocks/{name}", scan.schema, read, partitions)
         frame = frame if where is None else frame.filter(where)
         ctx.register_table(_path_scan.quoted(name), frame.into_view())
-        return
+        return False
     others += deleting
     frames = [
         _listing(ctx, f"{name}/{i}", scan, group, folders, store)
@@ -271,6 +272,7 @@ def register(
     frame = reduce(DataFrame.union, frames)
     frame = frame if where is None else frame.filter(where)
     ctx.register_table(_path_scan.quoted(name), frame.into_view())
+    return bool(groups)
 
 
 def _kept(

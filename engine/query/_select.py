@@ -11,7 +11,7 @@ from functools import partial
 
 import pyarrow as pa
 import sqlglot.errors
-from datafusion import SessionContext
+from datafusion import DataFrame, SessionContext
 from sqlglot import exp
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import traverse_scope
@@ -34,7 +34,13 @@ from kyma.engine.query import (
 )
 from kyma.engine.query._access import federated_tables
 from kyma.engine.query._answers import WHOLE, Out, Sink, as_answer, empty_batch, shaped, sunk
-from kyma.engine.query._datafusion import open_stream, run_datafusion, stream_datafusion
+from kyma.engine.query._datafusion import (
+    open_stream,
+    planned,
+    run_datafusion,
+    run_frame,
+    stream_datafusion,
+)
 from kyma.engine.query._decoded import DecodedColumns, plain
 from kyma.engine.query._estimate import GUARDS, register_guard
 from kyma.engine.query._explain import explained, with_elapsed
@@ -47,6 +53,7 @@ from kyma.engine.query._live import LiveRows
 from kyma.engine.query._lower import lower
 from kyma.engine.query._output_names import output_names, renamed
 from kyma.engine.query._plans import STATEMENTS, Plan, fingerprint
+from kyma.engine.query._prepared import MAX_BYTES, Prepared, Sessions
 from kyma.engine.query._recent import Recent
 from kyma.engine.query._result import QueryResult
 from kyma.engine.query._scan import ScanStats, TableScan
@@ -103,6 +110,7 @@ class SelectPlanner:
         self.limits = limits
         self._pruned: Recent[tuple[int, list[ExtentRef]]] = Recent(PRUNED)
         self._plans: Recent[Plan] = Recent(STATEMENTS)
+        self._sessions = Sessions()
         pool = limits.memory_bytes if limits is not None else 0
         self.decoded = DecodedColumns(decoded_bytes, pool)
 
@@ -163,7 +171,7 @@ class SelectPlanner:
         if plan is not None:
             found = self.catalog.get_tables(plan.lookups)
             if plan.holds(found):
-                return self._answer(plan, started, folders, visible, out=out)
+                return self._answer(plan, started, folders, visible, out=out, key=key)
         cached = key if snapshot is None and not explain else None
         copy = stmt.copy()
         return self._run(
@@ -257,7 +265,7 @@ class SelectPlanner:
             late=late,
         )
         self._keep(key, planned)
-        return self._answer(planned, started, folders, visible, ctx, scans, explain, out)
+        return self._answer(planned, started, folders, visible, ctx, scans, explain, out, key)
 
     def _resolve_relations(
         self, stmt: exp.Expression, looked: dict[str, TableInfo | None]
@@ -356,41 +364,61 @@ class SelectPlanner:
         scans: Sequence[FederatedScan] = (),
         explain: bool | str = False,
         out: Out = WHOLE,
+        key: Hashable | None = None,
     ) -> QueryResult:
         """Run a plan: stage 1 and the scans of each table, the catalog relations it reads
-        built for this caller, then DataFusion (its answer to ``sink``, when given)."""
+        built for this caller, then DataFusion (its answer to ``sink``, when given).
+        ``key``: the plan's in the plan cache (None: not kept), under which its session is
+        kept for the next run when it is small (``_prepared``)."""
         if plan.statistics is not None:
             found = self._from_statistics(plan.statistics, plan, started)
             if found is not None:
                 return sunk(found, out.sink)
-        ctx = ctx if ctx is not None else self._session(plan.functions, plan.late)
-        self._register_relations(ctx, plan.relations, visible)
-        windows = {}
         order = plan.time_order if out.sink is None and not out.stream and not explain else None
-        if order is not None:
-            windows[order.table] = self._probe(plan, order, folders)
-        stats: dict[str, ScanStats] = {}
-        for name, source in plan.sources.items():
-            stats[name] = self._register(ctx, name, source, folders, windows.get(name))
+        reusable = key is not None and out.sink is None and not (explain or scans)
+        reusable = reusable and order is None and not plan.relations
+        prepared = self._sessions.take(key, plan.tables) if reusable else None
+        windows: dict[str, Window] = {}
+        listed = False
+        if prepared is not None:
+            frame: DataFrame | None = prepared.frame
+            stats = prepared.stats
+        else:
+            frame = None
+            ctx = ctx if ctx is not None else self._session(plan.functions, plan.late)
+            self._register_relations(ctx, plan.relations, visible)
+            if order is not None:
+                windows[order.table] = self._probe(plan, order, folders)
+            stats = {}
+            for name, source in plan.sources.items():
+                stats[name], read = self._register(ctx, name, source, folders, windows.get(name))
+                listed = listed or read
         total = ScanStats()
         for table_stats in stats.values():
             total.add(table_stats)
         _running.report(**asdict(total))  # the cascade is done: what the scan will read
         sink = out.sink
         if sink is not None and not explain:
+            assert ctx is not None
             schema, batches = stream_datafusion(ctx, plan.sql, self.limits)
             empty = renamed(plain(schema.empty_table()), plan.names)
             rows = sink(empty.schema, (as_answer(empty.schema, b) for b in batches))
             summary = {**asdict(total), "elapsed_ms": ms_since(started)}
             return QueryResult(pa.table({}), "SELECT", summary, [], rowcount=rows)
+        if reusable and frame is None and not listed and total.bytes_read <= MAX_BYTES:
+            assert ctx is not None
+            frame = planned(ctx, plan.sql, self.limits)
         live = None
         if out.stream and not explain:
-            found, schema = open_stream(ctx, plan.sql, self.limits)
+            found, schema = open_stream(ctx, frame or plan.sql, self.limits)  # type: ignore[arg-type]
             shape = partial(shaped, names=plan.names)
             live = LiveRows(found, shape(schema.empty_table()).schema, shape, self.limits)
             del found  # the stream is the live rows': closing them stops it
             table = live.first()
+        elif frame is not None:
+            table = renamed(plain(run_frame(frame, self.limits)), plan.names)
         else:
+            assert ctx is not None
             table = plain(run_datafusion(ctx, plan.sql, explain=explain, limits=self.limits))
             floor = windows[order.table].floor if order is not None else None
             if order is not None and floor is not None and table.num_rows < order.limit:
@@ -399,6 +427,8 @@ class SelectPlanner:
                 unbounded = replace(plan, time_order=None)
                 return self._answer(unbounded, started, folders, visible, None, scans, explain, out)
             table = renamed(table, plan.names)  # names is None for EXPLAIN
+        if frame is not None and (live is None or live.done):  # its session is free again
+            self._sessions.keep(key, Prepared(plan.tables, frame, stats))
         summary = {
             **asdict(total),
             "elapsed_ms": ms_since(started),
@@ -642,8 +672,9 @@ class SelectPlanner:
         source: Source,
         folders: _native.Folders,
         window: Window | None = None,
-    ) -> ScanStats:
-        """``window``: a top-k by time's extents and rows (None: every one), read from
+    ) -> tuple[ScanStats, bool]:
+        """What the scan reads, and whether it lists Parquet files (not all in memory).
+        ``window``: a top-k by time's extents and rows (None: every one), read from
         Parquet: DataFusion's top-k over the decoded columns' memory table took 150–200 ms for
         250 k rows in time order (each row displaces the heap), over Parquet 10–30 ms."""
         fields = [c.to_arrow() for c in source.info.columns if c.name in source.columns]
@@ -659,7 +690,7 @@ class SelectPlanner:
             survivors, where = window.extents(survivors), window.filter()
         scan.stats.extents_total = total
         scan.stats.extents_after_catalog = len(survivors)
-        _native.register(
+        listed = _native.register(
             ctx,
             name,
             scan,
@@ -671,4 +702,4 @@ class SelectPlanner:
             self.decoded if window is None else None,  # a top-k by time: Parquet's order
             where,
         )
-        return scan.stats
+        return scan.stats, listed
