@@ -146,3 +146,28 @@ def test_after_a_delete_both_still_answer_as_postgres(kyma, oracle) -> None:
     for sql in [*STATISTICS, *TOP_K]:
         found, expected, _ = answers(kyma, oracle, sql)
         assert found == expected, sql
+
+
+def test_a_repeated_statement_sees_each_commit(kyma) -> None:
+    """The second run of a point query reuses its kept session; a new snapshot (an insert, a
+    delete) is registered anew, whether the answer is whole or streamed."""
+    engine = kyma.query
+    engine.execute("CREATE TABLE small (id long, name string)")
+    point = "SELECT name FROM small WHERE id = 2 ORDER BY name"
+
+    def names(stream: bool = False) -> list[str]:
+        result = engine.execute(point, stream=stream)
+        assert result.live is None
+        return result.table.column(0).to_pylist()
+
+    def add(rows: list[tuple[int, str]]) -> None:
+        ids, words = zip(*rows, strict=True)
+        batch = pa.record_batch({"id": pa.array(ids, pa.int64()), "name": pa.array(words)})
+        kyma.write_path.ingest_batches("small", [batch], source="test")
+
+    add([(1, "a"), (2, "b")])
+    assert names() == names() == names(stream=True) == ["b"]
+    add([(2, "c")])
+    assert names() == names(stream=True) == ["b", "c"]
+    engine.execute("DELETE FROM small WHERE name = 'b'")
+    assert names(stream=True) == names() == ["c"]
