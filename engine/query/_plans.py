@@ -54,6 +54,7 @@ class Plan:
     statistics: Statistics | None = None  # what statistics may answer instead (``_statistics``)
     time_order: TimeOrder | None = None  # a top-k by time (``_time_order``)
     late: bool = False  # filters pushed into the Parquet decoder (``LATE_MATERIALIZATION``)
+    steady: bool = False  # reads no clock: planned once in a kept session (``_prepared``)
 
     def holds(self, found: Mapping[str, TableInfo]) -> bool:
         """Whether the catalog's tables (``found``, read by ``lookups``) are the planned ones."""

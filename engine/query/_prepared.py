@@ -7,7 +7,9 @@ tables were read into memory (the decoded columns or blocks: no listing of Parqu
 whose folders of links come and go) and small (``MAX_BYTES``), keyed by the plan's key and
 its tables as the catalog held them (ids, snapshots, columns): a new snapshot registers
 anew. Each is used by one statement at a time (taken, then kept again when its answer is
-whole), so its memory pool stays the statement's.
+whole), so its memory pool stays the statement's. DataFusion fixes ``now()`` when it plans
+a statement, so a statement that reads the clock (``steady`` is false) is planned again in
+its kept session every run.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
-from datafusion import DataFrame
+from datafusion import DataFrame, SessionContext
+from sqlglot import exp
 
 from kyma.engine.query._scan import ScanStats
 
@@ -28,12 +31,44 @@ MAX_BYTES = 1 << 20
 """The most decoded bytes a kept session's tables may hold: 128 MiB in all at most."""
 
 
+_CLOCKS = (
+    exp.CurrentTimestamp,
+    exp.CurrentDate,
+    exp.CurrentTime,
+    exp.Localtimestamp,
+    exp.Localtime,
+)
+_CLOCK_NAMES = {
+    "now",
+    "clock_timestamp",
+    "statement_timestamp",
+    "transaction_timestamp",
+    "timeofday",
+}
+
+
+def steady(stmt: exp.Expression) -> bool:
+    """Whether ``stmt`` (as handed to DataFusion) reads no clock: planned once, it runs again.
+
+    >>> steady(exp.maybe_parse("SELECT a FROM t WHERE a = 1")), steady(exp.maybe_parse("SELECT now()"))
+    (True, False)
+    """  # noqa: E501
+    for node in stmt.walk():
+        if isinstance(node, _CLOCKS):
+            return False
+        if isinstance(node, exp.Anonymous) and node.name.lower() in _CLOCK_NAMES:
+            return False
+    return True
+
+
 @dataclass(frozen=True)
 class Prepared:
-    """``frame``: the statement planned in its session; ``stats``: what its scans read."""
+    """``ctx``: the session, its tables registered; ``frame``: the statement planned in it
+    (None: planned each run); ``stats``: what its scans read."""
 
     tables: tuple[tuple[str, Any], ...]
-    frame: DataFrame
+    ctx: SessionContext
+    frame: DataFrame | None
     stats: dict[str, ScanStats]
 
 

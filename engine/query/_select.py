@@ -53,7 +53,7 @@ from kyma.engine.query._live import LiveRows
 from kyma.engine.query._lower import lower
 from kyma.engine.query._output_names import output_names, renamed
 from kyma.engine.query._plans import STATEMENTS, Plan, fingerprint
-from kyma.engine.query._prepared import MAX_BYTES, Prepared, Sessions
+from kyma.engine.query._prepared import MAX_BYTES, Prepared, Sessions, steady
 from kyma.engine.query._recent import Recent
 from kyma.engine.query._result import QueryResult
 from kyma.engine.query._scan import ScanStats, TableScan
@@ -263,6 +263,7 @@ class SelectPlanner:
             statistics=exact,
             time_order=time_order,
             late=late,
+            steady=steady(stmt),
         )
         self._keep(key, planned)
         return self._answer(planned, started, folders, visible, ctx, scans, explain, out, key)
@@ -374,17 +375,18 @@ class SelectPlanner:
             found = self._from_statistics(plan.statistics, plan, started)
             if found is not None:
                 return sunk(found, out.sink)
-        order = plan.time_order if out.sink is None and not out.stream and not explain else None
+        order = plan.time_order if out.sink is None and not explain else None
         reusable = key is not None and out.sink is None and not (explain or scans)
         reusable = reusable and order is None and not plan.relations
         prepared = self._sessions.take(key, plan.tables) if reusable else None
         windows: dict[str, Window] = {}
         listed = False
+        frame: DataFrame | None = None
         if prepared is not None:
-            frame: DataFrame | None = prepared.frame
+            ctx = prepared.ctx
+            frame = prepared.frame or planned(ctx, plan.sql, self.limits)
             stats = prepared.stats
         else:
-            frame = None
             ctx = ctx if ctx is not None else self._session(plan.functions, plan.late)
             self._register_relations(ctx, plan.relations, visible)
             if order is not None:
@@ -409,7 +411,7 @@ class SelectPlanner:
             assert ctx is not None
             frame = planned(ctx, plan.sql, self.limits)
         live = None
-        if out.stream and not explain:
+        if out.stream and not explain and order is None:  # a top-k's few rows come whole
             found, schema = open_stream(ctx, frame or plan.sql, self.limits)  # type: ignore[arg-type]
             shape = partial(shaped, names=plan.names)
             live = LiveRows(found, shape(schema.empty_table()).schema, shape, self.limits)
@@ -428,7 +430,8 @@ class SelectPlanner:
                 return self._answer(unbounded, started, folders, visible, None, scans, explain, out)
             table = renamed(table, plan.names)  # names is None for EXPLAIN
         if frame is not None and (live is None or live.done):  # its session is free again
-            self._sessions.keep(key, Prepared(plan.tables, frame, stats))
+            kept = frame if plan.steady else None
+            self._sessions.keep(key, Prepared(plan.tables, ctx, kept, stats))
         summary = {
             **asdict(total),
             "elapsed_ms": ms_since(started),

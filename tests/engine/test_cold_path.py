@@ -91,8 +91,9 @@ def oracle(pg_server_url: str) -> Iterator[psycopg.Connection]:
             admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
 
 
-def answers(kyma, oracle, sql: str) -> tuple[list[tuple], list[tuple], dict]:
-    result = kyma.query.execute(sql)
+def answers(kyma, oracle, sql: str, stream: bool = False) -> tuple[list[tuple], list[tuple], dict]:
+    result = kyma.query.execute(sql, stream=stream)
+    assert result.live is None
     found = [tuple(r.values()) for r in result.table.to_pylist()]
     return found, oracle.execute(sql).fetchall(), result.stats
 
@@ -117,8 +118,9 @@ def test_top_k_by_time_answers_as_postgres(kyma, oracle, sql: str) -> None:
     assert found == expected
 
 
-def test_top_k_by_time_reads_the_newest_extents_only(kyma, oracle) -> None:
-    found, expected, summary = answers(kyma, oracle, TOP_K[0])
+@pytest.mark.parametrize("stream", [False, True])  # streamed: as the Postgres protocol asks
+def test_top_k_by_time_reads_the_newest_extents_only(kyma, oracle, stream: bool) -> None:
+    found, expected, summary = answers(kyma, oracle, TOP_K[0], stream)
     assert found == expected
     assert summary["extents_after_catalog"] <= 2 < summary["extents_total"] == EXTENTS
 
@@ -171,3 +173,11 @@ def test_a_repeated_statement_sees_each_commit(kyma) -> None:
     assert names() == names(stream=True) == ["b", "c"]
     engine.execute("DELETE FROM small WHERE name = 'b'")
     assert names(stream=True) == names() == ["c"]
+
+
+def test_a_repeated_statement_reads_the_clock_anew(kyma) -> None:
+    """A kept session does not keep ``now()``: each run is its own transaction."""
+    engine = kyma.query
+    sql = "SELECT now() AS t, count(*) AS n FROM ev WHERE _timestamp < now()"
+    times = [engine.execute(sql).table.column("t")[0].as_py() for _ in range(3)]
+    assert times[0] < times[1] < times[2]
