@@ -104,17 +104,19 @@ def answer(
         if found is None:
             return None
         bounds[name] = found
-    values = {}
+    values, fields = [], []
     for i, aggregate in enumerate(wanted.aggregates):
-        if aggregate.column is None:
-            values[f"_{i}"] = pa.array([sum(e.live_rows for e in extents)], pa.int64())
+        if aggregate.column is None:  # never null, as DataFusion's count(*) says
+            values.append(pa.array([sum(e.live_rows for e in extents)], pa.int64()))
+            fields.append(pa.field(f"_{i}", pa.int64(), nullable=False))
             continue
         low, high = bounds[aggregate.column]
         value = low if aggregate.function == "min" else high
         kind = columns[aggregate.column]
         stored = pa.int64() if pa.types.is_timestamp(kind) else kind
-        values[f"_{i}"] = pa.array([value], stored).cast(kind)
-    return pa.table(values)
+        values.append(pa.array([value], stored).cast(kind))
+        fields.append(pa.field(f"_{i}", kind))
+    return pa.Table.from_arrays(values, schema=pa.schema(fields))
 
 
 def _bounds(
