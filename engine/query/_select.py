@@ -61,7 +61,7 @@ from kyma.engine.query._sources import Source, declared, filters_fewer_columns, 
 from kyma.engine.query._sql_types import arrow_sql_type, sql_type
 from kyma.engine.query._statistics import Statistics
 from kyma.engine.query._syntax import unresolved
-from kyma.engine.query._time_order import GROWTH, TimeOrder, Window, floor_of
+from kyma.engine.query._time_order import GROWTH, TIMES, TimeOrder, Window, floor_of
 from kyma.engine.query.durations import ms_since
 from kyma.engine.query.federation import FederatedScan, Federation, references_sources
 from kyma.engine.query.relations import Relations, relation_of, split
@@ -422,9 +422,8 @@ class SelectPlanner:
         else:
             assert ctx is not None
             table = plain(run_datafusion(ctx, plan.sql, explain=explain, limits=self.limits))
-            floor = windows[order.table].floor if order is not None else None
-            if order is not None and floor is not None and table.num_rows < order.limit:
-                # Fewer rows past the floor than the probe saw: a WHERE that moved between
+            if order is not None and table.num_rows < windows[order.table].expected(order):
+                # Fewer rows in the window than the probe saw: a WHERE that moved between
                 # the passes (now()). Answered again over every row.
                 unbounded = replace(plan, time_order=None)
                 return self._answer(unbounded, started, folders, visible, None, scans, explain, out)
@@ -483,6 +482,11 @@ class SelectPlanner:
             self._register(ctx, order.table, source, folders, window)
             probed = run_datafusion(ctx, order.probe, limits=self.limits)
             whole = len(chosen) == len(extents)
+            if whole and probed.num_rows < order.needed:  # every matching row's time seen
+                times = set(probed.column(0).cast(pa.int64()).to_pylist())
+                if len(times) <= TIMES:
+                    found = tuple(sorted(times))
+                    return Window(order.descending, times=found, seen=probed.num_rows)
             floor = floor_of(probed, order.needed, whole)
             if floor is not None:
                 return Window(order.descending, floor=floor)

@@ -11,7 +11,10 @@ is among the first ``k + o``. The statement then runs on the extents that reach 
 filtered to ``_timestamp >= τ`` inside the Parquet scan: pruned by row-group and page
 statistics, and the other columns decoded only for the rows that pass (late
 materialization). Rows tied at ``τ`` are all kept, so a further ORDER BY key orders them as
-Postgres does. A table none of whose rows match is answered from no extent. A statement
+Postgres does. A probe that read the whole table and found fewer rows than needed saw every
+matching row: the statement then reads only the extents and row groups holding their times
+(up to ``TIMES`` distinct ones). A table none of whose rows match is answered from no
+extent. A statement
 with a volatile function (``random()``) is not probed: the two passes would see different
 rows.
 """
@@ -21,12 +24,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pyarrow as pa
-from datafusion import Expr, col, lit
+from datafusion import Expr, col, functions, lit
 from sqlglot import exp
 
 from kyma.engine.catalog import ExtentRef
 
 TIME = "_timestamp"
+TIMES = 20
+"""At most this many distinct times become an IN list (DataFusion prunes row groups by one
+of up to 20 values); more: the floor."""
 GROWTH = 8
 """How much larger each probe's set of extents is than the last, in rows."""
 MAX_ROWS = 10_000
@@ -104,13 +110,25 @@ def _number(clause: exp.Expression | None) -> int | None:
 @dataclass(frozen=True)
 class Window:
     """Which extents a pass reads: the first ``rows`` in time order (a probe; 0: none), or
-    those that reach ``floor`` (the statement, its rows filtered to it); neither: all."""
+    those that reach ``floor`` (the statement, its rows filtered to it), or those holding
+    one of ``times`` (every matching row's time, when the probe read them all); none: all."""
 
     descending: bool
     rows: int | None = None
     floor: int | None = None
+    times: tuple[int, ...] | None = None
+    seen: int = 0  # with ``times``: the matching rows the probe found
+
+    def expected(self, order: TimeOrder) -> int:
+        """The fewest rows the statement answers through this window, if nothing changed
+        between the passes (0: no bound to check)."""
+        if self.times is not None:
+            return max(0, min(order.limit, self.seen - (order.needed - order.limit)))
+        return order.limit if self.floor is not None else 0
 
     def extents(self, extents: list[ExtentRef]) -> list[ExtentRef]:
+        if self.times is not None:
+            return [e for e in extents if any(_holds(e, t) for t in self.times)]
         if self.floor is not None:
             return [e for e in extents if self._reaches(e, self.floor)]
         if self.rows is None:
@@ -129,11 +147,21 @@ class Window:
         return extent.min_ts is None or extent.min_ts <= floor
 
     def filter(self) -> Expr | None:
-        """The statement's rows, those at or past the floor (None: no floor)."""
+        """The statement's rows: those at or past the floor, or at one of the times."""
+        if self.times is not None:
+            return functions.in_list(col(TIME), [_at(t) for t in self.times])
         if self.floor is None:
             return None
-        bound = lit(pa.scalar(self.floor, pa.timestamp("ns", tz="UTC")))
-        return col(TIME) >= bound if self.descending else col(TIME) <= bound
+        return col(TIME) >= _at(self.floor) if self.descending else col(TIME) <= _at(self.floor)
+
+
+def _at(ns: int) -> Expr:
+    return lit(pa.scalar(ns, pa.timestamp("ns", tz="UTC")))
+
+
+def _holds(extent: ExtentRef, ns: int) -> bool:
+    low, high = extent.min_ts, extent.max_ts
+    return (low is None or low <= ns) and (high is None or ns <= high)
 
 
 def ranked(extents: list[ExtentRef], descending: bool) -> list[ExtentRef]:
