@@ -278,8 +278,9 @@ the filter columns are decoded first, cheapest filter first, and the other colum
 the rows that pass. Measured on ClickBench's queries (1 M rows, cache off): 3x faster for a
 statement that reads more columns than it filters on (``SELECT * … WHERE url LIKE … ORDER BY
 … LIMIT 10``), up to 1.4x slower when it filters on every column it reads (nothing left to
-skip decoding), so a session turns them on only for the former. The page index, string
-views, row-group statistics and bloom filters are on by default."""
+skip decoding), so a session turns them on only for the former, and not for aggregates
+(``_sources.filters_fewer_columns``). The page index, string views, row-group statistics
+and bloom filters are on by default."""
 
 
 def session_context(limits: QueryLimits | None, late: bool = False) -> SessionContext:
