@@ -482,7 +482,7 @@ class SelectPlanner:
             self._register(ctx, order.table, source, folders, window)
             probed = run_datafusion(ctx, order.probe, limits=self.limits)
             whole = len(chosen) == len(extents)
-            if whole and probed.num_rows < order.needed:  # every matching row's time seen
+            if whole and 0 < probed.num_rows < order.needed:  # every matching row's time seen
                 times = set(probed.column(0).cast(pa.int64()).to_pylist())
                 if len(times) <= TIMES:
                     found = tuple(sorted(times))
