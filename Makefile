@@ -46,6 +46,9 @@ bench:
 	$(PYTHON) bench/ingest.py
 	$(PYTHON) bench/ingest_inprocess.py
 	$(PYTHON) bench/query.py
+	$(PYTHON) bench/clickbench.py
+	$(PYTHON) bench/explorer.py
+	$(PYTHON) bench/fixed_cost.py
 	$(PYTHON) bench/guards.py
 	$(PYTHON) bench/dss.py
 	$(PYTHON) bench/dynamic.py

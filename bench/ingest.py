@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import _hits
+import _hits_ndjson as _hits
 import _otel_logs
 import duckdb
 import pyarrow.json as pj

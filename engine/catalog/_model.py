@@ -70,6 +70,9 @@ class ExtentRef:
     deletes: bytes | None = None
     """The deletion vector: positions of deleted rows (``engine/deletes.py``), or None."""
     deleted_rows: int = 0
+    min_ts: int | None = None
+    """The least and greatest ``_timestamp`` written in it (ns; None: unknown)."""
+    max_ts: int | None = None
 
     @property
     def live_rows(self) -> int:

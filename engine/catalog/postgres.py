@@ -51,7 +51,8 @@ _ENTRY_COLUMNS = (
 
 
 _REF_COLUMNS = (
-    "extent_id::text, object_path, byte_size, row_count, block_count, deletes, deleted_rows"
+    "extent_id::text, object_path, byte_size, row_count, block_count, deletes, deleted_rows,"
+    " min_ts, max_ts"
 )
 
 

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pyarrow as pa
-from datafusion import SessionContext
+from datafusion import DataFrame, SessionContext
 
 from kyma.engine import errors
 from kyma.engine.errors import (
@@ -194,19 +194,36 @@ def run_datafusion(
     ``explain``: True for the plans, ``"analyze"`` to run the statement and answer the plan
     with each operator's metrics (rows, time, memory)."""
     prefix = {False: "", True: "EXPLAIN ", "analyze": "EXPLAIN ANALYZE "}[explain]
+    return run_frame(planned(ctx, prefix + sql, limits), limits)
+
+
+def planned(ctx: SessionContext, sql: str, limits: QueryLimits | None) -> DataFrame:
+    """The statement planned in ``ctx`` (nothing run): it runs again as often as asked."""
     try:
-        frame = ctx.sql(prefix + sql)
-        return collect(frame.execute_stream(), frame.schema(), limits)
+        return ctx.sql(sql)
     except KymaError:
         raise
     except Exception as e:  # DataFusion raises ValueError/Exception with its message
         raise translate(e, limits) from None
 
 
-def open_stream(ctx: SessionContext, sql: str, limits: QueryLimits | None) -> tuple[Any, pa.Schema]:
-    """DataFusion's record-batch stream of a query, and the plan's schema; nothing read yet."""
+def run_frame(frame: DataFrame, limits: QueryLimits | None) -> pa.Table:
+    """A planned statement's answer (``run_datafusion``)."""
     try:
-        frame = ctx.sql(sql)
+        return collect(frame.execute_stream(), frame.schema(), limits)
+    except KymaError:
+        raise
+    except Exception as e:
+        raise translate(e, limits) from None
+
+
+def open_stream(
+    ctx: SessionContext, sql: str | DataFrame, limits: QueryLimits | None
+) -> tuple[Any, pa.Schema]:
+    """DataFusion's record-batch stream of a query (or a planned one), and the plan's
+    schema; nothing read yet."""
+    try:
+        frame = ctx.sql(sql) if isinstance(sql, str) else sql
         return frame.execute_stream(), frame.schema()
     except KymaError:
         raise

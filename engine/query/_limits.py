@@ -269,14 +269,30 @@ class QueryGate:
             self.running -= 1
 
 
-def session_context(limits: QueryLimits | None) -> SessionContext:
-    """A DataFusion session whose operators share a memory pool of ``memory_bytes``."""
+LATE_MATERIALIZATION = {
+    "datafusion.execution.parquet.pushdown_filters": "true",
+    "datafusion.execution.parquet.reorder_filters": "true",
+}
+"""DataFusion's Parquet options that run a statement's filters inside the Parquet decoder:
+the filter columns are decoded first, cheapest filter first, and the other columns only for
+the rows that pass. Measured on ClickBench's queries (1 M rows, cache off): 3x faster for a
+statement that reads more columns than it filters on (``SELECT * … WHERE url LIKE … ORDER BY
+… LIMIT 10``), up to 1.4x slower when it filters on every column it reads (nothing left to
+skip decoding), so a session turns them on only for the former, and not for aggregates
+(``_sources.filters_fewer_columns``). The page index, string views, row-group statistics
+and bloom filters are on by default."""
+
+
+def session_context(limits: QueryLimits | None, late: bool = False) -> SessionContext:
+    """A DataFusion session whose operators share a memory pool of ``memory_bytes``;
+    ``late``: with ``LATE_MATERIALIZATION``."""
+    config = SessionConfig(LATE_MATERIALIZATION if late else {})
     if limits is None or not limits.memory_bytes:
-        return SessionContext()
+        return SessionContext(config)
     runtime = (
         RuntimeEnvBuilder().with_fair_spill_pool(limits.memory_bytes).with_disk_manager_disabled()
     )
-    return SessionContext(SessionConfig(), runtime)
+    return SessionContext(config, runtime)
 
 
 def memory_error(limits: QueryLimits) -> LimitExceededError:

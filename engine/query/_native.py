@@ -29,7 +29,7 @@ from functools import reduce
 from itertools import chain
 
 import pyarrow as pa
-from datafusion import DataFrame, SessionContext, col
+from datafusion import DataFrame, Expr, SessionContext, col
 
 from kyma.engine import deletes
 from kyma.engine.catalog import ExtentRef
@@ -209,10 +209,13 @@ def register(
     folders: Folders,
     partitions: int,
     decoded: DecodedColumns | None = None,
-) -> None:
+    where: Expr | None = None,
+) -> bool:
     """Register table ``name`` in ``ctx``: the surviving blocks of ``extents``, projected to
     ``scan.schema``; ``scan.stats`` counts stage 2 and 3. A scan without path columns whose
-    columns fit ``decoded`` reads them from there (decoded once) instead of from Parquet."""
+    columns fit ``decoded`` reads them from there (decoded once) instead of from Parquet.
+    ``where``: only the rows it keeps (pushed into the Parquet scans). Whether it lists
+    Parquet files (False: every row is in memory)."""
     groups: dict[tuple[tuple[str, ...], ...], _Group] = {}
     others: list[ExtentRef] = []
     kept: list[tuple[ExtentRef, Footer, list[int]]] = []
@@ -268,8 +271,9 @@ def register(
             (batch.cast(scan.schema) for batch in scan_blocks(scan, others, store, fmt)),
         )
         frame = _memory(ctx, f"__kyma_blocks/{name}", scan.schema, read, partitions)
+        frame = frame if where is None else frame.filter(where)
         ctx.register_table(_path_scan.quoted(name), frame.into_view())
-        return
+        return False
     others += deleting
     frames = [
         _listing(ctx, f"{name}/{i}", scan, group, folders, store)
@@ -278,7 +282,10 @@ def register(
     if others or not frames:
         tlm_batches = scan_blocks(scan, others, store, fmt)
         frames.append(_memory(ctx, f"__kyma_blocks/{name}", scan.schema, tlm_batches, partitions))
-    ctx.register_table(_path_scan.quoted(name), reduce(DataFrame.union, frames).into_view())
+    frame = reduce(DataFrame.union, frames)
+    frame = frame if where is None else frame.filter(where)
+    ctx.register_table(_path_scan.quoted(name), frame.into_view())
+    return bool(groups)
 
 
 def _kept(

@@ -24,6 +24,8 @@ from sqlglot import exp
 
 from kyma.engine.catalog import TableInfo
 from kyma.engine.query._access import Access
+from kyma.engine.query._statistics import Statistics
+from kyma.engine.query._time_order import TimeOrder
 
 STATEMENTS = 512
 """Statement texts kept (parsed, and planned): a few tens of KB each."""
@@ -47,9 +49,12 @@ class Plan:
     sources: dict[str, Any]  # session name → _Source (see _select)
     sql: str
     names: list[str] | None
-    counted: str | None  # ``SELECT count(*) FROM t``: the session name of t
     relations: tuple[str, ...] = ()  # catalog relations read, built per statement
     functions: frozenset[str] | None = None  # the names the SQL calls (None: every function)
+    statistics: Statistics | None = None  # what statistics may answer instead (``_statistics``)
+    time_order: TimeOrder | None = None  # a top-k by time (``_time_order``)
+    late: bool = False  # filters pushed into the Parquet decoder (``LATE_MATERIALIZATION``)
+    steady: bool = False  # reads no clock: planned once in a kept session (``_prepared``)
 
     def holds(self, found: Mapping[str, TableInfo]) -> bool:
         """Whether the catalog's tables (``found``, read by ``lookups``) are the planned ones."""

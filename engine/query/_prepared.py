@@ -1,0 +1,91 @@
+"""Prepared sessions: a planned statement's DataFusion session kept with its tables
+registered, so that running the statement again costs DataFusion's execution only.
+
+A fresh session, its functions and its tables cost 2–4 ms a statement before anything is
+read, most of a point query on a small table. A session is kept only for a plan whose
+tables were read into memory (the decoded columns or blocks: no listing of Parquet files,
+whose folders of links come and go) and small (``MAX_BYTES``), keyed by the plan's key and
+its tables as the catalog held them (ids, snapshots, columns): a new snapshot registers
+anew. Each is used by one statement at a time (taken, then kept again when its answer is
+whole), so its memory pool stays the statement's. DataFusion fixes ``now()`` when it plans
+a statement, so a statement that reads the clock (``steady`` is false) is planned again in
+its kept session every run.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable
+from dataclasses import dataclass
+from typing import Any
+
+from datafusion import DataFrame, SessionContext
+from sqlglot import exp
+
+from kyma.engine.query._scan import ScanStats
+
+SESSIONS = 128
+"""Sessions kept (least recently used out)."""
+MAX_BYTES = 1 << 20
+"""The most decoded bytes a kept session's tables may hold: 128 MiB in all at most."""
+
+
+_CLOCKS = (
+    exp.CurrentTimestamp,
+    exp.CurrentDate,
+    exp.CurrentTime,
+    exp.Localtimestamp,
+    exp.Localtime,
+)
+_CLOCK_NAMES = {
+    "now",
+    "clock_timestamp",
+    "statement_timestamp",
+    "transaction_timestamp",
+    "timeofday",
+}
+
+
+def steady(stmt: exp.Expression) -> bool:
+    """Whether ``stmt`` (as handed to DataFusion) reads no clock: planned once, it runs again.
+
+    >>> steady(exp.maybe_parse("SELECT a FROM t WHERE a = 1")), steady(exp.maybe_parse("SELECT now()"))
+    (True, False)
+    """  # noqa: E501
+    for node in stmt.walk():
+        if isinstance(node, _CLOCKS):
+            return False
+        if isinstance(node, exp.Anonymous) and node.name.lower() in _CLOCK_NAMES:
+            return False
+    return True
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """``ctx``: the session, its tables registered; ``frame``: the statement planned in it
+    (None: planned each run); ``stats``: what its scans read."""
+
+    tables: tuple[tuple[str, Any], ...]
+    ctx: SessionContext
+    frame: DataFrame | None
+    stats: dict[str, ScanStats]
+
+
+class Sessions:
+    def __init__(self, size: int = SESSIONS) -> None:
+        self.size = size
+        self._kept: OrderedDict[Hashable, Prepared] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def take(self, key: Hashable, tables: tuple[tuple[str, Any], ...]) -> Prepared | None:
+        """The session kept for ``key`` over exactly ``tables``, now this caller's alone."""
+        with self._lock:
+            found = self._kept.pop(key, None)
+        return found if found is not None and found.tables == tables else None
+
+    def keep(self, key: Hashable, prepared: Prepared) -> None:
+        with self._lock:
+            self._kept[key] = prepared
+            while len(self._kept) > self.size:
+                self._kept.popitem(last=False)
