@@ -13,7 +13,6 @@ import select
 import socket
 import socketserver
 import ssl
-import struct
 import threading
 import time
 from collections.abc import Callable
@@ -34,7 +33,8 @@ from kyma.engine.query.durations import lowest
 from kyma.pgwire import _asyncpg, _copy, _copy_in, _cursors, _errors
 from kyma.pgwire import _messages as m
 from kyma.pgwire._backends import TERMINATED, Backend
-from kyma.pgwire._encoding import describe, encoded, text_rows
+from kyma.pgwire._copy_out import send_copy
+from kyma.pgwire._encoding import describe, encoded
 from kyma.pgwire._param_types import column_types, infer, referenced_tables
 from kyma.pgwire._params import literal
 from kyma.pgwire._portals import Portal, Statement, binary_fetch, formats_of
@@ -326,7 +326,7 @@ class Connection:
                 result = self.run(copy.query if copy else statement, stream=True)
                 self.send(*self.reported())
                 if copy:
-                    self.send_copy(copy, result)
+                    send_copy(self.send, copy, result, self.statement_limits())
                 else:
                     self.send_result(result, binary_fetch(result))
             except Exception as e:  # noqa: BLE001 - every error goes to the client
@@ -420,24 +420,6 @@ class Connection:
         verb = "FETCH" if rows.status == "FETCH" else "SELECT"
         self.send(m.command_complete(f"{verb} {rows.sent}"))
         return True
-
-    def send_copy(self, copy: _copy.Copy, result: QueryResult) -> None:
-        """CopyOutResponse, one CopyData a row as the engine computes the rows (a batch in
-        memory at a time), CopyDone and ``COPY n``."""
-        width = result.table.num_columns
-        self.send(m.message(b"H", struct.pack(f"!bh{width}h", 0, width, *([0] * width))))
-        header = copy.header_line(result.table.column_names)
-        if header is not None:
-            self.send(m.message(b"d", header))
-
-        def sink(table: pa.Table) -> None:
-            for start in range(0, table.num_rows, SLICE_ROWS):
-                lines = copy.lines(text_rows(table.slice(start, SLICE_ROWS)))
-                self.send(*(m.message(b"d", line) for line in lines))
-
-        rows = Rows(result)
-        rows.send(0, sink, *self.statement_limits())
-        self.send(m.message(b"c"), m.command_complete(f"COPY {rows.sent}"))
 
     # -- the extended protocol -------------------------------------------------------------
 
