@@ -59,9 +59,11 @@ from kyma.engine.query.rewrite import (
     current_state,
     derived_aliases,
     evolved,
+    exponent_literals,
     numeric_input,
     output_aliases,
     postgres_semantics,
+    projection_aliases,
     size_guards,
     star_defaults,
     subquery_predicates,
@@ -230,11 +232,11 @@ class SelectPlanner:
         self._analyze(stmt, sources, columns, pruning=pruning)
         schemas = {**self._session_schemas(sources), **fetched}
         stmt = correlated.rule(stmt, schemas)
-        stmt = numeric_input.rule(stmt, not_text(sources, fetched))
+        stmt = numeric_input.rule(exponent_literals.rule(stmt), not_text(sources, fetched))
         stmt = postgres_semantics.rule(stmt, schemas, federated=bool(fetched))
         if self.limits is not None and self.limits.memory_bytes:
             stmt = size_guards.rule(stmt)
-        stmt = derived_aliases.rule(stmt)
+        stmt = projection_aliases.rule(derived_aliases.rule(stmt))
         # Quote every identifier: DataFusion reserves words Postgres does not (e.g. TOP).
         # Function names in lower case: DataFusion finds table functions by exact name.
         sql = stmt.sql(dialect="postgres", identify=True, normalize_functions="lower")

@@ -26,7 +26,14 @@ from sqlglot.tokens import TokenType
 
 from kyma.engine.errors import SqlError
 from kyma.engine.format._shred import double_text
-from kyma.engine.query import jsonb, pg_float, pg_interval, pg_numeric
+from kyma.engine.query import (
+    jsonb,
+    pg_float,
+    pg_interval,
+    pg_numeric,
+    pg_to_char,
+    pg_to_char_number,
+)
 from kyma.engine.query.jsonb import constant, dyn_get
 from kyma.engine.query.rewrite import numeric_input as _numeric_input
 
@@ -96,6 +103,8 @@ ALL: tuple[ScalarUDF | AggregateUDF, ...] = (
     *pg_numeric.FUNCTIONS,
     *pg_float.FUNCTIONS,
     *pg_interval.FUNCTIONS,
+    *pg_to_char.FUNCTIONS,
+    *pg_to_char_number.FUNCTIONS,
 )
 """Every kyma function a session may need (each registration costs a few microseconds)."""
 

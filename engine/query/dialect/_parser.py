@@ -13,6 +13,7 @@ from kyma.engine.errors import SqlError
 from kyma.engine.query.dialect import _cursors, _session_statements
 from kyma.engine.query.dialect._statements import STATEMENTS
 from kyma.engine.query.dialect.expressions import SNAPSHOT, Explain
+from kyma.engine.query.rewrite.time_fields import DATE_PART
 
 VERBS = {**_session_statements.VERBS, **_cursors.VERBS}
 
@@ -20,6 +21,11 @@ VERBS = {**_session_statements.VERBS, **_cursors.VERBS}
 class KymaParser(Postgres.Parser):
     # Postgres has no lambdas: ``f(a -> 'x')`` is the JSON operator, not ``x`` mapped by ``a``.
     LAMBDAS = {k: v for k, v in Postgres.Parser.LAMBDAS.items() if k != TokenType.ARROW}
+    # to_char's template as written: sqlglot would translate it to strftime (rewrite.to_char).
+    FUNCTIONS = {
+        **Postgres.Parser.FUNCTIONS,
+        "TO_CHAR": lambda args: exp.Anonymous(this="TO_CHAR", expressions=args),
+    }
 
     def _parse_statement(self) -> exp.Expression | None:
         if self._curr and self._curr.text.upper() == "EXPLAIN":
@@ -52,6 +58,12 @@ class KymaParser(Postgres.Parser):
                     self._advance(len(self._tokens) - self._index)
                     return stmt
         return super()._parse_statement()
+
+    def _parse_date_part(self) -> exp.Expr:
+        # Postgres's date_part is double precision, its extract numeric: mark which was written.
+        node = super()._parse_date_part()
+        node.set(DATE_PART, True)
+        return node
 
     def _parse_types(
         self,
