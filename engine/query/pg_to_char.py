@@ -132,8 +132,8 @@ def to_char(timestamps: pa.Array, template: str, zoned: bool) -> pa.Array:
     """Each timestamp (nanoseconds, UTC wall clock) written by ``template``."""
     fields = _Fields(timestamps)
     pieces = [_written(part, fields, zoned) for part in parse(template)]
-    if not pieces:
-        return pc.if_else(pc.is_null(timestamps), pa.scalar(None, pa.string()), "")
+    if all(isinstance(piece, str) for piece in pieces):  # text only: the same for each row
+        return _null_where(fields, "".join(pieces))  # type: ignore[arg-type]
     return pc.binary_join_element_wise(*pieces, "")
 
 

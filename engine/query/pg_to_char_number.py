@@ -57,8 +57,9 @@ def call(value: exp.Expression, template: str, kind: exp.DataType) -> exp.Expres
         raise UnsupportedStatementError(
             "to_char of double precision is not supported; cast the value to numeric"
         )
-    check(template)
-    argument = exp.cast(value.copy(), "DECIMAL(38, 10)")
+    if not any(c in _DIGITS for c in check(template)):
+        raise UnsupportedStatementError(f"to_char: numeric template {template!r} has no digit")
+    argument = exp.Cast(this=value.copy(), to=exp.DataType.build("DECIMAL(38, 10)"))
     written = exp.Literal.string(template)
     return exp.Anonymous(this=FUNCTION.upper(), expressions=[argument, written])
 

@@ -10,7 +10,7 @@ from sqlglot.dialects.postgres import Postgres
 from sqlglot.tokens import TokenType
 
 from kyma.engine.errors import SqlError
-from kyma.engine.query.dialect import _cursors, _session_statements
+from kyma.engine.query.dialect import _cursors, _intervals, _session_statements
 from kyma.engine.query.dialect._statements import STATEMENTS
 from kyma.engine.query.dialect.expressions import SNAPSHOT, Explain
 from kyma.engine.query.rewrite.time_fields import DATE_PART
@@ -58,6 +58,15 @@ class KymaParser(Postgres.Parser):
                     self._advance(len(self._tokens) - self._index)
                     return stmt
         return super()._parse_statement()
+
+    def _parse_interval(
+        self, require_interval: bool = True, parse_function_unit: bool = True
+    ) -> exp.Add | exp.Interval | None:
+        following = self._next
+        at_literal = self._curr and self._curr.token_type == TokenType.INTERVAL
+        if at_literal and following is not None and following.token_type == TokenType.STRING:
+            following.text = _intervals.in_words(following.text)
+        return super()._parse_interval(require_interval, parse_function_unit)
 
     def _parse_date_part(self) -> exp.Expr:
         # Postgres's date_part is double precision, its extract numeric: mark which was written.

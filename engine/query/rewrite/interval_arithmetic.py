@@ -47,6 +47,16 @@ def rule(node: exp.Mul | exp.Div, typed: exp.Mul | exp.Div) -> exp.Expression:
     )
 
 
+def is_interval(node: exp.Expression) -> bool:
+    """Whether typed ``node`` is an interval, a product or quotient of one too (sqlglot
+    types ``interval * 0.5`` as a number)."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if isinstance(node, exp.Mul | exp.Div) and applies(node):
+        return True
+    return _is_interval(node)
+
+
 def _is_interval(node: exp.Expression) -> bool:
     return node.type is not None and node.type.this == _T.INTERVAL
 

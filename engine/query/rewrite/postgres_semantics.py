@@ -428,7 +428,7 @@ def _epoch_of_interval(node: exp.Extract) -> bool:
         operand = operand.this
     if isinstance(operand, exp.Sub):
         return _is_instant(operand.left) and _is_instant(operand.right)
-    return operand.type is not None and operand.type.this == exp.DataType.Type.INTERVAL
+    return interval_arithmetic.is_interval(operand)
 
 
 def _interval_epoch(node: exp.Extract, _typed: exp.Extract) -> exp.Expression:

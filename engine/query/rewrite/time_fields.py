@@ -23,6 +23,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from kyma.engine.query import pg_interval
+from kyma.engine.query.rewrite import interval_arithmetic
 
 DATE_PART = "date_part"
 """The arg an ``Extract`` parsed from ``date_part(…)`` carries (Postgres: double precision)."""
@@ -71,7 +72,7 @@ def _operand_kind(node: exp.Expression) -> str | None:
         node = node.this
     if isinstance(node, exp.Sub) and _is_instant(node.left) and _is_instant(node.right):
         return "interval"
-    if node.type is not None and node.type.this == _T.INTERVAL:
+    if interval_arithmetic.is_interval(node):
         return "interval"
     return "timestamp" if _is_instant(node) else None
 

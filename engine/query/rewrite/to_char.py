@@ -16,7 +16,7 @@ statement): ``rule(node, typed)`` rewrites one call whose typed twin ``applies``
 >>> node, typed = stmt.expressions[0], annotate_types(stmt.copy()).expressions[0]
 >>> applies(typed), rule(node, typed).sql("postgres")
 (True, "KYMA_TO_CHAR_TIMESTAMP(ARROW_CAST(CAST('2026-03-04' AS DATE), \
-'Timestamp(Nanosecond, None)'), 'FMDD Mon', FALSE)")
+'Timestamp(Nanosecond, None)'), 'FMDD Mon', TRUE)")
 """
 
 from __future__ import annotations
@@ -56,7 +56,8 @@ def rule(node: exp.Anonymous, typed: exp.Anonymous) -> exp.Expression:
             this="ARROW_CAST",
             expressions=[value.copy(), exp.Literal.string("Timestamp(Nanosecond, None)")],
         )
-        zoned = exp.Boolean(this=kind.this in (_T.TIMESTAMPTZ, _T.TIMESTAMPLTZ))
+        # to_char(date) reads the date as a timestamp with time zone
+        zoned = exp.Boolean(this=kind.this not in (_T.TIMESTAMP, _T.TIMESTAMP_NS, _T.DATETIME))
         return exp.Anonymous(
             this=pg_to_char.FUNCTION.upper(), expressions=[stamp, template.copy(), zoned]
         )
