@@ -125,7 +125,7 @@ def _figure(node: exp.Expression) -> str | None:
     if isinstance(node, exp.Cast):
         if node.meta.get(ARRAY_TEXT):  # '{…}'::int[] as written, named by its type
             return _cast_name(node.to)
-        return _figure(node.this) or _cast_name(node.to)
+        return _strong(node.this) or _cast_name(node.to)
     if isinstance(node, exp.Subquery):
         names = output_names(node.this)
         return names[0] if names else None
@@ -153,6 +153,17 @@ def _figure(node: exp.Expression) -> str | None:
     if isinstance(node, exp.Func):
         return _function_name(node)
     return None
+
+
+def _strong(node: exp.Expression) -> str | None:
+    """The name a cast keeps from its operand: a column's, a function's, an alias's (what
+    Postgres's FigureColname rates above a type name); a CASE, a cast, a constant give way
+    to the cast's type (``CASE … END::text`` is ``text``)."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if isinstance(node, exp.Cast | exp.Case | exp.Boolean | exp.Interval):
+        return None
+    return _figure(node)
 
 
 def _function_name(node: exp.Func) -> str:

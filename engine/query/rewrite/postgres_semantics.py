@@ -16,6 +16,7 @@
   fails out of range (22003) where DataFusion would wrap. ``sum`` of int8 is numeric.
 - A float converted to text is written as Postgres writes it (``float_text``).
 - ``to_char`` reads Postgres's templates (``to_char``).
+- ``ceil``, ``floor`` and ``trunc`` of a numeric have Postgres's scale (``numeric_scale``).
 - ``extract(epoch FROM x)`` of an interval or of a timestamp difference is Postgres's exact
   numeric (``pg_interval``; DataFusion drops the fraction of a duration and counts a year
   as 360 days); ``date_part('epoch', x)`` is that as double precision. The seconds of a
@@ -40,6 +41,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from decimal import Decimal
 
 import sqlglot.errors
 from sqlglot import exp
@@ -47,11 +49,12 @@ from sqlglot.optimizer.annotate_types import annotate_types
 from sqlglot.optimizer.qualify import qualify
 
 from kyma.engine.errors import UnsupportedStatementError
-from kyma.engine.query import pg_interval
+from kyma.engine.query import pg_interval, pg_numeric
 from kyma.engine.query.rewrite import (
     float_round,
     float_text,
     interval_arithmetic,
+    numeric_scale,
     time_fields,
     to_char,
 )
@@ -224,7 +227,7 @@ def _worth_typing(stmt: exp.Expression, schema: dict[str, dict[str, str]], feder
         return True
     if any(_decimal_cast(c) for c in stmt.find_all(exp.Cast)):
         return True
-    if stmt.find(*_ARITHMETIC, exp.Round) is not None:
+    if stmt.find(*_ARITHMETIC, exp.Round, exp.Ceil, exp.Floor, exp.Trunc) is not None:
         return True
     if stmt.find(exp.Div) is not None and any(_fraction(n) for n in stmt.find_all(exp.Literal)):
         return True  # a decimal literal divides as numeric
@@ -263,6 +266,29 @@ def _divides_decimals(div: exp.Div) -> bool:
         _is_decimal(s) or (s.type is not None and s.type.this in exp.DataType.INTEGER_TYPES)
         for s in sides
     )
+
+
+def _numeric_quotient(node: exp.Div) -> exp.Expression:
+    """``kyma_numeric_div`` (its quotients have 20 decimals), or for two number literals
+    the quotient itself, with the scale Postgres gives it (``14836.00 / 572`` is
+    ``25.9370629370629371``)."""
+    constants = [_constant(side) for side in (node.this, node.expression)]
+    if None in constants or not constants[1]:
+        return _call("KYMA_NUMERIC_DIV", node.this, node.expression)
+    quotient = format(pg_numeric.divide(*constants), "f")  # type: ignore[arg-type]
+    return exp.Cast(this=exp.Literal.string(quotient), to=_decimal_type(quotient.lstrip("-")))
+
+
+def _constant(node: exp.Expression) -> Decimal | None:
+    """A number literal's exact value (with the minus signs before it), else None."""
+    negative = False
+    while isinstance(node, exp.Paren | exp.Neg):
+        negative ^= isinstance(node, exp.Neg)
+        node = node.this
+    if not (isinstance(node, exp.Literal) and node.is_number):
+        return None
+    value = Decimal(node.name)
+    return -value if negative else value
 
 
 def _is_float(node: exp.Expression) -> bool:
@@ -440,6 +466,7 @@ def _interval_epoch(node: exp.Extract, _typed: exp.Extract) -> exp.Expression:
 
 _FLOAT_TEXT: Rewrite = (float_text.applies, float_text.rule)
 _INTERVAL: Rewrite = (interval_arithmetic.applies, interval_arithmetic.rule)
+_SCALE: Rewrite = (numeric_scale.applies, numeric_scale.rule)
 _FETCHED_ONLY = {_INTEGER_AVG, _DAYS, _FLOAT_MAX, _FLOAT_MIN}
 """Applied to statements that read fetched rows only: over kyma's own tables they would
 put a Python aggregate or a CASE on hot paths (avg of integers stays a float there, MIN and
@@ -451,10 +478,7 @@ _REWRITES: dict[type[exp.Expression], tuple[Rewrite, ...]] = {
     ),
     exp.Div: (
         _INTERVAL,
-        (
-            _divides_decimals,
-            lambda node, _typed: _call("KYMA_NUMERIC_DIV", node.this, node.expression),
-        ),
+        (_divides_decimals, lambda node, _typed: _numeric_quotient(node)),
     ),
     exp.Add: (_DAYS, _CHECKED),
     exp.Sub: (_DAYS, _CHECKED),
@@ -473,6 +497,9 @@ _REWRITES: dict[type[exp.Expression], tuple[Rewrite, ...]] = {
     exp.Extract: ((_epoch_of_interval, _interval_epoch), (time_fields.applies, time_fields.rule)),
     exp.Round: ((float_round.applies, float_round.rule),),
     exp.Anonymous: ((to_char.applies, to_char.rule),),
+    exp.Ceil: (_SCALE,),
+    exp.Floor: (_SCALE,),
+    exp.Trunc: (_SCALE,),
     exp.Max: (_FLOAT_MAX,),
     exp.Min: (_FLOAT_MIN,),
 }
