@@ -166,3 +166,16 @@ def test_result_columns_carry_postgres_names(kyma, postgres) -> None:  # type: i
     ]:
         names = [d.name for d in postgres.execute(sql).description or ()]  # type: ignore[call-overload]
         assert kyma(sql)[0] == names, sql
+
+
+def test_numeric_text_with_more_decimals_than_kept_is_refused(kyma, postgres) -> None:  # type: ignore[no-untyped-def]
+    """A plain numeric keeps 10 decimals in kyma: rounding the text would change answers
+    (``round('2.4999999999999996'::numeric)`` would be 3, Postgres says 2)."""
+    for sql in [
+        "SELECT round('2.4999999999999996'::numeric)",
+        "SELECT round(CAST(v AS numeric)) FROM (VALUES ('2.4999999999999996')) AS t(v)",
+    ]:
+        postgres.execute(sql)  # type: ignore[call-overload]
+        with pytest.raises(KymaError, match="has more than 10 decimals"):
+            kyma(sql)
+    _same(kyma, postgres, "SELECT CAST(v AS numeric(5, 2)) FROM (VALUES ('2.4999999999')) AS t(v)")
