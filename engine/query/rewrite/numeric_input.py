@@ -15,10 +15,12 @@ would round to 3), so it is refused (0A000) — by ``kyma_numeric_text`` for val
 a literal. ``numeric(p, s)`` rounds to ``s`` in both.
 
 >>> import sqlglot
->>> stmt = sqlglot.parse_one("SELECT s::numeric, n::numeric, CAST(1 + n AS DECIMAL(9, 2)) FROM t")
+>>> stmt = sqlglot.parse_one("SELECT s::numeric(9, 2), n::numeric, CAST(1 + n AS DECIMAL) FROM t")
 >>> rule(stmt, {"n"}).sql("postgres")
-'SELECT CAST(KYMA_NUMERIC_INPUT(s) AS DECIMAL), CAST(n AS DECIMAL), CAST(1 + n AS DECIMAL(9, 2)) \
+'SELECT CAST(KYMA_NUMERIC_INPUT(s) AS DECIMAL(9, 2)), CAST(n AS DECIMAL), CAST(1 + n AS DECIMAL) \
 FROM t'
+>>> rule(sqlglot.parse_one("SELECT s::numeric FROM t"), set()).sql("postgres")
+'SELECT CAST(KYMA_NUMERIC_TEXT(s) AS DECIMAL) FROM t'
 >>> rule(sqlglot.parse_one("SELECT '2.4999999999999996'::numeric"), set())
 Traceback (most recent call last):
 ...
