@@ -270,18 +270,13 @@ class QueryGate:
 
 
 def session_context(limits: QueryLimits | None) -> SessionContext:
-    """A DataFusion session whose operators share a memory pool of ``memory_bytes``.
-
-    A number literal with a point or an exponent is a decimal of its own scale, as
-    Postgres's numeric (``1.50`` is ``Decimal128(3, 2)``, its text ``'1.50'``), not a
-    float."""
-    config = SessionConfig().set("datafusion.sql_parser.parse_float_as_decimal", "true")
+    """A DataFusion session whose operators share a memory pool of ``memory_bytes``."""
     if limits is None or not limits.memory_bytes:
-        return SessionContext(config)
+        return SessionContext()
     runtime = (
         RuntimeEnvBuilder().with_fair_spill_pool(limits.memory_bytes).with_disk_manager_disabled()
     )
-    return SessionContext(config, runtime)
+    return SessionContext(SessionConfig(), runtime)
 
 
 def memory_error(limits: QueryLimits) -> LimitExceededError:

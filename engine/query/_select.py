@@ -59,8 +59,8 @@ from kyma.engine.query.rewrite import (
     current_state,
     derived_aliases,
     evolved,
-    exponent_literals,
     numeric_input,
+    numeric_literals,
     output_aliases,
     postgres_semantics,
     projection_aliases,
@@ -232,7 +232,7 @@ class SelectPlanner:
         self._analyze(stmt, sources, columns, pruning=pruning)
         schemas = {**self._session_schemas(sources), **fetched}
         stmt = correlated.rule(stmt, schemas)
-        stmt = numeric_input.rule(exponent_literals.rule(stmt), not_text(sources, fetched))
+        stmt = numeric_input.rule(numeric_literals.rule(stmt), not_text(sources, fetched))
         stmt = postgres_semantics.rule(stmt, schemas, federated=bool(fetched))
         if self.limits is not None and self.limits.memory_bytes:
             stmt = size_guards.rule(stmt)

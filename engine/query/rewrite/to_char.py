@@ -25,6 +25,7 @@ from sqlglot import exp
 
 from kyma.engine.errors import UnsupportedStatementError
 from kyma.engine.query import pg_to_char, pg_to_char_number
+from kyma.engine.query.rewrite import numeric_literals
 
 NAME = "TO_CHAR"
 _T = exp.DataType.Type
@@ -61,12 +62,21 @@ def rule(node: exp.Anonymous, typed: exp.Anonymous) -> exp.Expression:
         return exp.Anonymous(
             this=pg_to_char.FUNCTION.upper(), expressions=[stamp, template.copy(), zoned]
         )
-    if _number_literal(value):  # numeric in Postgres (sqlglot types 1.5 DOUBLE)
+    if _number_literal(value):  # numeric in Postgres, exactly (sqlglot types 1.5 DOUBLE)
         kind = exp.DataType.build("DECIMAL")
+        value = _exact(value)
     if kind is not None and kind.this in _NUMBERS:
         return pg_to_char_number.call(value, template.name, kind)
     written = kind.sql("postgres").lower() if kind is not None else "an unknown type"
     raise UnsupportedStatementError(f"to_char of {written} is not supported")
+
+
+def _exact(node: exp.Expression) -> exp.Expression:
+    """A number literal (under minus signs) as its exact decimal."""
+    node = node.copy()
+    for literal in list(node.find_all(exp.Literal)):
+        literal.replace(numeric_literals.exact(literal.name))
+    return node
 
 
 def _number_literal(node: exp.Expression) -> bool:
