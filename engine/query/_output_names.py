@@ -21,11 +21,14 @@ from __future__ import annotations
 import json
 
 import pyarrow as pa
+import sqlglot
 from sqlglot import exp
+from sqlglot.tokens import TokenType
 
 from kyma.engine.query.rewrite.array_literals import ARRAY_TEXT
 from kyma.engine.query.rewrite.dynamic_paths import FUNCTION as DYNAMIC_PATH
 from kyma.engine.query.rewrite.evolved import FUNCTION as EVOLVED
+from kyma.engine.query.rewrite.time_fields import DATE_PART
 
 UNNAMED = "?column?"
 
@@ -122,7 +125,7 @@ def _figure(node: exp.Expression) -> str | None:
     if isinstance(node, exp.Cast):
         if node.meta.get(ARRAY_TEXT):  # '{…}'::int[] as written, named by its type
             return _cast_name(node.to)
-        return _figure(node.this) or _cast_name(node.to)
+        return _strong(node.this) or _cast_name(node.to)
     if isinstance(node, exp.Subquery):
         names = output_names(node.this)
         return names[0] if names else None
@@ -145,9 +148,31 @@ def _figure(node: exp.Expression) -> str | None:
             # the column ``evolved`` coalesces; the set function ``kyma_jsonb_of`` marks
             return _figure(node.expressions[0])
         return function
+    if isinstance(node, exp.Extract) and node.args.get(DATE_PART):
+        return "date_part"
     if isinstance(node, exp.Func):
-        return node.sql_name().lower()
+        return _function_name(node)
     return None
+
+
+def _strong(node: exp.Expression) -> str | None:
+    """The name a cast keeps from its operand: a column's, a function's, an alias's (what
+    Postgres's FigureColname rates above a type name); a CASE, a cast, a constant give way
+    to the cast's type (``CASE … END::text`` is ``text``)."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if isinstance(node, exp.Cast | exp.Case | exp.Boolean | exp.Interval):
+        return None
+    return _figure(node)
+
+
+def _function_name(node: exp.Func) -> str:
+    """The name Postgres calls ``node`` by: the one its SQL is written with (sqlglot's
+    ``GroupConcat`` is written ``STRING_AGG(…)``), else sqlglot's name for it."""
+    tokens = sqlglot.tokenize(node.sql("postgres"), read="postgres")
+    if len(tokens) > 1 and tokens[1].token_type == TokenType.L_PAREN:
+        return tokens[0].text.lower()
+    return node.sql_name().lower()
 
 
 def _cast_name(to: exp.DataType) -> str:

@@ -71,8 +71,10 @@ from kyma.engine.query.rewrite import (
     derived_aliases,
     evolved,
     numeric_input,
+    numeric_literals,
     output_aliases,
     postgres_semantics,
+    projection_aliases,
     size_guards,
     star_defaults,
     subquery_predicates,
@@ -250,11 +252,11 @@ class SelectPlanner(TableResolution):
         self._analyze(stmt, sources, columns, pruning=pruning)
         schemas = {**self._session_schemas(sources), **fetched, **files}
         stmt = correlated.rule(stmt, schemas)
-        stmt = numeric_input.rule(stmt, not_text(sources, fetched))
+        stmt = numeric_input.rule(numeric_literals.rule(stmt), not_text(sources, fetched))
         stmt = postgres_semantics.rule(stmt, schemas, federated=bool(fetched))
         if self.limits is not None and self.limits.memory_bytes:
             stmt = size_guards.rule(stmt)
-        stmt = derived_aliases.rule(stmt)
+        stmt = projection_aliases.rule(derived_aliases.rule(stmt))
         ordered = pruning and not (explain or scans or relations or len(sources) != 1)
         time_order = _time_order.of(stmt, set(sources)) if ordered else None
         late = time_order is not None or filters_fewer_columns(stmt, sources)

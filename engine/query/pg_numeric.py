@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from datafusion import Accumulator, udaf, udf
 
-from kyma.engine.errors import SqlError
+from kyma.engine.errors import DivisionByZeroError, SqlError
 
 RESULT = pa.decimal128(38, 20)
 ARGUMENT = pa.decimal128(38, 10)
@@ -63,7 +63,7 @@ def divide(dividend: Decimal, divisor: Decimal) -> Decimal:
     Decimal('0.33333333333333333333')
     """
     if not divisor:
-        raise SqlError("division by zero")
+        raise DivisionByZeroError("division by zero")
     weight1, first1 = _weight_and_first_digit(dividend)
     weight2, first2 = _weight_and_first_digit(divisor)
     quotient_weight = weight1 - weight2 - (1 if first1 <= first2 else 0)

@@ -9,7 +9,8 @@
 - ``cosine_distance(vector, array)``: 1 - cosine similarity.
 - ``kyma_double_text(double)``: a double as ``kyma_dyn_get`` words it (shredded paths).
 - ``kyma_numeric_input(text)``: its text, once no value is too long to cast to a decimal
-  (``rewrite.numeric_input``).
+  (``rewrite.numeric_input``); ``kyma_numeric_text(text)`` also refuses more decimals than
+  a plain numeric keeps.
 """
 
 from __future__ import annotations
@@ -26,7 +27,14 @@ from sqlglot.tokens import TokenType
 
 from kyma.engine.errors import SqlError
 from kyma.engine.format._shred import double_text
-from kyma.engine.query import jsonb, pg_float, pg_interval, pg_numeric
+from kyma.engine.query import (
+    jsonb,
+    pg_float,
+    pg_interval,
+    pg_numeric,
+    pg_to_char,
+    pg_to_char_number,
+)
 from kyma.engine.query.jsonb import constant, dyn_get
 from kyma.engine.query.rewrite import numeric_input as _numeric_input
 
@@ -100,6 +108,18 @@ def numeric_input(values: pa.Array) -> pa.Array:
     return values
 
 
+def numeric_text(values: pa.Array) -> pa.Array:
+    """``numeric_input``, and UnsupportedStatementError if a value has more decimals than a
+    plain numeric keeps (the most decimals are measured: one vectorized pass)."""
+    numeric_input(values)
+    fraction = pc.utf8_length(pc.extract_regex(values, r"\.(?P<f>\d*)\s*$").field("f"))
+    most = pc.max(fraction).as_py()
+    if most is not None and most > _numeric_input.SCALE:
+        found = pc.filter(values, pc.greater(fraction, _numeric_input.SCALE))[0].as_py()
+        _numeric_input.check_scale(found)
+    return values
+
+
 # Built once: every session registers the same functions (no per-statement construction).
 DYN_GET = udf(dyn_get, [pa.binary(), pa.string()], pa.string(), "immutable", name="kyma_dyn_get")
 DOUBLE_TEXT = udf(double_text, [pa.float64()], pa.string(), "immutable", name="kyma_double_text")
@@ -108,6 +128,7 @@ _FUNCTIONS = (
     DOUBLE_TEXT,
     udf(has_token, [pa.string(), pa.string()], pa.bool_(), "immutable", name="has_token"),
     udf(numeric_input, [pa.string()], pa.string(), "immutable", name=_numeric_input.FUNCTION),
+    udf(numeric_text, [pa.string()], pa.string(), "immutable", name=_numeric_input.UNSCALED),
     udf(
         cosine_distance,
         [pa.list_(pa.float32()), pa.list_(pa.float64())],
@@ -124,6 +145,8 @@ ALL: tuple[ScalarUDF | AggregateUDF, ...] = (
     *pg_numeric.FUNCTIONS,
     *pg_float.FUNCTIONS,
     *pg_interval.FUNCTIONS,
+    *pg_to_char.FUNCTIONS,
+    *pg_to_char_number.FUNCTIONS,
 )
 """Every kyma function a session may need (each registration costs a few microseconds)."""
 

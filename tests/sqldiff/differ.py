@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import psycopg
+import pyarrow as pa
 import sqlglot
 from sqlglot import exp
 from sqllogic import Record
@@ -233,7 +234,8 @@ def _canonical(row: Sequence[object]) -> Row:
 
 
 def _value(value: object) -> object:
-    """Numbers by value (an integral one as an int), timestamps in UTC, lists as tuples."""
+    """Numbers by value (an integral one as an int), timestamps in UTC, intervals as
+    psycopg reads them, lists as tuples."""
     if value is None or isinstance(value, bool | str | bytes):
         return value
     if isinstance(value, int):
@@ -248,6 +250,9 @@ def _value(value: object) -> object:
         if value.tzinfo is None:
             return value.replace(tzinfo=datetime.UTC)
         return value.astimezone(datetime.UTC)
+    if isinstance(value, pa.MonthDayNano):  # psycopg reads a month as 30 days
+        months, days, nanoseconds = value
+        return datetime.timedelta(days=30 * months + days, microseconds=nanoseconds // 1000)
     if isinstance(value, list | tuple):
         return tuple(_value(v) for v in value)
     return value

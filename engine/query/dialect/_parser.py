@@ -10,9 +10,10 @@ from sqlglot.dialects.postgres import Postgres
 from sqlglot.tokens import TokenType
 
 from kyma.engine.errors import SqlError
-from kyma.engine.query.dialect import _cursors, _session_statements
+from kyma.engine.query.dialect import _cursors, _intervals, _session_statements
 from kyma.engine.query.dialect._statements import STATEMENTS
 from kyma.engine.query.dialect.expressions import SNAPSHOT, Explain
+from kyma.engine.query.rewrite.time_fields import DATE_PART
 
 VERBS = {**_session_statements.VERBS, **_cursors.VERBS}
 # what may follow a column label: a reserved word there is the label (``SELECT 1 AS select``)
@@ -22,6 +23,11 @@ _AFTER_LABEL = {TokenType.COMMA, TokenType.FROM, TokenType.R_PAREN, TokenType.SE
 class KymaParser(Postgres.Parser):
     # Postgres has no lambdas: ``f(a -> 'x')`` is the JSON operator, not ``x`` mapped by ``a``.
     LAMBDAS = {k: v for k, v in Postgres.Parser.LAMBDAS.items() if k != TokenType.ARROW}
+    # to_char's template as written: sqlglot would translate it to strftime (rewrite.to_char).
+    FUNCTIONS = {
+        **Postgres.Parser.FUNCTIONS,
+        "TO_CHAR": lambda args: exp.Anonymous(this="TO_CHAR", expressions=args),
+    }
 
     def _parse_statement(self) -> exp.Expression | None:
         if self._curr and self._curr.text.upper() == "EXPLAIN":
@@ -75,6 +81,20 @@ class KymaParser(Postgres.Parser):
             name = exp.to_identifier(label.text.lower(), quoted=True)
             return self.expression(exp.Alias(this=this, alias=name))
         return super()._parse_alias(this, explicit)
+    def _parse_interval(
+        self, require_interval: bool = True, parse_function_unit: bool = True
+    ) -> exp.Add | exp.Interval | None:
+        following = self._next
+        at_literal = self._curr and self._curr.token_type == TokenType.INTERVAL
+        if at_literal and following is not None and following.token_type == TokenType.STRING:
+            following.text = _intervals.in_words(following.text)
+        return super()._parse_interval(require_interval, parse_function_unit)
+
+    def _parse_date_part(self) -> exp.Expr:
+        # Postgres's date_part is double precision, its extract numeric: mark which was written.
+        node = super()._parse_date_part()
+        node.set(DATE_PART, True)
+        return node
 
     def _parse_types(
         self,

@@ -9,11 +9,23 @@ which hands its text on unchanged or raises OutOfRangeError (22003) for a value 
 arithmetic result, a count, sum or average, a cast to another type, or a column that is
 numeric (``not_text``) in every table that has it. A string literal is checked here.
 
+A plain ``numeric`` (no precision) is ``decimal(38, 10)`` in kyma, where Postgres keeps every
+digit: text with more than ``SCALE`` decimals would be rounded (``'2.4999999999999996'::numeric``
+would round to 3), so it is refused (0A000) — by ``kyma_numeric_text`` for values, here for
+a literal. ``numeric(p, s)`` rounds to ``s`` in both.
+
 >>> import sqlglot
->>> stmt = sqlglot.parse_one("SELECT s::numeric, n::numeric, CAST(1 + n AS DECIMAL(9, 2)) FROM t")
+>>> stmt = sqlglot.parse_one("SELECT s::numeric(9, 2), n::numeric, CAST(1 + n AS DECIMAL) FROM t")
 >>> rule(stmt, {"n"}).sql("postgres")
-'SELECT CAST(KYMA_NUMERIC_INPUT(s) AS DECIMAL), CAST(n AS DECIMAL), CAST(1 + n AS DECIMAL(9, 2)) \
+'SELECT CAST(KYMA_NUMERIC_INPUT(s) AS DECIMAL(9, 2)), CAST(n AS DECIMAL), CAST(1 + n AS DECIMAL) \
 FROM t'
+>>> rule(sqlglot.parse_one("SELECT s::numeric FROM t"), set()).sql("postgres")
+'SELECT CAST(KYMA_NUMERIC_TEXT(s) AS DECIMAL) FROM t'
+>>> rule(sqlglot.parse_one("SELECT '2.4999999999999996'::numeric"), set())
+Traceback (most recent call last):
+...
+kyma.engine.errors.UnsupportedStatementError: numeric text '2.4999999999999996' has more than \
+10 decimals: kyma's numeric keeps 10 (cast to numeric(p, s) to round it)
 >>> rule(sqlglot.parse_one(f"SELECT '{'9' * 200_000}'::numeric"), set())
 Traceback (most recent call last):
 ...
@@ -27,12 +39,15 @@ from collections.abc import Collection
 
 from sqlglot import exp
 
-from kyma.engine.errors import OutOfRangeError
+from kyma.engine.errors import OutOfRangeError, UnsupportedStatementError
 
 MAX_NUMERIC_INPUT = 131_072 + 16_383 + 3
 """Postgres's most digits before and after the point, a sign and the point: longer text is
 no number Postgres reads (leading zeros or blanks aside)."""
 FUNCTION = "kyma_numeric_input"
+UNSCALED = "kyma_numeric_text"
+"""``kyma_numeric_input`` that also refuses more than ``SCALE`` decimals (a plain numeric)."""
+SCALE = 10
 
 _DECIMALS = {
     exp.DataType.Type.DECIMAL,
@@ -59,11 +74,25 @@ def rule(stmt: exp.Expression, not_text: Collection[str]) -> exp.Expression:
             casts.append(node)
     for cast in casts:
         operand = cast.this
+        unscaled = not cast.to.expressions
         if isinstance(operand, exp.Literal):
             check_length(len(operand.name))
+            if unscaled and operand.is_string:
+                check_scale(operand.name)
         elif not _known_not_text(operand, not_text):
-            operand.replace(exp.Anonymous(this=FUNCTION.upper(), expressions=[operand.copy()]))
+            function = UNSCALED if unscaled else FUNCTION
+            operand.replace(exp.Anonymous(this=function.upper(), expressions=[operand.copy()]))
     return stmt
+
+
+def check_scale(text: str) -> None:
+    """UnsupportedStatementError if ``text`` has more decimals than a plain numeric keeps."""
+    _, point, fraction = text.strip().partition(".")
+    if point and len(fraction.rstrip()) > SCALE and fraction.strip().isdigit():
+        raise UnsupportedStatementError(
+            f"numeric text {text!r} has more than {SCALE} decimals: kyma's numeric keeps"
+            f" {SCALE} (cast to numeric(p, s) to round it)"
+        )
 
 
 def check_length(length: int) -> None:

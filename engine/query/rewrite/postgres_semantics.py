@@ -15,11 +15,16 @@
   int4, decimal(38, 0) for int8, where no result overflows), then cast back, and that cast
   fails out of range (22003) where DataFusion would wrap. ``sum`` of int8 is numeric.
 - A float converted to text is written as Postgres writes it (``float_text``).
+- ``to_char`` reads Postgres's templates (``to_char``).
+- ``ceil``, ``floor`` and ``trunc`` of a numeric have Postgres's scale (``numeric_scale``).
 - ``extract(epoch FROM x)`` of an interval or of a timestamp difference is Postgres's exact
   numeric (``pg_interval``; DataFusion drops the fraction of a duration and counts a year
-  as 360 days).
+  as 360 days); ``date_part('epoch', x)`` is that as double precision. The seconds of a
+  timestamp or an interval keep their fraction (``time_fields``).
+- ``interval * n``, ``n * interval`` and ``interval / n`` (``interval_arithmetic``).
 - A cast to an integer type rounds: half away from zero from numeric (``2.5::int`` is 3),
-  half to even from a float (``2.5::float8::int`` is 2); DataFusion truncates.
+  half to even from a float (``2.5::float8::int`` is 2); DataFusion truncates. ``round``
+  of a float rounds half to even too (``float_round``).
 
 Operand types come from sqlglot's type annotation over ``schema`` (``{table: {column: SQL
 type}}``); a statement sqlglot cannot annotate is left as it is.
@@ -36,6 +41,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from decimal import Decimal
 
 import sqlglot.errors
 from sqlglot import exp
@@ -43,8 +49,15 @@ from sqlglot.optimizer.annotate_types import annotate_types
 from sqlglot.optimizer.qualify import qualify
 
 from kyma.engine.errors import UnsupportedStatementError
-from kyma.engine.query import pg_interval
-from kyma.engine.query.rewrite import float_text
+from kyma.engine.query import pg_interval, pg_numeric
+from kyma.engine.query.rewrite import (
+    float_round,
+    float_text,
+    interval_arithmetic,
+    numeric_scale,
+    time_fields,
+    to_char,
+)
 
 _DECIMAL = exp.DataType.Type.DECIMAL
 _FLOATS = {exp.DataType.Type.FLOAT, exp.DataType.Type.DOUBLE}
@@ -65,6 +78,7 @@ def rule(
             dialect="postgres",
         )
     except (sqlglot.errors.SqlglotError, KeyError, ValueError):
+        to_char.refuse_untyped(stmt)
         return stmt
     exact = {_key(node) for node in typed.find_all(*_MIXED) if _meets_decimal(node)}
     chosen = {
@@ -84,6 +98,7 @@ def rule(
         _exact_literals(node)
     for node, typed_node, build in rewrites:
         node.replace(build(node, typed_node))
+    to_char.refuse_untyped(stmt)
     return stmt
 
 
@@ -212,12 +227,18 @@ def _worth_typing(stmt: exp.Expression, schema: dict[str, dict[str, str]], feder
         return True
     if any(_decimal_cast(c) for c in stmt.find_all(exp.Cast)):
         return True
-    if stmt.find(*_ARITHMETIC) is not None:
+    if stmt.find(*_ARITHMETIC, exp.Round, exp.Ceil, exp.Floor, exp.Trunc) is not None:
         return True
+    if stmt.find(exp.Div) is not None and any(_fraction(n) for n in stmt.find_all(exp.Literal)):
+        return True  # a decimal literal divides as numeric
     casts = (exp.DataType.Type.ARRAY, *exp.DataType.INTEGER_TYPES)
     if any(c.to.this in casts for c in stmt.find_all(exp.Cast)):
         return True
-    if float_text.may_apply(stmt) or any(_is_epoch(e) for e in stmt.find_all(exp.Extract)):
+    if any(to_char.is_to_char(node) for node in stmt.find_all(exp.Anonymous)):
+        return True
+    if float_text.may_apply(stmt) or stmt.find(exp.Extract) is not None:
+        return True
+    if stmt.find(exp.Div) is not None and stmt.find(exp.Interval) is not None:
         return True
     return federated and "TIMESTAMPTZ" in types and stmt.find(exp.Add, exp.Sub) is not None
 
@@ -245,6 +266,29 @@ def _divides_decimals(div: exp.Div) -> bool:
         _is_decimal(s) or (s.type is not None and s.type.this in exp.DataType.INTEGER_TYPES)
         for s in sides
     )
+
+
+def _numeric_quotient(node: exp.Div) -> exp.Expression:
+    """``kyma_numeric_div`` (its quotients have 20 decimals), or for two number literals
+    the quotient itself, with the scale Postgres gives it (``14836.00 / 572`` is
+    ``25.9370629370629371``)."""
+    constants = [_constant(side) for side in (node.this, node.expression)]
+    if None in constants or not constants[1]:
+        return _call("KYMA_NUMERIC_DIV", node.this, node.expression)
+    quotient = format(pg_numeric.divide(*constants), "f")  # type: ignore[arg-type]
+    return exp.Cast(this=exp.Literal.string(quotient), to=_decimal_type(quotient.lstrip("-")))
+
+
+def _constant(node: exp.Expression) -> Decimal | None:
+    """A number literal's exact value (with the minus signs before it), else None."""
+    negative = False
+    while isinstance(node, exp.Paren | exp.Neg):
+        negative ^= isinstance(node, exp.Neg)
+        node = node.this
+    if not (isinstance(node, exp.Literal) and node.is_number):
+        return None
+    value = Decimal(node.name)
+    return -value if negative else value
 
 
 def _is_float(node: exp.Expression) -> bool:
@@ -358,19 +402,8 @@ def _rounded(node: exp.Cast, typed: exp.Cast) -> exp.Expression:
     if _is_decimal(typed.this):
         rounded: exp.Expression = exp.Round(this=node.this.copy())
     else:
-        value = exp.cast(node.this.copy(), "DOUBLE")
-        fraction = exp.Abs(this=exp.Sub(this=value, expression=_trunc(value)))
-        halfway = exp.EQ(this=fraction, expression=exp.Literal.number("0.5"))
-        even = exp.Mul(
-            this=exp.Literal.number(2),
-            expression=exp.Round(this=exp.Div(this=value.copy(), expression=exp.Literal.number(2))),
-        )
-        rounded = exp.case().when(halfway, even).else_(exp.Round(this=value.copy()))
+        rounded = float_round.half_to_even(exp.cast(node.this.copy(), "DOUBLE"))
     return exp.Cast(this=rounded, to=node.to.copy())
-
-
-def _trunc(value: exp.Expression) -> exp.Expression:
-    return exp.Anonymous(this="TRUNC", expressions=[value.copy()])
 
 
 def _sums_int8(node: exp.Sum) -> bool:
@@ -421,16 +454,19 @@ def _epoch_of_interval(node: exp.Extract) -> bool:
         operand = operand.this
     if isinstance(operand, exp.Sub):
         return _is_instant(operand.left) and _is_instant(operand.right)
-    return operand.type is not None and operand.type.this == exp.DataType.Type.INTERVAL
+    return interval_arithmetic.is_interval(operand)
 
 
 def _interval_epoch(node: exp.Extract, _typed: exp.Extract) -> exp.Expression:
     kind = exp.Literal.string("Interval(MonthDayNano)")
     interval = exp.Anonymous(this="ARROW_CAST", expressions=[node.expression.copy(), kind])
-    return exp.Anonymous(this=pg_interval.FUNCTION.upper(), expressions=[interval])
+    epoch = exp.Anonymous(this=pg_interval.FUNCTION.upper(), expressions=[interval])
+    return exp.cast(epoch, "DOUBLE") if node.args.get(time_fields.DATE_PART) else epoch
 
 
 _FLOAT_TEXT: Rewrite = (float_text.applies, float_text.rule)
+_INTERVAL: Rewrite = (interval_arithmetic.applies, interval_arithmetic.rule)
+_SCALE: Rewrite = (numeric_scale.applies, numeric_scale.rule)
 _FETCHED_ONLY = {_INTEGER_AVG, _DAYS, _FLOAT_MAX, _FLOAT_MIN}
 """Applied to statements that read fetched rows only: over kyma's own tables they would
 put a Python aggregate or a CASE on hot paths (avg of integers stays a float there, MIN and
@@ -441,14 +477,12 @@ _REWRITES: dict[type[exp.Expression], tuple[Rewrite, ...]] = {
         _INTEGER_AVG,
     ),
     exp.Div: (
-        (
-            _divides_decimals,
-            lambda node, _typed: _call("KYMA_NUMERIC_DIV", node.this, node.expression),
-        ),
+        _INTERVAL,
+        (_divides_decimals, lambda node, _typed: _numeric_quotient(node)),
     ),
     exp.Add: (_DAYS, _CHECKED),
     exp.Sub: (_DAYS, _CHECKED),
-    exp.Mul: (_CHECKED,),
+    exp.Mul: (_INTERVAL, _CHECKED),
     exp.Neg: (_CHECKED,),
     exp.Abs: (_CHECKED,),
     exp.Sum: ((_sums_int8, _numeric_sum),),
@@ -460,7 +494,12 @@ _REWRITES: dict[type[exp.Expression], tuple[Rewrite, ...]] = {
     exp.DPipe: (_FLOAT_TEXT,),
     exp.Concat: (_FLOAT_TEXT,),
     exp.ConcatWs: (_FLOAT_TEXT,),
-    exp.Extract: ((_epoch_of_interval, _interval_epoch),),
+    exp.Extract: ((_epoch_of_interval, _interval_epoch), (time_fields.applies, time_fields.rule)),
+    exp.Round: ((float_round.applies, float_round.rule),),
+    exp.Anonymous: ((to_char.applies, to_char.rule),),
+    exp.Ceil: (_SCALE,),
+    exp.Floor: (_SCALE,),
+    exp.Trunc: (_SCALE,),
     exp.Max: (_FLOAT_MAX,),
     exp.Min: (_FLOAT_MIN,),
 }
