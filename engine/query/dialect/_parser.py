@@ -81,6 +81,7 @@ class KymaParser(Postgres.Parser):
             name = exp.to_identifier(label.text.lower(), quoted=True)
             return self.expression(exp.Alias(this=this, alias=name))
         return super()._parse_alias(this, explicit)
+
     def _parse_interval(
         self, require_interval: bool = True, parse_function_unit: bool = True
     ) -> exp.Add | exp.Interval | None:
