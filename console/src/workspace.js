@@ -1,7 +1,8 @@
-// The SQL workspace: editor, Run / Cancel / Explain analyze, the results grid (copy, CSV),
+// The SQL workspace: editor, Run / Cancel / Explain analyze, the results grid (copy, CSV,
+// Parquet),
 // the query history (kept in this browser's localStorage).
 
-import { ApiError, cancel, query } from "./api.js";
+import { ApiError, cancel, query, queryFile } from "./api.js";
 import { editor } from "./editor.js";
 import { chart, chartable } from "./chart.js";
 import { explainView } from "./explain.js";
@@ -9,6 +10,7 @@ import { csv, download, grid, tsv } from "./grid.js";
 import { pathCompletions } from "./paths.js";
 import { clear, h } from "./dom.js";
 
+const PARQUET = "application/vnd.apache.parquet";
 const HISTORY_KEY = "kyma.history";
 const HISTORY_SIZE = 100;
 
@@ -76,7 +78,7 @@ export function workspace(root, { schema }) {
       status.textContent = `${answer.status} · ${answer.rows.length} rows · ${ms} ms`;
       remember({ sql: text, at: Date.now(), ms, rows: answer.rows.length, ok: true });
       if (explain) clear(results, explainView(answer));
-      else show(answer);
+      else show(answer, text);
     } catch (e) {
       const ms = Math.round(performance.now() - started);
       status.className = "status error";
@@ -91,7 +93,19 @@ export function workspace(root, { schema }) {
     }
   }
 
-  function show(answer) {
+  async function parquet(sql) {
+    // the server writes the file (types kept), running the statement again
+    status.textContent = "writing Parquet…";
+    try {
+      download("result.parquet", await queryFile(sql, PARQUET), PARQUET);
+      status.textContent = "result.parquet downloaded";
+    } catch (e) {
+      status.className = "status error";
+      status.textContent = errorText(e);
+    }
+  }
+
+  function show(answer, sql) {
     const gridBox = h("div");
     const chartBox = h("div");
     clear(results, chartBox, gridBox);
@@ -102,6 +116,7 @@ export function workspace(root, { schema }) {
     clear(tools,
       h("button", { id: "sql-copy", onclick: () => navigator.clipboard.writeText(tsv(answer.columns, table.rows())) }, "Copy"),
       h("button", { id: "sql-csv", onclick: () => download("result.csv", csv(answer.columns, table.rows()), "text/csv") }, "CSV"),
+      h("button", { id: "sql-parquet", onclick: () => parquet(sql) }, "Parquet"),
       chartable(answer.columns) ? [h("button", { id: "sql-chart-button", onclick: () => draw() }, "Chart"), kind] : null);
   }
 

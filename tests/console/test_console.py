@@ -11,7 +11,10 @@ import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 from console_site import TRACE_ID, Console, log_rows, wait
 from selenium import webdriver
 from selenium.webdriver.common.by import By
@@ -92,6 +95,28 @@ def test_a_chart_from_a_result(page: webdriver.Chrome, console: Console) -> None
     assert chart.get_attribute("data-points") == str(buckets) and buckets >= 5
     assert chart.get_attribute("data-series") == "2"
     assert chart.find_element(By.TAG_NAME, "canvas").size["height"] > 100
+
+
+def test_a_result_downloads_as_parquet(
+    page: webdriver.Chrome, console: Console, tmp_path: Path
+) -> None:
+    page.execute_cdp_cmd(
+        "Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(tmp_path)}
+    )
+    sql = "SELECT n, service, attributes, _timestamp FROM logs WHERE n < 5 ORDER BY n"
+    _type_sql(page, sql)
+    page.find_element(By.ID, "sql-run").click()
+    _text(page, "#sql-status", "5 rows")
+    page.find_element(By.ID, "sql-parquet").click()
+    _text(page, "#sql-status", "result.parquet downloaded")
+    file = tmp_path / "result.parquet"
+    wait(page).until(lambda _: file.exists() and not list(tmp_path.glob("*.crdownload")))
+    table = pq.read_table(file)
+    assert table.column_names == ["n", "service", "attributes", "_timestamp"]
+    assert pa.types.is_int64(table.schema.field("n").type)
+    assert pa.types.is_timestamp(table.schema.field("_timestamp").type)
+    assert table.column("n").to_pylist() == [0, 1, 2, 3, 4]
+    assert table.column("service").to_pylist() == [r[1] for r in console.sql(sql)["rows"]]
 
 
 def test_the_editor_completes_tables(page: webdriver.Chrome) -> None:
