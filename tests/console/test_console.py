@@ -259,6 +259,32 @@ def test_catalog_and_connectors_pages(page: webdriver.Chrome, console: Console) 
     assert "postgres" in row.text
 
 
+def test_an_admin_creates_and_revokes_a_token(page: webdriver.Chrome, console: Console) -> None:
+    page.get(console.url + "#/tokens")
+    _find(page, "#tokens-list tr")
+    _find(page, "#token-name").send_keys("grafana-console")
+    _find(page, "#token-tables").send_keys("logs")
+    page.find_element(By.ID, "token-create").click()
+    secret = _find(page, "#token-secret").text
+    (made,) = [t for t in console.call("/v1/tokens")["tokens"] if t["name"] == "grafana-console"]
+    assert made["scopes"] == ["read"] and made["tables"] == ["logs"] and not made["revoked_at"]
+    row = _find(page, f"#tokens-list tr[data-token='{made['id']}']")
+    assert "grafana-console" in row.text and "active" in row.text
+    # the new read token works, and sees no Tokens page
+    page.execute_script("localStorage.setItem('kyma.token', arguments[0])", secret)
+    page.refresh()
+    _text(page, "#tokens-refused", "admin token")
+    assert not page.find_elements(By.ID, "nav-tokens")
+    page.execute_script("localStorage.setItem('kyma.token', arguments[0])", console.token)
+    page.refresh()
+    row = _find(page, f"#tokens-list tr[data-token='{made['id']}']")
+    row.find_element(By.CSS_SELECTOR, "button.revoke").click()
+    page.switch_to.alert.accept()
+    _text(page, f"#tokens-list tr[data-token='{made['id']}'] .state", "revoked")
+    (after,) = [t for t in console.call("/v1/tokens")["tokens"] if t["id"] == made["id"]]
+    assert after["revoked_at"]
+
+
 # Live tail's endpoint without a browser: one event a commit that appends, none for a
 # DELETE, the rows read from the commit's extents; errors before the stream starts.
 
