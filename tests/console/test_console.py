@@ -285,6 +285,34 @@ def test_an_admin_creates_and_revokes_a_token(page: webdriver.Chrome, console: C
     assert after["revoked_at"]
 
 
+def test_catalog_schema_history_and_rows_per_second(
+    page: webdriver.Chrome, console: Console
+) -> None:
+    console.sql("CREATE TABLE evolving (a long) WITH (schema_evolution = 'typed')")
+    console.call("/v1/ingest/evolving", [{"a": 1}, {"a": 2}])
+    console.call("/v1/ingest/evolving", [{"a": 3, "b": "x"}])
+    console.call("/v1/ingest/evolving", [{"a": "four"}])
+    history = console.call("/v1/tables/evolving/history")
+    names = [c["name"] for c in history["columns"]]
+    assert names.index("a") < names.index("b") < len(names) - 1
+    (evolved,) = [c for c in history["columns"] if c["evolved_from"] == "a"]
+    assert names[-1] == evolved["name"]
+    assert [c["added_rows"] for c in history["commits"]] == [1, 1, 2]
+    assert history["rows_per_second"] == round(4 / 60, 3)  # all four within the minute
+    page.get(console.url + "#/catalog")
+    row = _find(page, "#catalog-tables tr[data-table=evolving]")
+    assert row.find_element(By.CSS_SELECTOR, ".rate").text == str(history["rows_per_second"])
+    row.find_element(By.CSS_SELECTOR, "button.show-history").click()
+    details = _find(page, "#catalog-tables tr[data-history=evolving]")
+    shown = details.find_elements(By.CSS_SELECTOR, ".schema-history tbody tr")
+    assert [r.get_attribute("data-column") for r in shown] == names
+    assert shown[-1].text.endswith("evolved from a")
+    commits = details.find_elements(By.CSS_SELECTOR, ".commits tbody tr")
+    assert [r.get_attribute("data-snapshot") for r in commits] == [
+        str(c["snapshot_id"]) for c in history["commits"]
+    ]
+
+
 # Live tail's endpoint without a browser: one event a commit that appends, none for a
 # DELETE, the rows read from the commit's extents; errors before the stream starts.
 
