@@ -8,6 +8,7 @@ import { chart, chartable } from "./chart.js";
 import { explainView } from "./explain.js";
 import { csv, download, grid, tsv } from "./grid.js";
 import { pathCompletions } from "./paths.js";
+import { PENDING_KEY } from "./source.js";
 import { clear, h } from "./dom.js";
 
 const PARQUET = "application/vnd.apache.parquet";
@@ -48,7 +49,9 @@ export function workspace(root, { schema }) {
       h("aside", {}, h("h3", {}, "History"), historyList)));
   const paths = [];  // dynamic paths: completed once SHOW PATHS has answered
   pathCompletions(schema).then((found) => paths.push(...found)).catch(() => {});
-  const view = editor(editorBox, { doc: history()[0]?.sql || "SELECT 1", schema, paths, onRun: () => run(false) });
+  const pending = sessionStorage.getItem(PENDING_KEY);  // sent by another page to run here
+  sessionStorage.removeItem(PENDING_KEY);
+  const view = editor(editorBox, { doc: pending || history()[0]?.sql || "SELECT 1", schema, paths, onRun: () => run(false) });
   let running = null;
 
   function drawHistory() {
@@ -132,5 +135,6 @@ export function workspace(root, { schema }) {
   }
 
   drawHistory();
+  if (pending) run(false);
   return view;
 }

@@ -20,6 +20,7 @@ from selenium import webdriver
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as ec
+from selenium.webdriver.support.ui import Select
 
 
 def _find(driver: webdriver.Chrome, css: str):  # type: ignore[no-untyped-def]
@@ -210,6 +211,32 @@ def test_explorer_search_words_and_fields(page: webdriver.Chrome, console: Conso
     assert all("timeout" in r.text and "service=billing" in r.text for r in rows)
 
 
+def test_an_event_opens_its_source_row_through_live(
+    page: webdriver.Chrome, console: Console
+) -> None:
+    page.get(console.url + "#/explore/logs")
+    _find(page, "#ex-status[data-loaded]")
+    assert not page.find_elements(By.CSS_SELECTOR, "#ex-rows .source-link")
+    _find(page, "#ex-source summary").click()
+    _find(page, "#ex-source[data-loaded=yes]")
+    Select(page.find_element(By.ID, "ex-source-table")).select_by_visible_text(
+        "oracle.console_src.accounts"
+    )
+    Select(page.find_element(By.ID, "ex-source-key")).select_by_visible_text("id")
+    Select(page.find_element(By.ID, "ex-source-field")).select_by_visible_text("n")
+    _find(page, "#ex-status[data-loaded]")
+    first = _find(page, "#ex-rows details .source-link")
+    newest = console.sql("SELECT max(n) FROM logs")["rows"][0][0]
+    sql = f"SELECT * FROM live(oracle.console_src.accounts) WHERE id = {newest}"
+    assert first.get_attribute("title") == sql
+    first.click()
+    _text(page, "#sql-status", "1 rows")
+    assert _find(page, "#sql-editor .cm-content").text == sql
+    cells = page.find_elements(By.CSS_SELECTOR, "#sql-results .grid-row .grid-cell")
+    assert [c.text for c in cells] == [str(newest), f"owner {newest}"]
+    page.execute_script("localStorage.removeItem('kyma.sourceLinks')")
+
+
 def test_live_tail_shows_a_new_row_within_two_seconds(
     page: webdriver.Chrome, console: Console
 ) -> None:
@@ -242,8 +269,6 @@ def test_trace_waterfall(page: webdriver.Chrome, console: Console) -> None:
 
 
 def test_catalog_and_connectors_pages(page: webdriver.Chrome, console: Console) -> None:
-    connection = {"url": console.source_url, "secret_ref": "$env:KYMA_SECRET_ORACLE"}
-    console.call("/v1/connectors", {"name": "oracle", "type": "postgres", "connection": connection})
     page.get(console.url + "#/catalog")
     logs = _find(page, "#catalog-tables tr[data-table=logs]")
     assert logs.text.split()[:2] == [
