@@ -59,6 +59,18 @@ export function query(sql, { requestId, signal } = {}) {
   return api("/v1/query", { method: "POST", body: { sql }, extraHeaders, signal });
 }
 
+/** One SQL statement's answer as a file (`accept`: its media type, e.g. Parquet's), a Blob. */
+export async function queryFile(sql, accept) {
+  const response = await fetch("/v1/query", {
+    method: "POST",
+    headers: headers({ "Content-Type": "application/json", Accept: accept }),
+    body: JSON.stringify({ sql }),
+  });
+  if (response.status === 401) unauthenticated();
+  if (!response.ok) throw new ApiError(response.status, await response.json().catch(() => null));
+  return response.blob();
+}
+
 /** Stop the running statement sent with `requestId` (DELETE /v1/queries/<id>). */
 export async function cancel(requestId) {
   for (let attempt = 0; attempt < 20; attempt++) {

@@ -1,4 +1,5 @@
-// The catalog (tables: columns, types, rows, bytes, extents, options) and operations
+// The catalog (tables: columns, types, rows, bytes, extents, options, rows per second over
+// the last minute; on demand a table's schema history and recent commits) and operations
 // (connectors and sources with state, lag and last error; running statements, with Stop).
 
 import { api } from "./api.js";
@@ -6,20 +7,49 @@ import { cellText, clear, formatBytes, h } from "./dom.js";
 
 export async function catalogPage(root) {
   const { tables } = await api("/v1/tables");
-  const described = await Promise.all(tables.map((t) => api(`/v1/tables/${encodeURIComponent(t.name)}`)));
+  const path = (t) => `/v1/tables/${encodeURIComponent(t.name)}`;
+  const [described, histories] = await Promise.all([
+    Promise.all(tables.map((t) => api(path(t)))), Promise.all(tables.map((t) => api(`${path(t)}/history`)))]);
   clear(root, h("div", { class: "catalog" }, h("h2", {}, "Tables"),
     h("table", { class: "list", id: "catalog-tables" },
-      h("thead", {}, h("tr", {}, ["table", "rows", "bytes", "extents", "snapshot", "options", ""].map((c) => h("th", {}, c)))),
-      h("tbody", {}, described.map((t) => [
-        h("tr", { dataset: { table: t.name } },
-          h("td", {}, h("b", {}, t.name)), h("td", { class: "num" }, String(t.rows)),
-          h("td", { class: "num" }, formatBytes(t.bytes)), h("td", { class: "num" }, String(t.extents)),
-          h("td", { class: "num" }, String(t.snapshot_id ?? "")), h("td", {}, cellText(t.options)),
-          h("td", {}, h("a", { href: `#/explore/${encodeURIComponent(t.name)}` }, "explore"))),
-        h("tr", { class: "columns" }, h("td", { colspan: "7" },
-          t.columns.map((c) => h("span", { class: "column" }, h("b", {}, c.name), ` ${c.type}`,
-            c.evolved_from ? h("small", {}, ` (was ${c.evolved_from})`) : null)))),
-      ])))));
+      h("thead", {}, h("tr", {}, ["table", "rows", "bytes", "extents", "snapshot", "rows/s", "options", ""].map((c) => h("th", {}, c)))),
+      h("tbody", {}, described.map((t, i) => {
+        const details = h("tr", { class: "history", hidden: true, dataset: { history: t.name } });
+        return [
+          h("tr", { dataset: { table: t.name } },
+            h("td", {}, h("b", {}, t.name)), h("td", { class: "num" }, String(t.rows)),
+            h("td", { class: "num" }, formatBytes(t.bytes)), h("td", { class: "num" }, String(t.extents)),
+            h("td", { class: "num" }, String(t.snapshot_id ?? "")),
+            h("td", { class: "num rate", title: `rows committed per second over the last ${histories[i].rate_window_seconds} s` },
+              String(histories[i].rows_per_second)),
+            h("td", {}, cellText(t.options)),
+            h("td", {}, h("a", { href: `#/explore/${encodeURIComponent(t.name)}` }, "explore"), " ",
+              h("button", { class: "show-history", onclick: () => { details.hidden = !details.hidden; } }, "history"))),
+          h("tr", { class: "columns" }, h("td", { colspan: "8" },
+            t.columns.map((c) => h("span", { class: "column" }, h("b", {}, c.name), ` ${c.type}`,
+              c.evolved_from ? h("small", {}, ` (was ${c.evolved_from})`) : null)))),
+          clear(details, h("td", { colspan: "8" }, historyView(histories[i]))),
+        ];
+      })))));
+}
+
+/** A table's schema as it grew (each column with when it was added) and its newest commits. */
+function historyView(history) {
+  return [
+    h("h3", {}, "Schema history"),
+    h("table", { class: "list schema-history" },
+      h("thead", {}, h("tr", {}, ["added", "column", "type", "evolution"].map((c) => h("th", {}, c)))),
+      h("tbody", {}, history.columns.map((c) => h("tr", { dataset: { column: c.name } },
+        h("td", {}, c.added_at), h("td", {}, h("b", {}, c.name)), h("td", {}, c.type),
+        h("td", {}, c.evolved_from ? `evolved from ${c.evolved_from}` : ""))))),
+    h("h3", {}, "Recent commits"),
+    h("table", { class: "list commits" },
+      h("thead", {}, h("tr", {}, ["snapshot", "at", "source", "rows added", "extents +/−"].map((c) => h("th", {}, c)))),
+      h("tbody", {}, history.commits.map((s) => h("tr", { dataset: { snapshot: String(s.snapshot_id) } },
+        h("td", { class: "num" }, String(s.snapshot_id)), h("td", {}, s.created_at), h("td", {}, s.source || ""),
+        h("td", { class: "num" }, String(s.added_rows ?? "")),
+        h("td", { class: "num" }, `${s.added_extents ?? 0} / ${s.removed_extents ?? 0}`))))),
+  ];
 }
 
 function statusCell(status) {

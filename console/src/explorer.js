@@ -1,11 +1,13 @@
 // The explorer of one table: a time range, a search box, a histogram of matching rows over
-// time (drag to zoom), the newest rows (expandable), facets, and live tail.
+// time (drag to zoom), the newest rows (expandable, each with a link to its source-of-truth
+// row when one is picked), facets, and live tail.
 
 import uPlot from "uplot";
 import { ApiError, ident, query, tail } from "./api.js";
 import { cellText, clear, h, jsonView, timestampMs } from "./dom.js";
 import { dynamicPaths, pathSql } from "./paths.js";
 import { condition, matches } from "./search.js";
+import { openInWorkspace, sourceLink, sourcePicker, sourceSql } from "./source.js";
 
 const RANGES = { "15m": 900, "1h": 3600, "6h": 21600, "24h": 86400, "7d": 604800, "30d": 2592000, all: null };
 const STEPS = [1, 5, 10, 30, 60, 300, 600, 1800, 3600, 10800, 21600, 43200, 86400, 604800];
@@ -39,7 +41,8 @@ export function explorer(root, { table, columns, tables }) {
   const chart = h("div", { class: "histogram", id: "ex-histogram" });
   const facets = h("aside", { class: "facets", id: "ex-facets" });
   const rowsList = h("div", { class: "rows", id: "ex-rows" });
-  clear(root, h("div", { class: "explorer" }, form, status, chart,
+  const picker = sourcePicker(table, columns, () => load());
+  clear(root, h("div", { class: "explorer" }, form, picker, status, chart,
     h("div", { class: "split" }, facets, h("div", { class: "newest" }, h("h3", {}, "Newest rows"), rowsList))));
 
   let plot = null;
@@ -103,8 +106,13 @@ export function explorer(root, { table, columns, tables }) {
     const traceLink = isSpanTable(columns) && row.trace_id
       ? h("a", { class: "trace-link", href: `#/trace/${encodeURIComponent(table)}/${encodeURIComponent(row.trace_id)}` }, "trace")
       : null;
+    const link = sourceLink(table);
+    const sql = link && sourceSql(link, row);
+    const sourceAction = sql
+      ? h("a", { class: "source-link", href: "#/sql", title: sql, onclick: (e) => { e.preventDefault(); openInWorkspace(sql); } }, "source")
+      : null;
     const item = h("details", { class: `row${live ? " live-row" : ""}` },
-      h("summary", {}, h("time", {}, row._timestamp), " ", traceLink, summary));
+      h("summary", {}, h("time", {}, row._timestamp), " ", traceLink, sourceAction, sourceAction ? " " : null, summary));
     item.addEventListener("toggle", () => {  // the expanded view is built when first opened
       if (item.open && item.children.length === 1) item.append(...Object.entries(row).map(([k, v]) => jsonView(v, k)));
     });

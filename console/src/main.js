@@ -1,5 +1,6 @@
 // The console's shell: sign-in when the server wants a token, then a page per route
-// (#/sql, #/explore/<table>, #/trace/<table>/<trace id>, #/catalog, #/operations).
+// (#/sql, #/explore/<table>, #/trace/<table>/<trace id>, #/catalog, #/operations, and
+// #/tokens for a token that may manage tokens).
 
 import "uplot/dist/uPlot.min.css";
 import "./style.css";
@@ -7,6 +8,7 @@ import { api, ApiError, getToken, onUnauthenticated, setToken } from "./api.js";
 import { catalogPage, operationsPage } from "./catalog.js";
 import { clear, h } from "./dom.js";
 import { explorer } from "./explorer.js";
+import { mayManageTokens, tokensPage } from "./tokens.js";
 import { traceView } from "./trace.js";
 import { workspace } from "./workspace.js";
 
@@ -40,13 +42,14 @@ onUnauthenticated(() => {
   if (!document.getElementById("signin-token")) signIn(getToken() ? "your token was refused; sign in again" : "");
 });
 
-function shell(active) {
+function shell(active, admin) {
   const link = (href, label, name) => h("a", { href, class: active === name ? "active" : "", id: `nav-${name}` }, label);
   const main = h("main", { id: "page" });
   clear(app, h("header", {},
     h("b", { class: "brand" }, "kyma"),
     h("nav", {}, link("#/sql", "SQL", "sql"), link("#/explore", "Explore", "explore"),
-      link("#/catalog", "Catalog", "catalog"), link("#/operations", "Operations", "operations")),
+      link("#/catalog", "Catalog", "catalog"), link("#/operations", "Operations", "operations"),
+      admin ? link("#/tokens", "Tokens", "tokens") : null),
     getToken() ? h("button", { class: "signout", id: "signout", onclick: () => { setToken(null); route(); } }, "Sign out") : null),
     main);
   return main;
@@ -62,15 +65,16 @@ async function route() {
   current = null;
   const parts = location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
   const page = parts[0] || "sql";
-  let tables;
+  let tables, admin;
   try {
     tables = await schema();
+    admin = await mayManageTokens(getToken());
   } catch (e) {
     if (e instanceof ApiError && e.status === 401) return signIn(getToken() ? "your token was refused; sign in again" : "");
     clear(app, h("p", { class: "error" }, String(e.message || e)));
     return;
   }
-  const main = shell(page);
+  const main = shell(page, admin);
   try {
     if (page === "explore" || page === "trace") {
       const names = Object.keys(tables).sort();
@@ -81,6 +85,10 @@ async function route() {
       else current = explorer(main, { table, columns: tables[table], tables: names });
     } else if (page === "catalog") await catalogPage(main);
     else if (page === "operations") await operationsPage(main);
+    else if (page === "tokens") {
+      if (admin) await tokensPage(main);
+      else clear(main, h("p", { class: "error", id: "tokens-refused" }, "managing tokens needs an admin token"));
+    }
     else workspace(main, { schema: tables });
   } catch (e) {
     clear(main, h("p", { class: "error" }, e instanceof ApiError ? `${e.body?.error}: ${e.body?.message}` : String(e.message || e)));

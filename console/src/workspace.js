@@ -1,14 +1,17 @@
-// The SQL workspace: editor, Run / Cancel / Explain analyze, the results grid (copy, CSV),
+// The SQL workspace: editor, Run / Cancel / Explain analyze, the results grid (copy, CSV,
+// Parquet),
 // the query history (kept in this browser's localStorage).
 
-import { ApiError, cancel, query } from "./api.js";
+import { ApiError, cancel, query, queryFile } from "./api.js";
 import { editor } from "./editor.js";
 import { chart, chartable } from "./chart.js";
 import { explainView } from "./explain.js";
 import { csv, download, grid, tsv } from "./grid.js";
 import { pathCompletions } from "./paths.js";
+import { PENDING_KEY } from "./source.js";
 import { clear, h } from "./dom.js";
 
+const PARQUET = "application/vnd.apache.parquet";
 const HISTORY_KEY = "kyma.history";
 const HISTORY_SIZE = 100;
 
@@ -46,7 +49,9 @@ export function workspace(root, { schema }) {
       h("aside", {}, h("h3", {}, "History"), historyList)));
   const paths = [];  // dynamic paths: completed once SHOW PATHS has answered
   pathCompletions(schema).then((found) => paths.push(...found)).catch(() => {});
-  const view = editor(editorBox, { doc: history()[0]?.sql || "SELECT 1", schema, paths, onRun: () => run(false) });
+  const pending = sessionStorage.getItem(PENDING_KEY);  // sent by another page to run here
+  sessionStorage.removeItem(PENDING_KEY);
+  const view = editor(editorBox, { doc: pending || history()[0]?.sql || "SELECT 1", schema, paths, onRun: () => run(false) });
   let running = null;
 
   function drawHistory() {
@@ -76,7 +81,7 @@ export function workspace(root, { schema }) {
       status.textContent = `${answer.status} · ${answer.rows.length} rows · ${ms} ms`;
       remember({ sql: text, at: Date.now(), ms, rows: answer.rows.length, ok: true });
       if (explain) clear(results, explainView(answer));
-      else show(answer);
+      else show(answer, text);
     } catch (e) {
       const ms = Math.round(performance.now() - started);
       status.className = "status error";
@@ -91,7 +96,19 @@ export function workspace(root, { schema }) {
     }
   }
 
-  function show(answer) {
+  async function parquet(sql) {
+    // the server writes the file (types kept), running the statement again
+    status.textContent = "writing Parquet…";
+    try {
+      download("result.parquet", await queryFile(sql, PARQUET), PARQUET);
+      status.textContent = "result.parquet downloaded";
+    } catch (e) {
+      status.className = "status error";
+      status.textContent = errorText(e);
+    }
+  }
+
+  function show(answer, sql) {
     const gridBox = h("div");
     const chartBox = h("div");
     clear(results, chartBox, gridBox);
@@ -102,6 +119,7 @@ export function workspace(root, { schema }) {
     clear(tools,
       h("button", { id: "sql-copy", onclick: () => navigator.clipboard.writeText(tsv(answer.columns, table.rows())) }, "Copy"),
       h("button", { id: "sql-csv", onclick: () => download("result.csv", csv(answer.columns, table.rows()), "text/csv") }, "CSV"),
+      h("button", { id: "sql-parquet", onclick: () => parquet(sql) }, "Parquet"),
       chartable(answer.columns) ? [h("button", { id: "sql-chart-button", onclick: () => draw() }, "Chart"), kind] : null);
   }
 
@@ -117,5 +135,6 @@ export function workspace(root, { schema }) {
   }
 
   drawHistory();
+  if (pending) run(false);
   return view;
 }

@@ -105,6 +105,10 @@ class Catalog(ABC):
     @abstractmethod
     def column_stats(self, table: str) -> dict[str, dict[str, Any]]: ...
 
+    @abstractmethod
+    def columns_added(self, table: str) -> dict[str, datetime]:
+        """When each column of ``table`` was added (with the table, or by evolution)."""
+
     def drop_table(self, name: str, *, if_exists: bool = False) -> bool:
         """Drop a table no view reads; its objects become orphans that GC removes. True if
         it existed."""
@@ -196,7 +200,8 @@ class Catalog(ABC):
         """The manifest rows of ``extent_ids`` (live or not), without their stats."""
 
     @abstractmethod
-    def snapshots(self, table: str) -> list[SnapshotInfo]: ...
+    def snapshots(self, table: str, last: int | None = None) -> list[SnapshotInfo]:
+        """``table``'s snapshots, oldest first; with ``last``, only the newest ``last``."""
 
     @abstractmethod
     def expire_snapshots(self, table: str, cutoff: datetime) -> tuple[int, int]: ...

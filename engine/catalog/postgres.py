@@ -215,6 +215,14 @@ class PostgresCatalog(Catalog):
         with self._conn() as conn:
             return _column_stats.read(conn, self._table(conn, table).table_id)
 
+    def columns_added(self, table: str) -> dict[str, datetime]:
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT name, added_at FROM kyma.columns WHERE table_id = %s",
+                (self._table(conn, table).table_id,),
+            ).fetchall()
+        return dict(rows)
+
     def drop_relations(
         self, names: Sequence[str], kind: str, *, if_exists: bool = False, cascade: bool = False
     ) -> int:
@@ -413,15 +421,15 @@ class PostgresCatalog(Catalog):
         if row is None:
             raise NotFoundError(f"table {info.name!r} has no snapshot {snapshot_id}")
 
-    def snapshots(self, table: str) -> list[SnapshotInfo]:
+    def snapshots(self, table: str, last: int | None = None) -> list[SnapshotInfo]:
         info = self.get_table(table)
         with self._conn() as conn:
             rows = conn.execute(
                 "SELECT snapshot_id, parent_id, created_at, summary FROM kyma.snapshots"
-                " WHERE table_id = %s ORDER BY snapshot_id",
-                (info.table_id,),
+                " WHERE table_id = %s ORDER BY snapshot_id DESC LIMIT %s",
+                (info.table_id, last),
             ).fetchall()
-        return [SnapshotInfo(*r) for r in rows]
+        return [SnapshotInfo(*r) for r in reversed(rows)]
 
     def expire_snapshots(self, table: str, cutoff: datetime) -> tuple[int, int]:
         """Forget snapshots older than ``cutoff`` (not the current); (snapshots, extents)."""

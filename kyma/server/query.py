@@ -1,4 +1,4 @@
-"""POST /v1/query: one SQL statement in; JSON, or an Arrow IPC stream, out."""
+"""POST /v1/query: one SQL statement in; JSON, an Arrow IPC stream or a Parquet file out."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 from flask import Blueprint, Response, current_app, request
 
 from kyma.dynamic import is_dynamic, json_texts
@@ -23,6 +24,7 @@ from kyma.server.json_rows import rows_json
 
 blueprint = Blueprint("query", __name__)
 ARROW_STREAM = "application/vnd.apache.arrow.stream"
+PARQUET = "application/vnd.apache.parquet"
 STATUS_HEADER = "X-Kyma-Status"  # an Arrow answer's status line (``INSERT 0 3``)
 
 
@@ -63,9 +65,12 @@ def query():  # type: ignore[no-untyped-def]
         caller=caller.caller("http", request_id=request_id.get()),
         **switches,
     )
-    if ARROW_STREAM in request.headers.get("Accept", ""):
-        headers = {STATUS_HEADER: result.status} if result.status.isascii() else {}
+    accept = request.headers.get("Accept", "")
+    headers = {STATUS_HEADER: result.status} if result.status.isascii() else {}
+    if ARROW_STREAM in accept:
         return Response(to_arrow_stream(result.table), mimetype=ARROW_STREAM, headers=headers)
+    if PARQUET in accept:
+        return Response(to_parquet(result.table), mimetype=PARQUET, headers=headers)
     # orjson, not jsonify: decimals go out as JSON numbers with every digit (Fragment).
     return Response(orjson.dumps(to_json(result), default=_other), mimetype="application/json")
 
@@ -74,6 +79,13 @@ def to_arrow_stream(table: pa.Table) -> bytes:
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, table.schema) as writer:
         writer.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+def to_parquet(table: pa.Table) -> bytes:
+    """``table`` as one Parquet file (zstd), its Arrow schema kept in the file's metadata."""
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, compression="zstd")
     return sink.getvalue().to_pybytes()
 
 

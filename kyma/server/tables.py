@@ -1,7 +1,9 @@
-"""Tables over REST: create (the JSON form of CREATE TABLE), list, describe, column stats."""
+"""Tables over REST: create (the JSON form of CREATE TABLE), list, describe, column stats,
+history (schema changes, recent commits, rows per second)."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from flask import Blueprint, current_app, jsonify, request
@@ -12,6 +14,9 @@ from kyma.engine.types import DEFAULT_COLUMN_NAMES, Column, KymaType
 from kyma.server.auth import principal
 
 blueprint = Blueprint("tables", __name__)
+RATE_WINDOW = timedelta(seconds=60)  # rows per second: over the commits of the last minute
+RATE_COMMITS = 1000  # … among the newest this many
+RECENT_COMMITS = 50
 
 
 @blueprint.post("/v1/tables")
@@ -74,6 +79,44 @@ def table_stats(name: str):  # type: ignore[no-untyped-def]
     ]
     return jsonify(
         {"table": info.name, "snapshot_id": info.current_snapshot_id, "columns": columns}
+    )
+
+
+@blueprint.get("/v1/tables/<name>/history")
+def table_history(name: str):  # type: ignore[no-untyped-def]
+    """The columns in the order they were added (``evolved_from`` for one schema evolution
+    made), the newest commits with their summaries, and rows committed per second over
+    the last minute."""
+    catalog = current_app.extensions["kyma"].catalog
+    info = catalog.get_table(name)
+    added = catalog.columns_added(name)
+    columns = sorted(
+        (
+            {
+                "name": c.name,
+                "type": c.type.name,
+                "evolved_from": c.evolved_from,
+                "added_at": added[c.name].isoformat(),
+            }
+            for c in info.columns
+        ),
+        key=lambda c: c["added_at"],
+    )
+    snapshots = catalog.snapshots(name, last=RATE_COMMITS)
+    since = datetime.now(UTC) - RATE_WINDOW
+    rows = sum(s.summary.get("added_rows", 0) for s in snapshots if s.created_at >= since)
+    commits = [
+        {"snapshot_id": s.snapshot_id, "created_at": s.created_at.isoformat(), **s.summary}
+        for s in reversed(snapshots[-RECENT_COMMITS:])
+    ]
+    return jsonify(
+        {
+            "table": info.name,
+            "columns": columns,
+            "commits": commits,
+            "rows_per_second": round(rows / RATE_WINDOW.total_seconds(), 3),
+            "rate_window_seconds": int(RATE_WINDOW.total_seconds()),
+        }
     )
 
 

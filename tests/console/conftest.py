@@ -1,7 +1,9 @@
 """One real ``kyma serve`` (auth required) and one headless Chromium for every console test.
 
 The server holds table ``logs`` (300 rows over the last 50 minutes, services and levels for
-facets, every seventh a timeout) and the spans of one trace ingested through OTLP/HTTP. A
+facets, every seventh a timeout), the spans of one trace ingested through OTLP/HTTP, and
+connector ``oracle`` on the test Postgres, whose schema ``console_src`` holds ``accounts``
+(``id`` 0–299, the ``n`` of ``logs``). A
 failing test leaves a screenshot and the page's HTML in a temporary folder named in its
 report.
 """
@@ -16,6 +18,7 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
+import psycopg
 import pytest
 from browser import chromium, screenshot
 from console_site import Console, log_rows, spans, wait
@@ -23,6 +26,13 @@ from selenium import webdriver
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ec
 from serve_helpers import Serve
+
+ACCOUNTS = """
+DROP SCHEMA IF EXISTS console_src CASCADE;
+CREATE SCHEMA console_src;
+CREATE TABLE console_src.accounts (id bigint PRIMARY KEY, owner text);
+INSERT INTO console_src.accounts SELECT g, 'owner ' || g FROM generate_series(0, 299) AS g;
+"""
 
 
 @pytest.fixture(scope="module")
@@ -50,6 +60,19 @@ def console(
         )
         assert console.call("/v1/ingest/logs", log_rows())["rows"] == 300
         console.call("/v1/traces", spans(), url=serve.otlp_http_url)
+        with psycopg.connect(pg_server_url, autocommit=True) as source_db:
+            source_db.execute(ACCOUNTS)
+        connection = {
+            "url": console.source_url,
+            "secret_ref": "$env:KYMA_SECRET_ORACLE",
+            "tls": "disabled",
+            "allow_insecure": True,  # the loopback test Postgres has no TLS
+        }
+        scope = {"include_schemas": ["console_src"]}
+        console.call(
+            "/v1/connectors",
+            {"name": "oracle", "type": "postgres", "connection": connection, "scope": scope},
+        )
         yield console
     finally:
         code = serve.stop()

@@ -11,12 +11,16 @@ import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 from console_site import TRACE_ID, Console, log_rows, wait
 from selenium import webdriver
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as ec
+from selenium.webdriver.support.ui import Select
 
 
 def _find(driver: webdriver.Chrome, css: str):  # type: ignore[no-untyped-def]
@@ -94,6 +98,28 @@ def test_a_chart_from_a_result(page: webdriver.Chrome, console: Console) -> None
     assert chart.find_element(By.TAG_NAME, "canvas").size["height"] > 100
 
 
+def test_a_result_downloads_as_parquet(
+    page: webdriver.Chrome, console: Console, tmp_path: Path
+) -> None:
+    page.execute_cdp_cmd(
+        "Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(tmp_path)}
+    )
+    sql = "SELECT n, service, attributes, _timestamp FROM logs WHERE n < 5 ORDER BY n"
+    _type_sql(page, sql)
+    page.find_element(By.ID, "sql-run").click()
+    _text(page, "#sql-status", "5 rows")
+    page.find_element(By.ID, "sql-parquet").click()
+    _text(page, "#sql-status", "result.parquet downloaded")
+    file = tmp_path / "result.parquet"
+    wait(page).until(lambda _: file.exists() and not list(tmp_path.glob("*.crdownload")))
+    table = pq.read_table(file)
+    assert table.column_names == ["n", "service", "attributes", "_timestamp"]
+    assert pa.types.is_int64(table.schema.field("n").type)
+    assert pa.types.is_timestamp(table.schema.field("_timestamp").type)
+    assert table.column("n").to_pylist() == [0, 1, 2, 3, 4]
+    assert table.column("service").to_pylist() == [r[1] for r in console.sql(sql)["rows"]]
+
+
 def test_the_editor_completes_tables(page: webdriver.Chrome) -> None:
     editor = _find(page, "#sql-editor .cm-content")
     editor.click()
@@ -123,7 +149,8 @@ def test_explain_analyze_shows_the_pruning_cascade(page: webdriver.Chrome) -> No
     assert pruning.text.startswith("pruning logs")
     stages = [s.text for s in pruning.find_elements(By.CSS_SELECTOR, ".stage")]
     assert stages[:2] == ["stage 1 catalog 1/1 extents", "stage 2 block stats 1/1 blocks"]
-    assert stages[2].startswith("stage 3 scan 300 rows, ")
+    assert stages[2] == "stage 3 token filters 1/1 blocks"
+    assert stages[3].startswith("scan 300 rows, ")
     assert page.find_elements(By.CSS_SELECTOR, "#sql-results .explain .plan .tree .node")
 
 
@@ -185,6 +212,32 @@ def test_explorer_search_words_and_fields(page: webdriver.Chrome, console: Conso
     assert all("timeout" in r.text and "service=billing" in r.text for r in rows)
 
 
+def test_an_event_opens_its_source_row_through_live(
+    page: webdriver.Chrome, console: Console
+) -> None:
+    page.get(console.url + "#/explore/logs")
+    _find(page, "#ex-status[data-loaded]")
+    assert not page.find_elements(By.CSS_SELECTOR, "#ex-rows .source-link")
+    _find(page, "#ex-source summary").click()
+    _find(page, "#ex-source[data-loaded=yes]")
+    Select(page.find_element(By.ID, "ex-source-table")).select_by_visible_text(
+        "oracle.console_src.accounts"
+    )
+    Select(page.find_element(By.ID, "ex-source-key")).select_by_visible_text("id")
+    Select(page.find_element(By.ID, "ex-source-field")).select_by_visible_text("n")
+    _find(page, "#ex-status[data-loaded]")
+    first = _find(page, "#ex-rows details .source-link")
+    newest = console.sql("SELECT max(n) FROM logs")["rows"][0][0]
+    sql = f"SELECT * FROM live(oracle.console_src.accounts) WHERE id = {newest}"
+    assert first.get_attribute("title") == sql
+    first.click()
+    _text(page, "#sql-status", "1 rows")
+    assert _find(page, "#sql-editor .cm-content").text == sql
+    cells = page.find_elements(By.CSS_SELECTOR, "#sql-results .grid-row .grid-cell")
+    assert [c.text for c in cells] == [str(newest), f"owner {newest}"]
+    page.execute_script("localStorage.removeItem('kyma.sourceLinks')")
+
+
 def test_live_tail_shows_a_new_row_within_two_seconds(
     page: webdriver.Chrome, console: Console
 ) -> None:
@@ -217,8 +270,6 @@ def test_trace_waterfall(page: webdriver.Chrome, console: Console) -> None:
 
 
 def test_catalog_and_connectors_pages(page: webdriver.Chrome, console: Console) -> None:
-    connection = {"url": console.source_url, "secret_ref": "$env:KYMA_SECRET_ORACLE"}
-    console.call("/v1/connectors", {"name": "oracle", "type": "postgres", "connection": connection})
     page.get(console.url + "#/catalog")
     logs = _find(page, "#catalog-tables tr[data-table=logs]")
     assert logs.text.split()[:2] == [
@@ -232,6 +283,60 @@ def test_catalog_and_connectors_pages(page: webdriver.Chrome, console: Console) 
     error = status["last_error"] or status["disabled_reason"] or ""
     assert row.find_element(By.CSS_SELECTOR, ".error").text == error
     assert "postgres" in row.text
+
+
+def test_an_admin_creates_and_revokes_a_token(page: webdriver.Chrome, console: Console) -> None:
+    page.get(console.url + "#/tokens")
+    _find(page, "#tokens-list tr")
+    _find(page, "#token-name").send_keys("grafana-console")
+    _find(page, "#token-tables").send_keys("logs")
+    page.find_element(By.ID, "token-create").click()
+    secret = _find(page, "#token-secret").text
+    (made,) = [t for t in console.call("/v1/tokens")["tokens"] if t["name"] == "grafana-console"]
+    assert made["scopes"] == ["read"] and made["tables"] == ["logs"] and not made["revoked_at"]
+    row = _find(page, f"#tokens-list tr[data-token='{made['id']}']")
+    assert "grafana-console" in row.text and "active" in row.text
+    # the new read token works, and sees no Tokens page
+    page.execute_script("localStorage.setItem('kyma.token', arguments[0])", secret)
+    page.refresh()
+    _text(page, "#tokens-refused", "admin token")
+    assert not page.find_elements(By.ID, "nav-tokens")
+    page.execute_script("localStorage.setItem('kyma.token', arguments[0])", console.token)
+    page.refresh()
+    row = _find(page, f"#tokens-list tr[data-token='{made['id']}']")
+    row.find_element(By.CSS_SELECTOR, "button.revoke").click()
+    page.switch_to.alert.accept()
+    _text(page, f"#tokens-list tr[data-token='{made['id']}'] .state", "revoked")
+    (after,) = [t for t in console.call("/v1/tokens")["tokens"] if t["id"] == made["id"]]
+    assert after["revoked_at"]
+
+
+def test_catalog_schema_history_and_rows_per_second(
+    page: webdriver.Chrome, console: Console
+) -> None:
+    console.sql("CREATE TABLE evolving (a long) WITH (schema_evolution = 'typed')")
+    console.call("/v1/ingest/evolving", [{"a": 1}, {"a": 2}])
+    console.call("/v1/ingest/evolving", [{"a": 3, "b": "x"}])
+    console.call("/v1/ingest/evolving", [{"a": "four"}])
+    history = console.call("/v1/tables/evolving/history")
+    names = [c["name"] for c in history["columns"]]
+    assert names.index("a") < names.index("b") < len(names) - 1
+    (evolved,) = [c for c in history["columns"] if c["evolved_from"] == "a"]
+    assert names[-1] == evolved["name"]
+    assert [c["added_rows"] for c in history["commits"]] == [1, 1, 2]
+    assert history["rows_per_second"] == round(4 / 60, 3)  # all four within the minute
+    page.get(console.url + "#/catalog")
+    row = _find(page, "#catalog-tables tr[data-table=evolving]")
+    assert row.find_element(By.CSS_SELECTOR, ".rate").text == str(history["rows_per_second"])
+    row.find_element(By.CSS_SELECTOR, "button.show-history").click()
+    details = _find(page, "#catalog-tables tr[data-history=evolving]")
+    shown = details.find_elements(By.CSS_SELECTOR, ".schema-history tbody tr")
+    assert [r.get_attribute("data-column") for r in shown] == names
+    assert shown[-1].text.endswith("evolved from a")
+    commits = details.find_elements(By.CSS_SELECTOR, ".commits tbody tr")
+    assert [r.get_attribute("data-snapshot") for r in commits] == [
+        str(c["snapshot_id"]) for c in history["commits"]
+    ]
 
 
 # Live tail's endpoint without a browser: one event a commit that appends, none for a
