@@ -76,8 +76,8 @@ def test_every_registered_function_is_on_the_functions_page(services, monkeypatc
     registered: list[str] = []
     build = _select.session_context
 
-    def recording(limits):  # type: ignore[no-untyped-def]
-        ctx = build(limits)
+    def recording(*args, **kwargs):  # type: ignore[no-untyped-def]
+        ctx = build(*args, **kwargs)
         for kind in ("register_udf", "register_udaf", "register_udwf"):
             original = getattr(ctx, kind)
 
