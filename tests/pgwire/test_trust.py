@@ -48,8 +48,8 @@ def test_without_auth_a_loopback_client_needs_no_password(trusted: tuple[Serve, 
         assert conn.execute("SELECT count(*) FROM t").fetchone() == (0,)
         assert conn.execute("SELECT current_user").fetchone() == ("anyone",)
         cur = conn.execute("SELECT 1.5 AS x, true AS b, 7 AS i")
-        assert cur.fetchone() == (1.5, True, 7)
-        assert [c.type_code for c in cur.description] == [701, 16, 20]
+        assert cur.fetchone() == (Decimal("1.5"), True, 7)  # a literal with a point: numeric
+        assert [c.type_code for c in cur.description] == [1700, 16, 20]
         cur = conn.execute(
             "SELECT INTERVAL '1 day 2 hours' AS i, CAST(1.5 AS DECIMAL(10, 2)) AS d,"
             " DATE '2024-01-31' AS day, ARRAY['a b', NULL] AS texts"
