@@ -83,7 +83,7 @@ def test_c_and_f_together_are_refused(serve: Serve, tmp_path: Path) -> None:
 
 def test_copy_of_a_vector_column_to_csv(serve: Serve, tmp_path: Path) -> None:
     target = tmp_path / "vectors.csv"
-    sql = "SELECT 'a' AS name, [1.5, 2.0, 3.0] AS embedding, NULL AS nothing"
+    sql = "SELECT 'a' AS name, ARRAY[1.5, 2.0, 3.0]::float8[] AS embedding, NULL AS nothing"
     done = kyma_sql(serve, tmp_path, "-c", f"\\copy ({sql}) TO '{target}'")
     assert done.returncode == 0, done.stderr
     assert "COPY 1" in done.stdout
