@@ -27,6 +27,8 @@ fi
 command -v java >/dev/null 2>&1 || apt_install default-jre-headless
 command -v make >/dev/null 2>&1 || apt_install make
 command -v runuser >/dev/null 2>&1 || apt_install util-linux
+# make test: fsync as a no-op for the suite's throwaway servers (see the Makefile).
+command -v eatmydata >/dev/null 2>&1 || apt_install eatmydata
 # tests/pgwire: the Postgres JDBC driver, and a JDK to run the test's one-file Java program.
 [ -f /usr/share/java/postgresql.jar ] || apt_install libpostgresql-jdbc-java
 command -v javac >/dev/null 2>&1 || apt_install default-jdk-headless
