@@ -64,6 +64,7 @@ bench:
 	$(PYTHON) bench/flight.py
 	$(PYTHON) bench/pgwire.py
 	$(PYTHON) bench/kafka.py
+	$(PYTHON) bench/kafka_floor.py
 	$(PYTHON) bench/write_shapes.py
 	$(PYTHON) bench/otlp.py
 	$(PYTHON) bench/filedrop.py

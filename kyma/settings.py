@@ -111,7 +111,7 @@ class Settings:
         50_000, "KYMA_OTLP_BATCH_ROWS", "an OTLP group commit holds at most this many rows"
     )
     otlp_batch_bytes: int = _setting(
-        64 << 20, "KYMA_OTLP_BATCH_BYTES", "and this many bytes of Arrow data"
+        64 << 20, "KYMA_OTLP_BATCH_BYTES", "and this many bytes of export bodies"
     )
     otlp_batch_latency_ms: int = _setting(
         20, "KYMA_OTLP_BATCH_LATENCY_MS", "longest wait for a commit in progress, in ms"

@@ -71,7 +71,7 @@ def _exporter(receiver: OtlpReceiver, signal: Signal) -> Callable[[bytes, Any], 
         try:
             metadata = dict(context.invocation_metadata())
             receiver.authorize(signal, metadata.get("authorization"))
-            return receiver.export(signal, decode_protobuf(signal.request, body))
+            return receiver.export(signal, decode_protobuf(signal.request, body), len(body))
         except Exception as e:
             code, _ = status_of(e)
             if code is grpc.StatusCode.INTERNAL:

@@ -54,10 +54,14 @@ def create_http_app(receiver: OtlpReceiver, max_body_bytes: int) -> Flask:
             if content_type == PROTOBUF:
                 message = decode_protobuf(signal.request, body)
                 return Response(
-                    receiver.export(signal, message).SerializeToString(), 200, content_type=PROTOBUF
+                    receiver.export(signal, message, len(body)).SerializeToString(),
+                    200,
+                    content_type=PROTOBUF,
                 )
             message = decode_json(signal.request, body)
-            return Response(encode_json(receiver.export(signal, message)), 200, content_type=JSON)
+            return Response(
+                encode_json(receiver.export(signal, message, len(body))), 200, content_type=JSON
+            )
         except Exception as e:
             code, http = status_of(e)
             if http == 500:

@@ -13,8 +13,7 @@ from typing import Any
 import cbor2
 from opentelemetry.proto.metrics.v1.metrics_pb2 import AggregationTemporality
 
-from ._tables import METRIC_COLUMNS
-from ._values import Columns, Context, Converted, Rejected, dynamic, nanos
+from ._values import Columns, Context, Rejected, dynamic, nanos
 
 TEMPORALITIES = {
     number: name.removeprefix("AGGREGATION_TEMPORALITY_").lower()
@@ -22,9 +21,20 @@ TEMPORALITIES = {
 }
 
 
-def metrics_batch(request: Any) -> Converted:
-    """One row per data point; a point with a time past 2262 is rejected."""
-    columns = Columns(METRIC_COLUMNS)
+def count_points(request: Any) -> int:
+    """The data points of a request, without converting them."""
+    points = 0
+    for resource_metrics in request.resource_metrics:
+        for scope_metrics in resource_metrics.scope_metrics:
+            for metric in scope_metrics.metrics:
+                kind = metric.WhichOneof("data")
+                if kind is not None:
+                    points += len(getattr(metric, kind).data_points)
+    return points
+
+
+def fill_metrics(columns: Columns, request: Any) -> None:
+    """One row per data point of ``request``; a point with a time past 2262 is rejected."""
     for resource_metrics in request.resource_metrics:
         for scope_metrics in resource_metrics.scope_metrics:
             context = Context.of(resource_metrics.resource, scope_metrics.scope)
@@ -53,7 +63,6 @@ def metrics_batch(request: Any) -> Converted:
                         columns.reject("data point", e)
                         continue
                     columns.add_row(row)
-    return columns.converted()
 
 
 def _point(point: Any) -> dict[str, Any]:

@@ -21,7 +21,7 @@ class OtlpOptions:
     )
     # A group commit goes when no other commit of its table is in progress (_batcher) and
     batch_rows: int = 50_000  # takes at most this many rows
-    batch_bytes: int = 64 << 20  # and bytes of Arrow data (a full one goes at once);
+    batch_bytes: int = 64 << 20  # and bytes of export bodies (a full one goes at once);
     batch_latency_ms: int = 20  # past this wait behind a commit, it goes beside that one
     max_body_bytes: int = 64 << 20
     threads: int = 8  # exports served at once, per protocol

@@ -1,7 +1,8 @@
 """The OTLP receiver: gRPC and HTTP servers in front of one export path per signal.
 
-An export is converted to an Arrow batch, handed to its table's group commit and answered
-once the snapshot holding it is committed. The error an export ends with decides its status
+An export's decoded request is handed to its table's group commit, which converts the
+requests of a group to one Arrow batch on its committing thread; the export is answered once
+the snapshot holding its rows is committed. The error an export ends with decides its status
 on either protocol (``_status``): bad input is not retried, a failed commit is.
 """
 
@@ -10,10 +11,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-import pyarrow as pa
-
 from kyma.engine.catalog import Catalog
-from kyma.engine.errors import IngestError, RetryableError
+from kyma.engine.errors import RetryableError
 from kyma.ingest.write_path import WritePath
 
 from ._batcher import GroupCommit
@@ -22,6 +21,7 @@ from ._http import start_http_server
 from ._options import OtlpOptions
 from ._signals import SIGNALS, Signal
 from ._tables import prepare_table
+from ._values import Outcome
 
 COMMIT_WAIT_SECONDS = 60.0
 
@@ -39,8 +39,9 @@ class OtlpReceiver:
                 max_rows=options.batch_rows,
                 max_bytes=options.batch_bytes,
                 max_latency=options.batch_latency_ms / 1000,
+                assemble=signal.convert,
             )
-            for name in SIGNALS
+            for name, signal in SIGNALS.items()
         }
         self._prepared: set[str] = set()
         self._preparing = threading.Lock()
@@ -52,20 +53,21 @@ class OtlpReceiver:
         if self.options.authorize is not None:
             self.options.authorize(authorization, self.options.tables[signal.name])
 
-    def export(self, signal: Signal, request: Any) -> Any:
-        """Store one decoded Export request; its response once the rows are committed."""
+    def export(self, signal: Signal, request: Any, size: int) -> Any:
+        """Store one decoded Export request (``size``: its body's bytes); its response once
+        the rows are committed. IngestError when its records cannot be stored."""
+        records = signal.count(request)
+        if not records:
+            return signal.answer(Outcome())
+        self._prepare(signal)
         try:
-            converted = signal.convert(request)
-        except (pa.ArrowInvalid, OverflowError) as e:  # e.g. a count past Int64
-            raise IngestError(f"the {signal.name} cannot be stored: {e}") from e
-        if converted.batch.num_rows:
-            self._prepare(signal)
-            try:
-                self._commits[signal.name].submit(converted.batch, COMMIT_WAIT_SECONDS)
-            except RetryableError:
-                self._prepared.discard(signal.name)  # the table may have been dropped
-                raise
-        return signal.answer(converted)
+            outcome = self._commits[signal.name].submit(
+                request, COMMIT_WAIT_SECONDS, rows=records, nbytes=size
+            )
+        except RetryableError:
+            self._prepared.discard(signal.name)  # the table may have been dropped
+            raise
+        return signal.answer(outcome)
 
     def _prepare(self, signal: Signal) -> None:
         if signal.name in self._prepared:

@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import pyarrow as pa
 from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 from kyma.engine.types import Column
 
-from ._logs import logs_batch
-from ._metrics import metrics_batch
+from ._convert import Fill, convert
+from ._logs import fill_logs
+from ._metrics import count_points, fill_metrics
 from ._tables import LOG_COLUMNS, METRIC_COLUMNS, SPAN_COLUMNS
-from ._traces import spans_batch
-from ._values import Converted
+from ._traces import fill_spans
+from ._values import Outcome
 
 
 @dataclass(frozen=True)
@@ -27,15 +29,33 @@ class Signal:
     response: type[Any]
     rejected_field: str  # the partial-success field counting what was left out
     columns: tuple[Column, ...]
-    convert: Callable[[Any], Converted]
+    fill: Fill
+    count: Callable[[Any], int]  # the records of a request, without converting them
 
-    def answer(self, converted: Converted) -> Any:
+    def convert(self, requests: Sequence[Any]) -> tuple[pa.RecordBatch, list[Outcome | Exception]]:
+        """Requests → one batch, and each request's outcome or the error it fails with."""
+        return convert(self.name, self.columns, self.fill, requests)
+
+    def answer(self, outcome: Outcome) -> Any:
         """The Export response, with partial success when records were rejected."""
         response = self.response()
-        if converted.rejected:
-            setattr(response.partial_success, self.rejected_field, converted.rejected)
-            response.partial_success.error_message = converted.error_message
+        if outcome.rejected:
+            setattr(response.partial_success, self.rejected_field, outcome.rejected)
+            response.partial_success.error_message = outcome.error_message
         return response
+
+
+def _records(groups: str, scopes: str, items: str) -> Callable[[Any], int]:
+    """Counts a request's records from the lengths of its scopes' lists."""
+
+    def count(request: Any) -> int:
+        return sum(
+            len(getattr(scope, items))
+            for group in getattr(request, groups)
+            for scope in getattr(group, scopes)
+        )
+
+    return count
 
 
 def _service(module: Any, name: str) -> str:
@@ -52,7 +72,8 @@ SIGNALS = {
             logs_service_pb2.ExportLogsServiceResponse,
             "rejected_log_records",
             LOG_COLUMNS,
-            logs_batch,
+            fill_logs,
+            _records("resource_logs", "scope_logs", "log_records"),
         ),
         Signal(
             "traces",
@@ -61,7 +82,8 @@ SIGNALS = {
             trace_service_pb2.ExportTraceServiceResponse,
             "rejected_spans",
             SPAN_COLUMNS,
-            spans_batch,
+            fill_spans,
+            _records("resource_spans", "scope_spans", "spans"),
         ),
         Signal(
             "metrics",
@@ -70,7 +92,8 @@ SIGNALS = {
             metrics_service_pb2.ExportMetricsServiceResponse,
             "rejected_data_points",
             METRIC_COLUMNS,
-            metrics_batch,
+            fill_metrics,
+            count_points,
         ),
     )
 }

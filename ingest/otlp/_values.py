@@ -113,26 +113,31 @@ class Context:
         )
 
 
-@dataclass
-class Converted:
-    """One export request as an Arrow batch, and the records left out of it."""
+@dataclass(frozen=True)
+class Outcome:
+    """What an export request's answer says: how many of its records were left out, and why
+    the first one was."""
 
-    batch: pa.RecordBatch
     rejected: int = 0
     error_message: str = ""
 
 
 class Columns:
-    """One Python list per column, filled record by record, then one Arrow batch."""
+    """One Python list per column, filled record by record from one or more export requests
+    (``start`` before each), then one Arrow batch."""
 
     def __init__(self, columns: tuple[Column, ...]) -> None:
         self.schema = arrow_schema(columns)
         self.lists: dict[str, list[Any]] = {name: [] for name in self.schema.names}
         self._rows = self.lists["_timestamp"]  # every table has it: its length counts rows
+        self._context = [(name, self.lists[name]) for name in Context.__dataclass_fields__]
+        self.start()
+
+    def start(self) -> None:
+        """Begin the next request: its records are counted and rejected on their own."""
         self.seen = 0
         self.rejected = 0
         self.first_rejection = ""
-        self._context = [(name, self.lists[name]) for name in Context.__dataclass_fields__]
 
     def walk(self, groups: Any, scopes: str, items: str) -> Iterator[Any]:
         """Every record of a request (``groups``: its resource_logs or resource_spans);
@@ -143,9 +148,11 @@ class Columns:
                 for record in getattr(scope, items):
                     self.seen += 1
                     yield record
-                context = Context.of(group.resource, scope.scope)
-                for name, values in self._context:
-                    values.extend([getattr(context, name)] * (len(self._rows) - before))
+                kept = len(self._rows) - before
+                if kept:
+                    context = Context.of(group.resource, scope.scope)
+                    for name, values in self._context:
+                        values.extend([getattr(context, name)] * kept)
 
     def reject(self, what: str, reason: Rejected) -> None:
         """Leave the current record out; the first reason becomes the partial-success message."""
@@ -158,7 +165,12 @@ class Columns:
         for name, values in self.lists.items():
             values.append(row.get(name))
 
-    def converted(self) -> Converted:
+    def outcome(self) -> Outcome:
+        """The current request's outcome."""
+        return Outcome(self.rejected, self.first_rejection)
+
+    def batch(self) -> pa.RecordBatch:
+        """Every kept record of every request, in order (ArrowInvalid or OverflowError when
+        a value does not fit its column)."""
         arrays = [pa.array(self.lists[f.name], f.type) for f in self.schema]
-        batch = pa.RecordBatch.from_arrays(arrays, schema=self.schema)
-        return Converted(batch, self.rejected, self.first_rejection)
+        return pa.RecordBatch.from_arrays(arrays, schema=self.schema)

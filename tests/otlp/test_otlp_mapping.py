@@ -21,8 +21,7 @@ from opentelemetry.proto.metrics.v1.metrics_pb2 import AGGREGATION_TEMPORALITY_D
 from kyma.engine.errors import ConfigError, SchemaError
 from kyma.engine.types import Column, KymaType
 from kyma.ingest.otlp import OtlpOptions, start_otlp_receiver
-from kyma.ingest.otlp._logs import logs_batch
-from kyma.ingest.otlp._metrics import metrics_batch
+from kyma.ingest.otlp._signals import SIGNALS
 from kyma.ingest.otlp._tables import LOG_COLUMNS, prepare_table
 
 LOGS_EXPORT = "/opentelemetry.proto.collector.logs.v1.LogsService/Export"
@@ -32,10 +31,10 @@ def value(**kind) -> AnyValue:  # type: ignore[no-untyped-def]
     return AnyValue(**kind)
 
 
-def rows(converted) -> list[dict]:  # type: ignore[no-untyped-def]
+def rows(batch) -> list[dict]:  # type: ignore[no-untyped-def]
     """The batch's rows with dynamic columns decoded."""
     decoded = []
-    for row in converted.batch.to_pylist():
+    for row in batch.to_pylist():
         decoded.append({k: cbor2.loads(v) if isinstance(v, bytes) else v for k, v in row.items()})
     return decoded
 
@@ -59,7 +58,8 @@ def test_any_values_become_json_values_and_bodies_text() -> None:
     record.body.CopyFrom(nested)
     records.add()  # no body, no attributes, no time
 
-    [first, empty] = rows(logs_batch(request))
+    batch, _ = SIGNALS["logs"].convert([request])
+    [first, empty] = rows(batch)
     assert first["attributes"] == {
         "map": {"inner": 1},
         "list": [True, 0.5],
@@ -85,9 +85,9 @@ def test_sum_and_summary_points() -> None:
     summary.quantile_values.add(quantile=0.5, value=1.0)
     scope.metrics.add(name="no points")  # neither stored nor rejected
 
-    converted = metrics_batch(request)
-    assert converted.rejected == 0
-    requests, rtt = rows(converted)
+    batch, [outcome] = SIGNALS["metrics"].convert([request])
+    assert outcome.rejected == 0
+    requests, rtt = rows(batch)
     assert (requests["value"], requests["aggregation_temporality"]) == (41.0, "delta")
     assert requests["is_monotonic"] is False and requests["scope_version"] == "2.0"
     assert (rtt["metric_type"], rtt["count"], rtt["sum"]) == ("summary", 2, 3.0)
