@@ -61,7 +61,15 @@ from kyma.engine.query._sources import Source, declared, filters_fewer_columns, 
 from kyma.engine.query._sql_types import arrow_sql_type, sql_type
 from kyma.engine.query._statistics import Statistics
 from kyma.engine.query._syntax import unresolved
-from kyma.engine.query._time_order import GROWTH, TIMES, TimeOrder, Window, floor_of
+from kyma.engine.query._time_order import (
+    GROWTH,
+    TIME,
+    TIMES,
+    TimeOrder,
+    Window,
+    first_times,
+    floor_of,
+)
 from kyma.engine.query.durations import ms_since
 from kyma.engine.query.federation import FederatedScan, Federation, references_sources
 from kyma.engine.query.relations import Relations
@@ -415,28 +423,33 @@ class SelectPlanner(TableResolution):
 
     def _probe(self, plan: Plan, order: TimeOrder, folders: _native.Folders) -> Window:
         """The extents and rows a top-k by time reads (``_time_order``): probes of growing
-        sets of extents in time order until one holds the rows needed."""
+        sets of extents in time order until they hold the rows needed. Each probe reads only
+        the extents the last ones did not: a set that yielded fewer rows than needed gave
+        every matching row's time, kept with the new ones."""
         source = plan.sources[order.table]
         _, extents = self._stage1(source, source.predicate)
-        rows = order.needed
+        rows, done = order.needed, 0
+        seen = pa.table({TIME: pa.array([], pa.int64())})
         while True:
             ctx = self._session(plan.functions, late=True)
-            window = Window(order.descending, rows=rows)
-            chosen = window.extents(extents)
+            window = Window(order.descending, rows=rows, skip=done)
+            chosen = Window(order.descending, rows=rows).extents(extents)
             self._register(ctx, order.table, source, folders, window)
             probed = run_datafusion(ctx, order.probe, limits=self.limits)
+            seen = first_times(seen, probed, order)
             whole = len(chosen) == len(extents)
-            if whole and 0 < probed.num_rows < order.needed:  # every matching row's time seen
-                times = set(probed.column(0).cast(pa.int64()).to_pylist())
+            if whole and 0 < seen.num_rows < order.needed:  # every matching row's time seen
+                times = set(seen.column(0).to_pylist())
                 if len(times) <= TIMES:
                     found = tuple(sorted(times))
-                    return Window(order.descending, times=found, seen=probed.num_rows)
-            floor = floor_of(probed, order.needed, whole)
+                    return Window(order.descending, times=found, seen=seen.num_rows)
+            floor = floor_of(seen, order.needed, whole)
             if floor is not None:
                 return Window(order.descending, floor=floor)
             if whole:
                 return Window(order.descending, rows=0)  # no row matches: none to read
-            rows = sum(e.live_rows for e in chosen) * GROWTH
+            done = len(chosen)
+            rows = max(sum(e.live_rows for e in chosen), rows) * GROWTH
 
     def _stage1(
         self, source: Source, predicate: BlockPredicate | None
