@@ -23,6 +23,7 @@ from kyma.engine.errors import UnsupportedStatementError
 from kyma.engine.format import SegmentFormat
 from kyma.engine.format.predicate import BlockPredicate, BlockStats
 from kyma.engine.query import (
+    _contexts,
     _imports,
     _jsonb_columns,
     _native,
@@ -154,6 +155,7 @@ class SelectPlanner(TableResolution):
         scan adds ``deletes.ROW_COLUMNS`` (a DELETE's, not kept)."""
         with contextlib.ExitStack() as stack:
             folders = stack.enter_context(_native.folders.lease())
+            stack.enter_context(_contexts.contexts.lease())
             out = Out(sink, stream)
             result = self._planned(
                 stmt, snapshot, explain, pruning, pushdown, text, visible, out, folders, rows
@@ -299,7 +301,8 @@ class SelectPlanner(TableResolution):
         """A DataFusion session with kyma's functions and the statement's memory pool:
         those a planned statement ``called`` (None: every one, to plan with); ``late``:
         filters pushed into the Parquet decoder."""
-        ctx = session_context(self.limits, late)
+        pool = self.limits.memory_bytes if self.limits is not None else 0
+        ctx = _contexts.session((pool, late), partial(session_context, self.limits, late))
         udfs.register(ctx, called=called)
         udfs.register(ctx, self._functions, called)
         guards = called is None or not GUARDS.isdisjoint(called)
@@ -382,6 +385,7 @@ class SelectPlanner(TableResolution):
             table = renamed(table, plan.names)  # names is None for EXPLAIN
         if frame is not None and (live is None or live.done):  # its session is free again
             kept = frame if plan.steady else None
+            _contexts.keep(ctx)
             self._sessions.keep(key, Prepared(plan.tables, ctx, kept, stats))
         summary = {
             **asdict(total),
