@@ -62,9 +62,7 @@ def test_statements_in_a_row_answer_alike(services) -> None:  # type: ignore[no-
     services.query.execute("INSERT INTO a (n) VALUES (1), (2), (3)")
     services.query.execute("INSERT INTO b (m) VALUES ('x')")
     for _ in range(2):
-        assert services.query.execute("SELECT sum(n) AS s FROM a").table.to_pylist() == [
-            {"s": 6}
-        ]
+        assert services.query.execute("SELECT sum(n) AS s FROM a").table.to_pylist() == [{"s": 6}]
         assert services.query.execute("SELECT m FROM b").table.column("m").to_pylist() == ["x"]
         got = services.query.execute("SELECT n, m FROM a, b WHERE n > 2").table.to_pylist()
         assert got == [{"n": 3, "m": "x"}]
