@@ -37,7 +37,7 @@ from kyma.engine.format import SegmentFormat, _residual, _token_filter
 from kyma.engine.format._shred import Shred
 from kyma.engine.format.parquet._reader import ParquetExtentReader
 from kyma.engine.format.predicate import BlockPredicate, BlockStats, block_evaluator
-from kyma.engine.query import _path_scan
+from kyma.engine.query import _path_scan, _row_groups
 from kyma.engine.query._decoded import DecodedColumns
 from kyma.engine.query._limits import checkpoint
 from kyma.engine.query._recent import Recent
@@ -197,6 +197,21 @@ class _Group:
     paths: _path_scan.ExtentPaths
     blocks: list[int]
     files: list[str] = field(default_factory=list)  # object paths
+    spans: list[_row_groups.Range] | None = field(default_factory=list)
+    """The time ranges of every extent's kept row groups (None: some unknown)."""
+    pruned: bool = False
+    """Whether stage 3 pruned row groups of an extent: then the scan keeps ``spans`` only."""
+
+    def add(
+        self, pruned: list[_row_groups.Range] | None, kept: list[_row_groups.Range] | None
+    ) -> None:
+        """An extent's kept row groups' times: ``pruned`` when stage 3 pruned some."""
+        self.pruned = self.pruned or pruned is not None
+        found = pruned if pruned is not None else kept
+        if self.spans is not None and found is not None:
+            self.spans += found
+        else:
+            self.spans = None
 
 
 def register(
@@ -233,12 +248,18 @@ def register(
             scan.stats.blocks_total += entry.block_count
             continue
         names = footer.file_schema.names
-        if (
-            _token_filter.pruned(store, fmt, entry.object_path, names, scan.predicate, blocks)
-            != blocks
-        ):
-            others.append(entry)  # a DataFusion scan reads every row group: only the kept ones
-            continue
+        tokened = _token_filter.pruned(store, fmt, entry.object_path, names, scan.predicate, blocks)
+        spans = None
+        if tokened != blocks:  # DataFusion reads the kept row groups by their times alone
+            spans = _row_groups.ranges(footer.block_stats, tokened)
+            if spans is None or entry.deletes is not None:
+                others.append(entry)
+                continue
+            if not tokened:
+                scan.stats.blocks_total += entry.block_count
+                scan.stats.blocks_after_stats += len(blocks)
+                continue
+        stage2, blocks = len(blocks), tokened
         reads = _path_scan.plan_of(footer.shredded, footer.block_stats, scan.paths, blocks).reads
         if _residual.stripped_columns(names, [*_names(scan), *reads]):
             others.append(entry)  # a dynamic column stored stripped: the block reader rebuilds
@@ -248,13 +269,14 @@ def register(
             deleting.append(entry)
             continue
         scan.stats.blocks_total += entry.block_count
-        scan.stats.blocks_after_stats += len(blocks)
+        scan.stats.blocks_after_stats += stage2
         scan.stats.blocks_after_tokens += len(blocks)
         paths = _path_scan.plan_of(footer.shredded, footer.block_stats, scan.paths, blocks)
         _count(scan, footer, blocks, paths.reads)
         key = tuple(paths.source(p, blocks) for p in scan.paths)
         group = groups.setdefault(key, _Group(footer, paths, blocks))
         group.files.append(entry.object_path)
+        group.add(spans, _row_groups.ranges(footer.block_stats, blocks))
     if decoded is not None and not scan.paths and decoded.admits(_decoded_bytes(scan, kept)):
         for entry, footer, blocks in kept:
             if entry.deletes is not None:  # counted here: ``scan_blocks`` does not read it
@@ -341,12 +363,18 @@ def _listing(
 ) -> DataFrame:
     names = _names(scan)
     extra = [c for c in group.paths.reads if c not in names]
+    kept = group.pruned and group.spans is not None  # row groups kept by stage 3: by time
+    if kept and _row_groups.TIME not in names + extra:
+        extra.append(_row_groups.TIME)
     fields = [scan.schema.field(n) for n in names]
     fields += [group.footer.file_schema.field(c) for c in extra]
     hidden = f"__kyma_scan/{name}"
     files = [str(store.local_path(path)) for path in group.files]
     ctx.register_listing_table(_path_scan.quoted(hidden), folders(files), schema=pa.schema(fields))
     frame = ctx.table(_path_scan.quoted(hidden))
+    if kept:
+        assert group.spans is not None
+        frame = frame.filter(_row_groups.time_filter(group.spans))
     if not scan.paths and not extra:
         return frame
     columns = [col(_path_scan.quoted(n)) for n in names]

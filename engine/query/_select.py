@@ -23,6 +23,7 @@ from kyma.engine.errors import UnsupportedStatementError
 from kyma.engine.format import SegmentFormat
 from kyma.engine.format.predicate import BlockPredicate, BlockStats
 from kyma.engine.query import (
+    _contexts,
     _imports,
     _jsonb_columns,
     _native,
@@ -61,7 +62,15 @@ from kyma.engine.query._sources import Source, declared, filters_fewer_columns, 
 from kyma.engine.query._sql_types import arrow_sql_type, sql_type
 from kyma.engine.query._statistics import Statistics
 from kyma.engine.query._syntax import unresolved
-from kyma.engine.query._time_order import GROWTH, TIMES, TimeOrder, Window, floor_of
+from kyma.engine.query._time_order import (
+    GROWTH,
+    TIME,
+    TIMES,
+    TimeOrder,
+    Window,
+    first_times,
+    floor_of,
+)
 from kyma.engine.query.durations import ms_since
 from kyma.engine.query.federation import FederatedScan, Federation, references_sources
 from kyma.engine.query.relations import Relations
@@ -146,6 +155,7 @@ class SelectPlanner(TableResolution):
         scan adds ``deletes.ROW_COLUMNS`` (a DELETE's, not kept)."""
         with contextlib.ExitStack() as stack:
             folders = stack.enter_context(_native.folders.lease())
+            stack.enter_context(_contexts.contexts.lease())
             out = Out(sink, stream)
             result = self._planned(
                 stmt, snapshot, explain, pruning, pushdown, text, visible, out, folders, rows
@@ -291,7 +301,8 @@ class SelectPlanner(TableResolution):
         """A DataFusion session with kyma's functions and the statement's memory pool:
         those a planned statement ``called`` (None: every one, to plan with); ``late``:
         filters pushed into the Parquet decoder."""
-        ctx = session_context(self.limits, late)
+        pool = self.limits.memory_bytes if self.limits is not None else 0
+        ctx = _contexts.session((pool, late), partial(session_context, self.limits, late))
         udfs.register(ctx, called=called)
         udfs.register(ctx, self._functions, called)
         guards = called is None or not GUARDS.isdisjoint(called)
@@ -374,6 +385,7 @@ class SelectPlanner(TableResolution):
             table = renamed(table, plan.names)  # names is None for EXPLAIN
         if frame is not None and (live is None or live.done):  # its session is free again
             kept = frame if plan.steady else None
+            _contexts.keep(ctx)
             self._sessions.keep(key, Prepared(plan.tables, ctx, kept, stats))
         summary = {
             **asdict(total),
@@ -415,28 +427,33 @@ class SelectPlanner(TableResolution):
 
     def _probe(self, plan: Plan, order: TimeOrder, folders: _native.Folders) -> Window:
         """The extents and rows a top-k by time reads (``_time_order``): probes of growing
-        sets of extents in time order until one holds the rows needed."""
+        sets of extents in time order until they hold the rows needed. Each probe reads only
+        the extents the last ones did not: a set that yielded fewer rows than needed gave
+        every matching row's time, kept with the new ones."""
         source = plan.sources[order.table]
         _, extents = self._stage1(source, source.predicate)
-        rows = order.needed
+        rows, done = order.needed, 0
+        seen = pa.table({TIME: pa.array([], pa.int64())})
         while True:
             ctx = self._session(plan.functions, late=True)
-            window = Window(order.descending, rows=rows)
-            chosen = window.extents(extents)
+            window = Window(order.descending, rows=rows, skip=done)
+            chosen = Window(order.descending, rows=rows).extents(extents)
             self._register(ctx, order.table, source, folders, window)
             probed = run_datafusion(ctx, order.probe, limits=self.limits)
+            seen = first_times(seen, probed, order)
             whole = len(chosen) == len(extents)
-            if whole and 0 < probed.num_rows < order.needed:  # every matching row's time seen
-                times = set(probed.column(0).cast(pa.int64()).to_pylist())
+            if whole and 0 < seen.num_rows < order.needed:  # every matching row's time seen
+                times = set(seen.column(0).to_pylist())
                 if len(times) <= TIMES:
                     found = tuple(sorted(times))
-                    return Window(order.descending, times=found, seen=probed.num_rows)
-            floor = floor_of(probed, order.needed, whole)
+                    return Window(order.descending, times=found, seen=seen.num_rows)
+            floor = floor_of(seen, order.needed, whole)
             if floor is not None:
                 return Window(order.descending, floor=floor)
             if whole:
                 return Window(order.descending, rows=0)  # no row matches: none to read
-            rows = sum(e.live_rows for e in chosen) * GROWTH
+            done = len(chosen)
+            rows = max(sum(e.live_rows for e in chosen), rows) * GROWTH
 
     def _stage1(
         self, source: Source, predicate: BlockPredicate | None

@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from datafusion import Expr, col, lit
 from sqlglot import exp
 
@@ -116,6 +117,7 @@ class Window:
 
     descending: bool
     rows: int | None = None
+    skip: int = 0  # with ``rows``: the first extents left out (an earlier probe read them)
     floor: int | None = None
     times: tuple[int, ...] | None = None
     seen: int = 0  # with ``times``: the matching rows the probe found
@@ -140,7 +142,7 @@ class Window:
                 break
             chosen.append(extent)
             held += extent.live_rows
-        return chosen
+        return chosen[self.skip :]
 
     def _reaches(self, extent: ExtentRef, floor: int) -> bool:
         if self.descending:
@@ -178,6 +180,23 @@ def ranked(extents: list[ExtentRef], descending: bool) -> list[ExtentRef]:
     if descending:
         return sorted(extents, key=lambda e: -e.max_ts if e.max_ts is not None else -(2**63))
     return sorted(extents, key=lambda e: e.min_ts if e.min_ts is not None else -(2**63))
+
+
+def first_times(seen: pa.Table, probed: pa.Table, order: TimeOrder) -> pa.Table:
+    """The first ``order.needed`` times (int64, in the statement's order) of the rows an
+    earlier probe ``seen`` and of those a probe of other extents found.
+
+    >>> order = TimeOrder("t", True, 2, "", 2)
+    >>> seen = pa.table({TIME: pa.array([5], pa.int64())})
+    >>> first_times(seen, pa.table({TIME: pa.array([9, 3], pa.int64())}), order)[0].to_pylist()
+    [9, 5]
+    """
+    times = pa.concat_arrays(
+        [seen.column(0).combine_chunks(), probed.column(0).cast(pa.int64()).combine_chunks()]
+    )
+    way = "descending" if order.descending else "ascending"
+    ordered = times.take(pc.array_sort_indices(times, order=way))
+    return pa.table({TIME: ordered[: order.needed]})
 
 
 def floor_of(probed: pa.Table, needed: int, whole: bool) -> int | None:

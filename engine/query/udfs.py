@@ -44,7 +44,14 @@ def has_token(text: pa.Array, token: pa.Array) -> pa.Array:
     if not re.fullmatch(r"[a-z0-9]+", word):
         return pc.if_else(pc.is_null(text), pa.scalar(None, pa.bool_()), False)
     pattern = rf"(^|[^a-z0-9]){word}([^a-z0-9]|$)"
-    return pc.match_substring_regex(pc.ascii_lower(offsets_from_zero(text)), pattern)
+    lowered = pc.ascii_lower(offsets_from_zero(text))
+    # The word as a substring first (a plain search): the regex runs on those rows only.
+    found = pc.match_substring(lowered, word)
+    if not pc.any(found).as_py():
+        return found
+    candidates = pc.fill_null(found, False)
+    exact = pc.match_substring_regex(lowered.filter(candidates), pattern)
+    return pc.replace_with_mask(found, candidates, exact)
 
 
 def offsets_from_zero(text: pa.Array) -> pa.Array:

@@ -163,6 +163,8 @@ def test_dictionaries_only_for_values_a_block_repeats(local_store) -> None:
             "as": [f"id-{i}"],
             "l": 200 + 100 * (i % 4),
             "i": i,
+            "r": (i % 4) / 4,
+            "t": 1_700_000_000_000_000_000 + i,
             "d": cbor2.dumps({"code": 200 + 100 * (i % 4), "user": f"u{i}", "m": f"m{i % 2}"}),
         }
         for i in range(32)
@@ -178,11 +180,13 @@ def test_dictionaries_only_for_values_a_block_repeats(local_store) -> None:
     assert dictionary - {"__kyma/~skeleton/d", "__kyma/~holes/d"} == {  # key layouts: always
         "s",  # 3 distinct strings in 16 rows
         "l",  # 4 distinct longs in 16 rows
+        "r",  # 4 distinct doubles in 16 rows (they decode faster so, and take less room)
         "__kyma/d/code:long",
         "__kyma/d/m:string",
         "as.list.element",  # list elements are not sampled
     }
     assert "DELTA_BINARY_PACKED" in meta.row_group(0).column(names.index("i")).encodings
+    assert "DELTA_BINARY_PACKED" in meta.row_group(0).column(names.index("t")).encodings
     back = pq.read_table(local_store.root / result.object_path)
     assert back.column("s").to_pylist() == [r["s"] for r in rows] + ["x"]
     assert back.column("__kyma/d/user:string").to_pylist()[:3] == ["u0", "u1", "u2"]

@@ -8,15 +8,18 @@ stats of the answer show the blocks stage 3 kept.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import psycopg
 import pyarrow as pa
 import pyarrow.compute as pc
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from kyma.engine.format._token_filter import like_words
 from kyma.engine.format.choice import segment_format
+from kyma.engine.storage.local import LocalStore
 
 BLOCKS = 8
 BLOCK_ROWS = 500
@@ -67,6 +70,54 @@ def test_rare_words_read_only_the_blocks_that_hold_them(services, pg_server_url)
     )
     plans = explained.table.column("plan").to_pylist()
     assert any("stage 3 token filters: 1/8 blocks" in p for p in plans), plans
+
+
+@pytest.fixture
+def cold(stores, tmp_path: Path):  # type: ignore[no-untyped-def]
+    """``services`` with the decoded-column cache off: every statement reads Parquet."""
+    from kyma.services import wire_services
+    from kyma.settings import Settings
+
+    home = tmp_path / "home"
+    settings = Settings(home=home, catalog_url=stores.catalog.url, query_cache_bytes=0)
+    services = wire_services(settings, stores, LocalStore(tmp_path / "objects"))
+    yield services
+    services.close()
+
+
+def test_datafusion_skips_the_row_groups_stage_3_pruned(cold) -> None:
+    """An extent whose row groups stage 3 pruned stays in DataFusion's Parquet scan, which
+    skips them by their times (``_row_groups``); the answers do not change."""
+    services = cold
+    services.query.execute("CREATE TABLE timed (n long, message string)")
+    services.write_path.format = segment_format("parquet", block_rows=BLOCK_ROWS)
+    messages = _messages()
+    times = [1_700_000_000 * 10**9 + i * 10**9 for i in range(len(messages))]
+    batch = pa.record_batch(
+        {
+            "_timestamp": pa.array(times, pa.timestamp("ns", tz="UTC")),
+            "n": pa.array(range(len(messages)), pa.int64()),
+            "message": pa.array(messages),
+        }
+    )
+    services.write_path.ingest_batches("timed", iter([batch]), source="test")
+    for sql in [
+        "SELECT n, message FROM timed WHERE has_token(message, 'zebra') ORDER BY n",
+        "SELECT n FROM timed WHERE message LIKE '% zebra-7 %' AND n > 2 ORDER BY n",
+        "SELECT n FROM timed WHERE has_token(message, 'zebra') ORDER BY _timestamp DESC LIMIT 3",
+        "SELECT count(*) FROM timed WHERE has_token(message, 'connect') AND n < 600",
+    ]:
+        pruned = services.query.execute(sql)
+        assert pruned.stats["blocks_after_tokens"] < BLOCKS, sql
+        whole = services.query.execute(sql, pruning=False)
+        assert pruned.table.to_pylist() == whole.table.to_pylist(), sql
+    found = services.query.execute("SELECT n FROM timed WHERE has_token(message, 'zebra')")
+    assert found.table.column("n").to_pylist() == [NEEDLE_ROW]
+    explained = services.query.execute(
+        "EXPLAIN ANALYZE SELECT n FROM timed WHERE has_token(message, 'zebra')"
+    )
+    plans = " ".join(explained.table.column("plan").to_pylist())
+    assert f"row_groups_pruned_statistics={BLOCKS} total \u2192 1 matched" in plans, plans
 
 
 def test_a_needle_in_a_large_extent_after_compaction_keeps_its_filters(services) -> None:

@@ -2,12 +2,14 @@
 
 Encodings were picked by measurement (``bench/format.py``, BENCHMARKS.md): delta for
 timestamps and integers, byte-stream-split for floats, plain for dynamic (CBOR) values --
-their dictionaries were larger than zstd over plain values. Strings and integers are
-dictionary-encoded when a sample block (a row group) repeats its values: strings whose
-distinct values are at most half the block's, integers at most a quarter. A block of mostly
-distinct strings (ids, messages) costs more as a dictionary plus its indices than as zstd
-over plain values (trace ids: +16 %), and few distinct integers (status codes) cost less as
-a dictionary than as deltas (-60 %).
+their dictionaries were larger than zstd over plain values. Strings, integers, floats and
+timestamps are dictionary-encoded when a sample block (a row group) repeats its values:
+strings whose distinct values are at most half the block's, the others at most a quarter. A
+block of mostly distinct strings (ids, messages) costs more as a dictionary plus its indices
+than as zstd over plain values (trace ids: +16 %), and few distinct integers (status codes)
+cost less as a dictionary than as deltas (-60 %). Repeated floats and timestamps (prices,
+discounts, dates) are smaller as a dictionary too, and decode 2-3x faster than zstd over
+byte-stream-split values or deltas (the cold path: BENCHMARKS.md, ``scan36``).
 """
 
 from __future__ import annotations
@@ -96,7 +98,7 @@ def _repeats(values: pa.Array | pa.ChunkedArray | None, times: int) -> bool:
 def _dictionary(dtype: pa.DataType, values: pa.Array | pa.ChunkedArray | None) -> bool:
     if pa.types.is_string(dtype) or pa.types.is_large_string(dtype):
         return _repeats(values, STRING_REPEATS)
-    if pa.types.is_int32(dtype) or pa.types.is_int64(dtype):
+    if _encoding(dtype) is not None:  # integers, floats and timestamps
         return values is not None and _repeats(values, INTEGER_REPEATS)
     return False
 
