@@ -175,6 +175,20 @@ def data_rows(columns: Sequence[pa.Array]) -> bytes:
     return _data(pa.concat_arrays(pieces).take(pa.array(order)))
 
 
+def copy_data(lines: pa.Array) -> bytes:
+    """One CopyData message a value of ``lines`` (large_binary, no NULL), back to back.
+
+    >>> copy_data(pa.array([b"1\\n", b"22\\n"], pa.large_binary()))
+    b'd\\x00\\x00\\x00\\x061\\nd\\x00\\x00\\x00\\x0722\\n'
+    """
+    count = len(lines)
+    lengths, _ = _cells(lines)
+    header = np.empty(count, dtype=[("kind", "S1"), ("length", ">i4")])
+    header["kind"], header["length"] = b"d", 4 + lengths
+    order = (np.arange(count, dtype=np.int64)[:, None] + count * np.arange(2)).ravel()
+    return _data(pa.concat_arrays([_block([header], count), lines]).take(pa.array(order)))
+
+
 def _cells(column: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """Each value's length (-1: NULL) and the column's value bytes (from its first)."""
     offsets = np.frombuffer(column.buffers()[1], dtype=np.int64)[
@@ -218,7 +232,7 @@ def _data(rows: pa.Array) -> bytes:
     offsets = np.frombuffer(rows.buffers()[1], dtype=np.int64)[
         rows.offset : rows.offset + len(rows) + 1
     ]
-    return rows.buffers()[2].to_pybytes()[offsets[0] : offsets[-1]]
+    return rows.buffers()[2].slice(offsets[0], offsets[-1] - offsets[0]).to_pybytes()
 
 
 _EMPTY = pa.scalar(b"", pa.large_binary())
