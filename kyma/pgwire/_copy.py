@@ -54,7 +54,7 @@ class Copy:
         if plain and self.delimiter not in _PLAIN_TEXT:
             return self._plain(column)
         if not self.csv:
-            escapes = _TEXT_ESCAPES
+            escapes: tuple[tuple[str, str], ...] = _TEXT_ESCAPES
             if self.delimiter not in "\t\n\r\\":
                 escapes += ((self.delimiter, "\\" + self.delimiter),)
             held = _bytes_held(column)
