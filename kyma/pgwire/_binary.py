@@ -1,6 +1,7 @@
 """Arrow columns in Postgres' binary format, for clients that ask for binary results
 (asyncpg always, psycopg with ``binary=True``): the ``*send`` encodings of each type OID
-``_types.type_oid`` gives, as one large_binary array a column (null for NULL).
+``_types.type_oid`` gives, as one large_binary array a column (null for NULL), or
+fixed_size_binary for a fixed-width column without NULLs.
 
 Fixed-width types, JSONB and arrays of fixed-width elements are packed by numpy and Arrow
 kernels for the whole column; numerics, intervals and other arrays per value.
@@ -68,15 +69,16 @@ def binary_column(field: pa.Field, column: pa.ChunkedArray | pa.Array) -> pa.Arr
 
 
 def _packed(original: pa.Array, values: pa.Array, dtype: str) -> pa.Array:
-    """``values`` as fixed-width big-endian cells, null where ``original`` is."""
+    """``values`` as fixed-width big-endian cells, null where ``original`` is: a
+    fixed_size_binary array when no value is NULL (DataRows take its bytes as they are)."""
     data = values.fill_null(0).to_numpy(zero_copy_only=False).astype(dtype)
     width = data.dtype.itemsize
     cells = pa.FixedSizeBinaryArray.from_buffers(
-        pa.binary(width), len(data), [None, pa.py_buffer(data.tobytes())]
-    ).cast(pa.large_binary())
+        pa.binary(width), len(data), [None, pa.py_buffer(data)]
+    )
     if original.null_count == 0:
         return cells
-    return pc.if_else(pc.is_valid(original), cells, _NULL)
+    return pc.if_else(pc.is_valid(original), cells.cast(pa.large_binary()), _NULL)
 
 
 def _per_value(array: pa.Array, encode: Callable[[Any], bytes]) -> pa.Array:

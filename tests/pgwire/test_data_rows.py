@@ -43,6 +43,13 @@ def _spelled(columns: list[list[bytes | None]]) -> bytes:
 def test_data_rows_spell_each_row(columns: list[list[bytes | None]], skip: int) -> None:
     arrays = [pa.array([b"x"] * skip + c, pa.large_binary()).slice(skip) for c in columns]
     assert data_rows(arrays) == _spelled(columns)
+    fixed = [  # fixed-width binary cells, as binary results of numbers come
+        pa.array([b"xyz"] * skip + c, pa.binary(3)).slice(skip)
+        if all(v is not None and len(v) == 3 for v in c)
+        else array
+        for c, array in zip(columns, arrays, strict=True)
+    ]
+    assert data_rows(fixed) == _spelled(columns)
 
 
 def _spelled_array(row: list[int] | None, oid: int, fmt: str) -> bytes | None:
