@@ -6,7 +6,8 @@ the point-query round trip vs a local Postgres.
 A real ``kyma serve``; 2 500 rows go in through POST /v1/ingest and ``bench/flight.py``'s
 cross join makes the result: ``--rows`` rows of (long, string, double). Every path runs the
 same query and materialises it client-side: psycopg 3 in text and in binary format (Python
-rows), Flight SQL through ADBC and HTTP Arrow IPC (Arrow tables). Median of ``--repeat``.
+rows), Flight SQL through ADBC and HTTP Arrow IPC (Arrow tables). Median of ``--repeat``,
+wall time and the CPU time of the server and of this client (steadier on a shared machine).
 The server's peak resident memory above its idle one is read while psycopg binary runs, the
 first path measured (VmHWM reset before it: later paths would find memory an earlier one
 left resident, as allocators keep it).
@@ -20,19 +21,22 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import random
 import shutil
 import socket
+import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import adbc_driver_flightsql.dbapi
 import psycopg
 import pyarrow as pa
 from _harness import Server, percentile
-from flight import ARROW_STREAM, SIDE, median_seconds, query
+from flight import ARROW_STREAM, SIDE, query
 
 from kyma.runtime.postgres import EmbeddedPostgres
 
@@ -59,6 +63,26 @@ def _status(pid: int, field: str) -> int:
         if line.startswith(f"{field}:"):
             return int(line.split()[1]) * 1024
     raise AssertionError(f"no {field} in /proc/{pid}/status")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU the process has used, in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def measured(run: Callable[[], int], repeat: int, pid: int) -> tuple[float, int, float, float]:
+    """Median wall seconds, rows, and the median CPU seconds of the server and of this
+    client per run: on a shared machine CPU time moves less than wall time."""
+    walls, servers, clients, rows = [], [], [], 0
+    for _ in range(repeat):
+        server, client, start = cpu_seconds(pid), time.process_time(), time.perf_counter()
+        rows = run()
+        walls.append(time.perf_counter() - start)
+        servers.append(cpu_seconds(pid) - server)
+        clients.append(time.process_time() - client)
+    median = statistics.median
+    return median(walls), rows, median(servers), median(clients)
 
 
 def round_trips(dsn: str, count: int) -> list[float]:
@@ -147,18 +171,26 @@ def main() -> None:
         with pg.cursor() as cur:  # warm up: the extents' pages, DataFusion's first plan
             cur.execute(f"{sql} LIMIT 10")
         idle = reset_peak(server.proc.pid)
-        results = {"pgwire psycopg binary": median_seconds(lambda: via_psycopg(True), args.repeat)}
+        pid = server.proc.pid
+        results = {"pgwire psycopg binary": measured(lambda: via_psycopg(True), args.repeat, pid)}
         peak_mb = (peak(server.proc.pid) - idle) / 2**20
-        results["pgwire psycopg text"] = median_seconds(lambda: via_psycopg(False), args.repeat)
-        results["Flight SQL (ADBC)"] = median_seconds(via_flight, args.repeat)
-        results["HTTP Arrow IPC"] = median_seconds(via_ipc, args.repeat)
+        results["pgwire psycopg text"] = measured(lambda: via_psycopg(False), args.repeat, pid)
+        results["Flight SQL (ADBC)"] = measured(via_flight, args.repeat, pid)
+        results["HTTP Arrow IPC"] = measured(via_ipc, args.repeat, pid)
         flight.close()
         pg.close()
-        base = results["Flight SQL (ADBC)"][0]
-        print(f"{'path':<24}{'seconds':>9}{'Mrows/s':>9}{'vs Flight':>11}")
-        for name, (seconds, rows) in results.items():
+        base = results["Flight SQL (ADBC)"]
+        print(
+            f"{'path':<24}{'seconds':>9}{'Mrows/s':>9}{'vs Flight':>11}"
+            f"{'server cpu':>12}{'client cpu':>12}{'cpu vs Flight':>15}"
+        )
+        for name, (seconds, rows, server_cpu, client_cpu) in results.items():
             assert rows == args.rows, (name, rows)
-            print(f"{name:<24}{seconds:>9.2f}{rows / seconds / 1e6:>9.2f}{seconds / base:>10.2f}x")
+            ratio = (server_cpu + client_cpu) / (base[2] + base[3])
+            print(
+                f"{name:<24}{seconds:>9.2f}{rows / seconds / 1e6:>9.2f}{seconds / base[0]:>10.2f}x"
+                f"{server_cpu:>12.2f}{client_cpu:>12.2f}{ratio:>14.2f}x"
+            )
         print(f"server peak memory while psycopg binary ran: {peak_mb:.0f} MB above idle")
 
         postgres, url = local_postgres(work)

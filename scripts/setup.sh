@@ -50,11 +50,6 @@ if [ ! -x .venv/bin/python ]; then
     }
 fi
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]'
-# SQLAlchemy 2: tests/pgwire reflects kyma through its psycopg 3 and psycopg2 dialects.
-# flightsql-dbapi (the Flight SQL protobuf messages kyma's server speaks) declares
-# sqlalchemy<2 for a dialect of its own that kyma never imports, so the two cannot sit in
-# one requirement list; pip reports the conflict and installs it.
-.venv/bin/python -m pip install -q --disable-pip-version-check 'sqlalchemy>=2,<3'
 # node-postgres: tests/pgwire drives kyma with a Postgres client in another language too.
 command -v npm >/dev/null 2>&1 || apt_install nodejs npm
 npm ci --prefix tests/pgwire/node --silent --no-audit --no-fund

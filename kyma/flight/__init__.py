@@ -25,8 +25,8 @@ def start_flight_server(
     NotInstalledError when the ``flight`` extra is missing; ConfigError when it cannot listen.
     """
     try:
+        import google.protobuf  # noqa: F401
         import pyarrow.flight  # noqa: F401
-        from flightsql import flightsql_pb2  # noqa: F401
     except ImportError as e:
         raise NotInstalledError("the Arrow Flight SQL server", "flight") from e
     import pyarrow as pa

@@ -1,8 +1,7 @@
 """Flight SQL commands on the wire: protobuf messages packed in ``google.protobuf.Any``.
 
 A FlightDescriptor's ``cmd``, a Ticket and an Action body each carry one packed message;
-the message classes come from ``flightsql-dbapi`` (``flightsql.flightsql_pb2``), but for
-``CommandStatementIngest``, which it predates (``_ingest_message``).
+the message classes are kyma's own, declared from the spec (``_messages``).
 """
 
 from __future__ import annotations
@@ -11,11 +10,10 @@ from typing import TypeVar
 
 import pyarrow as pa
 import pyarrow.flight as flight
-from flightsql import flightsql_pb2 as sql_pb2
 from google.protobuf import any_pb2
 from google.protobuf.message import DecodeError, Message
 
-from kyma.flight._ingest_message import CommandStatementIngest
+from kyma.flight import _messages as msg
 
 M = TypeVar("M", bound=Message)
 
@@ -23,20 +21,20 @@ M = TypeVar("M", bound=Message)
 COMMANDS: dict[str, type[Message]] = {
     cls.DESCRIPTOR.full_name: cls
     for cls in (
-        sql_pb2.CommandStatementQuery,
-        sql_pb2.CommandStatementUpdate,
-        CommandStatementIngest,
-        sql_pb2.CommandPreparedStatementQuery,
-        sql_pb2.CommandPreparedStatementUpdate,
-        sql_pb2.TicketStatementQuery,
-        sql_pb2.CommandGetCatalogs,
-        sql_pb2.CommandGetDbSchemas,
-        sql_pb2.CommandGetTables,
-        sql_pb2.CommandGetTableTypes,
-        sql_pb2.CommandGetSqlInfo,
-        sql_pb2.CommandGetPrimaryKeys,
-        sql_pb2.ActionCreatePreparedStatementRequest,
-        sql_pb2.ActionClosePreparedStatementRequest,
+        msg.CommandStatementQuery,
+        msg.CommandStatementUpdate,
+        msg.CommandStatementIngest,
+        msg.CommandPreparedStatementQuery,
+        msg.CommandPreparedStatementUpdate,
+        msg.TicketStatementQuery,
+        msg.CommandGetCatalogs,
+        msg.CommandGetDbSchemas,
+        msg.CommandGetTables,
+        msg.CommandGetTableTypes,
+        msg.CommandGetSqlInfo,
+        msg.CommandGetPrimaryKeys,
+        msg.ActionCreatePreparedStatementRequest,
+        msg.ActionClosePreparedStatementRequest,
     )
 }
 

@@ -25,7 +25,7 @@ from kyma.engine.errors import (
     UnsupportedStatementError,
 )
 from kyma.engine.query.rewrite.schema_names import is_local
-from kyma.flight._ingest_message import IF_EXISTS, IF_NOT_EXIST
+from kyma.flight._messages import IF_EXISTS, IF_NOT_EXIST
 from kyma.ingest.arrow_stream import ingest_stream, table_columns
 from kyma.services import Services
 

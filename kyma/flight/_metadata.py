@@ -14,15 +14,16 @@ import logging
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa
-from flightsql import flightsql_pb2 as sql_pb2
 
 from kyma import __version__
 from kyma.auth import Principal
 from kyma.engine.errors import KymaError
 from kyma.engine.types import KymaType
 from kyma.flight import _commands as cmd
+from kyma.flight import _messages as msg
 from kyma.flight._columns import client_schema
 from kyma.services import Services
 
@@ -48,9 +49,7 @@ def catalogs(services: Services, caller: Principal) -> pa.Table:
     return pa.table([pa.array(names, pa.utf8())], schema=cmd.CATALOGS)
 
 
-def db_schemas(
-    services: Services, command: sql_pb2.CommandGetDbSchemas, caller: Principal
-) -> pa.Table:
+def db_schemas(services: Services, command: Any, caller: Principal) -> pa.Table:
     catalog = command.catalog if command.HasField("catalog") else None
     pattern = _like(command.db_schema_filter_pattern, command.HasField("db_schema_filter_pattern"))
     pairs = sorted({(t.catalog, t.schema) for t in _tables(services, catalog, caller)})
@@ -62,7 +61,7 @@ def db_schemas(
     )
 
 
-def tables(services: Services, command: sql_pb2.CommandGetTables, caller: Principal) -> pa.Table:
+def tables(services: Services, command: Any, caller: Principal) -> pa.Table:
     catalog = command.catalog if command.HasField("catalog") else None
     schema_ok = _like(
         command.db_schema_filter_pattern, command.HasField("db_schema_filter_pattern")
@@ -139,40 +138,39 @@ def _like(pattern: str, given: bool):  # type: ignore[no-untyped-def]
 
 # ---------------------------------------------------------------- GetSqlInfo
 
-_INFO = sql_pb2.SqlInfo.Value
+_INFO = msg.SqlInfo
 
 
 def _sql_info_values() -> dict[int, str | bool | int | list[str]]:
     """A reasonable subset of SqlInfo: who the server is and the SQL it speaks."""
     return {
-        _INFO("FLIGHT_SQL_SERVER_NAME"): "kyma",
-        _INFO("FLIGHT_SQL_SERVER_VERSION"): __version__,
-        _INFO("FLIGHT_SQL_SERVER_ARROW_VERSION"): pa.__version__,
-        _INFO("FLIGHT_SQL_SERVER_READ_ONLY"): False,  # INSERT, DDL and bulk ingest write
-        _INFO("FLIGHT_SQL_SERVER_SQL"): True,
-        _INFO("FLIGHT_SQL_SERVER_SUBSTRAIT"): False,
-        _INFO("FLIGHT_SQL_SERVER_TRANSACTION"): sql_pb2.SQL_SUPPORTED_TRANSACTION_NONE,
-        _INFO("FLIGHT_SQL_SERVER_CANCEL"): False,
-        _INFO("SQL_DDL_CATALOG"): False,
-        _INFO("SQL_DDL_SCHEMA"): False,
-        _INFO("SQL_DDL_TABLE"): True,
-        _INFO("SQL_IDENTIFIER_CASE"): sql_pb2.SQL_CASE_SENSITIVITY_LOWERCASE,
-        _INFO("SQL_IDENTIFIER_QUOTE_CHAR"): '"',
-        _INFO("SQL_ALL_TABLES_ARE_SELECTABLE"): True,
-        _INFO("SQL_NULL_ORDERING"): sql_pb2.SQL_NULLS_SORTED_HIGH,
-        _INFO("SQL_SEARCH_STRING_ESCAPE"): "\\",
-        _INFO("SQL_SUPPORTS_COLUMN_ALIASING"): True,
-        _INFO("SQL_NULL_PLUS_NULL_IS_NULL"): True,
-        _INFO("SQL_SUPPORTS_TABLE_CORRELATION_NAMES"): True,
-        _INFO("SQL_SUPPORTS_EXPRESSIONS_IN_ORDER_BY"): True,
-        _INFO("SQL_SUPPORTED_GRAMMAR"): 1 << sql_pb2.SQL_MINIMUM_GRAMMAR
-        | 1 << sql_pb2.SQL_CORE_GRAMMAR,
-        _INFO("SQL_ANSI92_SUPPORTED_LEVEL"): 1 << sql_pb2.ANSI92_ENTRY_SQL,
-        _INFO("SQL_SCHEMA_TERM"): "schema",
-        _INFO("SQL_CATALOG_TERM"): "catalog",
-        _INFO("SQL_CATALOG_AT_START"): True,
-        _INFO("SQL_SUPPORTED_UNIONS"): 1 << sql_pb2.SQL_UNION | 1 << sql_pb2.SQL_UNION_ALL,
-        _INFO("SQL_TRANSACTIONS_SUPPORTED"): False,
+        _INFO.FLIGHT_SQL_SERVER_NAME: "kyma",
+        _INFO.FLIGHT_SQL_SERVER_VERSION: __version__,
+        _INFO.FLIGHT_SQL_SERVER_ARROW_VERSION: pa.__version__,
+        _INFO.FLIGHT_SQL_SERVER_READ_ONLY: False,  # INSERT, DDL and bulk ingest write
+        _INFO.FLIGHT_SQL_SERVER_SQL: True,
+        _INFO.FLIGHT_SQL_SERVER_SUBSTRAIT: False,
+        _INFO.FLIGHT_SQL_SERVER_TRANSACTION: msg.SQL_SUPPORTED_TRANSACTION_NONE,
+        _INFO.FLIGHT_SQL_SERVER_CANCEL: False,
+        _INFO.SQL_DDL_CATALOG: False,
+        _INFO.SQL_DDL_SCHEMA: False,
+        _INFO.SQL_DDL_TABLE: True,
+        _INFO.SQL_IDENTIFIER_CASE: msg.SQL_CASE_SENSITIVITY_LOWERCASE,
+        _INFO.SQL_IDENTIFIER_QUOTE_CHAR: '"',
+        _INFO.SQL_ALL_TABLES_ARE_SELECTABLE: True,
+        _INFO.SQL_NULL_ORDERING: msg.SQL_NULLS_SORTED_HIGH,
+        _INFO.SQL_SEARCH_STRING_ESCAPE: "\\",
+        _INFO.SQL_SUPPORTS_COLUMN_ALIASING: True,
+        _INFO.SQL_NULL_PLUS_NULL_IS_NULL: True,
+        _INFO.SQL_SUPPORTS_TABLE_CORRELATION_NAMES: True,
+        _INFO.SQL_SUPPORTS_EXPRESSIONS_IN_ORDER_BY: True,
+        _INFO.SQL_SUPPORTED_GRAMMAR: 1 << msg.SQL_MINIMUM_GRAMMAR | 1 << msg.SQL_CORE_GRAMMAR,
+        _INFO.SQL_ANSI92_SUPPORTED_LEVEL: 1 << msg.ANSI92_ENTRY_SQL,
+        _INFO.SQL_SCHEMA_TERM: "schema",
+        _INFO.SQL_CATALOG_TERM: "catalog",
+        _INFO.SQL_CATALOG_AT_START: True,
+        _INFO.SQL_SUPPORTED_UNIONS: 1 << msg.SQL_UNION | 1 << msg.SQL_UNION_ALL,
+        _INFO.SQL_TRANSACTIONS_SUPPORTED: False,
     }
 
 
@@ -180,7 +178,7 @@ def _sql_info_values() -> dict[int, str | bool | int | list[str]]:
 _STRING, _BOOL, _INT32 = 0, 1, 3
 
 
-def sql_info(command: sql_pb2.CommandGetSqlInfo) -> pa.Table:
+def sql_info(command: Any) -> pa.Table:
     values = _sql_info_values()
     wanted = [i for i in command.info if i in values] if command.info else sorted(values)
     members: dict[int, list] = {code: [] for code in range(6)}

@@ -19,18 +19,17 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.flight as flight
-from flightsql import flightsql_pb2 as sql_pb2
 
 from kyma.auth import Authenticator, Principal
 from kyma.engine.catalog import TableInfo
 from kyma.engine.errors import NotFoundError
 from kyma.engine.query import QueryResult
 from kyma.flight import _commands as cmd
+from kyma.flight import _messages as msg
 from kyma.flight import _metadata as meta
 from kyma.flight._columns import client_table
 from kyma.flight._errors import translated
 from kyma.flight._ingest import ingest
-from kyma.flight._ingest_message import CommandStatementIngest
 from kyma.flight._params import bind, placeholders
 from kyma.flight._prepare import parameter_schema, probe
 from kyma.flight._state import PreparedStatements, ResultCache
@@ -44,18 +43,18 @@ CLOSE_PREPARED = "ClosePreparedStatement"
 
 # Metadata commands: their fixed result schema, and how DoGet builds the answer for a caller.
 _METADATA: dict[type, tuple[Any, Any]] = {
-    sql_pb2.CommandGetCatalogs: (lambda c: cmd.CATALOGS, lambda s, c, p: meta.catalogs(s, p)),
-    sql_pb2.CommandGetDbSchemas: (lambda c: cmd.DB_SCHEMAS, meta.db_schemas),
-    sql_pb2.CommandGetTables: (
+    msg.CommandGetCatalogs: (lambda c: cmd.CATALOGS, lambda s, c, p: meta.catalogs(s, p)),
+    msg.CommandGetDbSchemas: (lambda c: cmd.DB_SCHEMAS, meta.db_schemas),
+    msg.CommandGetTables: (
         lambda c: cmd.TABLES_WITH_SCHEMA if c.include_schema else cmd.TABLES,
         meta.tables,
     ),
-    sql_pb2.CommandGetTableTypes: (
+    msg.CommandGetTableTypes: (
         lambda c: cmd.TABLE_TYPES,
         lambda s, c, p: meta.table_types(),
     ),
-    sql_pb2.CommandGetSqlInfo: (lambda c: cmd.SQL_INFO, lambda s, c, p: meta.sql_info(c)),
-    sql_pb2.CommandGetPrimaryKeys: (
+    msg.CommandGetSqlInfo: (lambda c: cmd.SQL_INFO, lambda s, c, p: meta.sql_info(c)),
+    msg.CommandGetPrimaryKeys: (
         lambda c: cmd.PRIMARY_KEYS,
         lambda s, c, p: meta.primary_keys(),
     ),
@@ -123,7 +122,7 @@ class KymaFlightServer(flight.FlightServerBase):
     ) -> flight.FlightInfo:
         result = self._result(context, sql)
         table = client_table(result.table)
-        ticket = cmd.pack(sql_pb2.TicketStatementQuery(statement_handle=self.results.put(table)))
+        ticket = cmd.pack(msg.TicketStatementQuery(statement_handle=self.results.put(table)))
         endpoint = flight.FlightEndpoint(ticket, [])
         # A write's count is its rows (what ADBC reports as the cursor's rowcount).
         count = result.rowcount if result.rowcount >= 0 else table.num_rows
@@ -157,9 +156,9 @@ class KymaFlightServer(flight.FlightServerBase):
     ) -> flight.FlightInfo:
         self._authorize(context, scope=None)
         command = cmd.descriptor_command(descriptor)
-        if isinstance(command, sql_pb2.CommandStatementQuery):
+        if isinstance(command, msg.CommandStatementQuery):
             return self._run(context, descriptor, command.query)
-        if isinstance(command, sql_pb2.CommandPreparedStatementQuery):
+        if isinstance(command, msg.CommandPreparedStatementQuery):
             sql = self._prepared_sql(command.prepared_statement_handle)
             return self._run(context, descriptor, sql)
         self._authorize(context)  # metadata: a read token's
@@ -181,9 +180,9 @@ class KymaFlightServer(flight.FlightServerBase):
             self._authorize(context)
             return flight.SchemaResult(_METADATA[type(command)][0](command))
         # kyma knows a result's schema only by running the statement; nothing is kept.
-        if isinstance(command, sql_pb2.CommandStatementQuery):
+        if isinstance(command, msg.CommandStatementQuery):
             return flight.SchemaResult(self._execute(context, command.query).schema)
-        if isinstance(command, sql_pb2.CommandPreparedStatementQuery):
+        if isinstance(command, msg.CommandPreparedStatementQuery):
             sql = self._prepared_sql(command.prepared_statement_handle)
             return flight.SchemaResult(self._execute(context, sql).schema)
         raise pa.ArrowNotImplementedError(f"GetSchema does not take {command.DESCRIPTOR.name}")
@@ -192,7 +191,7 @@ class KymaFlightServer(flight.FlightServerBase):
     def do_get(self, context: flight.ServerCallContext, ticket: flight.Ticket) -> Any:
         caller = self._authorize(context, scope=None)
         command = cmd.unpack(ticket.ticket)
-        if isinstance(command, sql_pb2.TicketStatementQuery):  # authorized when it ran
+        if isinstance(command, msg.TicketStatementQuery):  # authorized when it ran
             table = self.results.take(command.statement_handle)
         elif type(command) in _METADATA:
             caller.require("read")
@@ -211,41 +210,39 @@ class KymaFlightServer(flight.FlightServerBase):
         writer: flight.FlightMetadataWriter,
     ) -> None:
         command = cmd.descriptor_command(descriptor)
-        if isinstance(command, sql_pb2.CommandPreparedStatementQuery):
+        if isinstance(command, msg.CommandPreparedStatementQuery):
             self._authorize(context, scope=None)  # the statement is authorized when it runs
             parameters = reader.read_all()
             prepared = self.prepared.get(command.prepared_statement_handle)
             prepared.parameters = parameters if parameters.num_columns else None
             return
-        if isinstance(command, CommandStatementIngest):
+        if isinstance(command, msg.CommandStatementIngest):
             caller = self._authorize(context, scope=None)  # ingest checks what it does
             count = ingest(self.services, caller, command, reader)
             writer.write(
-                pa.py_buffer(sql_pb2.DoPutUpdateResult(record_count=count).SerializeToString())
+                pa.py_buffer(msg.DoPutUpdateResult(record_count=count).SerializeToString())
             )
             return
-        if isinstance(command, sql_pb2.CommandStatementUpdate):
+        if isinstance(command, msg.CommandStatementUpdate):
             sql = command.query
-        elif isinstance(command, sql_pb2.CommandPreparedStatementUpdate):
+        elif isinstance(command, msg.CommandPreparedStatementUpdate):
             sql = self._prepared_sql(command.prepared_statement_handle)
         else:
             raise pa.ArrowNotImplementedError(f"DoPut does not take {command.DESCRIPTOR.name}")
         count = self._result(context, sql).rowcount  # INSERT's rows; -1 (unknown) for DDL
-        writer.write(
-            pa.py_buffer(sql_pb2.DoPutUpdateResult(record_count=count).SerializeToString())
-        )
+        writer.write(pa.py_buffer(msg.DoPutUpdateResult(record_count=count).SerializeToString()))
 
     @translated
     def do_action(self, context: flight.ServerCallContext, action: flight.Action) -> list:
         self._authorize(context, scope=None)  # preparing runs nothing; executing is checked
         if action.type == CREATE_PREPARED:
             request = cmd.unpack_as(
-                action.body.to_pybytes(), sql_pb2.ActionCreatePreparedStatementRequest
+                action.body.to_pybytes(), msg.ActionCreatePreparedStatementRequest
             )
             placeholders(request.query)  # a malformed placeholder fails now, not at execute
             dataset, parameters = self._schemas(context, request.query)
             handle = self.prepared.create(request.query)
-            result = sql_pb2.ActionCreatePreparedStatementResult(
+            result = msg.ActionCreatePreparedStatementResult(
                 prepared_statement_handle=handle,
                 dataset_schema=dataset.serialize().to_pybytes() if dataset else b"",
                 parameter_schema=parameters.serialize().to_pybytes() if parameters else b"",
@@ -253,7 +250,7 @@ class KymaFlightServer(flight.FlightServerBase):
             return [flight.Result(cmd.pack(result))]
         if action.type == CLOSE_PREPARED:
             request = cmd.unpack_as(
-                action.body.to_pybytes(), sql_pb2.ActionClosePreparedStatementRequest
+                action.body.to_pybytes(), msg.ActionClosePreparedStatementRequest
             )
             self.prepared.close(request.prepared_statement_handle)
             return []

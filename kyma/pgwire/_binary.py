@@ -1,8 +1,10 @@
 """Arrow columns in Postgres' binary format, for clients that ask for binary results
 (asyncpg always, psycopg with ``binary=True``): the ``*send`` encodings of each type OID
-``_types.type_oid`` gives, as one large_binary array a column (null for NULL).
+``_types.type_oid`` gives, as one large_binary array a column (null for NULL), or
+fixed_size_binary for a fixed-width column without NULLs.
 
-Fixed-width types are packed by numpy in one pass; arrays, numerics and intervals per value.
+Fixed-width types, JSONB and arrays of fixed-width elements are packed by numpy and Arrow
+kernels for the whole column; numerics, intervals and other arrays per value.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -55,8 +58,9 @@ def binary_column(field: pa.Field, column: pa.ChunkedArray | pa.Array) -> pa.Arr
     if oid in _ELEMENT and not pa.types.is_struct(dtype):
         return _arrays(array, _ELEMENT[oid], dtype.value_type)
     text = t.text_column(field, pa.chunked_array([array], dtype))
-    if oid == t.JSONB:  # version 1, then the JSON text
-        return _per_value(text, lambda v: b"\x01" + v)
+    if oid == t.JSONB:  # version 1, then the JSON text (NULL stays NULL)
+        version = pa.scalar(b"\x01", pa.large_binary())
+        return pc.binary_join_element_wise(version, text, pa.scalar(b"", pa.large_binary()))
     if oid == t.NUMERIC:
         return _per_value(text, lambda v: numeric(Decimal(v.decode())))
     if oid == t.INTERVAL:
@@ -65,15 +69,16 @@ def binary_column(field: pa.Field, column: pa.ChunkedArray | pa.Array) -> pa.Arr
 
 
 def _packed(original: pa.Array, values: pa.Array, dtype: str) -> pa.Array:
-    """``values`` as fixed-width big-endian cells, null where ``original`` is."""
+    """``values`` as fixed-width big-endian cells, null where ``original`` is: a
+    fixed_size_binary array when no value is NULL (DataRows take its bytes as they are)."""
     data = values.fill_null(0).to_numpy(zero_copy_only=False).astype(dtype)
     width = data.dtype.itemsize
     cells = pa.FixedSizeBinaryArray.from_buffers(
-        pa.binary(width), len(data), [None, pa.py_buffer(data.tobytes())]
-    ).cast(pa.large_binary())
+        pa.binary(width), len(data), [None, pa.py_buffer(data)]
+    )
     if original.null_count == 0:
         return cells
-    return pc.if_else(pc.is_valid(original), cells, _NULL)
+    return pc.if_else(pc.is_valid(original), cells.cast(pa.large_binary()), _NULL)
 
 
 def _per_value(array: pa.Array, encode: Callable[[Any], bytes]) -> pa.Array:
@@ -85,6 +90,8 @@ def _arrays(array: pa.Array, element_oid: int, element_type: pa.DataType) -> pa.
     """One-dimensional arrays: ndim, has-null flag, element OID, length, lower bound 1,
     then each element's length (-1: NULL) and bytes."""
     flat = pc.list_flatten(array)
+    if element_oid in _FIXED and flat.null_count == 0:
+        return _fixed_arrays(array, flat, element_oid)
     elements = binary_column(pa.field("e", element_type), flat).to_pylist()
     offsets = pc.list_value_length(array).fill_null(0).to_numpy(zero_copy_only=False).cumsum()
     values: list[bytes | None] = []
@@ -104,6 +111,33 @@ def _arrays(array: pa.Array, element_oid: int, element_type: pa.DataType) -> pa.
             parts.append(b"\xff\xff\xff\xff" if item is None else _cell(item))
         values.append(b"".join(parts))
     return pa.array(values, pa.large_binary())
+
+
+def _fixed_arrays(array: pa.Array, flat: pa.Array, element_oid: int) -> pa.Array:
+    """``_arrays`` of fixed-width elements, none NULL, built by numpy for the whole column:
+    each row's 20-byte header, then its elements as (width, value) cells, back to back."""
+    arrow, packed = _FIXED[element_oid]
+    values = flat.cast(arrow).to_numpy(zero_copy_only=False).astype(packed)
+    cells = np.empty(len(values), [("length", ">i4"), ("value", packed)])
+    cells["length"], cells["value"] = values.dtype.itemsize, values
+    counts = pc.list_value_length(array).fill_null(0).to_numpy(zero_copy_only=False)
+    header = np.empty(len(array), [(f, ">i4") for f in ("ndim", "nulls", "oid", "count", "low")])
+    header["ndim"], header["nulls"], header["oid"] = 1, 0, element_oid
+    header["count"], header["low"] = counts, 1
+    sizes = header.dtype.itemsize + counts.astype(np.int64) * cells.dtype.itemsize
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    data = np.empty(int(offsets[-1]), np.uint8)
+    head = offsets[:-1, None] + np.arange(header.dtype.itemsize)
+    data[head.ravel()] = header.view(np.uint8)
+    body = np.ones(len(data), bool)
+    body[head.ravel()] = False
+    data[body] = cells.view(np.uint8)
+    rows = pa.LargeBinaryArray.from_buffers(
+        pa.large_binary(), len(array), [None, pa.py_buffer(offsets), pa.py_buffer(data)]
+    )
+    empty = pa.scalar(struct.pack("!iii", 0, 0, element_oid), pa.large_binary())
+    rows = pc.if_else(pc.equal(pa.array(counts), 0), empty, rows)
+    return pc.if_else(pc.is_valid(array), rows, _NULL) if array.null_count else rows
 
 
 def _cell(value: bytes) -> bytes:

@@ -4,9 +4,12 @@ in COPY's text or CSV format. Pure: the connection runs the query and sends the 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 from sqlglot.tokens import Token, TokenType
 
 from kyma.engine.errors import SqlError, UnsupportedStatementError
@@ -24,36 +27,71 @@ class Copy:
     null: str = "\\N"
     quote: str = '"'
 
-    def header_line(self, names: Sequence[str]) -> bytes | None:
-        """The header's CopyData payload, if asked for."""
-        return self._line([n.encode() for n in names]) if self.header else None
+    def header_line(self, names: Sequence[str]) -> pa.Array | None:
+        """The header's line, if asked for (names are written as values are)."""
+        if not self.header:
+            return None
+        return self.lines([pa.array([n.encode()], pa.large_binary()) for n in names])
 
-    def lines(self, rows: Iterator[Sequence[bytes | None]]) -> Iterator[bytes]:
-        """One CopyData payload per row."""
-        for row in rows:
-            yield self._line(row)
+    def lines(self, columns: Sequence[pa.Array], plain: Sequence[bool] = ()) -> pa.Array:
+        """One line a row of ``columns`` (text-format values, large_binary, null for NULL),
+        each ending in a newline: built by Arrow's string kernels, column by column.
+        ``plain[i]``: column i's texts hold no newline, quote, backslash or delimiter
+        (numbers, booleans, timestamps), so nothing in them is escaped or quoted.
 
-    def _line(self, values: Sequence[bytes | None]) -> bytes:
-        cells = [self._cell(v) for v in values]
-        return self.delimiter.encode().join(cells) + b"\n"
+        >>> column = pa.array([b"a\\tb", None, b""], pa.large_binary())
+        >>> Copy("q").lines([column, column]).to_pylist()
+        [b'a\\\\tb\\ta\\\\tb\\n', b'\\\\N\\t\\\\N\\n', b'\\t\\n']
+        >>> Copy("q", csv=True, delimiter=",", null="").lines([column]).to_pylist()
+        [b'a\\tb\\n', b'\\n', b'""\\n']
+        """
+        plain = list(plain) or [False] * len(columns)
+        cells = [self._cells(c, p) for c, p in zip(columns, plain, strict=True)]
+        joined = pc.binary_join_element_wise(*cells, _bytes(self.delimiter))
+        return pc.binary_join_element_wise(joined, _bytes(""), _bytes("\n"))
 
-    def _cell(self, value: bytes | None) -> bytes:
-        if value is None:
-            return self.null.encode()
+    def _cells(self, column: pa.Array, plain: bool) -> pa.Array:
+        if plain and self.delimiter not in _PLAIN_TEXT:
+            return self._plain(column)
         if not self.csv:
-            for raw, escaped in (
-                (b"\\", b"\\\\"),
-                (b"\t", b"\\t"),
-                (b"\n", b"\\n"),
-                (b"\r", b"\\r"),
-            ):
-                value = value.replace(raw, escaped)
-            return value.replace(self.delimiter.encode(), b"\\" + self.delimiter.encode())
-        quote = self.quote.encode()
-        special = (self.delimiter.encode(), quote, b"\n", b"\r")
-        if value == self.null.encode() or any(s in value for s in special):
-            return quote + value.replace(quote, quote + quote) + quote
-        return value
+            escapes: tuple[tuple[str, str], ...] = _TEXT_ESCAPES
+            if self.delimiter not in "\t\n\r\\":
+                escapes += ((self.delimiter, "\\" + self.delimiter),)
+            held = _bytes_held(column)
+            for raw, escaped in escapes:
+                if (held == ord(raw)).any():  # a scan of the bytes; a replace copies them
+                    column = pc.replace_substring(column, raw, escaped)
+            return pc.fill_null(column, _bytes(self.null))
+        quote = self.quote
+        special = pc.equal(column, _bytes(self.null))
+        held = _bytes_held(column)
+        for char in {self.delimiter, quote, "\n", "\r"}:
+            if (held == ord(char)).any():
+                special = pc.or_(special, pc.match_substring(column, char))
+        doubled = pc.replace_substring(column, quote, quote + quote)
+        quoted = pc.binary_join_element_wise(_bytes(quote), doubled, _bytes(quote), _bytes(""))
+        return pc.fill_null(pc.if_else(special, quoted, column), _bytes(self.null))
+
+    def _plain(self, column: pa.Array) -> pa.Array:
+        """A value that is the NULL string is quoted in CSV, so it reads back as a value."""
+        if self.csv:
+            quoted = _bytes(self.quote + self.null + self.quote)
+            column = pc.if_else(pc.equal(column, _bytes(self.null)), quoted, column)
+        return pc.fill_null(column, _bytes(self.null))
+
+
+_PLAIN_TEXT = "0123456789.-+:eE ainfINFtf"  # what numbers, booleans and timestamps are made of
+_TEXT_ESCAPES = (("\\", "\\\\"), ("\t", "\\t"), ("\n", "\\n"), ("\r", "\\r"))
+
+
+def _bytes_held(column: pa.Array) -> np.ndarray:
+    """The bytes of a large_binary column's values (and any its slice leaves out)."""
+    data = column.buffers()[2]
+    return np.frombuffer(data, np.uint8) if data is not None else np.empty(0, np.uint8)
+
+
+def _bytes(text: str) -> pa.Scalar:
+    return pa.scalar(text.encode(), pa.large_binary())
 
 
 def parse(sql: str) -> Copy | None:
@@ -88,7 +126,7 @@ def parse(sql: str) -> Copy | None:
         "header" in words
         and "false" not in words[words.index("header") + 1 : words.index("header") + 2]
     )
-    return Copy(
+    copy = Copy(
         query,
         csv=csv,
         header=header,
@@ -96,6 +134,10 @@ def parse(sql: str) -> Copy | None:
         null=found_values.get("null", "" if csv else "\\N"),
         quote=found_values.get("quote", '"'),
     )
+    for name, char in (("delimiter", copy.delimiter), ("quote", copy.quote)):
+        if len(char.encode()) != 1:
+            raise SqlError(f"COPY {name} must be a single one-byte character")
+    return copy
 
 
 def _source(text: str, found: list[Token]) -> tuple[str, int] | None:

@@ -23,22 +23,27 @@ Read = Callable[[], tuple[bytes, bytes]]
 
 
 class CopyStream(io.RawIOBase):
-    """The payloads of CopyData messages, ending at CopyDone; CopyFail raises
-    QueryCancelledError (57014) with the client's message, as Postgres does."""
+    """The payloads of CopyData messages, ending at CopyDone or at the end-of-data line
+    ``\\.`` (text and CSV, as Postgres reads them; what follows it is read and dropped);
+    CopyFail raises QueryCancelledError (57014) with the client's message, as Postgres does."""
 
     def __init__(self, read: Read) -> None:
         self.read_message = read
         self.held = memoryview(b"")  # what is left of the last CopyData (no copies)
         self.done = False
+        self.ended = False  # the end-of-data line came: the rest is not data
+        self.line_start = True  # the next byte begins a line
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
         while not self.held and not self.done:
+            if self.ended:
+                return 0
             kind, payload = self.read_message()
             if kind == b"d":
-                self.held = memoryview(payload)
+                self.held = memoryview(self._before_end(payload))
             elif kind == b"c":
                 self.done = True
             elif kind == b"f":
@@ -55,10 +60,31 @@ class CopyStream(io.RawIOBase):
         self.held = self.held[size:]
         return size
 
+    def _before_end(self, payload: bytes) -> bytes:
+        """``payload`` up to an end-of-data line (``\\.`` alone) if it holds one.
+
+        >>> stream = CopyStream(lambda: (b"c", b""))
+        >>> stream._before_end(b"1\\tx\\n"), stream._before_end(b"\\\\.5\\n2\\n\\\\.\\n3\\n")
+        (b'1\\tx\\n', b'\\\\.5\\n2\\n')
+        >>> stream.ended
+        True
+        """
+        skip = 1 if self.line_start else 0
+        lines = b"\n" * skip + payload
+        self.line_start = payload.endswith(b"\n")
+        at = lines.find(b"\n\\.")
+        while at >= 0:
+            if lines[at + 3 : at + 4] in (b"", b"\n", b"\r"):
+                self.ended = True
+                return lines[skip : at + 1]
+            at = lines.find(b"\n\\.", at + 1)
+        return payload
+
     def drain(self) -> None:
-        """Read to the end of the copy (after an error, the client still sends it)."""
+        """Read to the end of the copy (after an error or the end-of-data line, the client
+        still sends it)."""
         while not self.done:
-            self.held = memoryview(b"")
+            self.held, self.ended = memoryview(b""), False
             try:
                 self.readinto(memoryview(bytearray(1)))
             except QueryCancelledError:

@@ -1,5 +1,6 @@
 """``COPY … TO STDOUT`` over the protocol: CopyOutResponse, one CopyData a row as the engine
-computes the rows (a batch in memory at a time), CopyDone and ``COPY n``."""
+computes the rows (a batch in memory at a time; its lines and their framing built by Arrow
+and numpy, column by column), CopyDone and ``COPY n``."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pyarrow as pa
 from kyma.engine.query import QueryResult
 from kyma.pgwire import _messages as m
 from kyma.pgwire._copy import Copy
-from kyma.pgwire._encoding import text_rows
+from kyma.pgwire._encoding import encoded
 from kyma.pgwire._rows import Rows
 
 SLICE_ROWS = 16_384  # rows turned into lines and sent at a time
@@ -29,13 +30,26 @@ def send_copy(
     send(m.message(b"H", struct.pack(f"!bh{width}h", 0, width, *([0] * width))))
     header = copy.header_line(result.table.column_names)
     if header is not None:
-        send(m.message(b"d", header))
+        send(m.copy_data(header))
+
+    plain = [_plain(f.type) for f in result.table.schema]
 
     def sink(table: pa.Table) -> None:
         for start in range(0, table.num_rows, SLICE_ROWS):
-            lines = copy.lines(text_rows(table.slice(start, SLICE_ROWS)))
-            send(*(m.message(b"d", line) for line in lines))
+            part = table.slice(start, SLICE_ROWS)
+            if part.num_rows:
+                send(m.copy_data(copy.lines(encoded(part, None), plain)))
 
     rows = Rows(result)
     rows.send(0, sink, *limits)
     send(m.message(b"c"), m.command_complete(f"COPY {rows.sent}"))
+
+
+def _plain(dtype: pa.DataType) -> bool:
+    """Whether a type's text is a number, a boolean or a timestamp (nothing to escape)."""
+    return (
+        pa.types.is_integer(dtype)
+        or pa.types.is_floating(dtype)
+        or pa.types.is_boolean(dtype)
+        or pa.types.is_timestamp(dtype)
+    )

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pyarrow as pa
 
 from kyma.engine.errors import SqlError
@@ -24,10 +22,6 @@ def encoded(table: pa.Table, formats: list[int] | None) -> list[pa.Array]:
         binary_column(f, table.column(i)) if formats[i] else text_column(f, table.column(i))
         for i, f in enumerate(table.schema)
     ]
-
-
-def text_rows(table: pa.Table) -> Iterator[tuple[bytes | None, ...]]:
-    return zip(*(c.to_pylist() for c in _text_columns(table)), strict=True)
 
 
 def result_formats(codes: list[int], width: int) -> list[int] | None:

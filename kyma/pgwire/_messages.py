@@ -143,7 +143,7 @@ def data_rows(columns: Sequence[pa.Array]) -> bytes:
 
     The fixed-width parts of a row (the header, every length, the cells of a column whose
     values all have one width) are packed as numpy blocks; the values of other columns lie
-    between them, and one Arrow ``take`` interleaves blocks and values row by row.
+    between them, and one Arrow ``binary_join_element_wise`` joins blocks and values row by row.
 
     >>> data_rows([pa.array([b"", b""], pa.large_binary())])[:10]
     b'D\\x00\\x00\\x00\\n\\x00\\x01\\x00\\x00\\x00'
@@ -151,6 +151,7 @@ def data_rows(columns: Sequence[pa.Array]) -> bytes:
     b'D\\x00\\x00\\x00\\x0b\\x00\\x01\\x00\\x00\\x00\\x011D\\x00\\x00\\x00\\n\\x00\\x01\\xff\\xff\\xff\\xff'
     """
     count = len(columns[0])
+    columns = [_variable(column) for column in columns]
     cells = [_cells(column) for column in columns]
     header = np.empty(count, dtype=[("kind", "S1"), ("length", ">i4"), ("width", ">i2")])
     header["kind"], header["width"] = b"D", len(columns)
@@ -171,12 +172,37 @@ def data_rows(columns: Sequence[pa.Array]) -> bytes:
         pieces.append(_block(parts, count))
     if len(pieces) == 1:
         return _data(pieces[0])
-    order = (np.arange(count, dtype=np.int64)[:, None] + count * np.arange(len(pieces))).ravel()
-    return _data(pa.concat_arrays(pieces).take(pa.array(order)))
+    return _data(pc.binary_join_element_wise(*pieces, _EMPTY))
+
+
+def copy_data(lines: pa.Array) -> bytes:
+    """One CopyData message a value of ``lines`` (large_binary, no NULL), back to back.
+
+    >>> copy_data(pa.array([b"1\\n", b"22\\n"], pa.large_binary()))
+    b'd\\x00\\x00\\x00\\x061\\nd\\x00\\x00\\x00\\x0722\\n'
+    """
+    count = len(lines)
+    lengths, _ = _cells(lines)
+    header = np.empty(count, dtype=[("kind", "S1"), ("length", ">i4")])
+    header["kind"], header["length"] = b"d", 4 + lengths
+    order = (np.arange(count, dtype=np.int64)[:, None] + count * np.arange(2)).ravel()
+    return _data(pa.concat_arrays([_block([header], count), lines]).take(pa.array(order)))
+
+
+def _variable(column: pa.Array) -> pa.Array:
+    """A fixed_size_binary column with NULLs as large_binary (the others are taken as is)."""
+    if pa.types.is_fixed_size_binary(column.type) and column.null_count:
+        return column.cast(pa.large_binary())
+    return column
 
 
 def _cells(column: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """Each value's length (-1: NULL) and the column's value bytes (from its first)."""
+    if pa.types.is_fixed_size_binary(column.type):  # no NULL: one width, the bytes as they lie
+        width = column.type.byte_width
+        values = np.frombuffer(column.buffers()[1], dtype=np.uint8)
+        start = column.offset * width
+        return np.full(len(column), width, np.int64), values[start : start + len(column) * width]
     offsets = np.frombuffer(column.buffers()[1], dtype=np.int64)[
         column.offset : column.offset + len(column) + 1
     ]
@@ -190,6 +216,8 @@ def _cells(column: pa.Array) -> tuple[np.ndarray, np.ndarray]:
 
 def _fixed_width(column: pa.Array, lengths: np.ndarray) -> int | None:
     """The one width of every value, when no value is NULL and all have it."""
+    if pa.types.is_fixed_size_binary(column.type):
+        return int(column.type.byte_width)
     if column.null_count or not len(lengths):
         return None
     width = int(lengths[0])
@@ -218,7 +246,7 @@ def _data(rows: pa.Array) -> bytes:
     offsets = np.frombuffer(rows.buffers()[1], dtype=np.int64)[
         rows.offset : rows.offset + len(rows) + 1
     ]
-    return rows.buffers()[2].to_pybytes()[offsets[0] : offsets[-1]]
+    return rows.buffers()[2].slice(offsets[0], offsets[-1] - offsets[0]).to_pybytes()
 
 
 _EMPTY = pa.scalar(b"", pa.large_binary())

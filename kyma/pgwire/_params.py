@@ -48,7 +48,7 @@ def literal(value: bytes | None, oid: int, binary: bool, position: int) -> str:
     >>> literal(b"42", 20, False, 1), literal(b"it's", 0, False, 2), literal(None, 25, False, 3)
     ('42', "'it''s'", 'NULL')
     >>> literal(struct.pack("!q", -7), 20, True, 1), literal(b"\\x01", 16, True, 1)
-    ('-7', 'TRUE')
+    ('(-7)', 'TRUE')
     >>> literal(b"{a,b}", 1009, False, 1)
     "CAST('{a,b}' AS TEXT[])"
     """
@@ -64,7 +64,7 @@ def literal(value: bytes | None, oid: int, binary: bool, position: int) -> str:
             number = Decimal(text)
         except InvalidOperation:
             raise SqlError(f"parameter ${position}: expected a number, got {text!r}") from None
-        return text if number.is_finite() else f"CAST({quote(text)} AS DOUBLE)"
+        return _signed(text) if number.is_finite() else f"CAST({quote(text)} AS DOUBLE)"
     if oid in _ARRAY_TYPES:
         return f"CAST({quote(text)} AS {_ARRAY_TYPES[oid]})"
     return quote(text)
@@ -76,7 +76,7 @@ def _binary(value: bytes, oid: int, position: int) -> str:
             (number,) = struct.unpack(_BINARY[oid], value)
             if isinstance(number, float) and not math.isfinite(number):
                 return f"CAST({quote(str(number))} AS DOUBLE)"
-            return repr(number)
+            return _signed(repr(number))
         if oid in _DECODERS:
             return _DECODERS[oid](value)
     except (struct.error, ValueError, IndexError):
@@ -135,7 +135,17 @@ def _numeric(value: bytes) -> str:
     digits = struct.unpack_from(f"!{count}h", value, 8)
     number = sum(Decimal(d) * Decimal(10000) ** (weight - i) for i, d in enumerate(digits))
     number = number.quantize(Decimal(1).scaleb(-scale)) if scale else number
-    return ("-" if sign == 0x4000 else "") + format(number, "f")
+    return _signed(("-" if sign == 0x4000 else "") + format(number, "f"))
+
+
+def _signed(number: str) -> str:
+    """A negative number in parentheses: the value stays one operand where the parameter
+    stood (``$1::bigint`` of -2^63 is not ``-(2^63::bigint)``, ``x-$1`` no ``--`` comment).
+
+    >>> _signed("-9223372036854775808"), _signed("7")
+    ('(-9223372036854775808)', '7')
+    """
+    return f"({number})" if number.startswith("-") else number
 
 
 _DECODERS = {

@@ -18,8 +18,8 @@ import adbc_driver_postgresql.dbapi
 import pyarrow as pa
 import pyarrow.flight as flight
 import pytest
-from flightsql import flightsql_pb2 as sql_pb2
 
+from kyma.flight import _messages as msg
 from kyma.flight._commands import pack
 
 UTC = dt.UTC
@@ -170,20 +170,18 @@ def test_prepared_statements_answer_their_schemas(adbc, flight_url: str) -> None
         cur.execute("SELECT n, s FROM prepped WHERE n >= ? ORDER BY n", parameters=(2,))
         assert cur.fetchall() == [(2, "b"), (3, "c")]
     client = flight.FlightClient(flight_url)
-    request = sql_pb2.ActionCreatePreparedStatementRequest(
+    request = msg.ActionCreatePreparedStatementRequest(
         query="SELECT s, n + 1 AS m FROM prepped WHERE n = $1"
     )
     (answer,) = client.do_action(flight.Action("CreatePreparedStatement", pack(request)))
-    result = sql_pb2.ActionCreatePreparedStatementResult()
+    result = msg.ActionCreatePreparedStatementResult()
     _unpack(answer.body.to_pybytes(), result)
     dataset = pa.ipc.read_schema(pa.py_buffer(result.dataset_schema))
     assert [(f.name, f.type) for f in dataset] == [("s", pa.string()), ("m", pa.int64())]
     parameters = pa.ipc.read_schema(pa.py_buffer(result.parameter_schema))
     assert parameters == pa.schema([("$1", pa.int64())])
     with pytest.raises(pa.ArrowKeyError, match="nosuch"):  # planned now, as PREPARE does
-        request = sql_pb2.ActionCreatePreparedStatementRequest(
-            query="SELECT * FROM nosuch WHERE x = ?"
-        )
+        request = msg.ActionCreatePreparedStatementRequest(query="SELECT * FROM nosuch WHERE x = ?")
         list(client.do_action(flight.Action("CreatePreparedStatement", pack(request))))
 
 
@@ -197,8 +195,8 @@ def _unpack(data: bytes, message) -> None:  # type: ignore[no-untyped-def]
 
 def test_the_server_says_it_is_not_read_only(flight_url: str) -> None:
     client = flight.FlightClient(flight_url)
-    read_only = sql_pb2.SqlInfo.Value("FLIGHT_SQL_SERVER_READ_ONLY")
-    command = flight.FlightDescriptor.for_command(pack(sql_pb2.CommandGetSqlInfo(info=[read_only])))
+    read_only = msg.SqlInfo.FLIGHT_SQL_SERVER_READ_ONLY
+    command = flight.FlightDescriptor.for_command(pack(msg.CommandGetSqlInfo(info=[read_only])))
     info = client.get_flight_info(command)
     table = client.do_get(info.endpoints[0].ticket).read_all()
     assert table.to_pylist() == [{"info_name": read_only, "value": False}]

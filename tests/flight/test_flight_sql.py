@@ -1,17 +1,20 @@
 """Arrow Flight SQL against a real server in this process, through real clients: ADBC's
-Flight SQL driver (what BI tools and Python use) and flightsql-dbapi."""
+Flight SQL driver (what BI tools and Python use) and pyarrow's plain Flight client sending
+the spec's messages."""
 
 from __future__ import annotations
+
+import subprocess
+import sys
 
 import adbc_driver_manager
 import pyarrow as pa
 import pyarrow.flight as flight
 import pytest
-from flightsql import FlightSQLClient
-from flightsql.flightsql_pb2 import CommandStatementQuery
 from http_helpers import post_lines, sql
 
 from kyma.flight._commands import pack
+from kyma.flight._messages import CommandGetCatalogs, CommandStatementQuery
 from kyma.flight._server import BATCH_ROWS
 
 
@@ -134,17 +137,19 @@ def test_errors_carry_kymas_message(events, adbc) -> None:  # type: ignore[no-un
         assert cur.fetchall() == [(1,)]
 
 
-def test_flightsql_dbapi_client(events, flight_url: str) -> None:  # type: ignore[no-untyped-def]
-    host, port = flight_url.removeprefix("grpc://").split(":")
-    client = FlightSQLClient(host=host, port=int(port), insecure=True)
-    try:
-        info = client.execute("SELECT x FROM events WHERE x >= 8 ORDER BY x")
-        table = client.do_get(info.endpoints[0].ticket).read_all()
+def test_plain_flight_client(events, flight_url: str) -> None:  # type: ignore[no-untyped-def]
+    """GetFlightInfo then DoGet on its ticket, as any Flight SQL client does underneath."""
+
+    def rows(raw: flight.FlightClient, command: object) -> pa.Table:
+        info = raw.get_flight_info(flight.FlightDescriptor.for_command(pack(command)))
+        return raw.do_get(info.endpoints[0].ticket).read_all()
+
+    with flight.connect(flight_url) as raw:
+        query = CommandStatementQuery(query="SELECT x FROM events WHERE x >= 8 ORDER BY x")
+        table = rows(raw, query)
         assert table.column("x").to_pylist() == [8, 9, 10]
-        catalogs = client.do_get(client.get_catalogs().endpoints[0].ticket).read_all()
+        catalogs = rows(raw, CommandGetCatalogs())
         assert catalogs.column("catalog_name").to_pylist() == ["kyma"]
-    finally:
-        client.close()
 
 
 def test_filters_and_statement_schema(events, client, adbc, flight_url: str) -> None:  # type: ignore[no-untyped-def]
@@ -170,3 +175,9 @@ def test_a_taken_port_is_a_config_error(services, flight_url: str) -> None:  # t
     port = int(flight_url.rsplit(":", 1)[1])
     with pytest.raises(ConfigError, match="KYMA_FLIGHT_PORT"):
         start_flight_server(services, "127.0.0.1", port)
+
+
+def test_the_server_needs_no_flightsql_package() -> None:
+    """The Flight SQL messages are kyma's own: the server imports with ``flightsql`` blocked."""
+    code = "import sys; sys.modules['flightsql'] = None; import kyma.flight._server"
+    subprocess.run([sys.executable, "-c", code], check=True)

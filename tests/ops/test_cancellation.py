@@ -16,11 +16,11 @@ from pathlib import Path
 import psycopg
 import pyarrow.flight as flight
 import pytest
-from flightsql import flightsql_pb2 as sql_pb2
 from ops_helpers import metric, query, request, serve_on, wait_until
 from serve_helpers import Serve, free_port
 
 from kyma.flight import _commands as cmd
+from kyma.flight import _messages as msg
 
 TIMEOUT = 6  # KYMA_QUERY_TIMEOUT_SECONDS of the server under test
 # One long aggregation (minutes): no batch comes out before it is done. The server runs
@@ -152,7 +152,7 @@ def test_a_flight_client_that_cancels_its_call_stops_the_work(serve: Serve) -> N
     before = _outcomes(serve, "cancelled")
     client = flight.FlightClient(serve.flight_url)
     descriptor = flight.FlightDescriptor.for_command(
-        cmd.pack(sql_pb2.CommandStatementQuery(query=SLOW))
+        cmd.pack(msg.CommandStatementQuery(query=SLOW))
     )
     # The call's deadline: gRPC cancels it on the server when it passes.
     options = flight.FlightCallOptions(timeout=2)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import socket
 import struct
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -150,3 +151,43 @@ def test_a_simple_query_sends_rows_before_its_plan_ends(pg: PgServe) -> None:
         sock.close()
     with pg.connect(autocommit=True) as conn:
         assert conn.execute("SELECT 1").fetchall() == [(1,)]
+
+
+WIDE_ROWS = 700_000  # under KYMA_MAX_RESULT_ROWS, which a stream counts against too
+MEMORY_BOUND = 48 << 20
+
+
+def _wide(rows: int) -> str:
+    """Over 250 bytes a row in text: at WIDE_ROWS, 175 MB, past three times the bound."""
+    return f"SELECT x AS n, repeat('x', 250) || x AS s FROM generate_series(1, {rows}) AS g(x)"
+
+
+def _server_memory(pid: int, field: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError(f"no {field} in /proc/{pid}/status")
+
+
+def test_a_large_result_streams_in_bounded_memory(pg: PgServe) -> None:
+    """The server's peak resident memory while it sends a result over three times the bound
+    (COPY TO STDOUT, then a plain SELECT) grows less than the bound: rows leave batch by
+    batch, never built whole. One connection (one server thread) reads them; a first,
+    smaller run warms the allocators and DataFusion, whose retained memory is not the
+    result's."""
+    pid = pg.serve.proc.pid
+    assert WIDE_ROWS * 250 > 3 * MEMORY_BOUND
+    with pg.connect(autocommit=True) as conn:
+        for rows in (WIDE_ROWS // 8, WIDE_ROWS):
+            Path(f"/proc/{pid}/clear_refs").write_text("5")  # the peak (VmHWM) restarts here
+            before = _server_memory(pid, "VmRSS")
+            copied = 0
+            with conn.cursor().copy(f"COPY ({_wide(rows)}) TO STDOUT") as copy:
+                for data in copy:
+                    copied += len(data)
+            assert copied > rows * 250
+            selected = conn.execute(_wide(rows))  # libpq holds the rows; none become Python's
+            assert selected.rowcount == rows
+            selected.close()
+            grown = _server_memory(pid, "VmHWM") - before
+    assert grown < MEMORY_BOUND, f"the server's peak grew {grown >> 20} MB"

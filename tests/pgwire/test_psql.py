@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import time
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -199,3 +200,60 @@ def test_psql_describes_a_view_and_lists_the_database(described: tuple[PgServe, 
     kyma_db = psql(pg, "\\l", pg.tokens["admin"]).stdout.splitlines()
     postgres_db = psql(oracle, "\\l", None).stdout.splitlines()
     assert kyma_db == [line for line in postgres_db if line.startswith("kyma|")]
+
+
+COPIED = {  # the same table in kyma and in Postgres' types
+    "kyma": "CREATE TABLE copied (n long, msg string, ts timestamp, ok bool, r real)",
+    "postgres": "CREATE TABLE copied (n bigint, msg text, ts timestamptz, ok boolean, r float8)",
+}
+# Text format as psql sends it from a pipe: escapes, NULLs, then the end-of-data line and
+# something after it that is not data.
+COPY_IN = (
+    "1\tGET /\\ttab\t2024-05-01 12:00:00.5+00\tt\t1.25\n"
+    "2\tit's \\\\ back\\nslash\t\\N\tf\t\\N\n"
+    "3\t\\N\t2024-05-02 00:00:00+00\t\\N\t-0.5\n"
+    "\\.\n"
+    "4\tnot data\n"
+)
+
+
+def _copy_round_trip(
+    target: PgServe | str, token: str | None, folder: Path
+) -> list[tuple[str, str, str]]:
+    """``\\copy`` from a pipe, then the rows out to files in text and CSV: each step's
+    psql output and the files' bytes."""
+    folder.mkdir()
+    columns = "copied (n, msg, ts, ok, r)"
+    query = "SELECT n, msg, ts, ok, r FROM copied ORDER BY n"
+    steps = [
+        (f"\\copy {columns} FROM STDIN", COPY_IN),
+        (f"\\copy {columns} TO '{folder}/table.txt'", ""),
+        (f"\\copy ({query}) TO '{folder}/query.csv' CSV HEADER", ""),
+        (f"\\copy {columns} TO '{folder}/table.csv' WITH (FORMAT csv, NULL 'null')", ""),
+    ]
+    seen = []
+    for command, data in steps:
+        env = {**os.environ, "PGPASSWORD": token or "", "PGTZ": "UTC"}
+        dsn = target if isinstance(target, str) else target.dsn()
+        done = subprocess.run(
+            [str(find_pg_bin_dir() / "psql"), "-X", "-A", "-t", "-d", dsn, "-c", command],
+            input=data,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        seen.append((command.replace(str(folder), "."), done.stdout, done.stderr))
+    return seen + [(p.name, p.read_text(), "") for p in sorted(folder.iterdir())]
+
+
+def test_psql_copy_in_and_out_as_postgres(described: tuple[PgServe, str], tmp_path: Path) -> None:
+    pg, oracle = described
+    with pg.connect(autocommit=True) as conn:
+        conn.execute(COPIED["kyma"])
+    with psycopg.connect(oracle, autocommit=True) as conn:
+        conn.execute(COPIED["postgres"])
+    kyma = _copy_round_trip(pg, pg.tokens["admin"], tmp_path / "kyma")
+    postgres = _copy_round_trip(oracle, None, tmp_path / "postgres")
+    assert kyma == postgres
+    assert kyma[0][1:] == ("COPY 3\n", "")  # the line after the end-of-data line is not data

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
 import sqlalchemy as sa
@@ -122,3 +123,49 @@ def test_pandas_reads_a_table_and_a_query(kyma_url: str) -> None:
     assert str(frame["ts"].dtype).startswith("datetime64[")
     assert frame["attrs"].tolist() == [{"http": {"method": "GET"}, "tags": ["a", "b"]}, 42]
     assert frame["emb"][0] == [0.5, 1.0, -2.0]
+
+
+def _frame() -> pd.DataFrame:
+    """What a notebook writes: every numeric width, missing values, text with a quote, zoned
+    timestamps, and the extremes of a bigint."""
+    return pd.DataFrame(
+        {
+            "i": [1, 2, 3],
+            "big": [-(2**63), 2**63 - 1, 0],
+            "i32": np.array([1, -2, 3], dtype="int32"),
+            "i16": np.array([1, -2, 3], dtype="int16"),
+            "f": [1.5, None, -2.0],
+            "f32": np.array([0.5, 1, 2], dtype="float32"),
+            "s": ["a", None, "it's"],
+            "b": [True, False, None],
+            "t": pd.to_datetime(
+                ["2024-01-01T00:00:00Z", "2024-01-02T03:04:05.123456Z", None], format="ISO8601"
+            ),
+        }
+    )
+
+
+def _write_and_read(url: str, driver: str, name: str) -> list[Any]:
+    """to_sql's create, append and replace, each followed by the table read back whole."""
+    frame, engine = _frame(), _engine(driver, url)
+    select = f"SELECT {', '.join(frame.columns)} FROM {name} ORDER BY i, big"
+    seen: list[Any] = []
+    try:
+        for mode in ("fail", "append", "replace"):
+            seen.append((mode, frame.to_sql(name, engine, if_exists=mode, index=False)))
+            read = pd.read_sql(select, engine)
+            values = read.astype(object).where(read.notna(), None)  # NaN, NaT: None
+            seen.append((mode, read.dtypes.astype(str).to_dict(), values.to_dict("list")))
+        with pytest.raises(ValueError, match="already exists"):
+            frame.to_sql(name, engine, index=False)
+    finally:
+        engine.dispose()
+    return seen
+
+
+@pytest.mark.parametrize("driver", DRIVERS)
+def test_pandas_to_sql_writes_as_into_postgres(kyma_url: str, oracle_url: str, driver: str) -> None:
+    name = f"frame_{driver}"
+    kyma = _write_and_read(kyma_url, driver, name)
+    assert kyma == _write_and_read(oracle_url, driver, name)
+    assert [len(step[2]["i"]) for step in kyma if len(step) == 3] == [3, 6, 3]

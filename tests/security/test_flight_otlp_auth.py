@@ -9,7 +9,6 @@ import pyarrow.flight as flight
 import pytest
 import requests
 from adbc_driver_manager import AdbcStatusCode
-from flightsql import flightsql_pb2 as sql_pb2
 from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter as GrpcLogs
 from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter as HttpLogs
 from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
@@ -21,6 +20,7 @@ from secure_client import call
 from secure_serve import Secure
 
 from kyma.flight import _commands as cmd
+from kyma.flight import _messages as msg
 
 
 def flight_rows(secure: Secure, token: str | None, sql: str) -> list[tuple]:
@@ -146,7 +146,7 @@ def test_otlp_http_status_codes(secure: Secure) -> None:
 
 
 def _query_descriptor(sql: str) -> flight.FlightDescriptor:
-    return flight.FlightDescriptor.for_command(cmd.pack(sql_pb2.CommandStatementQuery(query=sql)))
+    return flight.FlightDescriptor.for_command(cmd.pack(msg.CommandStatementQuery(query=sql)))
 
 
 def test_flight_errors_carry_no_traceback(secure: Secure) -> None:
