@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 # (about 0.5 KiB per level) and for Python's recursion limit in the slow path.
 MAX_DEPTH = 256
 _WHITESPACE = " \t\r"
+_SLICE = 1 << 20
 _NOT_OPENING = bytes(b for b in range(256) if b not in b"{[\n")
 
 
@@ -57,7 +58,7 @@ def layout(body: bytes, max_openers: int | None = None) -> Layout | None:
     except pa.ArrowInvalid:
         return None
     data = np.frombuffer(body, np.uint8)
-    bounds = np.concatenate([[-1], np.flatnonzero(data == ord("\n")), [len(data)]])
+    bounds = np.concatenate([[-1], *_newlines(data), [len(data)]])
     starts, stops = bounds[:-1] + 1, bounds[1:]
     longest = int((stops - starts).max())
     kept = np.flatnonzero(stops > starts)
@@ -84,6 +85,15 @@ def layout(body: bytes, max_openers: int | None = None) -> Layout | None:
         if max_openers > MAX_DEPTH:
             return None
     return Layout(body, pa.array(kept + 1, pa.int64()), first)
+
+
+def _newlines(data: np.ndarray) -> list[np.ndarray]:
+    """The positions of the newlines of ``data``, a slice at a time: a whole body's mask
+    would be a large array, faulted in afresh by every request."""
+    return [
+        np.flatnonzero(data[start : start + _SLICE] == ord("\n")) + start
+        for start in range(0, len(data), _SLICE)
+    ]
 
 
 def _trimmed(body: bytes) -> pa.Array:
