@@ -250,27 +250,6 @@ def _words(chunk: pa.Array) -> pa.Array:
     )
 
 
-def _pieces(chunk: pa.Array) -> pa.Array:
-    """A string array's bytes cut before every space and at every value's start, as a string
-    array over the same data buffer (new offsets only, from 0). A piece never spans two
-    values, and cuts fall on ASCII bytes only, so every piece is UTF-8 and holds at most one
-    space, its first byte (the caller trims it). Null values must hold no bytes (the caller
-    drops them)."""
-    wide = pa.types.is_large_string(chunk.type)
-    width = np.dtype(np.int64 if wide else np.int32)
-    _, offsets_buffer, data_buffer = chunk.buffers()
-    if data_buffer is None or len(chunk) == 0:
-        return pa.array([], chunk.type)
-    offsets = np.frombuffer(offsets_buffer, width, len(chunk) + 1, chunk.offset * width.itemsize)
-    start, end = int(offsets[0]), int(offsets[-1])
-    cut = np.frombuffer(data_buffer, np.uint8, end - start, start) == 0x20
-    starts = offsets[:-1] - start
-    cut[starts[starts < len(cut)]] = True
-    bounds = np.append(np.flatnonzero(cut), end - start).astype(width)  # from 0: kernels
-    data = data_buffer.slice(start, end - start)  # such as ascii_lower assume it
-    return pa.Array.from_buffers(chunk.type, len(bounds) - 1, [None, pa.py_buffer(bounds), data])
-
-
 class CappedSet:
     """Distinct values, given up (``known`` False) past ``cap``.
 
