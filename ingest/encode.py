@@ -75,7 +75,7 @@ def encode_ndjson(job: EncodeJob, store: StoreConfig, fmt: FormatSpec) -> Encode
     None when the body would change the table (new columns, props fields, typed columns):
     the caller evolves it in the server. Errors are the ones the in-process path raises.
     """
-    check_shape(job.body, job.max_keys_per_row, job.max_nesting_depth)
+    openers = check_shape(job.body, job.max_keys_per_row, job.max_nesting_depth)
     info = job.info
     if schema_evolution(info.options) == "typed":
         typed = coerce_typed(job.body, info, evolve=job.evolve, ingest_time_ns=job.ingest_time_ns)
@@ -83,7 +83,9 @@ def encode_ndjson(job: EncodeJob, store: StoreConfig, fmt: FormatSpec) -> Encode
             return None
         coerced, plan = typed.coerced, typed.plan
     else:
-        coerced = coerce_ndjson(job.body, info.columns, ingest_time_ns=job.ingest_time_ns)
+        coerced = coerce_ndjson(
+            job.body, info.columns, ingest_time_ns=job.ingest_time_ns, max_openers=openers
+        )
         plan = plan_evolution(coerced.unknown_keys, info.columns, evolve=job.evolve)
         if plan.new_columns or plan.props_fields:
             return None
@@ -166,7 +168,8 @@ def write_extents(
     batch: pa.RecordBatch,
     parsed: Mapping[str, ParsedDynamic] | None = None,
 ) -> list[ExtentWriteResult]:
-    """``batch`` as extents of at most EXTENT_ROWS rows; on failure none is left behind."""
+    """``batch`` as extents of at most EXTENT_ROWS rows; on failure none is left behind.
+    They are stored unsynced: the write path syncs them once before its commit."""
     written: list[ExtentWriteResult] = []
     try:
         for start in range(0, batch.num_rows, EXTENT_ROWS):
@@ -174,7 +177,7 @@ def write_extents(
             with writer:
                 part = {k: v.slice(start, EXTENT_ROWS) for k, v in (parsed or {}).items()}
                 writer.append(batch.slice(start, EXTENT_ROWS), part)
-                written.append(writer.finish())
+                written.append(writer.finish(synced=False))
     except OSError as e:
         discard(store, written)
         if isinstance(e, KymaError):

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from kyma.engine.catalog import Catalog, CommitResult, Payload
 from kyma.engine.errors import CatalogUnavailableError
 from kyma.engine.format import ExtentWriteResult
+from kyma.engine.storage import ObjectStore
 
 MAX_GROUP = 64
 """At most this many requests share a transaction (its payloads run one by one)."""
@@ -56,10 +57,12 @@ class _Lane:
 
 
 class GroupCommit:
-    """Commits appends to ``catalog``, grouping the concurrent ones of a table."""
+    """Commits appends to ``catalog``, grouping the concurrent ones of a table; their
+    extents are synced in ``store`` first (``ObjectStore.sync``), once for the group."""
 
-    def __init__(self, catalog: Catalog) -> None:
+    def __init__(self, catalog: Catalog, store: ObjectStore) -> None:
         self.catalog = catalog
+        self.store = store
         self._lanes: dict[str, _Lane] = {}
         self._lock = threading.Lock()
 
@@ -133,9 +136,11 @@ class GroupCommit:
         summary: dict[str, object] = {"source": source}
         if len(group) > 1:
             summary["requests"] = len(group)
+        written = [w for request in group for w in request.written]
+        self.store.sync(w.object_path for w in written)
         return self.catalog.commit(
             table,
-            [w for request in group for w in request.written],
+            written,
             summary=summary,
             payload=chained([r.payload for r in group if r.payload is not None]),
         )

@@ -110,7 +110,7 @@ class WritePath:
         self.max_keys_per_row = max_keys_per_row
         self.max_nesting_depth = max_nesting_depth
         self.workers = workers
-        self.commits = GroupCommit(catalog)
+        self.commits = GroupCommit(catalog, store)
         self.server_slot = threading.Lock()
         """Held while the server encodes a body itself; a body that finds it held goes to a
         worker (so one stream pays no trip, and concurrent ones use every core)."""
@@ -309,6 +309,7 @@ class WritePath:
             if key is not None:
                 payloads.append(ledger_record(key, table, content_hash, _ack_with_snapshot(ack)))
             if replace or deletes:
+                self.store.sync(w.object_path for w in written)
                 removed = [e.extent_id for e in self.catalog.live_extents(table)] if replace else []
                 result = self.catalog.commit(
                     table,
@@ -431,16 +432,22 @@ class WritePath:
         Every row is validated against the widened schema before the catalog is widened,
         so a body that fails changes nothing. The batch has the returned table's columns.
         """
-        check_shape(body, self.max_keys_per_row, self.max_nesting_depth)
+        openers = check_shape(body, self.max_keys_per_row, self.max_nesting_depth)
         info = self.catalog.get_table(table)
         if schema_evolution(info.options) == "typed":
             return self._coerce_typed(info, body, schema_evolve, ingest_time_ns)
-        coerced = coerce_ndjson(body, info.columns, ingest_time_ns=ingest_time_ns)
+        coerced = coerce_ndjson(
+            body, info.columns, ingest_time_ns=ingest_time_ns, max_openers=openers
+        )
         plan = plan_evolution(coerced.unknown_keys, info.columns, evolve=schema_evolve)
         if plan.new_columns or plan.props_fields:
             provisional = _widened(info, plan)
             coerced = coerce_ndjson(
-                body, provisional, props_fields=plan.props_fields, ingest_time_ns=ingest_time_ns
+                body,
+                provisional,
+                props_fields=plan.props_fields,
+                ingest_time_ns=ingest_time_ns,
+                max_openers=openers,
             )
             if plan.new_columns:
                 info = self._widen(table, plan)
@@ -450,6 +457,7 @@ class WritePath:
                         info.columns,
                         props_fields=plan.props_fields,
                         ingest_time_ns=ingest_time_ns,
+                        max_openers=openers,
                     )
         return info, coerced, plan
 

@@ -113,8 +113,9 @@ class ExtentWriter(abc.ABC):
         shredded sub-columns of their exact rows come from it rather than decoded CBOR."""
 
     @abc.abstractmethod
-    def finish(self) -> ExtentWriteResult:
-        """Seal the extent and store it; it is an orphan until a commit references it."""
+    def finish(self, *, synced: bool = True) -> ExtentWriteResult:
+        """Seal the extent and store it; it is an orphan until a commit references it.
+        ``synced=False``: stored with ``ObjectStore.put_unsynced``, the caller syncs it."""
 
     @abc.abstractmethod
     def abort(self) -> None:

@@ -219,7 +219,7 @@ class BlockedWriter(ExtentWriter):
             self._column_stats_found = out
         return self._column_stats_found
 
-    def finish(self) -> ExtentWriteResult:
+    def finish(self, *, synced: bool = True) -> ExtentWriteResult:
         if self._pending_rows:
             self._flush(self._pending_rows)
         if self.hold_blocks:
@@ -230,7 +230,10 @@ class BlockedWriter(ExtentWriter):
         self._finish_stats(paths)
         self._seal()
         byte_size = self._staging.stat().st_size
-        self._store.put_file(self.object_path, self._staging)
+        if synced:
+            self._store.put_file(self.object_path, self._staging)
+        else:
+            self._store.put_unsynced(self.object_path, self._staging)
         stats = self._extent_stats
         return ExtentWriteResult(
             extent_id=self.extent_id,

@@ -19,7 +19,6 @@ from kyma.engine.format.predicate import BlockStats, ColStat
 STRING_MINMAX_CAP = 256
 DISTINCT_SET_CAP = 1_000
 TOKEN_SET_CAP = 10_000
-TOKEN_PATTERN = r"[^a-z0-9]+"
 RUN_ROWS = 131_072
 """Distinct and token sets are updated per run of blocks of about this many rows."""
 PROBE_ROWS = 2 * TOKEN_SET_CAP
@@ -179,9 +178,11 @@ def _add_values(seen: CappedSet, tokens: CappedSet | None, values: pa.ChunkedArr
 
 
 def _tokens(col: pa.Array | pa.ChunkedArray) -> pa.Array:
-    """Distinct words: the text cut at spaces first (``_pieces``: no copy, no regex), the
-    pieces lowercased and trimmed of their space, and only the few distinct ones that are
-    not one ASCII word already split on every other separator by a regex."""
+    """Distinct words: the maximal runs of ASCII letters and digits of each value,
+    lowercased, of two bytes or more (what splitting the ASCII-lowercased text on the regex
+    ``[^a-z0-9]+`` gives). The text is cut at spaces first (``_pieces``: no copy), the
+    pieces lowercased and trimmed of their space, and only the distinct ones that are not
+    one ASCII word already are cut into words (``_words``: a few passes over their bytes)."""
     chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
     pieces = pa.chunked_array([_pieces(c) for c in chunks], col.type)
     bare = pc.unique(pc.utf8_ltrim(pc.ascii_lower(pieces), " "))
@@ -190,7 +191,7 @@ def _tokens(col: pa.Array | pa.ChunkedArray) -> pa.Array:
     rest = bare.filter(pc.invert(word))
     if not len(rest):
         return words  # distinct already
-    split = pc.list_flatten(pc.split_pattern_regex(rest, TOKEN_PATTERN))
+    split = _words(rest)
     split = split.filter(pc.greater_equal(pc.binary_length(split), 2))
     return pc.unique(pa.chunked_array([words, split], bare.type))
 
@@ -214,6 +215,39 @@ def _pieces(chunk: pa.Array) -> pa.Array:
     bounds = np.append(np.flatnonzero(cut), end - start).astype(width)  # from 0: kernels
     data = data_buffer.slice(start, end - start)  # such as ascii_lower assume it
     return pa.Array.from_buffers(chunk.type, len(bounds) - 1, [None, pa.py_buffer(bounds), data])
+
+
+_WORD_BYTES = bytes(range(ord("a"), ord("z") + 1)) + bytes(range(ord("0"), ord("9") + 1))
+_SEPARATORS = bytes(b for b in range(256) if b not in _WORD_BYTES.upper() + _WORD_BYTES)
+_IS_WORD = bytes(int(b not in _SEPARATORS) for b in range(256))
+_LOWER = bytes(range(256)).lower()
+
+
+def _words(chunk: pa.Array) -> pa.Array:
+    """The runs of ASCII letters and digits of a string array's values, lowercased, as a
+    new string array of the same type: the word bytes packed together by one translation,
+    cut wherever a run starts (after another byte, or at a value's start). Non-ASCII bytes
+    are separators, so every word is ASCII. Null values must hold no bytes."""
+    wide = pa.types.is_large_string(chunk.type)
+    width = np.dtype(np.int64 if wide else np.int32)
+    _, offsets_buffer, data_buffer = chunk.buffers()
+    if data_buffer is None or len(chunk) == 0:
+        return pa.array([], chunk.type)
+    offsets = np.frombuffer(offsets_buffer, width, len(chunk) + 1, chunk.offset * width.itemsize)
+    start, end = int(offsets[0]), int(offsets[-1])
+    raw = data_buffer.slice(start, end - start).to_pybytes()
+    at = np.flatnonzero(np.frombuffer(raw.translate(_IS_WORD), np.bool_))
+    first = np.ones(len(at), np.bool_)
+    first[1:] = at[1:] != at[:-1] + 1
+    value_start = np.zeros(len(raw), np.bool_)
+    starts = offsets[:-1] - start
+    value_start[starts[starts < len(raw)]] = True
+    first |= value_start[at]
+    bounds = np.append(np.flatnonzero(first), len(at)).astype(width)
+    text = raw.translate(_LOWER, _SEPARATORS)
+    return pa.Array.from_buffers(
+        chunk.type, len(bounds) - 1, [None, pa.py_buffer(bounds), pa.py_buffer(text)]
+    )
 
 
 class CappedSet:

@@ -6,7 +6,7 @@ Objects are immutable once written: a key is written once, read many times, dele
 from __future__ import annotations
 
 import abc
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -29,6 +29,15 @@ class ObjectStore(abc.ABC):
     @abc.abstractmethod
     def put_file(self, key: str, source: Path) -> None:
         """Store the file at ``source`` under ``key``, durably; ``source`` is consumed."""
+
+    def put_unsynced(self, key: str, source: Path) -> None:
+        """``put_file``, except that the object may not survive a crash until ``sync`` names
+        it: a writer of many objects syncs them once, before anything refers to them (the
+        local store fsyncs each folder once then, not once per object)."""
+        self.put_file(key, source)
+
+    def sync(self, keys: Iterable[str]) -> None:  # noqa: B027 - optional hook
+        """Make the objects ``put_unsynced`` stored under ``keys`` durable (here: they are)."""
 
     @abc.abstractmethod
     def put_bytes(self, key: str, data: bytes) -> None:

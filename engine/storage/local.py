@@ -1,10 +1,16 @@
-"""An ObjectStore in a local folder: writes are fsynced renames, reads are plain files."""
+"""An ObjectStore in a local folder: writes are fsynced renames, reads are plain files.
+
+A rename is durable once its folder is fsynced. Concurrent writers into one folder share
+those fsyncs (``_FolderSync``), and ``put_unsynced`` leaves the folder's to ``sync``, which a
+writer of many objects calls once: one fsync per object, not two.
+"""
 
 from __future__ import annotations
 
 import os
+import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -23,6 +29,8 @@ class LocalStore(ObjectStore):
     def __init__(self, root: Path, *, create: bool = True) -> None:
         self.root = root.absolute()
         self.url = f"file://{self.root}"
+        self._folders: dict[Path, _FolderSync] = {}
+        self._folders_lock = threading.Lock()
         if not create:
             if not self.root.is_dir():
                 raise ConfigError(f"the folder {str(self.root)!r} does not exist")
@@ -40,12 +48,21 @@ class LocalStore(ObjectStore):
         return self.root / _STAGING
 
     def put_file(self, key: str, source: Path) -> None:
+        self.put_unsynced(key, source)
+        self.sync([key])
+
+    def put_unsynced(self, key: str, source: Path) -> None:
         target = self._path(key)
         target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         os.chmod(source, 0o600)  # the store's objects are its owner's alone
         _fsync(source)
         os.replace(source, target)
-        _fsync_dir(target.parent)
+
+    def sync(self, keys: Iterable[str]) -> None:
+        for folder in {self._path(key).parent for key in keys}:
+            with self._folders_lock:
+                synced = self._folders.setdefault(folder, _FolderSync(folder))
+            synced.wait()
 
     def put_bytes(self, key: str, data: bytes) -> None:
         self._path(key)  # refuse a bad key before staging anything
@@ -99,5 +116,32 @@ def _fsync(path: Path) -> None:
         os.close(fd)
 
 
-def _fsync_dir(path: Path) -> None:
-    _fsync(path)
+class _FolderSync:
+    """fsyncs of one folder shared by the threads that need one: a caller waits for an
+    fsync that starts after it asked; one running when it asked does not count, the next
+    serves every caller that asked meanwhile."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._changed = threading.Condition()
+        self._asked = 0
+        self._done = 0
+        self._running = False
+
+    def wait(self) -> None:
+        with self._changed:
+            self._asked += 1
+            mine = self._asked
+            while self._done < mine:
+                if self._running:
+                    self._changed.wait()
+                    continue
+                self._running, serves = True, self._asked
+                self._changed.release()
+                try:
+                    _fsync(self.folder)
+                finally:
+                    self._changed.acquire()
+                    self._running = False
+                    self._changed.notify_all()
+                self._done = serves

@@ -27,15 +27,18 @@ def coerce_ndjson(
     *,
     props_fields: Collection[str] = (),
     ingest_time_ns: int,
+    max_openers: int | None = None,
 ) -> Coerced:
     """Coerce an NDJSON body (already decompressed) to a batch of ``columns``.
 
     Fields that are neither columns nor ``props_fields`` are dropped; ``props_fields`` are
     merged into the row's ``props`` object. A missing or null ``_timestamp`` becomes
     ``ingest_time_ns``. Raises IngestError naming the first offending line and field.
+    ``max_openers``: what ``check_shape`` returned for the body, if it ran (one pass over
+    the body then serves both).
     """
     overflow = overflow_fields(columns, props_fields)
-    fast = coerce_fast(body, columns, overflow, ingest_time_ns)
+    fast = coerce_fast(body, columns, overflow, ingest_time_ns, max_openers)
     if fast is not None:
         return fast
     return coerce_rows(body, columns, props_fields=overflow, ingest_time_ns=ingest_time_ns)

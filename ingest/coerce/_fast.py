@@ -39,15 +39,20 @@ _EXPLICIT = {"bool": pa.bool_(), "int": pa.int32(), "long": pa.int64(), "real": 
 
 
 def coerce_fast(
-    body: bytes, columns: Sequence[Column], props_fields: frozenset[str], ingest_time_ns: int
+    body: bytes,
+    columns: Sequence[Column],
+    props_fields: frozenset[str],
+    ingest_time_ns: int,
+    max_openers: int | None = None,
 ) -> Coerced | None:
-    """The coerced body, or None when only the slow reader can tell."""
+    """The coerced body, or None when only the slow reader can tell; ``max_openers`` as
+    ``check_shape`` returns it."""
     body = body.removeprefix(codecs.BOM_UTF8)
-    lines = layout(body)
+    lines = layout(body, max_openers)
     if lines is None:
         return None
     try:
-        first = parse_line(lines.lines[0].as_py(), 1)
+        first = parse_line(lines.first, 1)
     except IngestError:
         return None
     explicit = {c.name: t for c in columns if (t := _read_type(c, first.get(c.name)))}

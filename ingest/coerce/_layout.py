@@ -10,8 +10,10 @@ that pyarrow saw exactly one row per such line.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -19,40 +21,85 @@ import pyarrow.compute as pc
 # (about 0.5 KiB per level) and for Python's recursion limit in the slow path.
 MAX_DEPTH = 256
 _WHITESPACE = " \t\r"
+_SLICE = 1 << 20
 _NOT_OPENING = bytes(b for b in range(256) if b not in b"{[\n")
 
 
 @dataclass(frozen=True)
 class Layout:
-    lines: pa.Array
-    """The non-blank lines, trimmed of JSON whitespace (large_string)."""
+    body: bytes
     numbers: pa.Array
-    """Their 1-based line numbers (int64)."""
+    """The 1-based numbers of the non-blank lines (int64)."""
+    first: str
+    """The first non-blank line, trimmed of JSON whitespace."""
 
     @property
     def rows(self) -> int:
-        return len(self.lines)
+        return len(self.numbers)
+
+    @functools.cached_property
+    def lines(self) -> pa.Array:
+        """The non-blank lines, trimmed of JSON whitespace (large_string), cut out when a
+        reader first needs them (a body of scalar columns never does)."""
+        trimmed = _trimmed(self.body)
+        kept = pc.subtract(self.numbers, 1)
+        contiguous = kept[-1].as_py() == len(kept) - 1  # blank lines at the end at most
+        return trimmed.slice(0, len(kept)) if contiguous else trimmed.take(kept)
 
 
-def layout(body: bytes) -> Layout | None:
-    """The body's object lines, or None when only the slow reader may read it."""
-    pieces = pc.split_pattern(pa.array([body], pa.large_binary()), b"\n").flatten()
+def layout(body: bytes, max_openers: int | None = None) -> Layout | None:
+    """The body's object lines, or None when only the slow reader may read it;
+    ``max_openers``, the most ``{`` and ``[`` on one line if the caller counted them."""
+    whole = pa.Array.from_buffers(
+        pa.large_binary(), 1, [None, pa.py_buffer(np.array([0, len(body)])), pa.py_buffer(body)]
+    )
     try:
-        text = pieces.cast(pa.large_string())
-    except pa.ArrowInvalid:  # not UTF-8
+        whole.cast(pa.large_string())  # UTF-8, checked in one call
+    except pa.ArrowInvalid:
         return None
-    trimmed = pc.utf8_trim(text, _WHITESPACE)
-    lengths = pc.binary_length(trimmed)
-    kept = pc.indices_nonzero(lengths)
-    if not len(kept):
-        return None
-    contiguous = kept[-1].as_py() == len(kept) - 1  # blank lines at the end at most
-    lines = trimmed.slice(0, len(kept)) if contiguous else trimmed.take(kept)
-    if not _all(pc.starts_with(lines, "{")) or not _all(pc.ends_with(lines, "}")):
-        return None
-    if pc.max(lengths).as_py() > 2 * MAX_DEPTH and _max_brackets(body) > MAX_DEPTH:
-        return None
-    return Layout(lines, pc.add(kept, 1))
+    data = np.frombuffer(body, np.uint8)
+    bounds = np.concatenate([[-1], *_newlines(data), [len(data)]])
+    starts, stops = bounds[:-1] + 1, bounds[1:]
+    longest = int((stops - starts).max())
+    kept = np.flatnonzero(stops > starts)
+    # Most bodies have no whitespace around their lines: their first and last bytes say
+    # all; any other body is trimmed first.
+    bare = len(kept) and (
+        (data[starts[kept]] == ord("{")).all() and (data[stops[kept] - 1] == ord("}")).all()
+    )
+    if bare:
+        first = body[starts[kept[0]] : stops[kept[0]]].decode()
+    else:
+        trimmed = _trimmed(body)
+        lengths = pc.binary_length(trimmed)
+        kept = np.flatnonzero(lengths.to_numpy(zero_copy_only=False))
+        if not len(kept):
+            return None
+        lines = trimmed.take(pa.array(kept))
+        if not _all(pc.starts_with(lines, "{")) or not _all(pc.ends_with(lines, "}")):
+            return None
+        first = lines[0].as_py()
+    if longest > 2 * MAX_DEPTH:
+        if max_openers is None:
+            max_openers = _max_brackets(body)
+        if max_openers > MAX_DEPTH:
+            return None
+    return Layout(body, pa.array(kept + 1, pa.int64()), first)
+
+
+def _newlines(data: np.ndarray) -> list[np.ndarray]:
+    """The positions of the newlines of ``data``, a slice at a time: a whole body's mask
+    would be a large array, faulted in afresh by every request."""
+    return [
+        np.flatnonzero(data[start : start + _SLICE] == ord("\n")) + start
+        for start in range(0, len(data), _SLICE)
+    ]
+
+
+def _trimmed(body: bytes) -> pa.Array:
+    """Every line of ``body`` (UTF-8), trimmed of JSON whitespace (large_string)."""
+    pieces = pc.split_pattern(pa.array([body], pa.large_binary()), b"\n").flatten()
+    return pc.utf8_trim(pieces.cast(pa.large_string()), _WHITESPACE)
 
 
 def _max_brackets(body: bytes) -> int:

@@ -30,11 +30,13 @@ _BRACKETS = b"[]{}"
 _NOT_BRACKET = _all_but(b"[]{}\n")
 
 
-def check_shape(body: bytes, max_keys: int, max_depth: int) -> None:
+def check_shape(body: bytes, max_keys: int, max_depth: int) -> int | None:
     """LimitExceededError for a row with more than ``max_keys`` top-level keys; IngestError
-    for a value nested deeper than ``max_depth``; 0 turns a limit off."""
+    for a value nested deeper than ``max_depth``; 0 turns a limit off. Returns the most
+    ``{`` and ``[`` on one line (the fast reader's own guard: ``coerce_ndjson``'s
+    ``max_openers``), None when both limits are off and the body was not read."""
     if not (max_keys or max_depth):
-        return
+        return None
     structural = body.translate(None, _NOT_STRUCTURAL)  # one pass; the rest is ~1/30 of it
     if max_keys and structural.count(b":") > max_keys:
         colons = structural.translate(None, _BRACKETS)
@@ -52,6 +54,13 @@ def check_shape(body: bytes, max_keys: int, max_depth: int) -> None:
                 raise IngestError(
                     f"line {line}: JSON nested deeper than max_nesting_depth={max_depth}", line
                 )
+    return _longest_line(structural.translate(None, b":]}"))
+
+
+def _longest_line(kept: bytes) -> int:
+    """The length of the longest line of ``kept`` (a body with some bytes removed)."""
+    newlines = np.flatnonzero(np.frombuffer(kept, np.uint8) == ord("\n"))
+    return int(np.diff(newlines, prepend=-1, append=len(kept)).max()) - 1
 
 
 def _lines_holding(body: bytes, kept: bytes, count: int) -> Iterator[tuple[int, bytes]]:

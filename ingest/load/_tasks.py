@@ -181,12 +181,12 @@ def _ndjson(plan: TaskPlan, file: InputFile, split: Split) -> Iterator[Piece]:
             yield pa.table({}), set(), size * done // len(body)
             continue
         try:
-            _check_shape(plan, piece)
             coerced = coerce_ndjson(
                 piece,
                 plan.info.columns,
                 props_fields=plan.props_fields,
                 ingest_time_ns=plan.ingest_time_ns,
+                max_openers=_check_shape(plan, piece),
             )
         except IngestError as e:
             raise e.shifted(split.first_line - 1 + lines, file.location) from None
@@ -201,10 +201,10 @@ def _ndjson(plan: TaskPlan, file: InputFile, split: Split) -> Iterator[Piece]:
 _LINE = re.compile(r"line (\d+) ")
 
 
-def _check_shape(plan: TaskPlan, piece: bytes) -> None:
+def _check_shape(plan: TaskPlan, piece: bytes) -> int | None:
     """The REST path's row shape limits; a row past them is bad input of its line."""
     try:
-        check_shape(piece, plan.max_keys_per_row, plan.max_nesting_depth)
+        return check_shape(piece, plan.max_keys_per_row, plan.max_nesting_depth)
     except LimitExceededError as e:  # keys per row: "line N has K keys, over ..."
         found = _LINE.match(str(e))
         raise IngestError(str(e), int(found.group(1)) if found else None) from None

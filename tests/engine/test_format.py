@@ -307,14 +307,14 @@ def test_footer_and_body_disagreeing_is_a_format_error(local_store) -> None:
 
 
 @given(
-    texts=st.lists(st.none() | st.text(alphabet=" \t\nAb1-é_Z9.", max_size=12), max_size=30),
+    texts=st.lists(st.none() | st.text(alphabet=" \t\nAb1-é_Z9.ü€", max_size=12), max_size=30),
     cut=st.integers(0, 5),
     large=st.booleans(),
 )
 def test_token_sets_are_the_regex_words_of_every_value(texts, cut: int, large: bool) -> None:
-    """The words of a column (``_stats._tokens``, cutting the text at spaces without
-    copying it) are what splitting each lowercased value on non-alphanumerics gives,
-    also for sliced arrays and large strings."""
+    """The words of a column (``_stats._tokens``, cut out of its bytes by numpy) are what
+    splitting each lowercased value on non-alphanumerics gives, also for sliced arrays,
+    large strings and multi-byte characters next to words."""
     array = pa.array(texts, pa.large_string() if large else pa.string()).slice(cut)
     expected = {
         word

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -75,3 +76,23 @@ def test_open_object_store_by_url(tmp_path: Path) -> None:
     assert (s3.bucket, s3.prefix) == ("bucket", "some/prefix/")
     with pytest.raises(ConfigError, match="expected s3://"):
         open_object_store("gs://bucket", cache_dir=tmp_path)
+
+
+def test_objects_put_unsynced_cost_one_fsync_each_and_one_per_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The write path's extents: each file fsynced as it is stored, each folder once when
+    they are synced together (``put_file`` alone fsyncs both, every time)."""
+    store = LocalStore(tmp_path / "objects")
+    synced: list[int] = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real(fd))[1])
+    keys = [f"tables/{t}/{n}.parquet" for t in (1, 2) for n in range(3)]
+    for key in keys:
+        source = tmp_path / "staged.part"
+        source.write_bytes(key.encode())
+        store.put_unsynced(key, source)
+    assert len(synced) == 6
+    store.sync(keys)
+    assert len(synced) == 6 + 2
+    assert [store.local_path(k).read_bytes() for k in keys] == [k.encode() for k in keys]

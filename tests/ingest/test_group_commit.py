@@ -3,6 +3,7 @@ the next snapshot, each with its own idempotency key, acknowledgement and payloa
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -92,3 +93,17 @@ def test_a_failing_request_of_a_group_fails_alone(clicks, tmp_path) -> None:
     assert rows == [0, 7]
     assert clicks.stores.ledger.lookup("bad") is None
     assert clicks.stores.ledger.lookup("good") is not None
+
+
+def test_a_group_fsyncs_each_extent_once_and_the_table_folder_once(clicks, monkeypatch) -> None:
+    """Three requests committed as one snapshot: three extent files and one folder fsync
+    (each request's extent was two: its file, then its folder)."""
+    synced: list[int] = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real(fd))[1])
+    ingest = clicks.write_path.ingest_ndjson
+    first, rest = _behind_a_held_commit(
+        clicks, [lambda: ingest("clicks", _body(1)), lambda: ingest("clicks", _body(2))]
+    )
+    assert rest[0].snapshot_id == rest[1].snapshot_id != first.snapshot_id
+    assert len(synced) == 3 + 2  # the held request's folder, then the group's

@@ -10,6 +10,11 @@ import pytest
 import zstandard
 from http_helpers import post_lines as post
 from http_helpers import sql
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kyma.engine.errors import LimitExceededError
+from kyma.server.ingest import check_lines
 
 
 @pytest.fixture
@@ -230,3 +235,24 @@ def test_tables_api(client) -> None:
     assert bad.status_code == 400 and "unknown type 'money'" in bad.get_json()["message"]
     assert client.get("/v1/tables/nope").status_code == 404
     assert post(client, "nope", [{"x": 1}], 404)["error"] == "not_found_error"
+
+
+@given(
+    lengths=st.lists(st.integers(0, 40), min_size=1, max_size=30),
+    limit=st.integers(1, 24),
+)
+def test_line_limit_names_the_first_longest_line_wherever_it_falls(
+    lengths: list[int], limit: int
+) -> None:
+    """``check_lines`` skips the per-line lengths when every aligned window of half the
+    limit holds a newline; it refuses exactly the bodies (and names exactly the line) the
+    per-line lengths do, lines on window boundaries included."""
+    body = b"\n".join(b"x" * n for n in lengths)
+    longest = max(lengths)
+    if longest <= limit:
+        check_lines(body, limit, len(lengths))
+        return
+    with pytest.raises(LimitExceededError) as refused:
+        check_lines(body, limit, len(lengths))
+    line = lengths.index(longest) + 1
+    assert str(refused.value) == (f"line {line} is {longest} bytes, over max_line_bytes={limit}")

@@ -90,9 +90,15 @@ def _repeats(values: pa.Array | pa.ChunkedArray | None, times: int) -> bool:
     # When the sample's first part alone holds too many distinct values (mostly-distinct
     # ids and messages), so does the whole: the rest is not hashed.
     head = values.slice(0, present // times + 1)
-    if len(head) < len(values) and pc.count_distinct(head).as_py() * times > present:
+    if len(head) < len(values) and _count_distinct(head) * times > present:
         return False
-    return pc.count_distinct(values).as_py() * times <= present
+    return _count_distinct(values) * times <= present
+
+
+def _count_distinct(values: pa.Array | pa.ChunkedArray) -> int:
+    """Distinct non-null values: the length of ``unique``, about twice as fast as the
+    ``count_distinct`` aggregate on strings."""
+    return len(pc.unique(values)) - (1 if values.null_count else 0)
 
 
 def _dictionary(dtype: pa.DataType, values: pa.Array | pa.ChunkedArray | None) -> bool:
