@@ -7,9 +7,10 @@ tables were read into memory (the decoded columns or blocks: no listing of Parqu
 whose folders of links come and go) and small (``MAX_BYTES``), keyed by the plan's key and
 its tables as the catalog held them (ids, snapshots, columns): a new snapshot registers
 anew. Each is used by one statement at a time (taken, then kept again when its answer is
-whole), so its memory pool stays the statement's. DataFusion fixes ``now()`` when it plans
-a statement, so a statement that reads the clock (``steady`` is false) is planned again in
-its kept session every run.
+whole), so its memory pool stays the statement's. Statements of one shape (``_templates``)
+share a session only with the same pruning predicates: the same extents registered.
+DataFusion fixes ``now()`` when it plans a statement, so a statement that reads the clock
+(``steady`` is false) is planned again in its kept session every run.
 """
 
 from __future__ import annotations
@@ -64,12 +65,18 @@ def steady(stmt: exp.Expression) -> bool:
 @dataclass(frozen=True)
 class Prepared:
     """``ctx``: the session, its tables registered; ``frame``: the statement planned in it
-    (None: planned each run); ``stats``: what its scans read."""
+    (None: planned each run), from ``sql`` (statements of one shape share a session: another
+    literal is planned anew in it); ``stats``: what its scans read."""
 
     tables: tuple[tuple[str, Any], ...]
     ctx: SessionContext
     frame: DataFrame | None
     stats: dict[str, ScanStats]
+    sql: str = ""
+
+    def frame_of(self, sql: str) -> DataFrame | None:
+        """The kept frame when it is ``sql``'s."""
+        return self.frame if self.sql == sql else None
 
 
 class Sessions:
