@@ -21,7 +21,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
-from datafusion import DataFrame, SessionContext
+from datafusion import DataFrame, ExecutionPlan, SessionContext
 from sqlglot import exp
 
 from kyma.engine.query._scan import ScanStats
@@ -73,10 +73,49 @@ class Prepared:
     frame: DataFrame | None
     stats: dict[str, ScanStats]
     sql: str = ""
+    physical: ExecutionPlan | None = None
+    """The frame's physical plan, when it runs again as it is (``rerunnable``)."""
 
     def frame_of(self, sql: str) -> DataFrame | None:
         """The kept frame when it is ``sql``'s."""
         return self.frame if self.sql == sql else None
+
+    def physical_of(self, sql: str) -> ExecutionPlan | None:
+        return self.physical if self.sql == sql else None
+
+
+RERUNNABLE = {
+    "DataSourceExec",
+    "FilterExec",
+    "ProjectionExec",
+    "CoalesceBatchesExec",
+    "CoalescePartitionsExec",
+    "AggregateExec",
+    "SortExec",
+    "SortPreservingMergeExec",
+    "GlobalLimitExec",
+    "LocalLimitExec",
+    "EmptyExec",
+    "PlaceholderRowExec",
+    "UnionExec",
+}
+"""DataFusion's operators whose plan runs again from the start, each run on its own: not
+a repartition (its channels are made once per plan) nor a join (it builds one side once)."""
+
+
+def rerunnable(frame: DataFrame) -> ExecutionPlan | None:
+    """``frame``'s physical plan if every operator in it is ``RERUNNABLE``: run again with
+    ``SessionContext.execute`` per partition, it skips DataFusion's optimizer and physical
+    planner, most of a point query's time in DataFusion (0.8 ms against 3–4 ms measured)."""
+    plan = frame.execution_plan()
+    nodes = [plan]
+    while nodes:
+        node = nodes.pop()
+        name = node.display().split(":", 1)[0].split(",", 1)[0].strip()
+        if name not in RERUNNABLE:
+            return None
+        nodes += node.children()
+    return plan
 
 
 class Sessions:

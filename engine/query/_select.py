@@ -38,6 +38,7 @@ from kyma.engine.query._datafusion import (
     planned,
     run_datafusion,
     run_frame,
+    run_physical,
     stream_datafusion,
 )
 from kyma.engine.query._decoded import DecodedColumns, plain
@@ -53,7 +54,7 @@ from kyma.engine.query._lower import lower
 from kyma.engine.query._output_names import output_names, renamed
 from kyma.engine.query._parse import parse
 from kyma.engine.query._plans import STATEMENTS, Plan, fingerprint
-from kyma.engine.query._prepared import MAX_BYTES, Prepared, Sessions, steady
+from kyma.engine.query._prepared import MAX_BYTES, Prepared, Sessions, rerunnable, steady
 from kyma.engine.query._recent import Recent
 from kyma.engine.query._resolution import TableResolution
 from kyma.engine.query._result import QueryResult
@@ -422,9 +423,11 @@ class SelectPlanner(TableResolution):
         windows: dict[str, Window] = {}
         listed = False
         frame: DataFrame | None = None
+        physical = None
         if prepared is not None:
             ctx = prepared.ctx
             frame = prepared.frame_of(plan.sql) or planned(ctx, plan.sql, self.limits)
+            physical = prepared.physical_of(plan.sql) if plan.steady else None
             stats = prepared.stats
         else:
             ctx = ctx if ctx is not None else self._session(plan.functions, plan.late)
@@ -457,6 +460,9 @@ class SelectPlanner(TableResolution):
             live = LiveRows(found, shape(schema.empty_table()).schema, shape, self.limits)
             del found  # the stream is the live rows': closing them stops it
             table = live.first()
+        elif physical is not None and frame is not None:
+            answer = run_physical(ctx, physical, frame.schema(), self.limits)  # type: ignore[arg-type]
+            table = renamed(plain(answer), plan.names)
         elif frame is not None:
             table = renamed(plain(run_frame(frame, self.limits)), plan.names)
         else:
@@ -471,7 +477,10 @@ class SelectPlanner(TableResolution):
             table = renamed(table, plan.names)  # names is None for EXPLAIN
         if frame is not None and (live is None or live.done):  # its session is free again
             kept = frame if plan.steady else None
-            self._sessions.keep(key, Prepared(plan.tables, ctx, kept, stats, plan.sql))
+            if kept is not None and physical is None:
+                physical = rerunnable(kept)
+            prepared = Prepared(plan.tables, ctx, kept, stats, plan.sql, physical)
+            self._sessions.keep(key, prepared)
         summary = {
             **asdict(total),
             "elapsed_ms": ms_since(started),
