@@ -454,7 +454,8 @@ class SelectPlanner(TableResolution):
             assert ctx is not None
             frame = planned(ctx, plan.sql, self.limits)
         live = None
-        if out.stream and not explain and order is None:  # a top-k's few rows come whole
+        # A top-k's few rows come whole, as do a kept plan's (a small table in memory).
+        if out.stream and not explain and order is None and physical is None:
             found, schema = open_stream(ctx, frame or plan.sql, self.limits)  # type: ignore[arg-type]
             shape = partial(shaped, names=plan.names)
             live = LiveRows(found, shape(schema.empty_table()).schema, shape, self.limits)
