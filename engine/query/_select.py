@@ -161,6 +161,19 @@ class SelectPlanner(TableResolution):
             if shape is not None and text is not None and snapshot is None and not explain:
                 planned = partial(self._by_shape, shape, text, pruning, pushdown)
                 result = planned(visible, out, folders)
+            elif shape is not None and text is not None:  # ``stmt`` may be another text's
+                result = self._planned(
+                    parse(text),
+                    snapshot,
+                    explain,
+                    pruning,
+                    pushdown,
+                    None,
+                    visible,
+                    out,
+                    folders,
+                    rows,
+                )
             else:
                 result = self._planned(
                     stmt, snapshot, explain, pruning, pushdown, text, visible, out, folders, rows

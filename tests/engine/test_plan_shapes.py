@@ -113,3 +113,11 @@ def test_a_new_snapshot_replans_the_shape(both) -> None:
     found, plan = _kyma(engine, "SELECT name FROM t WHERE id = 1")
     assert sorted(found) == [("a",), ("again",)] and plan == "planned"
     assert _kyma(engine, "SELECT name FROM t WHERE id = 2") == ([("b",)], "shape")
+
+
+def test_a_time_travel_read_of_a_shape_reads_its_own_literal(both) -> None:
+    engine, _ = both
+    snapshot = engine.catalog.get_table("t").current_snapshot_id
+    assert _kyma(engine, "SELECT name FROM t WHERE id = 1")[0] == [("a",)]
+    answer = engine.execute("SELECT name FROM t WHERE id = 2", snapshot=snapshot)
+    assert answer.table.to_pylist() == [{"name": "b"}]
