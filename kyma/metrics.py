@@ -90,6 +90,13 @@ class Metrics:
             ["stage"],
             registry=registry,
         )
+        self.query_plans = Counter(
+            "kyma_query_plans",
+            "Queries by how their plan came (plan=planned: made for it; kept: its text's;"
+            " shape: its shape's, another statement's literals replaced)",
+            ["plan"],
+            registry=registry,
+        )
         self.queries_running = Gauge(
             "kyma_queries_running",
             "Statements holding a query slot (abandoned ones until they stop)",
@@ -122,6 +129,9 @@ class Metrics:
     def observe_query(self, event: QueryEvent) -> None:
         self.queries.labels(event.outcome).inc()
         self.query_seconds.labels(event.outcome).observe(event.seconds)
+        plan = event.stats.get("plan")
+        if isinstance(plan, str):
+            self.query_plans.labels(plan).inc()
         for stage in _PRUNING:
             value = event.stats.get(stage)
             if isinstance(value, int) and value:

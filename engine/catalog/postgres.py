@@ -17,6 +17,7 @@ from psycopg.types.json import Jsonb
 
 from kyma.engine.catalog import _column_stats, _commit, _retention, _views
 from kyma.engine.catalog._database import ENGINE_MIGRATIONS, CatalogDatabase
+from kyma.engine.catalog._known_tables import VERSION, KnownTables
 from kyma.engine.catalog._model import (
     CommitResult,
     DeletionVector,
@@ -89,6 +90,7 @@ class PostgresCatalog(Catalog):
         self.url = db.url
         self.commit_listeners: list[Callable[[_commit.CommitEvent], None]] = []
         self._owns_db = owns_db
+        self._known = KnownTables()
         db.require(ENGINE_MIGRATIONS)
         self._conn = db.connection
 
@@ -197,6 +199,10 @@ class PostgresCatalog(Catalog):
                     ),
                 )
                 ordinal += 1
+            # the row's new version tells readers the columns changed (``_known_tables``)
+            conn.execute(
+                "UPDATE kyma.tables SET options = options WHERE table_id = %s", (info.table_id,)
+            )
             return self._table(conn, table)
 
     def set_table_options(self, table: str, options: dict[str, Any]) -> TableInfo:
@@ -262,20 +268,35 @@ class PostgresCatalog(Catalog):
             return self._table(conn, name)
 
     def get_tables(self, names: Collection[str]) -> dict[str, TableInfo]:
-        """The tables of ``names`` that exist with their columns: one catalog statement."""
+        """The tables of ``names`` that exist with their columns: one small catalog statement
+        for their versions, and a second for those not already known (``_known_tables``)."""
         wanted = sorted({n for n in names if "\x00" not in n})  # no table can have NUL
         if not wanted:
             return {}
+        found: dict[str, TableInfo] = {}
         with self._conn() as conn:
+            versions = conn.execute(
+                f"SELECT t.name, {VERSION} FROM kyma.tables t WHERE t.name = ANY(%s)", (wanted,)
+            ).fetchall()
+            for name, *version in versions:
+                info = self._known.get((name, *version))
+                if info is not None:
+                    found[name] = info
+            stale = [name for name, *_ in versions if name not in found]
+            if not stale:
+                return found
             rows = conn.execute(
                 "SELECT t.table_id, t.name, t.current_snapshot_id, t.created_at, t.options,"
                 " (SELECT json_agg(json_build_array(c.name, c.type, c.nullable, c.evolved_from,"
-                " c.origin) ORDER BY c.ordinal) FROM kyma.columns c"
-                " WHERE c.table_id = t.table_id)"
-                " FROM kyma.tables t WHERE t.name = ANY(%s)",
-                (wanted,),
+                f" c.origin) ORDER BY c.ordinal) FROM kyma.columns c WHERE c.table_id ="
+                f" t.table_id), {VERSION} FROM kyma.tables t WHERE t.name = ANY(%s)",
+                (stale,),
             ).fetchall()
-        return {row[1]: _table_info(row[:5], row[5] or []) for row in rows}
+        for row in rows:
+            info = _table_info(row[:5], row[5] or [])
+            self._known.put((row[1], *row[6:]), info)
+            found[row[1]] = info
+        return found
 
     def list_tables(self) -> list[TableInfo]:
         with self._conn() as conn:

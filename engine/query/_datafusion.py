@@ -7,11 +7,11 @@ their text: here, in one place, and nowhere else.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import pyarrow as pa
-from datafusion import DataFrame, SessionContext
+from datafusion import DataFrame, ExecutionPlan, SessionContext
 
 from kyma.engine import errors
 from kyma.engine.errors import (
@@ -215,6 +215,39 @@ def run_frame(frame: DataFrame, limits: QueryLimits | None) -> pa.Table:
         raise
     except Exception as e:
         raise translate(e, limits) from None
+
+
+def run_physical(
+    ctx: SessionContext, plan: ExecutionPlan, schema: pa.Schema, limits: QueryLimits | None
+) -> pa.Table:
+    """A kept physical plan's answer (``_prepared.rerunnable``): its partitions one after
+    the other, read without an event loop (a small table in memory: batches come at once),
+    the statement's cancel and limits checked between batches."""
+    try:
+        return collect(_Partitions(ctx, plan), schema, limits, awaited=False)
+    except KymaError:
+        raise
+    except Exception as e:
+        raise translate(e, limits) from None
+
+
+class _Partitions:
+    """The batches of every partition of a physical plan, read or awaited in turn."""
+
+    def __init__(self, ctx: SessionContext, plan: ExecutionPlan) -> None:
+        self.ctx, self.plan = ctx, plan
+
+    def __iter__(self) -> Iterator[Any]:
+        for partition in range(self.plan.partition_count):
+            yield from self.ctx.execute(self.plan, partition)
+
+    async def _batches(self) -> AsyncIterator[Any]:
+        for partition in range(self.plan.partition_count):
+            async for batch in self.ctx.execute(self.plan, partition):
+                yield batch
+
+    def __aiter__(self) -> AsyncIterator[Any]:
+        return self._batches()
 
 
 def open_stream(

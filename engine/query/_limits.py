@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, TypeVar
 
 import pyarrow as pa
@@ -36,6 +37,7 @@ from kyma.engine.errors import (
     error_code,
 )
 from kyma.engine.query import _running
+from kyma.engine.query._workers import Workers
 
 T = TypeVar("T")
 Cancel = threading.Event | Callable[[], bool]  # set, or true, when the caller gave up
@@ -179,6 +181,7 @@ class QueryGate:
         self.listeners: list[Callable[[QueryEvent], None]] = []
         self._lock = threading.Lock()
         self.running = 0
+        self.workers = Workers()
 
     def run(
         self,
@@ -249,7 +252,7 @@ class QueryGate:
                 done.set()
 
         context = contextvars.copy_context()  # request ids and the like follow the work
-        threading.Thread(target=context.run, args=(run,), daemon=True, name="query").start()
+        self.workers.run(partial(context.run, run))
         deadline = time.monotonic() + timeout if timeout else None
         while not done.wait(_POLL_SECONDS if cancel is not None else timeout):
             if cancel is not None and (cancel() if callable(cancel) else cancel.is_set()):
@@ -304,10 +307,13 @@ def memory_error(limits: QueryLimits) -> LimitExceededError:
     )
 
 
-def collect(stream: Any, schema: pa.Schema, limits: QueryLimits | None) -> pa.Table:
+def collect(
+    stream: Any, schema: pa.Schema, limits: QueryLimits | None, awaited: bool = True
+) -> pa.Table:
     """A DataFusion record-batch stream as a table, stopping (and so cancelling the rest of
     the query) at a checkpoint, when the statement is abandoned while a batch is computed,
-    or past the result limits."""
+    or past the result limits. ``awaited=False``: read without an event loop, checked for
+    cancel between batches only (a kept plan over a small table in memory: ``_prepared``)."""
     batches: list[pa.RecordBatch] = []
     counted = ResultCount(limits)
 
@@ -317,7 +323,11 @@ def collect(stream: Any, schema: pa.Schema, limits: QueryLimits | None) -> pa.Ta
 
     holder = [stream]  # emptied when abandoned: a traceback must not keep it running
     del stream
-    drain(holder, add)
+    if awaited:
+        drain(holder, add)
+    else:
+        for batch in holder.pop():
+            add(batch)
     if not batches:
         return schema.empty_table()
     # The batches' schema, not the plan's: they may differ in nullability or metadata.

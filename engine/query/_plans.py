@@ -3,7 +3,9 @@
 Two bounded maps, least recently used out:
 
 - ``Parsed`` by statement text: the parsed and rewritten query, never changed once kept (the
-  planner plans a copy), and what running it needs (``Access``). Authorization is not
+  planner plans a copy), and what running it needs (``Access``); and by shape (``_shapes``:
+  the statement with its comparison literals lifted out), so a statement of a known shape
+  is not parsed at all when its shape's template (``_templates``) plans it. Authorization is not
   cached: every statement's caller is checked against these needs, so a plan one token ran
   never answers another token that may not read its tables.
 - ``Plan`` by (text, switches): the tables as the catalog held them when the statement was
@@ -24,6 +26,7 @@ from sqlglot import exp
 
 from kyma.engine.catalog import TableInfo
 from kyma.engine.query._access import Access
+from kyma.engine.query._shapes import Shape
 from kyma.engine.query._statistics import Statistics
 from kyma.engine.query._time_order import TimeOrder
 
@@ -37,8 +40,12 @@ MAX_KEPT_TEXT = 16 * 1024
 
 @dataclass(frozen=True)
 class Parsed:
+    """``shape``: the text's shape (``_shapes``), when it has one; ``statement`` may then be
+    another text's of the same shape (the planner plans by the shape, or parses the text)."""
+
     statement: exp.Query
     needs: tuple[Access, ...]
+    shape: Shape | None = None
 
 
 @dataclass(frozen=True)

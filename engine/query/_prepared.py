@@ -7,9 +7,10 @@ tables were read into memory (the decoded columns or blocks: no listing of Parqu
 whose folders of links come and go) and small (``MAX_BYTES``), keyed by the plan's key and
 its tables as the catalog held them (ids, snapshots, columns): a new snapshot registers
 anew. Each is used by one statement at a time (taken, then kept again when its answer is
-whole), so its memory pool stays the statement's. DataFusion fixes ``now()`` when it plans
-a statement, so a statement that reads the clock (``steady`` is false) is planned again in
-its kept session every run.
+whole), so its memory pool stays the statement's. Statements of one shape (``_templates``)
+share a session only with the same pruning predicates: the same extents registered.
+DataFusion fixes ``now()`` when it plans a statement, so a statement that reads the clock
+(``steady`` is false) is planned again in its kept session every run.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
-from datafusion import DataFrame, SessionContext
+from datafusion import DataFrame, ExecutionPlan, SessionContext
 from sqlglot import exp
 
 from kyma.engine.query._scan import ScanStats
@@ -64,12 +65,57 @@ def steady(stmt: exp.Expression) -> bool:
 @dataclass(frozen=True)
 class Prepared:
     """``ctx``: the session, its tables registered; ``frame``: the statement planned in it
-    (None: planned each run); ``stats``: what its scans read."""
+    (None: planned each run), from ``sql`` (statements of one shape share a session: another
+    literal is planned anew in it); ``stats``: what its scans read."""
 
     tables: tuple[tuple[str, Any], ...]
     ctx: SessionContext
     frame: DataFrame | None
     stats: dict[str, ScanStats]
+    sql: str = ""
+    physical: ExecutionPlan | None = None
+    """The frame's physical plan, when it runs again as it is (``rerunnable``)."""
+
+    def frame_of(self, sql: str) -> DataFrame | None:
+        """The kept frame when it is ``sql``'s."""
+        return self.frame if self.sql == sql else None
+
+    def physical_of(self, sql: str) -> ExecutionPlan | None:
+        return self.physical if self.sql == sql else None
+
+
+RERUNNABLE = {
+    "DataSourceExec",
+    "FilterExec",
+    "ProjectionExec",
+    "CoalesceBatchesExec",
+    "CoalescePartitionsExec",
+    "AggregateExec",
+    "SortExec",
+    "SortPreservingMergeExec",
+    "GlobalLimitExec",
+    "LocalLimitExec",
+    "EmptyExec",
+    "PlaceholderRowExec",
+    "UnionExec",
+}
+"""DataFusion's operators whose plan runs again from the start, each run on its own: not
+a repartition (its channels are made once per plan) nor a join (it builds one side once)."""
+
+
+def rerunnable(frame: DataFrame) -> ExecutionPlan | None:
+    """``frame``'s physical plan if every operator in it is ``RERUNNABLE``: run again with
+    ``SessionContext.execute`` per partition, it skips DataFusion's optimizer and physical
+    planner, most of a point query's time in DataFusion (0.8 ms against 3–4 ms measured)."""
+    plan = frame.execution_plan()
+    nodes = [plan]
+    while nodes:
+        node = nodes.pop()
+        name = node.display().split(":", 1)[0].split(",", 1)[0].strip()
+        if name not in RERUNNABLE:
+            return None
+        nodes += node.children()
+    return plan
 
 
 class Sessions:

@@ -19,7 +19,7 @@ from sqlglot.optimizer.scope import traverse_scope
 
 from kyma.engine import deletes
 from kyma.engine.catalog import Catalog, ExtentRef, TableInfo, ViewInfo
-from kyma.engine.errors import UnsupportedStatementError
+from kyma.engine.errors import KymaError, UnsupportedStatementError
 from kyma.engine.format import SegmentFormat
 from kyma.engine.format.predicate import BlockPredicate, BlockStats
 from kyma.engine.query import (
@@ -39,6 +39,7 @@ from kyma.engine.query._datafusion import (
     planned,
     run_datafusion,
     run_frame,
+    run_physical,
     stream_datafusion,
 )
 from kyma.engine.query._decoded import DecodedColumns, plain
@@ -52,16 +53,19 @@ from kyma.engine.query._limits import (
 from kyma.engine.query._live import LiveRows
 from kyma.engine.query._lower import lower
 from kyma.engine.query._output_names import output_names, renamed
+from kyma.engine.query._parse import parse
 from kyma.engine.query._plans import STATEMENTS, Plan, fingerprint
-from kyma.engine.query._prepared import MAX_BYTES, Prepared, Sessions, steady
+from kyma.engine.query._prepared import MAX_BYTES, Prepared, Sessions, rerunnable, steady
 from kyma.engine.query._recent import Recent
 from kyma.engine.query._resolution import TableResolution
 from kyma.engine.query._result import QueryResult
 from kyma.engine.query._scan import ScanStats, TableScan
+from kyma.engine.query._shapes import Shape, sentinels, sql_text
 from kyma.engine.query._sources import Source, declared, filters_fewer_columns, not_text
 from kyma.engine.query._sql_types import arrow_sql_type, sql_type
 from kyma.engine.query._statistics import Statistics
 from kyma.engine.query._syntax import unresolved
+from kyma.engine.query._templates import Template, derive
 from kyma.engine.query._time_order import (
     GROWTH,
     TIME,
@@ -95,6 +99,8 @@ PARTITIONS = max(2, os.cpu_count() or 2)
 PRUNED = 1024
 """Stage-1 answers kept (table, snapshot, predicate): a few hundred bytes per extent each."""
 ANALYZE = "analyze"
+PLANNED, KEPT, SHAPED = "planned", "kept", "shape"
+"""The answer's ``plan`` stat: planned for it, kept from the same text, or its shape's."""
 """``explain=ANALYZE``: run the statement and answer its plan with what each part did."""
 
 
@@ -121,6 +127,8 @@ class SelectPlanner(TableResolution):
         self.limits = limits
         self._pruned: Recent[tuple[int, list[ExtentRef]]] = Recent(PRUNED)
         self._plans: Recent[Plan] = Recent(STATEMENTS)
+        self._templates: Recent[Template | Plan] = Recent(STATEMENTS)
+        """By shape: its template, or the plan of a statement of a shape that has none."""
         self._sessions = Sessions()
         pool = limits.memory_bytes if limits is not None else 0
         self.decoded = DecodedColumns(decoded_bytes, pool)
@@ -142,6 +150,7 @@ class SelectPlanner(TableResolution):
         sink: Sink | None = None,
         stream: bool = False,
         rows: str | None = None,
+        shape: Shape | None = None,
     ) -> QueryResult:
         """The answer of a query (its scans hold their folders of links while it runs).
 
@@ -152,14 +161,33 @@ class SelectPlanner(TableResolution):
         do not apply: nothing is kept); the result has no rows and its ``rowcount``.
         ``stream``: answer the first batch and the rest as ``live`` rows, computed as they
         are read (a query DataFusion answers; others answer whole). ``rows``: a table whose
-        scan adds ``deletes.ROW_COLUMNS`` (a DELETE's, not kept)."""
+        scan adds ``deletes.ROW_COLUMNS`` (a DELETE's, not kept). ``shape``: the shape of
+        ``text`` (``_shapes``), whose plan serves every statement of the shape; ``stmt`` may
+        then be another statement's of the shape (``text`` is parsed if it must be planned)."""
         with contextlib.ExitStack() as stack:
             folders = stack.enter_context(_native.folders.lease())
             stack.enter_context(_contexts.contexts.lease())
             out = Out(sink, stream)
-            result = self._planned(
-                stmt, snapshot, explain, pruning, pushdown, text, visible, out, folders, rows
-            )
+            if shape is not None and text is not None and snapshot is None and not explain:
+                planned = partial(self._by_shape, shape, text, pruning, pushdown)
+                result = planned(visible, out, folders)
+            elif shape is not None and text is not None:  # ``stmt`` may be another text's
+                result = self._planned(
+                    parse(text),
+                    snapshot,
+                    explain,
+                    pruning,
+                    pushdown,
+                    None,
+                    visible,
+                    out,
+                    folders,
+                    rows,
+                )
+            else:
+                result = self._planned(
+                    stmt, snapshot, explain, pruning, pushdown, text, visible, out, folders, rows
+                )
             if isinstance(result.live, LiveRows):  # the folders stay leased while it runs
                 result.live.lease(stack.pop_all().close)
             return result
@@ -187,12 +215,71 @@ class SelectPlanner(TableResolution):
         if plan is not None:
             found = self.catalog.get_tables(plan.lookups)
             if plan.holds(found):
-                return self._answer(plan, started, folders, visible, out=out, key=key)
+                return self._answer(plan, started, folders, visible, out=out, key=key, how=KEPT)
         cached = key if snapshot is None and not explain else None
         copy = stmt.copy()
         return self._run(
             copy, snapshot, explain, pruning, pushdown, folders, visible, cached, out, rows
         )
+
+    def _by_shape(
+        self,
+        shape: Shape,
+        text: str,
+        pruning: bool,
+        pushdown: bool,
+        visible: Callable[[str], bool] | None,
+        out: Out,
+        folders: _native.Folders,
+    ) -> QueryResult:
+        """A query by its shape's template (``_templates``), made from this statement the
+        first time; a shape without one is planned by its text."""
+        started = time.perf_counter()
+        key = (shape.key, pruning, pushdown)
+        by_text = (text, pruning, pushdown)
+        kept = self._templates.get(key)
+        base = kept.plan if isinstance(kept, Template) else kept
+        if base is not None and base.holds(self.catalog.get_tables(base.lookups)):
+            if isinstance(kept, Template):
+                plan = kept.bind(shape)
+                session = _by_predicates(key, plan)
+                return self._answer(
+                    plan, started, folders, visible, out=out, key=session, how=SHAPED
+                )
+            plan = self._plans.get(by_text)  # a shape without a template: by its text
+            if plan is not None and plan.holds(self.catalog.get_tables(plan.lookups)):
+                return self._answer(plan, started, folders, visible, out=out, key=by_text, how=KEPT)
+            return self._run(
+                parse(text), None, False, pruning, pushdown, folders, visible, by_text, out
+            )
+        made = self._plan(parse(text), None, False, pruning, pushdown, visible, by_text)
+        if isinstance(made, QueryResult):
+            return sunk(made, out.sink)
+        own, ctx, scans, cacheable = made
+        if cacheable is not None:
+            self._keep(by_text, own)
+            self._templates.put(key, self._template(shape, own, pruning, pushdown, visible))
+        session = _by_predicates(key, own) if cacheable is not None else None
+        return self._answer(own, started, folders, visible, ctx, scans, False, out, session)
+
+    def _template(
+        self,
+        shape: Shape,
+        own: Plan,
+        pruning: bool,
+        pushdown: bool,
+        visible: Callable[[str], bool] | None,
+    ) -> Template | Plan:
+        """The shape's template, or ``own`` (a plan that says the shape has none)."""
+        stand_ins = sentinels(shape.classes)
+        texts = [sql_text(c, v) for c, v in zip(shape.classes, stand_ins, strict=True)]
+        try:
+            made = self._plan(parse(shape.render(texts)), None, False, pruning, pushdown, visible)
+        except (KymaError, ValueError):
+            return own  # a literal the plan reads: a stand-in for it does not even plan
+        if isinstance(made, QueryResult):
+            return own
+        return derive(made[0], own, shape, stand_ins) or own
 
     def _run(
         self,
@@ -209,6 +296,28 @@ class SelectPlanner(TableResolution):
     ) -> QueryResult:
         """Plan ``stmt`` and answer it; the plan is kept under ``key`` (None: not kept) when
         it reads kyma tables only (connector tables change outside the catalog)."""
+        started = time.perf_counter()
+        made = self._plan(stmt, snapshot, explain, pruning, pushdown, visible, key, rows)
+        if isinstance(made, QueryResult):
+            return sunk(made, out.sink)
+        plan, ctx, scans, key = made
+        self._keep(key, plan)
+        return self._answer(plan, started, folders, visible, ctx, scans, explain, out, key)
+
+    def _plan(
+        self,
+        stmt: exp.Expression,
+        snapshot: int | None,
+        explain: bool | str,
+        pruning: bool,
+        pushdown: bool,
+        visible: Callable[[str], bool] | None,
+        key: Hashable | None = None,
+        rows: str | None = None,
+    ) -> tuple[Plan, SessionContext, list[FederatedScan], Hashable | None] | QueryResult:
+        """``stmt`` planned: the plan, its session (the federated answers and imported files
+        registered), its federated scans and ``key`` (None when the plan may not be kept);
+        or the whole answer, when a connector answers the statement itself."""
         started = time.perf_counter()
         names = None if explain else output_names(stmt)
         stmt = output_aliases.rule(stmt)  # after the names: they are Postgres's
@@ -233,7 +342,7 @@ class SelectPlanner(TableResolution):
             if plan.whole is not None and not explain:
                 table = plan.whole.fetch()
                 summary = {"elapsed_ms": ms_since(started)}
-                return sunk(QueryResult(table, "SELECT", summary, [plan.whole.summary()]), out.sink)
+                return QueryResult(table, "SELECT", summary, [plan.whole.summary()])
         sources = self._resolve(stmt, snapshot, {scan.name for scan in scans}, looked)
         for source in sources.values():
             source.rows = source.info.name == rows
@@ -290,8 +399,7 @@ class SelectPlanner(TableResolution):
             late=late,
             steady=steady(stmt),
         )
-        self._keep(key, planned)
-        return self._answer(planned, started, folders, visible, ctx, scans, explain, out, key)
+        return planned, ctx, scans, key
 
     def _keep(self, key: Hashable | None, plan: Plan) -> None:
         if key is not None:
@@ -321,13 +429,15 @@ class SelectPlanner(TableResolution):
         explain: bool | str = False,
         out: Out = WHOLE,
         key: Hashable | None = None,
+        how: str = PLANNED,
     ) -> QueryResult:
         """Run a plan: stage 1 and the scans of each table, the catalog relations it reads
         built for this caller, then DataFusion (its answer to ``sink``, when given).
         ``key``: the plan's in the plan cache (None: not kept), under which its session is
-        kept for the next run when it is small (``_prepared``)."""
+        kept for the next run when it is small (``_prepared``). ``how``: whether the plan
+        was made for this statement or kept (the answer's ``plan`` stat)."""
         if plan.statistics is not None:
-            found = self._from_statistics(plan.statistics, plan, started)
+            found = self._from_statistics(plan.statistics, plan, started, how)
             if found is not None:
                 return sunk(found, out.sink)
         order = plan.time_order if out.sink is None and not explain else None
@@ -337,9 +447,11 @@ class SelectPlanner(TableResolution):
         windows: dict[str, Window] = {}
         listed = False
         frame: DataFrame | None = None
+        physical = None
         if prepared is not None:
             ctx = prepared.ctx
-            frame = prepared.frame or planned(ctx, plan.sql, self.limits)
+            frame = prepared.frame_of(plan.sql) or planned(ctx, plan.sql, self.limits)
+            physical = prepared.physical_of(plan.sql) if plan.steady else None
             stats = prepared.stats
         else:
             ctx = ctx if ctx is not None else self._session(plan.functions, plan.late)
@@ -366,12 +478,16 @@ class SelectPlanner(TableResolution):
             assert ctx is not None
             frame = planned(ctx, plan.sql, self.limits)
         live = None
-        if out.stream and not explain and order is None:  # a top-k's few rows come whole
+        # A top-k's few rows come whole, as do a kept plan's (a small table in memory).
+        if out.stream and not explain and order is None and physical is None:
             found, schema = open_stream(ctx, frame or plan.sql, self.limits)  # type: ignore[arg-type]
             shape = partial(shaped, names=plan.names)
             live = LiveRows(found, shape(schema.empty_table()).schema, shape, self.limits)
             del found  # the stream is the live rows': closing them stops it
             table = live.first()
+        elif physical is not None and frame is not None:
+            answer = run_physical(ctx, physical, frame.schema(), self.limits)  # type: ignore[arg-type]
+            table = renamed(plain(answer), plan.names)
         elif frame is not None:
             table = renamed(plain(run_frame(frame, self.limits)), plan.names)
         else:
@@ -381,15 +497,20 @@ class SelectPlanner(TableResolution):
                 # Fewer rows in the window than the probe saw: a WHERE that moved between
                 # the passes (now()). Answered again over every row.
                 unbounded = replace(plan, time_order=None)
-                return self._answer(unbounded, started, folders, visible, None, scans, explain, out)
+                again = (unbounded, started, folders, visible, None, scans, explain, out)
+                return self._answer(*again, how=how)
             table = renamed(table, plan.names)  # names is None for EXPLAIN
         if frame is not None and (live is None or live.done):  # its session is free again
             kept = frame if plan.steady else None
+            if kept is not None and physical is None:
+                physical = rerunnable(kept)
             _contexts.keep(ctx)
-            self._sessions.keep(key, Prepared(plan.tables, ctx, kept, stats))
+            prepared = Prepared(plan.tables, ctx, kept, stats, plan.sql, physical)
+            self._sessions.keep(key, prepared)
         summary = {
             **asdict(total),
             "elapsed_ms": ms_since(started),
+            "plan": how,
             "tables": {name: asdict(s) for name, s in stats.items()},
         }
         pushdown_summary = [scan.summary() for scan in scans]
@@ -403,7 +524,7 @@ class SelectPlanner(TableResolution):
         return QueryResult(table, status, summary, pushdown_summary)
 
     def _from_statistics(
-        self, wanted: Statistics, plan: Plan, started: float
+        self, wanted: Statistics, plan: Plan, started: float, how: str
     ) -> QueryResult | None:
         """``SELECT count(*), min(c), max(c) FROM t`` from the catalog's counts and the
         extents' exact stats, nothing read; None when the stats do not say exactly."""
@@ -421,6 +542,7 @@ class SelectPlanner(TableResolution):
         summary = {
             **asdict(stats),
             "elapsed_ms": ms_since(started),
+            "plan": how,
             "tables": {wanted.table: asdict(stats)},
         }
         return QueryResult(renamed(table, plan.names), "SELECT", summary, [])
@@ -582,3 +704,8 @@ class SelectPlanner(TableResolution):
             where,
         )
         return scan.stats, listed
+
+
+def _by_predicates(key: Hashable, plan: Plan) -> Hashable:
+    """A shape's session key: its statements share a session only over the same extents."""
+    return (key, tuple((name, source.predicate) for name, source in plan.sources.items()))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import TypeVar
@@ -47,6 +48,7 @@ from kyma.engine.query._recent import Recent
 from kyma.engine.query._result import QueryResult
 from kyma.engine.query._running import Caller, RunningStatements, current_caller
 from kyma.engine.query._select import ANALYZE, SelectPlanner
+from kyma.engine.query._shapes import Shape, shape_of
 from kyma.engine.query.dialect import (
     Cursor,
     Deallocate,
@@ -108,6 +110,7 @@ class QueryEngine:
         self.running = running if running is not None else RunningStatements()
         self.relations = relations
         self._parsed: Recent[Parsed] = Recent(STATEMENTS)
+        self._shaped: Recent[Parsed] = Recent(STATEMENTS)  # by shape: a text's own Parsed
         self.limits = limits or QueryLimits()  # the statement's shape is always bounded
         self.quarantine = quarantine
         self.matviews = _matviews.Matviews(
@@ -168,13 +171,17 @@ class QueryEngine:
             if search_path is not None and not schema_names.searches_public(search_path):
                 self._unqualified(stmt)
             visible = readable(authorize) if authorize is not None else None
-            text = None
+            text, shape = None, None
             if isinstance(parsed, Parsed) and len(sql) <= MAX_KEPT_TEXT:
                 self._parsed.put(sql, parsed)  # kept once authorized, and only if small
-                text = sql
+                text, shape = sql, parsed.shape
+                if shape is not None and parsed.statement is stmt and shape.text == sql:
+                    self._shaped.put(shape.key, parsed)
 
             def work() -> QueryResult:
-                return self._execute(stmt, snapshot, pruning, pushdown, visible, text, stream)
+                return self._execute(
+                    stmt, snapshot, pruning, pushdown, visible, text, stream, shape
+                )
 
             fp = self.quarantine.check(sql) if self.quarantine is not None else None
             caller = caller or Caller()
@@ -245,6 +252,10 @@ class QueryEngine:
         kept = self._parsed.get(sql)
         if kept is not None:
             return kept
+        shape = shape_of(sql) if len(sql) <= MAX_KEPT_TEXT else None
+        model = self._shaped.get(shape.key) if shape is not None else None
+        if shape is not None and model is not None:  # the text's guards hold: same shape
+            return replace(model, shape=shape)
         limits = self.limits
         check_statement(sql, limits.max_statement_bytes, limits.max_expression_depth)
         check_in_lists(sql, limits.max_in_list_values)
@@ -256,7 +267,9 @@ class QueryEngine:
         check_plan_size(stmt, limits.max_plan_relations)
         if not isinstance(stmt, exp.Query):
             return stmt
-        return Parsed(stmt, tuple(self._needs(stmt, sql)))
+        if shape is not None and self._acting(stmt) is not None:
+            shape = None  # pg_terminate_backend(…): what it acts on is read from its literals
+        return Parsed(stmt, tuple(self._needs(stmt, sql)), shape)
 
     def _execute(
         self,
@@ -267,8 +280,10 @@ class QueryEngine:
         visible: Callable[[str], bool] | None,
         text: str | None = None,
         stream: bool = False,
+        shape: Shape | None = None,
     ) -> QueryResult:
-        """``text``: set when ``stmt`` is the parse cache's (planned as a copy)."""
+        """``text``: set when ``stmt`` is the parse cache's (planned as a copy); ``shape``:
+        the text's, when it has one (``stmt`` may be another text's of the shape)."""
         if isinstance(stmt, SqlError):
             raise stmt
         explain: bool | str = False
@@ -288,6 +303,7 @@ class QueryEngine:
                 text=text,
                 visible=visible,
                 stream=stream,
+                shape=shape,
                 **switches,
             )
         if explain:

@@ -38,6 +38,19 @@ def test_two_nodes_share_one_catalog_and_bucket(catalog_url: str, s3_store, tmp_
         assert a.sql(sql)["rows"] == b.sql(sql)["rows"] == [["a", 10], ["b", 3]]
         b.sql("CREATE TABLE made_on_b (x long)")
         assert a.sql("SELECT count(*) FROM made_on_b")["rows"] == [[0]]
+        # A's kept plans and tables (by shape, by the table's row version) see B's commits
+        # and B's new column at A's next statement.
+        point = "SELECT sum(n) AS s FROM events WHERE host = '{}'"
+        assert a.sql(point.format("a"))["rows"] == [[10]]
+        assert a.sql(point.format("b"))["stats"]["plan"] == "shape"
+        _ingest(b, "events", [{"host": "a", "n": 5}], "batch-3")
+        assert a.sql(point.format("a"))["rows"] == [[15]]
+        b.sql("ALTER TABLE made_on_b ADD COLUMN y string")  # no commit: the row moves alone
+        assert [c["name"] for c in a.sql("SELECT * FROM made_on_b")["columns"]][-2:] == ["x", "y"]
+        b.sql("ALTER TABLE events ADD COLUMN extra string")
+        _ingest(b, "events", [{"host": "c", "n": 1, "extra": "x"}], "batch-4")
+        assert a.sql("SELECT extra FROM events WHERE host = 'c'")["rows"] == [["x"]]
+        assert a.sql(point.format("c"))["rows"] == [[1]]
     finally:
         assert a.stop() == 0, "".join(a.output)
         assert b.stop() == 0, "".join(b.output)

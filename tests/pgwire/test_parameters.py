@@ -5,8 +5,10 @@ answers, or the same SQLSTATE."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
+import urllib.request
 import uuid
 from collections.abc import Iterator
 from decimal import Decimal
@@ -167,3 +169,28 @@ def _node(config: dict[str, Any]) -> list[dict[str, Any]]:
     )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+def _plans(pg: PgServe, plan: str) -> float:
+    """``kyma_query_plans_total{plan=…}`` from /metrics."""
+    bearer = {"Authorization": f"Bearer {pg.tokens['admin']}"}
+    request = urllib.request.Request(f"{pg.serve.url}/metrics", headers=bearer)
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        text = answer.read().decode()
+    found = re.search(rf'^kyma_query_plans_total{{plan="{plan}"}} (\S+)', text, re.M)
+    return float(found.group(1)) if found else 0.0
+
+
+def test_prepared_statements_keep_their_plan(pg: PgServe, kyma: psycopg.Connection) -> None:
+    """Parse/Bind/Execute and SQL PREPARE/EXECUTE with new parameters run the plan their
+    first run made (the statement's shape: docs/operations/query-performance.md)."""
+    expected = {1: [("a",)], 2: [("b c",)], 3: [(None,)], 4: []}
+    before = _plans(pg, "shape")
+    for n in (1, 2, 3, 4, 2):
+        found = kyma.execute("SELECT msg FROM p WHERE n = %s", (n,), prepare=True).fetchall()
+        assert found == expected[n], n
+    kyma.execute("PREPARE by_n (bigint) AS SELECT msg FROM p WHERE n = $1")
+    for n in (3, 1, 2):
+        assert kyma.execute(f"EXECUTE by_n ({n})").fetchall() == expected[n], n
+    kyma.execute("DEALLOCATE by_n")
+    assert _plans(pg, "shape") - before >= 4 + 2  # all but the first run of each
