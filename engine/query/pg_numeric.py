@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from datafusion import udf
 
-from kyma.engine.errors import DivisionByZeroError, SqlError
+from kyma.engine.errors import DivisionByZeroError, UnsupportedStatementError
 
 RESULT = pa.decimal128(38, 20)
 ARGUMENT = pa.decimal128(38, 10)
@@ -148,10 +148,10 @@ def _text(unscaled: pa.Array, scale: int) -> pa.Array:
     return pc.binary_join_element_wise(sign, digits, "")
 
 
-def _too_long() -> SqlError:
-    return SqlError(
+def _too_long() -> UnsupportedStatementError:
+    return UnsupportedStatementError(
         "a numeric quotient needs more than 20 decimals or 18 integer digits; push the"
-        " division to the source or cast its operands"
+        " division to the source, cast its operands or the quotient to text"
     )
 
 
