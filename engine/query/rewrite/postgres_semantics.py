@@ -412,7 +412,7 @@ def _checked(node: exp.Expression, typed: exp.Expression) -> exp.Expression:
         computed = type(node)(
             this=exp.cast(node.left.copy(), wider), expression=exp.cast(node.right.copy(), wider)
         )
-    return exp.cast(exp.Paren(this=computed), _TARGET[kind])
+    return exp.cast(computed, _TARGET[kind])
 
 
 _FOLD = {
