@@ -70,6 +70,8 @@ def test_an_average_of_a_numeric_column_has_postgres_s_scale(kyma, postgres) -> 
     )
     grouped = f"SELECT i % 3, avg(y)::text, avg(x + i)::text FROM {table} GROUP BY 1 ORDER BY 1"
     _same(kyma, postgres, grouped)
+    window = f"SELECT i, (avg(x) OVER (PARTITION BY i % 2 ORDER BY i))::text FROM {table}"
+    _same(kyma, postgres, window + " ORDER BY i")
     _same(
         kyma,
         postgres,
