@@ -1,13 +1,18 @@
 """Postgres's answers for operations that DataFusion computes differently, by operand type.
 
-- A quotient of decimals (or of a decimal and an integer) and an average of decimals or
-  integers call ``kyma_numeric_div`` / ``kyma_numeric_avg`` (``pg_numeric``), which round
-  as Postgres does; DataFusion's own operators truncate at a fixed scale or use floats.
+- A quotient of decimals (or of a decimal and an integer) calls ``kyma_numeric_div``
+  (``pg_numeric``), which rounds as Postgres does, and an average of decimals or integers is
+  ``sum / count`` divided so; DataFusion's own operators truncate at a fixed scale or use
+  floats. Where the quotient becomes text it is written with its own scale
+  (``quotient_text``).
 - MIN and MAX of floats treat NaN as Postgres does, greater than every number (DataFusion
   skips it, and its grouped MIN mixes NaN into wrong answers).
 - A literal such as ``0.06`` compared with, or computed against, a decimal is that exact
-  decimal, as in Postgres (DataFusion reads it as a float: ``0.06 - 0.01`` is not ``0.05``).
-  Next to a float it stays a float, so a float column is never cast to a decimal.
+  decimal, as in Postgres (DataFusion reads it as a float: ``0.06 - 0.01`` is not ``0.05``);
+  so is one added to, subtracted from or multiplied by an integer (``n + 0.10`` is numeric,
+  ``'1.10'`` as text). Next to a float it stays a float, so a float column is never cast to
+  a decimal.
+- ``sqrt``, ``power``, ``ln``, ``exp`` and ``log`` of a numeric are refused (``numeric_math``).
 - ``date + n`` and ``date - n`` add or subtract ``n`` days (DataFusion has no timestamp
   plus integer).
 - Integer ``+ - *``, unary minus and ``abs`` compute in Postgres's result type (int2, int4,
@@ -32,7 +37,8 @@ type}}``); a statement sqlglot cannot annotate is left as it is.
 >>> import sqlglot
 >>> stmt = sqlglot.parse_one("SELECT avg(x), sum(x) / count(*), avg(f) FROM t", read="postgres")
 >>> rule(stmt, {"t": {"x": "DECIMAL(15,2)", "f": "DOUBLE"}}).sql("postgres")
-'SELECT KYMA_NUMERIC_AVG(CAST(x AS DECIMAL(38, 10)), ARROW_TYPEOF(x)), \
+'SELECT KYMA_NUMERIC_DIV(CAST(SUM(x) AS DECIMAL(38, 10)), CAST(COUNT(x) AS DECIMAL(38, 10)), \
+ARROW_TYPEOF(SUM(x)), ARROW_TYPEOF(COUNT(x))), \
 KYMA_NUMERIC_DIV(CAST(SUM(x) AS DECIMAL(38, 10)), CAST(COUNT(*) AS DECIMAL(38, 10)), \
 ARROW_TYPEOF(SUM(x)), ARROW_TYPEOF(COUNT(*))), AVG(f) FROM t'
 """
@@ -54,7 +60,9 @@ from kyma.engine.query.rewrite import (
     float_round,
     float_text,
     interval_arithmetic,
+    numeric_math,
     numeric_scale,
+    quotient_text,
     time_fields,
     to_char,
 )
@@ -97,7 +105,8 @@ def rule(
     for node in mixed:
         _exact_literals(node)
     for node, typed_node, build in rewrites:
-        node.replace(build(node, typed_node))
+        averaged(node).replace(build(node, typed_node))
+    quotient_text.rule(stmt)
     to_char.refuse_untyped(stmt)
     return stmt
 
@@ -136,9 +145,12 @@ def _literal_only(node: exp.Expression) -> bool:
 
 
 def _meets_decimal(node: exp.Expression) -> bool:
-    """An operator with a decimal-typed operand and a literal-only one holding a fraction."""
+    """An operator with a decimal-typed operand (or, for ``+ - *``, an integer-typed one: an
+    integer and a numeric make a numeric in Postgres) and a literal-only one holding a
+    fraction."""
     operands = _operands(node)
-    return any(_typed_decimal(o) for o in operands) and any(
+    exact = _typed_decimal if not isinstance(node, _EXACT_WITH_INTEGERS) else _typed_exact
+    return any(exact(o) for o in operands) and any(
         _literal_only(o) and any(_fraction(lit) for lit in o.find_all(exp.Literal))
         for o in operands
     )
@@ -148,6 +160,13 @@ def _typed_decimal(node: exp.Expression) -> bool:
     if isinstance(node, exp.Avg):  # kyma_numeric_avg answers a decimal
         return _is_decimal(node.this)
     return not _literal_only(node) and node.type is not None and node.type.this == _DECIMAL
+
+
+_EXACT_WITH_INTEGERS = (exp.Add, exp.Sub, exp.Mul)
+
+
+def _typed_exact(node: exp.Expression) -> bool:
+    return _typed_decimal(node) or (not _literal_only(node) and _is_integer(node))
 
 
 def _fraction(literal: exp.Literal) -> bool:
@@ -227,7 +246,7 @@ def _worth_typing(stmt: exp.Expression, schema: dict[str, dict[str, str]], feder
         return True
     if any(_decimal_cast(c) for c in stmt.find_all(exp.Cast)):
         return True
-    if stmt.find(*_ARITHMETIC, exp.Round, exp.Ceil, exp.Floor, exp.Trunc) is not None:
+    if stmt.find(*_ARITHMETIC, *numeric_math.CALLS, exp.Round, exp.Ceil, exp.Floor, exp.Trunc):
         return True
     if stmt.find(exp.Div) is not None and any(_fraction(n) for n in stmt.find_all(exp.Literal)):
         return True  # a decimal literal divides as numeric
@@ -269,12 +288,12 @@ def _divides_decimals(div: exp.Div) -> bool:
 
 
 def _numeric_quotient(node: exp.Div) -> exp.Expression:
-    """``kyma_numeric_div`` (its quotients have 20 decimals), or for two number literals
-    the quotient itself, with the scale Postgres gives it (``14836.00 / 572`` is
+    """``kyma_numeric_div`` (``quotient_text`` writes it with each value's scale), or for two
+    number literals the quotient itself, with the scale Postgres gives it (``14836.00 / 572`` is
     ``25.9370629370629371``)."""
     constants = [_constant(side) for side in (node.this, node.expression)]
     if None in constants or not constants[1]:
-        return _call("KYMA_NUMERIC_DIV", node.this, node.expression)
+        return _call(pg_numeric.DIV.upper(), node.this, node.expression)
     quotient = format(pg_numeric.divide(*constants), "f")  # type: ignore[arg-type]
     return exp.Cast(this=exp.Literal.string(quotient), to=_decimal_type(quotient.lstrip("-")))
 
@@ -344,6 +363,8 @@ def integer_kind(node: exp.Expression) -> str | None:
         return next((kind for bound, kind in _LITERAL_KINDS if -bound <= value < bound), None)
     while isinstance(node, exp.Paren):
         node = node.this
+    if isinstance(node, exp.Add | exp.Sub | exp.Mul | exp.Div | exp.Mod | exp.Neg | exp.Abs):
+        return _integer_result(node)  # sqlglot types ``3000000000 - 1`` INT
     return _INTEGER_KINDS.get(node.type.this) if node.type is not None else None
 
 
@@ -376,9 +397,14 @@ _TARGET = {"int2": "SMALLINT", "int4": "INT", "int8": "BIGINT"}
 
 
 def _checked(node: exp.Expression, typed: exp.Expression) -> exp.Expression:
-    """The operation over wider operands, cast back to its type: the cast is the check."""
+    """The operation over wider operands, cast back to its type: the cast is the check. Of
+    constants, its value when that fits (a deep expression of casts takes DataFusion minutes
+    to plan); one out of range is left to fail when evaluated, as in Postgres."""
     kind = _integer_result(typed)
     assert kind is not None
+    folded = _folded(node, kind)
+    if folded is not None:
+        return folded
     wider = _WIDER[kind]
     if isinstance(node, exp.Neg | exp.Abs):
         computed = type(node)(this=exp.cast(node.this.copy(), wider))
@@ -386,7 +412,44 @@ def _checked(node: exp.Expression, typed: exp.Expression) -> exp.Expression:
         computed = type(node)(
             this=exp.cast(node.left.copy(), wider), expression=exp.cast(node.right.copy(), wider)
         )
-    return exp.cast(exp.Paren(this=computed), _TARGET[kind])
+    return exp.cast(computed, _TARGET[kind])
+
+
+_FOLD = {
+    exp.Add: lambda a, b: a + b,
+    exp.Sub: lambda a, b: a - b,
+    exp.Mul: lambda a, b: a * b,
+    exp.Neg: lambda a: -a,
+    exp.Abs: abs,
+}
+_BOUNDS = {"int2": 2**15, "int4": 2**31, "int8": 2**63}
+
+
+def _folded(node: exp.Expression, kind: str) -> exp.Expression | None:
+    """The value of an operation of integer constants as a constant of type ``kind``
+    (an int8 as a cast: a literal that fits int4 would be one), or None."""
+    operands = [node.this] if isinstance(node, exp.Neg | exp.Abs) else [node.left, node.right]
+    values = [_literal_value(o) for o in operands]
+    if None in values:
+        return None
+    value = _FOLD[type(node)](*values)
+    if not -_BOUNDS[kind] <= value < _BOUNDS[kind]:
+        return None
+    literal = exp.Literal.number(value)
+    return exp.cast(literal, "BIGINT") if kind == "int8" else literal
+
+
+def _int4_constant(cast: exp.Cast) -> bool:
+    """``CAST(70 AS INTEGER)``: an integer constant cast to int4, which it fits."""
+    value = _literal_value(cast.this)
+    return cast.to.this == exp.DataType.Type.INT and value is not None and -(2**31) <= value < 2**31
+
+
+def _int4_literal(node: exp.Cast, _typed: exp.Cast) -> exp.Expression:
+    """The constant itself (an int4 by its value), as Postgres folds it: DataFusion takes
+    minutes to plan an aggregate of a constant under a deep chain of casts."""
+    value = _literal_value(node.this)
+    return node.copy() if value is None else exp.Literal.number(value)
 
 
 def _rounds_to_integer(cast: exp.Cast) -> bool:
@@ -429,8 +492,43 @@ def _refuse_text_as_array(node: exp.Cast, _typed: exp.Cast) -> exp.Expression:
     )
 
 
-def _average(node: exp.Avg, _typed: exp.Avg) -> exp.Expression:
-    return _call("KYMA_NUMERIC_AVG", node.this)
+def _average(node: exp.Avg, typed: exp.Avg) -> exp.Expression:
+    """``sum(x) / count(x)`` divided as Postgres's ``numeric_avg`` does (the sum keeps the
+    values' scale; integers are summed as numeric, which never overflows). An average
+    under ``OVER`` or ``FILTER`` gives both aggregates that clause (``averaged`` replaces
+    the clause)."""
+    value = node.this.copy()
+    argument = typed.this.expressions[0] if isinstance(typed.this, exp.Distinct) else typed.this
+    if _is_integer(argument) and isinstance(value, exp.Distinct):
+        value.expressions[0].replace(exp.cast(value.expressions[0].copy(), "DECIMAL(38, 0)"))
+    elif _is_integer(argument):
+        value = exp.cast(value, "DECIMAL(38, 0)")
+    total: exp.Expression = exp.Sum(this=value)
+    count: exp.Expression = exp.Count(this=node.this.copy())
+    for clause in _clauses(node):
+        total, count = (_in_clause(clause, a) for a in (total, count))
+    return _call(pg_numeric.DIV.upper(), total, count)
+
+
+def _clauses(node: exp.Expression) -> list[exp.Expression]:
+    """The ``FILTER`` and ``OVER`` clauses around an aggregate, innermost first."""
+    clauses = []
+    while isinstance(node.parent, exp.Filter | exp.Window) and node.arg_key == "this":
+        node = node.parent
+        clauses.append(node)
+    return clauses
+
+
+def _in_clause(clause: exp.Expression, aggregate: exp.Expression) -> exp.Expression:
+    wrapped = clause.copy()
+    wrapped.set("this", aggregate)
+    return wrapped
+
+
+def averaged(node: exp.Expression) -> exp.Expression:
+    """What an average's rewrite replaces: the average, or its outermost clause."""
+    clauses = _clauses(node) if isinstance(node, exp.Avg) else []
+    return clauses[-1] if clauses else node
 
 
 Rewrite = tuple[Callable[..., bool], Callable[..., exp.Expression]]
@@ -467,6 +565,7 @@ def _interval_epoch(node: exp.Extract, _typed: exp.Extract) -> exp.Expression:
 _FLOAT_TEXT: Rewrite = (float_text.applies, float_text.rule)
 _INTERVAL: Rewrite = (interval_arithmetic.applies, interval_arithmetic.rule)
 _SCALE: Rewrite = (numeric_scale.applies, numeric_scale.rule)
+_MATH: Rewrite = (numeric_math.applies, numeric_math.rule)
 _FETCHED_ONLY = {_INTEGER_AVG, _DAYS, _FLOAT_MAX, _FLOAT_MIN}
 """Applied to statements that read fetched rows only: over kyma's own tables they would
 put a Python aggregate or a CASE on hot paths (avg of integers stays a float there, MIN and
@@ -487,6 +586,7 @@ _REWRITES: dict[type[exp.Expression], tuple[Rewrite, ...]] = {
     exp.Abs: (_CHECKED,),
     exp.Sum: ((_sums_int8, _numeric_sum),),
     exp.Cast: (
+        (_int4_constant, _int4_literal),
         (_rounds_to_integer, _rounded),
         (_reads_text_as_array, _refuse_text_as_array),
         _FLOAT_TEXT,
@@ -502,4 +602,5 @@ _REWRITES: dict[type[exp.Expression], tuple[Rewrite, ...]] = {
     exp.Trunc: (_SCALE,),
     exp.Max: (_FLOAT_MAX,),
     exp.Min: (_FLOAT_MIN,),
+    **{call: (_MATH,) for call in numeric_math.CALLS},
 }
