@@ -45,7 +45,6 @@ ARROW_TYPEOF(SUM(x)), ARROW_TYPEOF(COUNT(*))), AVG(f) FROM t'
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from decimal import Decimal
 
@@ -59,6 +58,7 @@ from kyma.engine.query import pg_interval, pg_numeric
 from kyma.engine.query.rewrite import (
     float_round,
     float_text,
+    integer_overflow,
     interval_arithmetic,
     numeric_math,
     numeric_scale,
@@ -170,7 +170,8 @@ def _typed_exact(node: exp.Expression) -> bool:
 
 
 def _fraction(literal: exp.Literal) -> bool:
-    return literal.is_number and re.fullmatch(r"\d*\.\d+|\d+\.\d*", literal.name) is not None
+    digits = literal.name.replace(".", "", 1)
+    return literal.is_number and digits != literal.name and digits.isdigit()
 
 
 def _exact_literals(node: exp.Expression) -> None:
@@ -345,111 +346,6 @@ def _plus_days(node: exp.Add | exp.Sub, typed: exp.Add | exp.Sub) -> exp.Express
 
 
 _ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Neg, exp.Abs, exp.Sum)
-_RANKS = {"int2": 0, "int4": 1, "int8": 2}
-_LITERAL_KINDS = ((2**31, "int4"), (2**63, "int8"))  # below: int4, int8; else numeric
-_INTEGER_KINDS = {
-    exp.DataType.Type.TINYINT: "int2",
-    exp.DataType.Type.SMALLINT: "int2",
-    exp.DataType.Type.INT: "int4",
-    exp.DataType.Type.BIGINT: "int8",
-}
-
-
-def integer_kind(node: exp.Expression) -> str | None:
-    """Postgres's integer type of a typed node (``int2``, ``int4``, ``int8``), else None: a
-    literal by its value (sqlglot types every integer literal INT), a column by its type."""
-    value = _literal_value(node)
-    if value is not None:
-        return next((kind for bound, kind in _LITERAL_KINDS if -bound <= value < bound), None)
-    while isinstance(node, exp.Paren):
-        node = node.this
-    if isinstance(node, exp.Add | exp.Sub | exp.Mul | exp.Div | exp.Mod | exp.Neg | exp.Abs):
-        return _integer_result(node)  # sqlglot types ``3000000000 - 1`` INT
-    return _INTEGER_KINDS.get(node.type.this) if node.type is not None else None
-
-
-def _literal_value(node: exp.Expression) -> int | None:
-    """An integer literal's value with the minus signs before it: Postgres folds them into
-    the constant (``-2147483648`` is an int4, ``-(-2147483648)`` the int8 2147483648)."""
-    negative = False
-    while isinstance(node, exp.Paren | exp.Neg):
-        negative ^= isinstance(node, exp.Neg)
-        node = node.this
-    if not isinstance(node, exp.Literal) or not node.is_int:
-        return None
-    return -int(node.name) if negative else int(node.name)
-
-
-def _integer_result(node: exp.Expression) -> str | None:
-    """The integer type an operation of integers computes in (None: not all integers, or a
-    constant such as ``-1``)."""
-    if isinstance(node, exp.Neg) and _literal_value(node) is not None:
-        return None
-    operands = [node.this] if isinstance(node, exp.Neg | exp.Abs) else [node.left, node.right]
-    kinds = [integer_kind(o) for o in operands]
-    if None in kinds:
-        return None
-    return max(kinds, key=lambda k: _RANKS[k])  # type: ignore[arg-type]
-
-
-_WIDER = {"int2": "BIGINT", "int4": "BIGINT", "int8": "DECIMAL(38, 0)"}
-_TARGET = {"int2": "SMALLINT", "int4": "INT", "int8": "BIGINT"}
-
-
-def _checked(node: exp.Expression, typed: exp.Expression) -> exp.Expression:
-    """The operation over wider operands, cast back to its type: the cast is the check. Of
-    constants, its value when that fits (a deep expression of casts takes DataFusion minutes
-    to plan); one out of range is left to fail when evaluated, as in Postgres."""
-    kind = _integer_result(typed)
-    assert kind is not None
-    folded = _folded(node, kind)
-    if folded is not None:
-        return folded
-    wider = _WIDER[kind]
-    if isinstance(node, exp.Neg | exp.Abs):
-        computed = type(node)(this=exp.cast(node.this.copy(), wider))
-    else:
-        computed = type(node)(
-            this=exp.cast(node.left.copy(), wider), expression=exp.cast(node.right.copy(), wider)
-        )
-    return exp.cast(computed, _TARGET[kind])
-
-
-_FOLD = {
-    exp.Add: lambda a, b: a + b,
-    exp.Sub: lambda a, b: a - b,
-    exp.Mul: lambda a, b: a * b,
-    exp.Neg: lambda a: -a,
-    exp.Abs: abs,
-}
-_BOUNDS = {"int2": 2**15, "int4": 2**31, "int8": 2**63}
-
-
-def _folded(node: exp.Expression, kind: str) -> exp.Expression | None:
-    """The value of an operation of integer constants as a constant of type ``kind``
-    (an int8 as a cast: a literal that fits int4 would be one), or None."""
-    operands = [node.this] if isinstance(node, exp.Neg | exp.Abs) else [node.left, node.right]
-    values = [_literal_value(o) for o in operands]
-    if None in values:
-        return None
-    value = _FOLD[type(node)](*values)
-    if not -_BOUNDS[kind] <= value < _BOUNDS[kind]:
-        return None
-    literal = exp.Literal.number(value)
-    return exp.cast(literal, "BIGINT") if kind == "int8" else literal
-
-
-def _int4_constant(cast: exp.Cast) -> bool:
-    """``CAST(70 AS INTEGER)``: an integer constant cast to int4, which it fits."""
-    value = _literal_value(cast.this)
-    return cast.to.this == exp.DataType.Type.INT and value is not None and -(2**31) <= value < 2**31
-
-
-def _int4_literal(node: exp.Cast, _typed: exp.Cast) -> exp.Expression:
-    """The constant itself (an int4 by its value), as Postgres folds it: DataFusion takes
-    minutes to plan an aggregate of a constant under a deep chain of casts."""
-    value = _literal_value(node.this)
-    return node.copy() if value is None else exp.Literal.number(value)
 
 
 def _rounds_to_integer(cast: exp.Cast) -> bool:
@@ -470,7 +366,7 @@ def _rounded(node: exp.Cast, typed: exp.Cast) -> exp.Expression:
 
 
 def _sums_int8(node: exp.Sum) -> bool:
-    return integer_kind(node.this) == "int8"
+    return integer_overflow.integer_kind(node.this) == "int8"
 
 
 def _numeric_sum(node: exp.Sum, _typed: exp.Sum) -> exp.Expression:
@@ -532,7 +428,7 @@ def averaged(node: exp.Expression) -> exp.Expression:
 
 
 Rewrite = tuple[Callable[..., bool], Callable[..., exp.Expression]]
-_CHECKED: Rewrite = (lambda node: _integer_result(node) is not None, _checked)
+_CHECKED: Rewrite = (integer_overflow.applies, integer_overflow.rule)
 _INTEGER_AVG: Rewrite = (lambda node: _is_integer(node.this), _average)
 _DAYS: Rewrite = (_shifts_days, _plus_days)
 _FLOAT_MAX: Rewrite = (lambda node: _is_float(node.this), _float_max)
@@ -586,7 +482,7 @@ _REWRITES: dict[type[exp.Expression], tuple[Rewrite, ...]] = {
     exp.Abs: (_CHECKED,),
     exp.Sum: ((_sums_int8, _numeric_sum),),
     exp.Cast: (
-        (_int4_constant, _int4_literal),
+        (integer_overflow.is_int4_constant, integer_overflow.int4_constant),
         (_rounds_to_integer, _rounded),
         (_reads_text_as_array, _refuse_text_as_array),
         _FLOAT_TEXT,
