@@ -3,7 +3,8 @@ block changes (``SET`` is undone by ROLLBACK, ``SET LOCAL`` ends with the block)
 
 kyma commits each write when it runs, so a savepoint is honoured only while nothing was
 written in the block: SAVEPOINT after a write, and ROLLBACK TO over one, are refused (0A000)
-rather than pretending to undo it.
+rather than pretending to undo it. A ROLLBACK (or the COMMIT of a failed block) after a write
+ends the block and answers 0A000 saying the writes stay: Postgres would have undone them.
 """
 
 from __future__ import annotations
@@ -46,12 +47,19 @@ class Transaction:
             self.active, self._begun = True, dict(self.settings)
 
     def end(self, commit: bool) -> str:
-        """COMMIT or ROLLBACK; the tag Postgres answers (ROLLBACK for a failed COMMIT)."""
+        """COMMIT or ROLLBACK; the tag Postgres answers (ROLLBACK for a failed COMMIT). A
+        rollback of a block that wrote ends it and raises: its writes are committed."""
         tag = "COMMIT" if commit and not self.failed else "ROLLBACK"
+        wrote = self.active and self.wrote
         if self.active:
             self.restore(self._begun if tag == "ROLLBACK" else {**self.settings, **self._hidden})
         self.active = self.failed = self.wrote = False
         self._hidden, self._marks = {}, []
+        if tag == "ROLLBACK" and wrote:
+            raise UnsupportedStatementError(
+                "ROLLBACK cannot undo this transaction's writes: kyma committed each one when"
+                " it ran, and they stay; the transaction is ended"
+            )
         return tag
 
     def set_local(self, name: str) -> bool:

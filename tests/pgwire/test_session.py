@@ -185,7 +185,9 @@ def test_savepoints_around_a_write_and_notifications_are_refused_in_words(pg: Pg
                 conn.execute(sql)
             with pytest.raises(psycopg.errors.FeatureNotSupported, match=statement):
                 conn.execute(script[-1])
-            conn.execute("ROLLBACK")
+            with pytest.raises(psycopg.errors.FeatureNotSupported, match="writes.*stay"):
+                conn.execute("ROLLBACK")  # ends the block; Postgres would undo the INSERT
+            assert conn.execute("SELECT 1").fetchall() == [(1,)]  # out of the block
         for sql, verb in (
             ("LISTEN jobs", "LISTEN"),
             ("UNLISTEN *", "UNLISTEN"),
@@ -306,3 +308,16 @@ def test_over_http_they_are_refused_in_words(pg: PgServe) -> None:
         )
         assert status == 400, body
         assert f"{verb} is not supported here" in json.loads(body)["message"], body
+
+
+def test_a_rollback_after_a_write_says_the_write_stays(pg: PgServe) -> None:
+    """Postgres would undo the INSERT; kyma committed it, so the ROLLBACK is refused in
+    words (0A000) rather than answered as if it had been undone."""
+    with pg.connect() as conn:  # psycopg opens a block before the first statement
+        conn.execute("CREATE TABLE IF NOT EXISTS rolled_back (n long)")
+        conn.commit()
+        conn.execute("INSERT INTO rolled_back VALUES (7)")
+        with pytest.raises(psycopg.errors.FeatureNotSupported, match="committed each one"):
+            conn.rollback()
+        assert conn.execute("SELECT n FROM rolled_back").fetchall() == [(7,)]
+        conn.rollback()  # a block that only read rolls back as in Postgres
