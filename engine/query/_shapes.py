@@ -132,6 +132,8 @@ def _class(token: Token, sql: str) -> str | None:
         return TEXT if quoted[:1] == "'" and quoted[-1:] == "'" else None
     if token.token_type != TokenType.NUMBER or not token.text.isdigit():
         return None
+    if len(token.text.lstrip("0")) > 19:  # past int8 (and Python's int parsing limit)
+        return None
     number = int(token.text)
     return INT4 if number < 1 << 31 else INT8 if number < 1 << 63 else None
 

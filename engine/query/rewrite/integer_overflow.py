@@ -52,6 +52,8 @@ def _literal_value(node: exp.Expression) -> int | None:
         node = node.this
     if not isinstance(node, exp.Literal) or not node.is_int:
         return None
+    if len(node.name.lstrip("0")) > _DIGITS:  # past every integer type, and int() limits
+        return -(10**_DIGITS) if negative else 10**_DIGITS
     return -int(node.name) if negative else int(node.name)
 
 
@@ -98,6 +100,7 @@ _FOLD = {
     exp.Abs: abs,
 }
 _BOUNDS = {"int2": 2**15, "int4": 2**31, "int8": 2**63}
+_DIGITS = 20  # an integer literal longer than this is no int8: numeric
 
 
 def _folded(node: exp.Expression, kind: str) -> exp.Expression | None:
@@ -124,7 +127,10 @@ def int4_constant(node: exp.Cast, _typed: exp.Cast) -> exp.Expression:
     """The constant itself (an int4 by its value), as Postgres folds it: DataFusion takes
     minutes to plan an aggregate of a constant under a deep chain of casts."""
     value = _literal_value(node.this)
-    return node.copy() if value is None else exp.Literal.number(value)
+    if value is None:
+        return node.copy()
+    int32 = exp.Literal.string("Int32")  # still an int4 to clients (a bare literal is int8)
+    return exp.Anonymous(this="arrow_cast", expressions=[exp.Literal.number(value), int32])
 
 
 def applies(typed: exp.Expression) -> bool:

@@ -4,8 +4,8 @@ DataFusion reads ``1.50`` as a float, so ``1.50::text`` was ``'1.5'`` (Postgres:
 ``1.50 * 2.0`` was ``3`` (``3.000``) and ``1.5e-7`` was written ``1.5e-07`` (``0.00000015``).
 Where a value becomes text — a cast to a text type, an operand of ``||``, an argument of
 ``concat`` / ``concat_ws``, or a result column of the statement — and is made of constants
-only (no column, no float), each literal with a point or an exponent in it becomes that
-exact decimal (``CAST('1.50' AS DECIMAL(3, 2))``), and
+only (no column, no float), each literal with a point or an exponent in it, or an integer
+past bigint, becomes that exact decimal (``CAST('1.50' AS DECIMAL(3, 2))``), and
 DataFusion's decimal arithmetic keeps Postgres's scales (``+``: the larger, ``*``: their
 sum). Elsewhere literals stay as they are: next to a float column Postgres converts the
 numeric to a float anyway, and DataFusion would convert the float column to a decimal.
@@ -16,6 +16,8 @@ Applied after the output names are taken (``SELECT 1.50`` stays ``?column?``).
 >>> rule(stmt).sql("postgres")
 "SELECT CAST('1.50' AS DECIMAL(3, 2)), CAST(CAST('0.00000015' AS DECIMAL(8, 8)) AS TEXT), \
 x * 1.5, CAST('2.0' AS DECIMAL(2, 1)) || 'a' FROM t"
+>>> rule(sqlglot.parse_one("SELECT 9223372036854775807, 9223372036854775808")).sql()
+"SELECT 9223372036854775807, CAST('9223372036854775808' AS DECIMAL(19, 0))"
 """
 
 from __future__ import annotations
@@ -36,9 +38,19 @@ def rule(stmt: exp.Expression) -> exp.Expression:
         if not _constant(value):
             continue
         for literal in list(value.find_all(exp.Literal)):
-            if literal.is_number and any(c in literal.name for c in ".eE"):
+            if literal.is_number and (_fraction(literal.name) or _past_int8(literal.name)):
                 literal.replace(exact(literal.name))
     return stmt
+
+
+def _fraction(text: str) -> bool:
+    return any(c in text for c in ".eE")
+
+
+def _past_int8(text: str) -> bool:
+    """An integer literal past bigint, which Postgres reads as numeric (DataFusion: a float)."""
+    digits = text.lstrip("0")
+    return len(digits) > 19 or (len(digits) == 19 and int(digits) >= 2**63)
 
 
 def exact(text: str) -> exp.Expression:
