@@ -12,7 +12,7 @@ import pytest
 
 from kyma.engine import errors
 from kyma.engine.error_statuses import status
-from kyma.engine.query import _select
+from kyma.engine.query import _scan_setup
 from kyma.metrics import Metrics
 
 REFERENCE = Path(__file__).resolve().parents[2] / "docs" / "reference"
@@ -74,7 +74,7 @@ def test_every_error_class_is_on_the_errors_page_with_its_statuses(cls: type) ->
 def test_every_registered_function_is_on_the_functions_page(services, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The functions a statement's DataFusion session is given, as the planner builds it."""
     registered: list[str] = []
-    build = _select.session_context
+    build = _scan_setup.session_context
 
     def recording(*args, **kwargs):  # type: ignore[no-untyped-def]
         ctx = build(*args, **kwargs)
@@ -90,7 +90,7 @@ def test_every_registered_function_is_on_the_functions_page(services, monkeypatc
             setattr(ctx, kind, record)
         return ctx
 
-    monkeypatch.setattr(_select, "session_context", recording)
+    monkeypatch.setattr(_scan_setup, "session_context", recording)
     services.query.planner._session()
     assert {"has_token", "cosine_distance", "kyma_numeric_div_text", "version"} <= set(registered)
     page = _page("functions.md")

@@ -27,6 +27,7 @@ from decimal import Decimal, InvalidOperation
 from sqlglot import exp
 
 from kyma.engine.errors import UnsupportedStatementError
+from kyma.engine.query.rewrite import numeric_input
 
 MAX_PRECISION = 76
 """DataFusion's widest decimal (Decimal256): a longer literal is refused (0A000)."""
@@ -62,6 +63,7 @@ def exact(text: str) -> exp.Expression:
     scale = max(0, -int(value.as_tuple().exponent))
     written = format(value, "f")
     precision = max(len(written.lstrip("-").replace(".", "").lstrip("0")), scale, 1)
+    numeric_input.check_length(len(text))  # past Postgres's own numeric: 22003, as there
     if precision > MAX_PRECISION:
         raise UnsupportedStatementError(
             f"the numeric literal {text!r} has more than {MAX_PRECISION} digits;"
