@@ -128,8 +128,13 @@ def test_a_full_batch_goes_at_once_and_takes_at_most_max_rows(services, numbers_
             assert held.held.wait(10)
             exports = []
             for i in range(3):
-                exports.append(pool.submit(commit.submit, numbers(5 + 10 * i, 10), 30))
-                wait_for(lambda: len(commit._pending) == 1, "one export queueing")
+                part = numbers(5 + 10 * i, 10)
+                exports.append(pool.submit(commit.submit, part, 30))
+                # this export (not an older one) is the one queueing: in submission order
+                wait_for(
+                    lambda part=part: [w.part for w in commit._pending] == [part],
+                    "this export queueing",
+                )
             exports[0].result(timeout=30)
             exports[1].result(timeout=30)
             assert not first.done() and not exports[2].done()
