@@ -11,7 +11,6 @@ import random
 import struct
 from collections.abc import Iterator
 
-import corpus
 import numpy as np
 import psycopg
 import pyarrow as pa
@@ -61,18 +60,6 @@ CONVERSIONS = [
     "concat(CAST(v AS DOUBLE PRECISION), '|')",
     "CAST(-CAST(v AS DOUBLE PRECISION) AS TEXT)",
 ]
-
-
-@pytest.fixture(scope="module")
-def kyma(pg_server_url: str) -> Iterator:  # type: ignore[type-arg]
-    with corpus._database(pg_server_url) as catalog_url, corpus._kyma(catalog_url) as run:
-        yield run
-
-
-@pytest.fixture(scope="module")
-def postgres(pg_server_url: str) -> Iterator[psycopg.Connection]:
-    with corpus._database(pg_server_url) as url, psycopg.connect(url, autocommit=True) as conn:
-        yield conn
 
 
 @pytest.mark.parametrize("expression", CONVERSIONS)

@@ -8,25 +8,11 @@ where Postgres computes in numeric).
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
 
-import corpus
 import psycopg
 import pytest
 
 from kyma.engine.errors import KymaError
-
-
-@pytest.fixture(scope="module")
-def kyma(pg_server_url: str) -> Iterator:  # type: ignore[type-arg]
-    with corpus._database(pg_server_url) as catalog_url, corpus._kyma(catalog_url) as run:
-        yield run
-
-
-@pytest.fixture(scope="module")
-def postgres(pg_server_url: str) -> Iterator[psycopg.Connection]:
-    with corpus._database(pg_server_url) as url, psycopg.connect(url, autocommit=True) as conn:
-        yield conn
 
 
 def _same(kyma, postgres: psycopg.Connection, sql: str) -> None:  # type: ignore[no-untyped-def]
