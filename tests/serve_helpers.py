@@ -106,7 +106,8 @@ class Serve:
             with urllib.request.urlopen(request, timeout=30) as answer:
                 return answer.status, json.load(answer)
         except urllib.error.HTTPError as e:
-            return e.code, json.load(e)
+            with e:
+                return e.code, json.load(e)
 
     def get(self, path: str) -> tuple[int, dict]:
         with urllib.request.urlopen(f"{self.url}{path}", timeout=30) as answer:
@@ -143,7 +144,8 @@ def request(
         with urllib.request.urlopen(req, timeout=timeout) as answer:
             return answer.status, dict(answer.headers), answer.read()
     except urllib.error.HTTPError as e:
-        return e.code, dict(e.headers), e.read()
+        with e:
+            return e.code, dict(e.headers), e.read()
 
 
 def query(serve: Serve, sql: str, timeout: float = 60) -> tuple[int, dict[str, str], dict]:

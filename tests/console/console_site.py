@@ -88,7 +88,8 @@ class Console:
             with urllib.request.urlopen(request, timeout=30) as answer:
                 text = answer.read()
         except urllib.error.HTTPError as e:
-            raise AssertionError(f"{path}: {e.code} {e.read()!r}") from None
+            with e:
+                raise AssertionError(f"{path}: {e.code} {e.read()!r}") from None
         return json.loads(text) if text else None
 
     def sql(self, text: str) -> dict:

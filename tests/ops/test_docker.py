@@ -149,7 +149,8 @@ def test_the_image_command_serves_every_published_port(stack_env: dict[str, str]
         query = json.dumps({"sql": "SELECT 1 AS one"}).encode()
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(urllib.request.Request(f"{http}/v1/query", query), timeout=30)
-        assert refused.value.code == 401
+        with refused.value:
+            assert refused.value.code == 401
         asked = urllib.request.Request(f"{http}/v1/query", query, bearer)
         with urllib.request.urlopen(asked, timeout=30) as answer:
             assert json.load(answer)["rows"] == [[1]]

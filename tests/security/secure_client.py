@@ -29,7 +29,8 @@ def call(
         with urllib.request.urlopen(request, timeout=30, context=context) as answer:
             return answer.status, _body(answer.read(), raw), _lower(answer.headers)
     except urllib.error.HTTPError as e:
-        return e.code, _body(e.read(), raw), _lower(e.headers)
+        with e:
+            return e.code, _body(e.read(), raw), _lower(e.headers)
 
 
 def _lower(headers: Any) -> dict[str, str]:

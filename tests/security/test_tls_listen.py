@@ -29,8 +29,9 @@ def test_banner_prints_tls_urls(secure: Secure) -> None:
 def test_https_needs_the_ca(secure: Secure) -> None:
     with urllib.request.urlopen(f"{secure.serve.url}/healthz", context=secure.context) as ok:
         assert ok.status == 200
-    with pytest.raises(urllib.error.HTTPError, match="404"):  # TLS done: OTLP has no GET
+    with pytest.raises(urllib.error.HTTPError, match="404") as missing:  # TLS done: OTLP has no GET
         urllib.request.urlopen(f"{secure.serve.otlp_http_url}/healthz", context=secure.context)
+    missing.value.close()
     with pytest.raises(urllib.error.URLError, match="CERTIFICATE_VERIFY_FAILED"):
         urllib.request.urlopen(f"{secure.serve.url}/healthz", timeout=10)  # system CAs only
     plain = secure.serve.url.replace("https://", "http://")
