@@ -3,11 +3,12 @@
 Each ingest request commits an extent of its own, so a table fed by many small requests is
 many small extents until the hourly maintenance round merges them, and every query pays per
 extent meanwhile. This compactor hears the server's commits (the catalog's listeners): a
-table that received rows is checked ``interval`` seconds later, and its groups of small
-extents that grow their largest extent by half (``compaction.grows``) are merged, one
-commit each. The rest waits for more rows or for the maintenance round, which merges every
-group. A crash loses nothing: each group's commit is the catalog's atomic compare-and-swap,
-and an extent written but not committed is an orphan for GC.
+table that received rows is checked at its next round (one every ``interval`` seconds),
+and its groups of small extents that grow their largest extent by half
+(``compaction.grows``) are merged, one commit each. The rest waits for more rows or for
+the maintenance round, which merges every group. A crash loses nothing: each group's commit
+is the catalog's atomic compare-and-swap, and an extent written but not committed is an
+orphan for GC.
 """
 
 from __future__ import annotations
