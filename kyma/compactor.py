@@ -58,6 +58,8 @@ class Compactor:
                 results.append(self.compact(table))
             except KymaError as e:  # dropped meanwhile, or the catalog is away: next time
                 log.warning("compaction of %r failed: %s", table, e)
+            except Exception:  # a bug or the store: logged, and the thread goes on
+                log.exception("compaction of %r failed", table)
             finally:
                 with self._lock:
                     self._pending -= 1
