@@ -1,6 +1,6 @@
 """Benchmark: a TPC-H-style decision-support suite on kyma tables against DuckDB over Parquet.
 
-    python bench/dss.py [--sf 0.1] [--repeat 3] [--cache-bytes N]
+    python bench/dss.py [--sf 0.1] [--repeat 3] [--cache-bytes N] [--compaction server|off|full]
 
 The eight tables are generated locally by DuckDB SQL (TPC-H's shapes, sizes and value
 domains at scale factor ``--sf``; not dbgen's exact text), loaded into a real ``kyma serve``
@@ -8,11 +8,14 @@ through ``POST /v1/ingest`` (NDJSON, 50 000 lines a request) and written as Parq
 (one per table) that DuckDB reads. The 22 queries are TPC-H's, with the validation
 parameters, written once in SQL both engines take (dates as timestamps at midnight UTC,
 intervals precomputed, Q15's view as a CTE). kyma answers over HTTP as Arrow IPC streams.
+The tables are queried as the server's compactor leaves them (``--compaction server``,
+waited for), as ingested (``off``: one extent a request) or fully compacted (``full``).
 Each query: one warm-up each, then the median of ``--repeat`` runs, alternating; the
-answers must agree (numbers to 9 significant digits). Prints per-query times, kyma ÷ DuckDB
-and the geometric mean of the ratios (goal ≤ 1.5), and each engine's first run (kyma's
-plans the statement and decodes the columns it keeps, ``KYMA_QUERY_CACHE_BYTES``; set it
-with ``--cache-bytes``, 0 to read Parquet every time).
+answers must agree (numbers to 9 significant digits). Prints per-query wall and CPU times
+(the server process's from /proc, against this process's for DuckDB; means of the runs),
+kyma ÷ DuckDB and the geometric means of the ratios (goal ≤ 1.5), and each engine's first
+run (kyma's plans the statement and decodes the columns it keeps,
+``KYMA_QUERY_CACHE_BYTES``; set it with ``--cache-bytes``, 0 to read Parquet every time).
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ import os
 import platform
 import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from decimal import Decimal
@@ -32,7 +37,7 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
-from _harness import Server
+from _harness import Server, wait_for
 from _otel_logs import chunks
 
 LINES = 50_000
@@ -480,11 +485,102 @@ def kyma_arrow(server: Server, conn, sql: str) -> pa.Table:  # type: ignore[no-u
     return pa.ipc.open_stream(body).read_all()
 
 
+def server_cpu(server: Server) -> float:
+    """CPU seconds the ``kyma serve`` process has used (all its threads), from /proc."""
+    fields = Path(f"/proc/{server.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def compact(server: Server) -> None:
+    """``kyma compact`` on the server's home (the catalog it serves): every group merged, as
+    the maintenance round does; prints what each table gained."""
+    env = {**os.environ, "KYMA_HOME": str(server.home)}
+    out = subprocess.run(
+        [sys.executable, "-m", "kyma", "compact"], env=env, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    print(out.stdout.strip())
+
+
+def _get(server: Server, path: str) -> dict:
+    conn = server.connection()
+    conn.request("GET", path)
+    return json.loads(conn.getresponse().read())
+
+
+def compaction_pending(server: Server) -> float:
+    """The server's ``kyma_compaction_pending_tables`` gauge."""
+    conn = server.connection()
+    conn.request("GET", "/metrics")
+    text = conn.getresponse().read().decode()
+    line = next(x for x in text.splitlines() if x.startswith("kyma_compaction_pending_tables "))
+    return float(line.split()[1])
+
+
+def run_queries(server: Server, conn, peer, sf: float, repeat: int) -> list[float]:  # type: ignore[no-untyped-def]
+    """Every query timed on both engines; the per-query CPU ratios (wall ratios printed)."""
+    print(
+        f"{'query':<6}{'kyma ms':>10}{'duckdb ms':>11}{'kyma/duckdb':>13}"
+        f"{'cpu: kyma ms':>14}{'duckdb ms':>11}{'ratio':>8}  rows  agree"
+        f"{'first: kyma ms':>16}{'duckdb ms':>11}"
+    )
+    ratios, cpu_ratios, disagree = [], [], []
+    for name, sql in queries(sf).items():
+        kyma_times, duck_times, kyma_cpu, duck_cpu = [], [], [], []
+        t = time.perf_counter()
+        got = kyma_arrow(server, conn, sql)
+        kyma_first = time.perf_counter() - t
+        t = time.perf_counter()
+        expected = peer.sql(sql).to_arrow_table()
+        duck_first = time.perf_counter() - t
+        for _ in range(repeat):
+            c, t = server_cpu(server), time.perf_counter()
+            kyma_arrow(server, conn, sql)
+            kyma_times.append(time.perf_counter() - t)
+            kyma_cpu.append(server_cpu(server) - c)
+            c, t = time.process_time(), time.perf_counter()
+            peer.sql(sql).to_arrow_table()
+            duck_times.append(time.perf_counter() - t)
+            duck_cpu.append(time.process_time() - c)
+        kyma_s, duck_s = statistics.median(kyma_times), statistics.median(duck_times)
+        # means, not medians: the server's CPU is counted in 10 ms ticks
+        kc, dc = (max(0.001, statistics.fmean(x)) for x in (kyma_cpu, duck_cpu))
+        agree = rows(got) == rows(expected)
+        if not agree:
+            disagree.append(name)
+        ratios.append(kyma_s / duck_s)
+        cpu_ratios.append(kc / dc)
+        print(
+            f"{name:<6}{kyma_s * 1000:>10.1f}{duck_s * 1000:>11.1f}{kyma_s / duck_s:>12.2f}x"
+            f"{kc * 1000:>14.0f}{dc * 1000:>11.0f}{kc / dc:>7.2f}x"
+            f"{got.num_rows:>6}  {'yes' if agree else 'NO '}"
+            f"{kyma_first * 1000:>16.1f}{duck_first * 1000:>11.1f}"
+        )
+    print(
+        f"geometric mean kyma/duckdb: {_geomean(ratios):.2f}x wall, {_geomean(cpu_ratios):.2f}x"
+        f" CPU (goal <= 1.5x); load {os.getloadavg()[0]:.1f}"
+    )
+    if disagree:
+        print(f"answers differ: {', '.join(disagree)}")
+    return cpu_ratios
+
+
+def _geomean(ratios: list[float]) -> float:
+    return math.exp(statistics.fmean(math.log(r) for r in ratios))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sf", type=float, default=0.1)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--cache-bytes", type=int, default=None)
+    parser.add_argument(
+        "--compaction",
+        choices=("server", "off", "full"),
+        default="server",
+        help="server: the tables as the server's compactor leaves them (waited for); off: as"
+        " ingested, one extent a request; full: every small extent merged (kyma compact)",
+    )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="kyma-bench-dss-"))
     con = duckdb.connect()
@@ -495,8 +591,10 @@ def main() -> None:
         f" {time.perf_counter() - started:.1f} s; {platform.node()} {platform.machine()},"
         f" {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}"
     )
-    cache = {} if args.cache_bytes is None else {"KYMA_QUERY_CACHE_BYTES": str(args.cache_bytes)}
-    server = Server(**cache)
+    env = {} if args.cache_bytes is None else {"KYMA_QUERY_CACHE_BYTES": str(args.cache_bytes)}
+    if args.compaction != "server":
+        env["KYMA_COMPACTION_INTERVAL_SECONDS"] = "0"
+    server = Server(**env)
     peer = duckdb.connect()
     peer.execute("SET TimeZone = 'UTC'")
     try:
@@ -512,43 +610,13 @@ def main() -> None:
                 f"CREATE VIEW {table} AS SELECT * FROM read_parquet('{work / table}.parquet')"
             )
         con.close()
-        print(
-            f"{'query':<6}{'kyma ms':>10}{'duckdb ms':>11}{'kyma/duckdb':>13}  rows  agree"
-            f"{'first: kyma ms':>16}{'duckdb ms':>11}"
-        )
-        ratios, disagree = [], []
-        for name, sql in queries(args.sf).items():
-            kyma_times, duck_times = [], []
-            t = time.perf_counter()
-            got = kyma_arrow(server, conn, sql)
-            kyma_first = time.perf_counter() - t
-            t = time.perf_counter()
-            expected = peer.sql(sql).to_arrow_table()
-            duck_first = time.perf_counter() - t
-            for _ in range(args.repeat):
-                t = time.perf_counter()
-                kyma_arrow(server, conn, sql)
-                kyma_times.append(time.perf_counter() - t)
-                t = time.perf_counter()
-                peer.sql(sql).to_arrow_table()
-                duck_times.append(time.perf_counter() - t)
-            kyma_s, duck_s = statistics.median(kyma_times), statistics.median(duck_times)
-            agree = rows(got) == rows(expected)
-            if not agree:
-                disagree.append(name)
-            ratios.append(kyma_s / duck_s)
-            print(
-                f"{name:<6}{kyma_s * 1000:>10.1f}{duck_s * 1000:>11.1f}{kyma_s / duck_s:>12.2f}x"
-                f"{got.num_rows:>6}  {'yes' if agree else 'NO '}"
-                f"{kyma_first * 1000:>16.1f}{duck_first * 1000:>11.1f}"
-            )
-        geomean = math.exp(statistics.fmean(math.log(r) for r in ratios))
-        print(
-            f"geometric mean kyma/duckdb: {geomean:.2f}x (goal <= 1.5x); load"
-            f" {os.getloadavg()[0]:.1f}"
-        )
-        if disagree:
-            print(f"answers differ: {', '.join(disagree)}")
+        if args.compaction == "full":
+            compact(server)
+        elif args.compaction == "server":
+            wait_for("the compactor", lambda: compaction_pending(server) == 0, timeout=600)
+        extents = {t: _get(server, f"/v1/tables/{t}")["extents"] for t in TABLES}
+        print(f"compaction {args.compaction}: extents {extents}")
+        run_queries(server, conn, peer, args.sf, args.repeat)
     finally:
         server.stop()
         shutil.rmtree(server.home.parent, ignore_errors=True)

@@ -54,12 +54,17 @@ class CompactionResult:
 
 
 def plan_groups(
-    extents: list[ManifestEntry], target_rows: int, format_name: str | None = None
+    extents: list[ManifestEntry],
+    target_rows: int,
+    format_name: str | None = None,
+    *,
+    tiered: bool = False,
 ) -> list[list[ManifestEntry]]:
     """Runs of small extents, in time order, each at most ``target_rows`` rows; 2+ each.
 
     With ``format_name``, extents of any other format join the runs whatever their size,
     and a run holding one is kept even alone: it is rewritten into ``format_name``.
+    ``tiered``: only the runs that grow their largest extent enough (``grows``).
     """
 
     def foreign(e: ManifestEntry) -> bool:
@@ -75,7 +80,25 @@ def plan_groups(
             current = []
         current.append(extent)
     groups.append(current)
-    return [g for g in groups if len(g) >= 2 or any(foreign(e) for e in g)]
+    kept = [g for g in groups if len(g) >= 2 or any(foreign(e) for e in g)]
+    return [g for g in kept if grows(g)] if tiered else kept
+
+
+def grows(group: list[ManifestEntry]) -> bool:
+    """Whether the extents of ``group`` other than its largest hold at least half the largest's
+    rows: merged, the largest grows by half or more. Compacting only such groups rewrites a
+    row at most log1.5(target / rows of a commit) times however small the commits (about 15
+    for 1 000-row commits into a 1 M-row target), where merging whatever is there would
+    rewrite a table's growing newest extent at every commit.
+
+    >>> from types import SimpleNamespace as E
+    >>> grows([E(live_rows=50_000), E(live_rows=30_000)])
+    True
+    >>> grows([E(live_rows=400_000), E(live_rows=1_000), E(live_rows=1_000)])
+    False
+    """
+    rows = sorted(e.live_rows for e in group)
+    return 2 * sum(rows[:-1]) >= rows[-1]
 
 
 def rewrite_group(
@@ -128,12 +151,14 @@ def compact_table(
     *,
     target_rows: int = TARGET_ROWS,
     rewriter: Rewriter | None = None,
+    tiered: bool = False,
 ) -> CompactionResult:
-    """Merge ``table``'s small extents; what was done. ``rewriter``: where (default here)."""
+    """Merge ``table``'s small extents; what was done. ``rewriter``: where (default here).
+    ``tiered``: only groups that grow their largest extent by half (``grows``)."""
     result = CompactionResult(table)
     extents = catalog.live_extents(table)
     info = catalog.get_table(table)  # after the listing: every listed extent's columns are in it
-    groups = plan_groups(extents, target_rows, fmt.name)
+    groups = plan_groups(extents, target_rows, fmt.name, tiered=tiered)
     rewrite = rewriter or in_process(store, fmt)
     for group, merged in zip(groups, rewrite(info, groups), strict=True):
         empty = merged.row_count == 0  # every row of the group was deleted

@@ -373,6 +373,7 @@ def serve(settings: Settings) -> int:
         threading.Thread(
             target=_maintenance_loop, args=(services, stopping), daemon=True, name="maintenance"
         ).start()
+        _start_compactor(services, stopping)
         signals.serving()  # from here a signal only ends wait(): shutdown runs in order, exit 0
         print(f"kyma {__version__} serving", flush=True)
         scheme = "https" if tls_files else "http"
@@ -439,6 +440,22 @@ def _maintenance_loop(services, stopping: threading.Event) -> None:  # type: ign
             log.info("maintenance: %s", services.run_maintenance())
         except KymaError as e:
             log.warning("maintenance failed, will retry: %s", e)
+
+
+def _start_compactor(services, stopping: threading.Event) -> None:  # type: ignore[no-untyped-def]
+    """Tables that receive rows compacted soon after (``kyma.compactor``), unless the interval
+    is 0."""
+    from functools import partial
+
+    from kyma.compactor import Compactor
+
+    interval = services.settings.compaction_interval_seconds
+    if interval <= 0:
+        return
+    compactor = Compactor(partial(services.compact, tiered=True), interval)
+    services.catalog.commit_listeners.append(compactor.observe)
+    services.metrics.track_compaction(lambda: compactor.pending)
+    threading.Thread(target=compactor.run, args=(stopping,), daemon=True, name="compactor").start()
 
 
 def _redact(url: str) -> str:

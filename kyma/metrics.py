@@ -97,6 +97,11 @@ class Metrics:
             ["plan"],
             registry=registry,
         )
+        self.compaction_pending = Gauge(
+            "kyma_compaction_pending_tables",
+            "Tables that received rows since the background compactor last checked them",
+            registry=registry,
+        )
         self.queries_running = Gauge(
             "kyma_queries_running",
             "Statements holding a query slot (abandoned ones until they stop)",
@@ -139,6 +144,9 @@ class Metrics:
 
     def track_running(self, running: Callable[[], float]) -> None:
         self.queries_running.set_function(running)
+
+    def track_compaction(self, pending: Callable[[], float]) -> None:
+        self.compaction_pending.set_function(pending)
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -7,6 +7,7 @@ With no settings this is the embedded default: a Postgres catalog kyma owns unde
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -58,6 +59,7 @@ class Services:
     backends: Backends  # the Postgres protocol sessions (pg_stat_activity)
     metrics: Metrics = field(default_factory=Metrics)
     live: LiveHub = field(default_factory=LiveHub)  # the console's live tail
+    compacting: threading.Lock = field(default_factory=threading.Lock)  # one table at a time
 
     def __post_init__(self) -> None:
         self.catalog.commit_listeners.append(self.metrics.observe_commit)
@@ -105,8 +107,14 @@ class Services:
         self.connectors.close()
         self.write_path.close()
 
-    def compact(self, table: str) -> CompactionResult:
-        """Compact ``table`` here, or on Spark's executors when a Spark master is set."""
+    def compact(self, table: str, *, tiered: bool = False) -> CompactionResult:
+        """Compact ``table`` here, or on Spark's executors when a Spark master is set.
+        ``tiered``: only groups that grow their largest extent by half (``compaction.grows``:
+        the background compactor's policy)."""
+        with self.compacting:  # the maintenance round and the compactor never race here
+            return self._compact(table, tiered)
+
+    def _compact(self, table: str, tiered: bool) -> CompactionResult:
         rewriter = None
         if self.settings.spark_master:
             from kyma.engine.spark.compaction import on_spark
@@ -126,6 +134,7 @@ class Services:
             table,
             target_rows=self.settings.compaction_target_rows,
             rewriter=rewriter,
+            tiered=tiered,
         )
 
 

@@ -197,6 +197,11 @@ class Settings:
     compaction_target_rows: int = _setting(
         1_000_000, "KYMA_COMPACTION_TARGET_ROWS", "rows of an extent compaction writes"
     )
+    compaction_interval_seconds: int = _setting(
+        30,
+        "KYMA_COMPACTION_INTERVAL_SECONDS",
+        "kyma serve compacts a table this long after it gets rows (0: maintenance round only)",
+    )
     block_rows: int = _setting(131_072, "KYMA_BLOCK_ROWS", "rows per extent block")
     extent_format: str = _setting(
         "parquet", "KYMA_EXTENT_FORMAT", "format of new extents: parquet, or tlm (v2)"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+from functools import partial
 
 from compaction_helpers import answers, ingest
 
@@ -144,3 +145,45 @@ def test_a_big_tlm_extent_alone_is_rewritten(services) -> None:
     assert (extent.format, extent.row_count) == ("parquet", 3000)
     got = services.query.execute("SELECT count(*) AS c, sum(n) AS s FROM t").table.to_pylist()
     assert got == [{"c": 3000, "s": sum(range(3000))}]
+
+
+def test_tiered_groups_wait_until_they_grow_their_largest_extent_by_half(services) -> None:
+    services.query.execute("CREATE TABLE t (n long, host string)")
+    ingest(services, 0, 2000)
+    ingest(services, 2000, 400)
+    ingest(services, 2400, 400)  # 800 new rows grow the 2 000-row extent by 40 %: not yet
+    extents = services.catalog.live_extents("t")
+    assert len(plan_groups(extents, target_rows=10_000)) == 1
+    assert plan_groups(extents, target_rows=10_000, tiered=True) == []
+    assert services.compact("t", tiered=True).groups == 0
+    ingest(services, 2800, 200)  # now 1 000: by half
+    before = answers(services)
+    result = services.compact("t", tiered=True)
+    assert (result.groups, result.extents_in, result.rows) == (1, 4, 3000)
+    assert len(services.catalog.live_extents("t")) == 1
+    assert answers(services) == before
+
+
+def test_the_background_compactor_merges_the_tables_that_got_rows(services) -> None:
+    from kyma.compactor import Compactor
+
+    services.query.execute("CREATE TABLE t (n long, host string)")
+    services.query.execute("CREATE TABLE quiet (n long)")
+    ingest(services, 0, 300)  # before the compactor listens: not heard of
+    compactor = Compactor(partial(services.compact, tiered=True), interval=60)
+    services.catalog.commit_listeners.append(compactor.observe)
+    for i in range(1, 6):
+        ingest(services, i * 300, 300)
+    assert compactor.pending == 1
+    before = answers(services)
+    [result] = compactor.run_once()
+    assert (result.table, result.extents_in, result.extents_out) == ("t", 6, 1)
+    assert compactor.pending == 0  # its own commit is no new rows
+    assert compactor.run_once() == []
+    assert len(services.catalog.live_extents("t")) == 1
+    assert answers(services) == before
+    ingest(services, 10_000, 10)
+    services.write_path.ingest_ndjson("quiet", b'{"n": 1}\n')
+    services.query.execute("DROP TABLE t")  # dropped before its check: the others go on
+    assert [r.table for r in compactor.run_once()] == ["quiet"]
+    assert compactor.pending == 0
