@@ -25,7 +25,6 @@ def test_metrics_and_json_logs_with_request_ids(catalog_url: str, tmp_path: Path
         tmp_path / "home",
         KYMA_LOG_FORMAT="json",
         KYMA_BLOCK_ROWS="100",
-        KYMA_COMPACTION_INTERVAL_SECONDS="0",  # the pruning counted below sees 3 extents
     )
     try:
         assert query(serve, "CREATE TABLE events (n long)")[0] == 200
