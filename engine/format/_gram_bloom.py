@@ -18,6 +18,8 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -135,10 +137,25 @@ def span(filter_bytes: bytes) -> tuple[int, int]:
 
 def may_hold(filter_bytes: bytes, texts: list[str]) -> bool:
     """Whether the page may hold a value holding each of ``texts`` (ASCII case ignored)."""
-    found = np.array([g for t in texts for g in grams(t)], np.uint32)
-    if not len(found):
-        return True
-    bits = np.unpackbits(np.frombuffer(filter_bytes, np.uint8, offset=HEAD), bitorder="little")
-    if not len(bits):
-        return False
-    return bool(bits[_positions(found, len(bits)).ravel()].all())
+    return probe(texts)(filter_bytes)
+
+
+def probe(texts: list[str]) -> Callable[[bytes], bool]:
+    """``may_hold`` for ``texts``, their bit positions worked out once per filter size."""
+    found = np.array(sorted({g for t in texts for g in grams(t)}), np.uint32)
+    by_size: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    def holds(filter_bytes: bytes) -> bool:
+        if not len(found):
+            return True
+        bits = (len(filter_bytes) - HEAD) * 8
+        if bits <= 0:
+            return False
+        where = by_size.get(bits)
+        if where is None:
+            positions = _positions(found, bits).ravel()
+            where = by_size[bits] = (positions >> 3, (positions & 7).astype(np.uint8))
+        data = np.frombuffer(filter_bytes, np.uint8, offset=HEAD)
+        return bool(((data[where[0]] >> where[1]) & 1).all())
+
+    return holds

@@ -58,7 +58,7 @@ def like_literals(pattern: str, *, insensitive: bool = False) -> list[str]:
     >>> like_literals("%Straße%"), like_literals("%Straße%", insensitive=True)
     (['Straße'], ['tra'])
     >>> like_literals("%Disk full%", insensitive=True), like_literals("abc\\\\")
-    (['d', ' full'], [])
+    ([' full'], [])
     """
     runs: list[str] = []
     run: list[str] = []
@@ -82,12 +82,16 @@ def like_literals(pattern: str, *, insensitive: bool = False) -> list[str]:
 
 def gram_evaluator(predicate: BlockPredicate | None) -> Callable[[Filters], bool]:
     """Whether a page (its filters) may hold a row matching ``predicate``."""
+    probes: dict[str, Callable[[bytes], bool]] = {}
 
     def may_match(p: BlockPredicate | None, filters: Filters) -> bool:
         match p:
             case StringHolds(column, text):
                 found = filters.get(column)
-                return found is None or _gram_bloom.may_hold(found, [text])
+                if found is None:
+                    return True
+                holds = probes.get(text) or probes.setdefault(text, _gram_bloom.probe([text]))
+                return holds(found)
             case And(children):
                 return all(may_match(c, filters) for c in children)
             case Or(children):
