@@ -106,6 +106,9 @@ def test_substring_search_reads_only_the_pages_that_may_hold_it(loaded, monkeypa
     needle = services.query.execute("SELECT n FROM lines WHERE message LIKE '%50\\%%'")
     assert needle.table.column("n").to_pylist() == [PAYMENT_ROW]
     assert needle.stats["blocks_after_tokens"] == 1  # the row group without it: skipped
+    explained = services.query.execute(f"EXPLAIN SELECT n FROM lines WHERE {CASES[0][0]}")
+    plans = " ".join(explained.table.column("plan").to_pylist())
+    assert f"trigram filters: 2/{PAGES} pages" in plans, plans
     # Filters this reader does not know (built otherwise, or none: extents written before
     # them) are not probed, and the answers do not change.
     monkeypatch.setattr(_gram_bloom, "ROWS", ROWS * 2)
