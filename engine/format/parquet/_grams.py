@@ -25,8 +25,8 @@ def block_filter(batch: pa.RecordBatch, column: str) -> pa.Array:
     """The hidden column of one block for text ``column``."""
     index = batch.schema.get_field_index(TIME)
     times = batch.column(index) if index >= 0 else None
-    if times is not None and not pa.types.is_timestamp(times.type):
-        times = None
+    if times is not None and not (pa.types.is_timestamp(times.type) and times.type.unit == "ns"):
+        times = None  # the scan's time filter compares nanoseconds
     return _gram_bloom.build(batch.column(column), times)
 
 
