@@ -99,6 +99,11 @@ class ExtentReader(abc.ABC):
         ``_token_filter.py`` prunes with them. Empty in formats without them (tlm)."""
         return {}
 
+    def gram_filters(self) -> dict[str, list[list[bytes | None]]]:
+        """Per text column, per block, each page's trigram filter (``_gram_bloom``; None:
+        none); ``_gram_filter.py`` prunes with them. Empty in formats without them (tlm)."""
+        return {}
+
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release file handles and mappings."""
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Mapping
+from typing import Generic, TypeVar
 
 from kyma.engine.format import ExtentReader, SegmentFormat, _token_bloom
 from kyma.engine.format.parquet._layout import TOKEN_FILTERS_PREFIX
@@ -21,6 +22,7 @@ from kyma.engine.storage import ObjectStore
 CACHE_BYTES = 64 << 20
 """Token filters kept in memory, all extents together."""
 
+T = TypeVar("T")
 Filters = Mapping[str, bytes | None]
 """One block's filter per text column."""
 
@@ -108,22 +110,26 @@ def token_evaluator(predicate: BlockPredicate | None) -> Callable[[Filters], boo
     return lambda filters: may_match(predicate, filters)
 
 
-class _Cache:
-    def __init__(self, limit: int) -> None:
+class Cache(Generic[T]):
+    """Filters per extent (keyed by store URL and object path), least recently used out
+    past ``limit`` bytes as ``size`` counts them."""
+
+    def __init__(self, limit: int, size: Callable[[T], int]) -> None:
         self.limit = limit
-        self._held: OrderedDict[tuple[str, str], dict[str, list[bytes | None]]] = OrderedDict()
+        self._size = size
+        self._held: OrderedDict[tuple[str, str], T] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
 
-    def get(self, key: tuple[str, str]) -> dict[str, list[bytes | None]] | None:
+    def get(self, key: tuple[str, str]) -> T | None:
         with self._lock:
             found = self._held.get(key)
             if found is not None:
                 self._held.move_to_end(key)
             return found
 
-    def put(self, key: tuple[str, str], filters: dict[str, list[bytes | None]]) -> None:
-        size = sum(len(f or b"") for blocks in filters.values() for f in blocks)
+    def put(self, key: tuple[str, str], filters: T) -> None:
+        size = self._size(filters)
         with self._lock:
             if key in self._held or size > self.limit:
                 return
@@ -131,10 +137,12 @@ class _Cache:
             self._bytes += size
             while self._bytes > self.limit:
                 _, gone = self._held.popitem(last=False)
-                self._bytes -= sum(len(f or b"") for blocks in gone.values() for f in blocks)
+                self._bytes -= self._size(gone)
 
 
-_cache = _Cache(CACHE_BYTES)
+_cache: Cache[dict[str, list[bytes | None]]] = Cache(
+    CACHE_BYTES, lambda f: sum(len(x or b"") for blocks in f.values() for x in blocks)
+)
 
 
 def pruned(

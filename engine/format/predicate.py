@@ -123,6 +123,15 @@ class StringHas(BlockPredicate):
 
 
 @dataclass(frozen=True)
+class StringHolds(BlockPredicate):
+    """The column's text holds ``text`` (three bytes or more) as a substring, ASCII case
+    ignored: what the trigram filters (``_gram_filter``) prune by."""
+
+    column: str
+    text: str
+
+
+@dataclass(frozen=True)
 class DynamicPathExists(BlockPredicate):
     column: str
     path: tuple[str, ...]
@@ -218,7 +227,7 @@ def _may_match(p: BlockPredicate, stats: BlockStats) -> bool:
             return _may_equal(stats, column, value)
         case InSet(column, values):
             return any(_may_equal(stats, column, v) for v in values)
-        case StringHas(column, _):
+        case StringHas(column, _) | StringHolds(column, _):
             stat = stats.columns.get(column)
             return stat is None or not _all_null(stat, stats)
         case DynamicPathExists(column, path):

@@ -30,6 +30,7 @@ def explained(
             f"stage 1 catalog: {s.extents_after_catalog}/{s.extents_total} extents;"
             f" stage 2 block stats: {s.blocks_after_stats}/{s.blocks_total} blocks;"
             f" stage 3 token filters: {s.blocks_after_tokens}/{s.blocks_after_stats} blocks;"
+            f" trigram filters: {s.pages_after_grams}/{s.pages_searched} pages;"
             f" scan: {s.rows_scanned} rows, {s.bytes_read} bytes"
         )
     kinds += plan.column("plan_type").to_pylist()

@@ -12,6 +12,7 @@ import re
 
 from sqlglot import exp
 
+from kyma.engine.format._gram_filter import like_literals
 from kyma.engine.format._token_filter import like_words
 from kyma.engine.format.predicate import (
     MAX_PATH_DEPTH,
@@ -24,6 +25,7 @@ from kyma.engine.format.predicate import (
     Not,
     Or,
     StringHas,
+    StringHolds,
     TimeRange,
     dynamic_path,
 )
@@ -160,8 +162,11 @@ class _Lowering:
             return None
         if not (isinstance(pattern, exp.Literal) and pattern.is_string):
             return None
-        words = like_words(pattern.this, insensitive=isinstance(node, exp.ILike))
-        parts = [StringHas(found[0], w) for w in words]
+        insensitive = isinstance(node, exp.ILike)
+        words = like_words(pattern.this, insensitive=insensitive)
+        parts: list[BlockPredicate] = [StringHas(found[0], w) for w in words]
+        literals = like_literals(pattern.this, insensitive=insensitive)
+        parts += [StringHolds(found[0], text) for text in literals]
         return None if not parts else parts[0] if len(parts) == 1 else And(tuple(parts))
 
     def between(self, node: exp.Between) -> BlockPredicate | None:
@@ -190,7 +195,11 @@ class _Lowering:
             return None
         word = token.this.lower()
         # Only what the token sets can hold: ASCII alphanumeric words of two or more.
-        return StringHas(found[0], word) if _TOKEN.fullmatch(word) else None
+        if not _TOKEN.fullmatch(word):
+            return None
+        if len(word) < 3:
+            return StringHas(found[0], word)
+        return And((StringHas(found[0], word), StringHolds(found[0], word)))
 
 
 def _bounded(name: str, kind: type, value: int) -> BlockPredicate | None:

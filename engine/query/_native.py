@@ -33,7 +33,7 @@ from datafusion import DataFrame, Expr, SessionContext, col
 
 from kyma.engine import deletes
 from kyma.engine.catalog import ExtentRef
-from kyma.engine.format import SegmentFormat, _residual, _token_filter
+from kyma.engine.format import SegmentFormat, _gram_filter, _residual, _token_filter
 from kyma.engine.format._shred import Shred
 from kyma.engine.format.parquet._reader import ParquetExtentReader
 from kyma.engine.format.predicate import BlockPredicate, BlockStats, block_evaluator
@@ -249,15 +249,21 @@ def register(
             continue
         names = footer.file_schema.names
         tokened = _token_filter.pruned(store, fmt, entry.object_path, names, scan.predicate, blocks)
+        fine = _gram_filter.pruned(
+            store, fmt, entry.object_path, names, scan.predicate, tokened, footer.block_stats
+        )
+        tokened = fine.blocks
         spans = None
-        if tokened != blocks:  # DataFusion reads the kept row groups by their times alone
-            spans = _row_groups.ranges(footer.block_stats, tokened)
+        if tokened != blocks or fine.spans is not None:
+            # DataFusion reads the kept row groups (pages) by their times alone
+            spans = fine.spans or _row_groups.ranges(footer.block_stats, tokened)
             if spans is None or entry.deletes is not None:
                 others.append(entry)
                 continue
             if not tokened:
                 scan.stats.blocks_total += entry.block_count
                 scan.stats.blocks_after_stats += len(blocks)
+                scan.stats.pages_searched += fine.pages
                 continue
         stage2, blocks = len(blocks), tokened
         reads = _path_scan.plan_of(footer.shredded, footer.block_stats, scan.paths, blocks).reads
@@ -271,6 +277,8 @@ def register(
         scan.stats.blocks_total += entry.block_count
         scan.stats.blocks_after_stats += stage2
         scan.stats.blocks_after_tokens += len(blocks)
+        scan.stats.pages_searched += fine.pages
+        scan.stats.pages_after_grams += fine.pages_kept
         paths = _path_scan.plan_of(footer.shredded, footer.block_stats, scan.paths, blocks)
         _count(scan, footer, blocks, paths.reads)
         key = tuple(paths.source(p, blocks) for p in scan.paths)

@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from kyma.engine import deletes
 from kyma.engine.catalog import ExtentRef
-from kyma.engine.format import SegmentFormat, _token_filter
+from kyma.engine.format import SegmentFormat, _gram_filter, _token_filter
 from kyma.engine.format.predicate import BlockPredicate
 from kyma.engine.query import _path_scan
 from kyma.engine.query._path_columns import PathColumn
@@ -29,7 +29,12 @@ class ScanStats:
     blocks_total: int = 0
     blocks_after_stats: int = 0
     blocks_after_tokens: int = 0
-    """Blocks left by stage 3's token filters (``_token_filter.py``): the blocks read."""
+    """Blocks left by stage 3's token and trigram filters (``_token_filter.py``,
+    ``_gram_filter.py``): the blocks read."""
+    pages_searched: int = 0
+    """Pages of those blocks whose trigram filters a substring search probed."""
+    pages_after_grams: int = 0
+    """Pages of them the trigram filters kept; the scan reads the others' rows not."""
     bytes_read: int = 0
     rows_scanned: int = 0
 
@@ -80,6 +85,10 @@ def scan_blocks(
             blocks = _token_filter.pruned_by(
                 reader, store, entry.object_path, scan.predicate, blocks
             )
+            fine = _gram_filter.pruned_by(reader, store, entry.object_path, scan.predicate, blocks)
+            blocks = fine.blocks
+            scan.stats.pages_searched += fine.pages
+            scan.stats.pages_after_grams += fine.pages_kept
             scan.stats.blocks_after_tokens += len(blocks)
             paths = _path_scan.plan(reader, scan.paths, blocks)
             reads = names + [c for c in paths.reads if c not in names]

@@ -64,6 +64,7 @@ from kyma.engine.query.rewrite import (
     correlated,
     derived_aliases,
     evolved,
+    has_token,
     numeric_input,
     numeric_literals,
     output_aliases,
@@ -352,6 +353,7 @@ class SelectPlanner(ScanSetup):
         stmt = correlated.rule(stmt, schemas)
         stmt = numeric_input.rule(numeric_literals.rule(stmt), not_text(sources, fetched))
         stmt = postgres_semantics.rule(stmt, schemas, federated=bool(fetched))
+        stmt = has_token.rule(stmt)  # after ``_analyze``: stage 3 prunes by the call
         if self.limits is not None and self.limits.memory_bytes:
             stmt = size_guards.rule(stmt)
         stmt = projection_aliases.rule(derived_aliases.rule(stmt))

@@ -150,8 +150,8 @@ def test_explain_analyze_shows_the_pruning_cascade(page: webdriver.Chrome) -> No
     assert pruning.text.startswith("pruning logs")
     stages = [s.text for s in pruning.find_elements(By.CSS_SELECTOR, ".stage")]
     assert stages[:2] == ["stage 1 catalog 1/1 extents", "stage 2 block stats 1/1 blocks"]
-    assert stages[2] == "stage 3 token filters 1/1 blocks"
-    assert stages[3].startswith("scan 300 rows, ")
+    assert stages[2:4] == ["stage 3 token filters 1/1 blocks", "trigram filters 1/1 pages"]
+    assert stages[4].startswith("scan 300 rows, ")
     assert page.find_elements(By.CSS_SELECTOR, "#sql-results .explain .plan .tree .node")
 
 

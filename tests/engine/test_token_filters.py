@@ -52,7 +52,7 @@ def test_rare_words_read_only_the_blocks_that_hold_them(services, pg_server_url)
             ("has_token(message, 'zebra')", 1, [NEEDLE_ROW]),
             ("message LIKE '% zebra-7 %'", 1, None),
             ("message ILIKE '% ZEBRA-7 REFUSED'", 1, None),
-            ("message LIKE '%zebra%'", BLOCKS, None),  # a substring, no word: every block
+            ("message LIKE '%zebra%'", 1, None),  # a substring: the trigram filters
             ("has_token(message, 'absent')", 0, []),
             ("has_token(message, 'absent') OR has_token(message, 'zebra')", 1, [NEEDLE_ROW]),
             ("has_token(message, 'zebra') AND n > 0", 1, [NEEDLE_ROW]),

@@ -34,6 +34,9 @@ SHREDDED_KEY = b"kyma.shredded"
 """``[[column, path, type], ...]``: the hidden sub-columns of shredded dynamic paths."""
 TOKEN_FILTERS_KEY = b"kyma.token_filters"
 """``{"columns": {column: hidden column}, "hashes": k}``: the token filters (``_tokens.py``)."""
+GRAM_FILTERS_KEY = b"kyma.gram_filters"
+"""``{"columns": {column: hidden column}, "hashes": k, "rows": n}``: the trigram filters of
+each page of n rows (``_grams.py``); extents written before them have none."""
 CHECKSUM_KEY = b"kyma.checksum"
 """``{"crc32": n, "bytes": k}``: the CRC-32 of the file's first k bytes, the magic and every
 row group (the page index and the footer follow), checked once on an extent's first read."""
@@ -44,6 +47,7 @@ KYMA_KEYS = (
     PRESENT_PATHS_KEY,
     SHREDDED_KEY,
     TOKEN_FILTERS_KEY,
+    GRAM_FILTERS_KEY,
     CHECKSUM_KEY,
 )
 ARROW_SCHEMA_KEY = b"ARROW:schema"
@@ -51,6 +55,8 @@ RAW_PREFIX = "__kyma/~"
 """Hidden columns of bytes, not values: token filters, skeletons and holes."""
 TOKEN_FILTERS_PREFIX = "__kyma/~tokens/"
 """The hidden columns of the token filters (``_tokens.py``)."""
+GRAM_FILTERS_PREFIX = "__kyma/~grams/"
+"""The hidden columns of the trigram filters (``_grams.py``)."""
 RESIDUAL_PREFIXES = ("__kyma/~skeleton/", "__kyma/~holes/")
 """The skeletons and holes of stripped dynamic columns (``_residual.py``)."""
 COMPRESSION = "zstd"

@@ -15,11 +15,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from kyma.engine.errors import FormatError
-from kyma.engine.format import ExtentMetadata, ExtentReader, _residual, _token_bloom
+from kyma.engine.format import ExtentMetadata, ExtentReader, _gram_bloom, _residual, _token_bloom
 from kyma.engine.format._shred import Shred
 from kyma.engine.format.parquet._layout import (
     BLOCK_STATS_KEY,
     CHECKSUM_KEY,
+    GRAM_FILTERS_KEY,
     SHREDDED_KEY,
     TOKEN_FILTERS_KEY,
     VERSION_KEY,
@@ -59,6 +60,7 @@ class ParquetExtentReader(ExtentReader):
         self._shredded = self._parse_shredded(kv.get(SHREDDED_KEY))
         self._checksum = kv.get(CHECKSUM_KEY)
         self._token_columns = self._parse_token_filters(kv.get(TOKEN_FILTERS_KEY))
+        self._gram_columns = self._parse_gram_filters(kv.get(GRAM_FILTERS_KEY))
 
     def _error(self, why: str) -> FormatError:
         return FormatError(f"extent {self.object_path!r}: {why}")
@@ -139,6 +141,43 @@ class ParquetExtentReader(ExtentReader):
         if hashes != _token_bloom.HASHES or not set(columns.values()) <= names:
             return {}
         return columns
+
+    def _parse_gram_filters(self, raw: bytes | None) -> dict[str, str]:
+        """Text column -> its trigram filters' hidden column; empty when the extent has none
+        (written before them) or they were built otherwise than this reader probes."""
+        if raw is None:
+            return {}
+        try:
+            entry = json.loads(raw)
+            columns = {str(k): str(v) for k, v in entry["columns"].items()}
+            shape = (int(entry["hashes"]), int(entry["rows"]))
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
+            raise self._error(f"trigram filters in the footer do not parse: {e}") from e
+        names = set(self._file.schema_arrow.names)
+        if shape != (_gram_bloom.HASHES, _gram_bloom.ROWS) or not set(columns.values()) <= names:
+            return {}
+        return columns
+
+    def gram_filters(self) -> dict[str, list[list[bytes | None]]]:
+        """Per text column, per block, each page's trigram filter (``_gram_bloom``; None:
+        none)."""
+        if not self._gram_columns or not self._blocks:
+            return {column: [] for column in self._gram_columns}
+        hidden = list(self._gram_columns.values())
+        try:
+            table = self._file.read(columns=hidden)
+        except (ValueError, OSError) as e:  # ArrowInvalid, ArrowIOError
+            raise self._error(f"trigram filters do not decode: {e}") from e
+        rows = self.block_rows()
+        starts = np.cumsum([0, *rows[:-1]])
+        pages = [np.arange(s, s + n, _gram_bloom.ROWS) for s, n in zip(starts, rows, strict=True)]
+        bounds = np.cumsum([0, *(len(p) for p in pages)])
+        where = pa.array(np.concatenate(pages) if pages else [], pa.int64())
+        out = {}
+        for column, name in self._gram_columns.items():
+            found = table.column(name).take(where).to_pylist()
+            out[column] = [found[bounds[b] : bounds[b + 1]] for b in range(len(rows))]
+        return out
 
     def token_filters(self) -> dict[str, list[bytes | None]]:
         """Per text column, each block's token filter (``_token_bloom``; None: none)."""

@@ -22,13 +22,14 @@ from kyma.engine.format import _residual
 from kyma.engine.format._blocked import BlockedWriter
 from kyma.engine.format._parsed import concat
 from kyma.engine.format._shred import SHRED_PATHS, TYPES
-from kyma.engine.format.parquet import _tokens
+from kyma.engine.format.parquet import _grams, _tokens
 from kyma.engine.format.parquet._layout import (
     BLOCK_STATS_KEY,
     CHECKSUM_CHUNK,
     CHECKSUM_KEY,
     COLUMN_STATS_KEY,
     FORMAT_VERSION,
+    GRAM_FILTERS_KEY,
     PRESENT_PATHS_KEY,
     SHREDDED_KEY,
     TOKEN_FILTERS_KEY,
@@ -62,11 +63,14 @@ class ParquetExtentWriter(BlockedWriter):
         self._parsed_skeletons: dict[str, tuple[pa.Array, pa.Array]] = {}
         self._token_filters: dict[str, list[pa.Array]] = {}
         """Per text column, its blocks' token filter columns (``_tokens.py``)."""
+        self._gram_filters: dict[str, list[pa.Array]] = {}
+        """Per text column, its blocks' trigram filter columns (``_grams.py``)."""
 
     def _prepare_blocks(self, batches: list[pa.RecordBatch]) -> None:
         if batches:
             for name in _tokens.text_columns(batches[0]):
                 self._token_filters[name] = [_tokens.block_filter(b.column(name)) for b in batches]
+                self._gram_filters[name] = [_grams.block_filter(b, name) for b in batches]
 
     def _write_block(self, batch: pa.RecordBatch) -> None:
         self._write_blocks([batch])
@@ -86,7 +90,7 @@ class ParquetExtentWriter(BlockedWriter):
             for column in shredded.columns:
                 chunks = column.chunks[first : first + len(batches)]
                 columns.append(pa.chunked_array(chunks, column.type))
-        for filters in self._token_filters.values():
+        for filters in [*self._token_filters.values(), *self._gram_filters.values()]:
             columns.append(pa.chunked_array(filters[first : first + len(batches)], pa.binary()))
         for _, skeleton, holes in stripped.values():
             columns += [skeleton, holes]
@@ -148,6 +152,8 @@ class ParquetExtentWriter(BlockedWriter):
                     schema = schema.append(pa.field(s.name, TYPES[s.type]))
             for name in self._token_filters:
                 schema = schema.append(pa.field(_tokens.filter_column(name), pa.binary()))
+            for name in self._gram_filters:
+                schema = schema.append(pa.field(_grams.filter_column(name), pa.binary()))
             for name in self._stripped_columns():
                 schema = schema.append(pa.field(_residual.skeleton_column(name), pa.binary()))
                 schema = schema.append(pa.field(_residual.holes_column(name), pa.binary()))
@@ -177,6 +183,7 @@ class ParquetExtentWriter(BlockedWriter):
             PRESENT_PATHS_KEY: json.dumps(stats.present_paths(), **compact),
             SHREDDED_KEY: json.dumps(shredded, **compact),
             TOKEN_FILTERS_KEY: json.dumps(_tokens.footer_entry(list(self._token_filters))),
+            GRAM_FILTERS_KEY: json.dumps(_grams.footer_entry(list(self._gram_filters))),
         }
         crc, written = self._checksum()  # the row groups; the page index comes next
         metadata[CHECKSUM_KEY] = json.dumps({"crc32": crc, "bytes": written}, **compact)
