@@ -393,22 +393,35 @@ def _refuse_text_as_array(node: exp.Cast, _typed: exp.Cast) -> exp.Expression:
 
 def _average(node: exp.Avg, typed: exp.Avg) -> exp.Expression:
     """``sum(x) / count(x)`` divided as Postgres's ``numeric_avg`` does (the sum keeps the
-    values' scale; integers are summed as numeric, which never overflows). An average
-    under ``OVER`` or ``FILTER`` gives both aggregates that clause (``averaged`` replaces
-    the clause)."""
+    values' scale; integers are summed exactly, never overflowing). An average under
+    ``OVER`` or ``FILTER`` gives each aggregate that clause (``averaged`` replaces the
+    clause)."""
     value = node.this.copy()
     argument = typed.this.expressions[0] if isinstance(typed.this, exp.Distinct) else typed.this
-    # int2 and int4 are summed as bigint (no overflow), int8 as numeric, as in Postgres
+    # int2 and int4 are summed as bigint (no overflow), int8 exactly: as numeric, or without
+    # DISTINCT as two bigint sums of its high and low 32 bits (a decimal sum is slower)
     wide = _is_integer(argument) and integer_overflow.integer_kind(argument) == "int8"
     if wide and isinstance(value, exp.Distinct):
         value.expressions[0].replace(exp.cast(value.expressions[0].copy(), "DECIMAL(38, 0)"))
-    elif wide:
-        value = exp.cast(value, "DECIMAL(38, 0)")
-    total: exp.Expression = exp.Sum(this=value)
+    sums = [exp.Sum(this=value)]
+    if wide and not isinstance(value, exp.Distinct):
+        high = exp.BitwiseRightShift(this=value.copy(), expression=exp.Literal.number(32))
+        low = exp.BitwiseAnd(this=value.copy(), expression=exp.Literal.number(_LOW_BITS))
+        sums = [exp.Sum(this=high), exp.Sum(this=low)]
     count: exp.Expression = exp.Count(this=node.this.copy())
     for clause in _clauses(node):
-        total, count = (_in_clause(clause, a) for a in (total, count))
+        sums = [_in_clause(clause, a) for a in sums]
+        count = _in_clause(clause, count)
+    total = sums[0]
+    if len(sums) == 2:
+        high, low = (exp.cast(s, "DECIMAL(38, 0)") for s in sums)
+        total = exp.Add(
+            this=exp.Mul(this=high, expression=exp.Literal.number(_LOW_BITS + 1)), expression=low
+        )
     return _call(pg_numeric.DIV.upper(), total, count)
+
+
+_LOW_BITS = 2**32 - 1
 
 
 def _clauses(node: exp.Expression) -> list[exp.Expression]:
