@@ -5,8 +5,8 @@ numeric, and ``log(b, x)`` in numeric. Each differed on main (20 decimals for ev
 a double, a float column, a double).
 
 Postgres's numerics are read as their text (psycopg's text loader); kyma's engine answers
-a quotient column as that text (a column marked numeric) and other decimals as Decimals,
-compared by their text too.
+a quotient column as that text (a column marked numeric, read as a Decimal of those
+digits by the harness) and other decimals as Decimals, compared by their text.
 """
 
 from __future__ import annotations
@@ -84,6 +84,14 @@ def test_avg_of_an_integer_column_of_a_kyma_table_is_numeric(kyma, postgres) -> 
     _same(kyma, postgres, "SELECT avg(DISTINCT n), avg(n) FILTER (WHERE g > 1) FROM ints")
     window = "SELECT g, n, avg(n) OVER (PARTITION BY g ORDER BY n) FROM ints"
     _same(kyma, postgres, window + " ORDER BY g, n")
+    # INSERT … SELECT takes the averages as decimals (the sink's path)
+    for sql in (
+        "CREATE TABLE avgs(g INTEGER, a DOUBLE PRECISION)",
+        "INSERT INTO avgs SELECT g, avg(n) FROM ints GROUP BY g",
+    ):
+        kyma(sql)
+        postgres.execute(sql)  # type: ignore[call-overload]
+    _same(kyma, postgres, "SELECT g, a FROM avgs ORDER BY g")
 
 
 def test_number_literals_in_values_are_numeric(kyma, postgres) -> None:  # type: ignore[no-untyped-def]
