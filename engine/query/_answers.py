@@ -44,14 +44,19 @@ def as_answer(schema: pa.Schema, batch: pa.RecordBatch) -> pa.RecordBatch:
     ``stored``)."""
     if batch.schema.equals(schema):
         return batch
-    try:
-        columns = [
-            c if c.type == f.type else c.cast(f.type)
-            for c, f in zip(batch.columns, schema, strict=True)
-        ]
-    except pa.ArrowInvalid:  # numeric text past the decimal's 20 decimals (``stored``)
-        raise too_long() from None
+    columns = [_cast(c, f.type) for c, f in zip(batch.columns, schema, strict=True)]
     return pa.RecordBatch.from_arrays(columns, schema=schema)
+
+
+def _cast(column: pa.Array, dtype: pa.DataType) -> pa.Array:
+    if column.type == dtype:
+        return column
+    try:
+        return column.cast(dtype)
+    except pa.ArrowInvalid:
+        if pa.types.is_string(column.type) and pa.types.is_decimal(dtype):
+            raise too_long() from None  # numeric text past 20 decimals (``stored``)
+        raise
 
 
 def stored(schema: pa.Schema) -> pa.Schema:
