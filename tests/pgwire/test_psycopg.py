@@ -323,5 +323,5 @@ def test_numeric_quotient_columns_go_on_the_wire_with_each_value_s_scale(
         body = answer.read().decode()
     assert json.loads(body)["columns"][1] == {"name": "q", "type": "numeric"}
     written = [row[1] for row in answers[2][1]]  # Postgres's, text format
-    assert f'[1,{written[0]},{answers[2][1][0][2]}]' in body, body
+    assert f"[1,{written[0]},{answers[2][1][0][2]}]" in body, body
     assert "25.93706293706293710000" not in body
