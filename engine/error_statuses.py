@@ -54,6 +54,7 @@ STATUSES: tuple[tuple[type[BaseException], Status], ...] = (
     (e.InvalidTextError, Status(400, sqlstate="22P02")),  # invalid_text_representation
     (e.BadCopyDataError, Status(400, sqlstate="22P04")),  # bad_copy_file_format
     (e.DivisionByZeroError, Status(400, sqlstate="22012")),
+    (e.InvalidLogarithmError, Status(400, sqlstate="2201E")),  # invalid_argument_for_logarithm
     (e.DataError, Status(400, sqlstate="22000")),  # data_exception
     (e.TransactionAbortedError, Status(sqlstate="25P02")),  # in_failed_sql_transaction
     (e.NoTransactionError, Status(sqlstate="25P01")),  # no_active_sql_transaction

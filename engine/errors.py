@@ -176,6 +176,10 @@ class DivisionByZeroError(DataError, ZeroDivisionError):
     """An integer or numeric division, or a modulo, by zero."""
 
 
+class InvalidLogarithmError(DataError, ValueError):
+    """The logarithm of zero or of a negative number."""
+
+
 class InvalidJsonError(SqlError):
     """A text given as JSON (``'…'::jsonb``, a jsonb path) is not valid JSON."""
 

@@ -27,7 +27,16 @@ from kyma.engine.query import (
     _time_order,
     udfs,
 )
-from kyma.engine.query._answers import WHOLE, Out, Sink, as_answer, empty_batch, shaped, sunk
+from kyma.engine.query._answers import (
+    WHOLE,
+    Out,
+    Sink,
+    as_answer,
+    empty_batch,
+    shaped,
+    stored,
+    sunk,
+)
 from kyma.engine.query._datafusion import (
     open_stream,
     planned,
@@ -438,8 +447,8 @@ class SelectPlanner(ScanSetup):
         if sink is not None and not explain:
             assert ctx is not None
             schema, batches = stream_datafusion(ctx, plan.sql, self.limits)
-            empty = renamed(plain(schema.empty_table()), plan.names)
-            rows = sink(empty.schema, (as_answer(empty.schema, b) for b in batches))
+            answer = stored(renamed(plain(schema.empty_table()), plan.names).schema)
+            rows = sink(answer, (as_answer(answer, b) for b in batches))
             summary = {**asdict(total), "elapsed_ms": ms_since(started)}
             return QueryResult(pa.table({}), "SELECT", summary, [], rowcount=rows)
         if reusable and frame is None and not listed and total.bytes_read <= MAX_BYTES:

@@ -11,6 +11,9 @@ functions compute it (the rewrite ``postgres_semantics`` calls them; ``avg(x)`` 
   20 decimals or 18 integer digits raises rather than rounds.
 - ``kyma_numeric_div_text(…)``: the quotient as text with its own scale, as Postgres writes
   it (``'25.9370629370629371'``, ``'0.33333333333333333333'``): where a quotient becomes text.
+- ``kyma_numeric_div_column(…)``: the same text in a column marked numeric (``NUMERIC``
+  field metadata): a quotient returned as a result column, which the result encoders send
+  as Postgres's numeric with each value's digits (``decimals`` makes it an Arrow decimal).
 
 Each value's scale comes from the base-10000 weight and leading digit of its operands, read
 from their digits as text; the quotient is Arrow's exact truncated decimal division at one
@@ -26,6 +29,7 @@ import pyarrow.compute as pc
 from datafusion import udf
 
 from kyma.engine.errors import DivisionByZeroError, UnsupportedStatementError
+from kyma.engine.types import KYMA_TYPE_KEY
 
 RESULT = pa.decimal128(38, 20)
 ARGUMENT = pa.decimal128(38, 10)
@@ -94,11 +98,11 @@ def _quotients(
     scales, digits1, digits2 = _scales(top, bottom, declared)
     most = pc.max(scales).as_py() or 0
     if most > limit:
-        raise _too_long()
+        raise too_long()
     width1, width2 = pc.max(digits1).as_py() or 1, pc.max(digits2).as_py() or 1
     extra = max(0, most - width2)  # Arrow's quotient has (extra + width2 + 1) decimals
     if width1 + extra + width2 + 1 > _WIDEST:
-        raise _too_long()
+        raise too_long()
     top = top.cast(pa.decimal256(width1, 0)).cast(pa.decimal256(width1 + extra, extra))
     quotient = pc.divide(top, bottom.cast(pa.decimal256(width2, 0)))
     return _spread(quotient, both), _spread(scales, both)
@@ -123,7 +127,7 @@ def _rounded(quotient: pa.Array, scales: pa.Array, write: pa.DataType | None) ->
             try:
                 value = rounded.cast(RESULT)
             except pa.ArrowInvalid:
-                raise _too_long() from None
+                raise too_long() from None
         else:
             kind = quotient.type
             exact = rounded.cast(pa.decimal256(kind.precision - kind.scale + scale, scale))
@@ -148,7 +152,7 @@ def _text(unscaled: pa.Array, scale: int) -> pa.Array:
     return pc.binary_join_element_wise(sign, digits, "")
 
 
-def _too_long() -> UnsupportedStatementError:
+def too_long() -> UnsupportedStatementError:
     return UnsupportedStatementError(
         "a numeric quotient needs more than 20 decimals or 18 integer digits; push the"
         " division to the source, cast its operands or the quotient to text"
@@ -197,11 +201,61 @@ def numeric_div_text(
     return _rounded(quotient, scales, pa.string())
 
 
+NUMERIC = {KYMA_TYPE_KEY: b"numeric"}
+"""The field metadata of a result column of numerics written as text, each with its scale."""
+
+
+def is_numeric_text(field: pa.Field) -> bool:
+    return (field.metadata or {}).get(KYMA_TYPE_KEY) == NUMERIC[KYMA_TYPE_KEY]
+
+
+def decimals(table: pa.Table) -> pa.Table:
+    """``table`` with each numeric text column as an Arrow decimal (one scale a column: the
+    largest of its values; the values exact), for answers that leave as Arrow data.
+
+    >>> marked = pa.field("q", pa.string(), metadata=NUMERIC)
+    >>> out = decimals(pa.table([pa.array(["1.5", None, "-0.25"])], schema=pa.schema([marked])))
+    >>> out.schema.field("q").type, out.column("q").to_pylist()
+    (Decimal128Type(decimal128(38, 2)), [Decimal('1.50'), None, Decimal('-0.25')])
+    """
+    fields = list(table.schema)
+    columns = list(table.columns)
+    for i, field in enumerate(fields):
+        if not is_numeric_text(field):
+            continue
+        kind = _decimal_of(columns[i])
+        columns[i] = columns[i].cast(kind)
+        fields[i] = pa.field(field.name, kind, field.nullable)
+    if fields == list(table.schema):
+        return table
+    return pa.Table.from_arrays(columns, schema=pa.schema(fields, table.schema.metadata))
+
+
+def _decimal_of(texts: pa.ChunkedArray) -> pa.DataType:
+    """The narrowest of ``RESULT``'s precision (or Decimal256's) holding every value."""
+    digits = pc.utf8_ltrim(texts, characters="-")
+    point, length = pc.find_substring(digits, "."), pc.utf8_length(digits)
+    scale = pc.max(pc.if_else(pc.less(point, 0), 0, pc.subtract(length, pc.add(point, 1))))
+    whole = pc.max(pc.if_else(pc.less(point, 0), length, point))
+    scale_, whole_ = scale.as_py() or 0, whole.as_py() or 1
+    if scale_ + whole_ <= RESULT.precision:
+        return pa.decimal128(RESULT.precision, scale_)
+    return pa.decimal256(_WIDEST, scale_)
+
+
 DIV = "kyma_numeric_div"
 DIV_TEXT = "kyma_numeric_div_text"
+DIV_COLUMN = "kyma_numeric_div_column"
 _KINDS = [ARGUMENT, ARGUMENT, pa.string(), pa.string()]
 FUNCTIONS = (
     udf(numeric_div, _KINDS, RESULT, "immutable", name=DIV),
     udf(numeric_div_text, _KINDS, pa.string(), "immutable", name=DIV_TEXT),
+    udf(
+        numeric_div_text,
+        _KINDS,
+        pa.field(DIV_COLUMN, pa.string(), metadata=NUMERIC),
+        "immutable",
+        name=DIV_COLUMN,
+    ),
 )
 """Built once; registered on each session by ``udfs.register``."""

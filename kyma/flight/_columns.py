@@ -10,6 +10,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 from kyma.dynamic import is_dynamic, json_texts
+from kyma.engine.query.pg_numeric import decimals
 from kyma.pgcatalog._relations import TYPE_NAMES, formatted_type
 from kyma.pgwire._types import type_oid
 
@@ -22,7 +23,9 @@ def client_schema(schema: pa.Schema) -> pa.Schema:
 
 
 def client_table(table: pa.Table) -> pa.Table:
-    """``table`` as clients get it: dynamic columns as JSON text, fields typed by name."""
+    """``table`` as clients get it: dynamic columns as JSON text, numeric text as decimals,
+    fields typed by name."""
+    table = decimals(table)
     columns = [
         json_texts(column) if is_dynamic(field) else column
         for field, column in zip(table.schema, table.columns, strict=True)

@@ -1,7 +1,8 @@
 """Arrow columns as Postgres types: the type OID a client sees and the text format of values.
 
 dynamic → jsonb (the JSON the HTTP API renders, never CBOR bytes), vector → real[],
-timestamp → timestamptz (microseconds, as Postgres keeps them), decimals → numeric.
+timestamp → timestamptz (microseconds, as Postgres keeps them), decimals and numeric text
+(``pg_numeric.NUMERIC``: Postgres's text of each value) → numeric.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import pyarrow.compute as pc
 
 from kyma.dynamic import is_dynamic, json_text, json_texts
 from kyma.engine.query.pg_float import postgres_text
+from kyma.engine.query.pg_numeric import is_numeric_text
 from kyma.server import query as http_query  # a module: kyma.server.query imports kyma.pgcatalog
 
 BOOL, BYTEA, INT8, INT2, INT4, TEXT, JSON = 16, 17, 20, 21, 23, 25, 114
@@ -52,6 +54,8 @@ def type_oid(field: pa.Field) -> int:
     """The OID of a result column (text for what Postgres has no type for)."""
     if is_dynamic(field):
         return JSONB
+    if is_numeric_text(field):  # a numeric quotient, each value written with its scale
+        return NUMERIC
     return _oid(field.type)
 
 

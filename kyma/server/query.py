@@ -17,6 +17,7 @@ from kyma.dynamic import is_dynamic, json_texts
 from kyma.engine.errors import SqlError
 from kyma.engine.query import QueryResult
 from kyma.engine.query.durations import milliseconds
+from kyma.engine.query.pg_numeric import decimals, is_numeric_text
 from kyma.engine.types import KymaType
 from kyma.logs import request_id
 from kyma.server.auth import principal
@@ -76,6 +77,8 @@ def query():  # type: ignore[no-untyped-def]
 
 
 def to_arrow_stream(table: pa.Table) -> bytes:
+    """``table`` as an Arrow IPC stream (numeric text as decimals: ``pg_numeric.decimals``)."""
+    table = decimals(table)
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, table.schema) as writer:
         writer.write_table(table)
@@ -85,7 +88,7 @@ def to_arrow_stream(table: pa.Table) -> bytes:
 def to_parquet(table: pa.Table) -> bytes:
     """``table`` as one Parquet file (zstd), its Arrow schema kept in the file's metadata."""
     sink = pa.BufferOutputStream()
-    pq.write_table(table, sink, compression="zstd")
+    pq.write_table(decimals(table), sink, compression="zstd")
     return sink.getvalue().to_pybytes()
 
 
@@ -122,6 +125,8 @@ def json_column(field: pa.Field, col: pa.ChunkedArray) -> list[Any]:
         return _timestamps(col)
     if pa.types.is_decimal(dtype):
         return [None if v is None else orjson.Fragment(_decimal_text(v)) for v in col.to_pylist()]
+    if is_numeric_text(field):  # a JSON number with Postgres's digits
+        return [None if v is None else orjson.Fragment(v) for v in col.to_pylist()]
     safe = _json_safe(dtype)
     values = col.cast(safe).to_pylist() if safe != dtype else col.to_pylist()
     return _finite(values) if _has_float(dtype) else values
@@ -193,6 +198,8 @@ def _type_name(field: pa.Field) -> str:
         return "dynamic"
     if pa.types.is_binary(field.type):
         return "binary"
+    if is_numeric_text(field):
+        return "numeric"
     try:
         return KymaType.from_arrow(field.type).name
     except ValueError:

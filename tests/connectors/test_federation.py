@@ -13,6 +13,7 @@ from sql_fixtures import cases
 
 from kyma.engine.errors import SqlError, UnsupportedStatementError
 from kyma.engine.query._parse import parse
+from kyma.engine.query.pg_numeric import decimals
 
 SECRET_ENV = "KYMA_SECRET_TEST_SOURCE"
 
@@ -34,7 +35,7 @@ def src(services, source_db, monkeypatch):  # type: ignore[no-untyped-def]
 
 
 def kyma_rows(services, text: str, **options) -> list[tuple]:  # type: ignore[no-untyped-def]
-    table = services.query.execute(text, **options).table
+    table = decimals(services.query.execute(text, **options).table)  # quotients as decimals
     return [tuple(row.values()) for row in table.to_pylist()]
 
 

@@ -28,6 +28,7 @@ from kyma.connectors.secrets import SecretPolicy
 from kyma.engine.errors import UnsupportedStatementError
 from kyma.engine.format.choice import segment_format
 from kyma.engine.query import QueryEngine
+from kyma.engine.query.pg_numeric import decimals
 from kyma.engine.storage.local import LocalStore
 from kyma.stores import Stores
 
@@ -115,7 +116,7 @@ def _as_kyma(value: object) -> object:
 
 def through_kyma(engine: QueryEngine, query: str, *, pushdown: bool) -> list[tuple]:
     sql = re.sub(rf"\b({TABLES})\b(?!\.)", r"src.public.\1", query)
-    table = engine.execute(sql, pushdown=pushdown).table
+    table = decimals(engine.execute(sql, pushdown=pushdown).table)  # quotients as decimals
     return [tuple(row.values()) for row in table.to_pylist()]
 
 

@@ -24,6 +24,7 @@ from kyma.connectors.secrets import SecretPolicy
 from kyma.engine.errors import UnsupportedStatementError
 from kyma.engine.format.choice import segment_format
 from kyma.engine.query import QueryEngine
+from kyma.engine.query.pg_numeric import decimals
 from kyma.engine.storage.local import LocalStore
 from kyma.stores import Stores
 
@@ -107,7 +108,7 @@ def test_federated_answers_equal_postgres(engine: QueryEngine, source_db: Source
         expected = [tuple(_as_kyma(v) for v in row) for row in expected]
         query = template.format(table="src.public.items")
         answer = engine.execute(query)
-        actual = [tuple(row.values()) for row in answer.table.to_pylist()]
+        actual = [tuple(row.values()) for row in decimals(answer.table).to_pylist()]
         ordered = " ORDER BY " in template
         assert rows_equal(expected, actual, ordered), (template, expected[:5], actual[:5])
         (scan,) = answer.pushdown_summary
@@ -115,7 +116,7 @@ def test_federated_answers_equal_postgres(engine: QueryEngine, source_db: Source
         # Not pushed, kyma evaluates it all: the same answer, or a refusal to order text
         # under the source's ICU collation (kyma orders by code point).
         try:
-            baseline = engine.execute(query, pushdown=False).table.to_pylist()
+            baseline = decimals(engine.execute(query, pushdown=False).table).to_pylist()
         except UnsupportedStatementError as refused:
             assert "collation" in str(refused), (template, refused)
         else:

@@ -4,6 +4,8 @@ errors that leave the connection usable, session statements, auth by token."""
 from __future__ import annotations
 
 import datetime as dt
+import json
+import urllib.request
 from decimal import Decimal
 
 import psycopg
@@ -285,3 +287,41 @@ def test_float_columns_go_on_the_wire_as_postgres_writes_them(
             conn.adapters.register_loader("float8", _RawText)
             answers.append(conn.execute(sql).fetchall())  # type: ignore[call-overload]
     assert answers[0] == answers[1]
+
+
+QUOTIENTS = (
+    "SELECT i, x / y AS q, avg(x) OVER (ORDER BY i) FROM (VALUES"
+    " (1, CAST('14836.00' AS numeric(9, 2)), CAST('572' AS numeric(9, 2))),"
+    " (2, 1, 3), (3, -2, 3), (4, 0.0001, 3), (5, 6, 5), (6, 1.2, 1), (7, NULL, 1)) AS t(i, x, y)"
+    " ORDER BY i"
+)
+
+
+def test_numeric_quotient_columns_go_on_the_wire_with_each_value_s_scale(
+    pg: PgServe, pg_server_url: str
+) -> None:
+    """Text and binary: the numeric type and Postgres's digits (``25.9370629370629371``,
+    not one scale of 20 decimals for the whole column)."""
+    answers = []
+    for connect in (pg.connect, lambda: psycopg.connect(pg_server_url)):
+        with connect() as conn:
+            for binary in (False, True):
+                cur = conn.cursor(binary=binary).execute(QUOTIENTS)
+                oids = [c.type_code for c in cur.description]
+                rows = [tuple(str(v) for v in row) for row in cur.fetchall()]
+                answers.append((oids, rows))
+    assert all(oids[1:] == [1700, 1700] for oids, _ in answers)  # numeric
+    assert answers[0][1][0][1] == "25.9370629370629371"
+    assert [rows for _, rows in answers[:2]] == [rows for _, rows in answers[2:]]
+    # over HTTP: JSON numbers with Postgres's digits
+    request = urllib.request.Request(
+        f"{pg.serve.url}/v1/query",
+        data=json.dumps({"sql": QUOTIENTS}).encode(),
+        headers={"Authorization": f"Bearer {pg.tokens['admin']}"},
+    )
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        body = answer.read().decode()
+    assert json.loads(body)["columns"][1] == {"name": "q", "type": "numeric"}
+    written = [row[1] for row in answers[2][1]]  # Postgres's, text format
+    assert f"[1,{written[0]},{answers[2][1][0][2]}]" in body, body
+    assert "25.93706293706293710000" not in body

@@ -17,6 +17,7 @@ import pytest
 from pyspark.sql.datasource import EqualTo, GreaterThanOrEqual, In, LessThan
 
 from kyma.engine.query._scan import ScanStats
+from kyma.engine.query.pg_numeric import is_numeric_text
 from kyma.engine.spark import KymaDataSource, read_extent, register
 
 BATCHES = 4
@@ -78,12 +79,16 @@ def _load(spark, services, table: str = "logs", schema: str | None = None, **ext
 
 
 def _kyma_rows(services, sql: str) -> list[dict]:  # type: ignore[no-untyped-def]
-    """kyma's answer in Spark's representation (µs timestamps, dynamic as its value)."""
+    """kyma's answer in Spark's representation (µs timestamps, dynamic as its value, an
+    average, numeric in kyma as in Postgres, as Spark's double)."""
     table = services.query.execute(sql).table
     columns = {}
-    for name, col in zip(table.column_names, table.columns, strict=True):
+    for field, col in zip(table.schema, table.columns, strict=True):
+        name = field.name
         if pa.types.is_timestamp(col.type):
             col = pc.cast(col, pa.timestamp("us", "UTC"), safe=False)
+        if is_numeric_text(field):
+            col = col.cast(pa.float64())
         values = col.to_pylist()
         if pa.types.is_binary(col.type):
             values = [None if v is None else cbor2.loads(v) for v in values]

@@ -11,12 +11,14 @@ import tempfile
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from decimal import Decimal
 from pathlib import Path
 
 import psycopg
 import sqllogic
 from differ import Outcome, Row, run_file
 
+from kyma.engine.query.pg_numeric import is_numeric_text
 from kyma.engine.storage.local import LocalStore
 from kyma.services import wire_services
 from kyma.settings import Settings
@@ -92,7 +94,12 @@ def _kyma(catalog_url: str) -> Iterator:  # type: ignore[type-arg]
         table = services.query.execute(sql).table
         if table is None:
             return [], []
-        columns = [column.to_pylist() for column in table.columns]
+        columns = [
+            [None if v is None else Decimal(v) for v in column.to_pylist()]
+            if is_numeric_text(field)  # Postgres's text of each numeric: as psycopg reads it
+            else column.to_pylist()
+            for field, column in zip(table.schema, table.columns, strict=True)
+        ]
         return table.column_names, list(zip(*columns, strict=True))
 
     try:

@@ -24,9 +24,11 @@ class KymaParser(Postgres.Parser):
     # Postgres has no lambdas: ``f(a -> 'x')`` is the JSON operator, not ``x`` mapped by ``a``.
     LAMBDAS = {k: v for k, v in Postgres.Parser.LAMBDAS.items() if k != TokenType.ARROW}
     # to_char's template as written: sqlglot would translate it to strftime (rewrite.to_char).
+    # log10(x) is not log(10, x): that one is numeric in Postgres (rewrite.numeric_math).
     FUNCTIONS = {
         **Postgres.Parser.FUNCTIONS,
         "TO_CHAR": lambda args: exp.Anonymous(this="TO_CHAR", expressions=args),
+        "LOG10": lambda args: exp.Anonymous(this="LOG10", expressions=args),
     }
 
     def _parse_statement(self) -> exp.Expression | None:

@@ -7,9 +7,12 @@ Where a value becomes text — a cast to a text type, an operand of ``||``, an a
 only (no column, no float), each literal with a point or an exponent in it, or an integer
 past bigint, becomes that exact decimal (``CAST('1.50' AS DECIMAL(3, 2))``), and
 DataFusion's decimal arithmetic keeps Postgres's scales (``+``: the larger, ``*``: their
-sum). Elsewhere literals stay as they are: next to a float column Postgres converts the
-numeric to a float anyway, and DataFusion would convert the float column to a decimal.
-Applied after the output names are taken (``SELECT 1.50`` stays ``?column?``).
+sum). So are the literals of a ``VALUES`` column whose rows are all such constants: the
+column is numeric, as in Postgres (``VALUES (1.5), (2.50)``: ``max`` is ``2.50``; a decimal
+column has one scale, the widest). Elsewhere literals stay as they are: next to a float
+column Postgres converts the numeric to a float anyway, and DataFusion would convert the
+float column to a decimal. Applied after the output names are taken (``SELECT 1.50`` stays
+``?column?``).
 
 >>> import sqlglot
 >>> stmt = sqlglot.parse_one("SELECT 1.50, 1.5e-7::text, x * 1.5, 2.0 || 'a' FROM t")
@@ -18,6 +21,8 @@ Applied after the output names are taken (``SELECT 1.50`` stays ``?column?``).
 x * 1.5, CAST('2.0' AS DECIMAL(2, 1)) || 'a' FROM t"
 >>> rule(sqlglot.parse_one("SELECT 9223372036854775807, 9223372036854775808")).sql()
 "SELECT 9223372036854775807, CAST('9223372036854775808' AS DECIMAL(19, 0))"
+>>> rule(sqlglot.parse_one("SELECT * FROM (VALUES (1.5, 1.5), (2, 2.5::float)) AS t(a, b)")).sql()
+"SELECT * FROM (VALUES (CAST('1.5' AS DECIMAL(2, 1)), 1.5), (2, CAST(2.5 AS FLOAT))) AS t(a, b)"
 """
 
 from __future__ import annotations
@@ -87,6 +92,13 @@ def _text_values(stmt: exp.Expression) -> list[exp.Expression]:
         values += list(call.expressions)
     if isinstance(stmt, exp.Select):  # the outermost SELECT's (a subquery's meet other values)
         values += [p.unalias() for p in stmt.expressions]
+    for rows in stmt.find_all(exp.Values):
+        tuples = [row.expressions for row in rows.expressions if isinstance(row, exp.Tuple)]
+        if len(tuples) != len(rows.expressions) or len({len(row) for row in tuples}) != 1:
+            continue
+        for column in zip(*tuples, strict=True):  # a column of constants only is numeric
+            if all(_constant(value) for value in column):
+                values += column
     return values
 
 

@@ -3,8 +3,8 @@
 - A quotient of decimals (or of a decimal and an integer) calls ``kyma_numeric_div``
   (``pg_numeric``), which rounds as Postgres does, and an average of decimals or integers is
   ``sum / count`` divided so; DataFusion's own operators truncate at a fixed scale or use
-  floats. Where the quotient becomes text it is written with its own scale
-  (``quotient_text``).
+  floats. Where the quotient becomes text or a result column it is written with its own
+  scale (``quotient_text``, ``quotient_columns``).
 - MIN and MAX of floats treat NaN as Postgres does, greater than every number (DataFusion
   skips it, and its grouped MIN mixes NaN into wrong answers).
 - A literal such as ``0.06`` compared with, or computed against, a decimal is that exact
@@ -37,9 +37,9 @@ type}}``); a statement sqlglot cannot annotate is left as it is.
 >>> import sqlglot
 >>> stmt = sqlglot.parse_one("SELECT avg(x), sum(x) / count(*), avg(f) FROM t", read="postgres")
 >>> rule(stmt, {"t": {"x": "DECIMAL(15,2)", "f": "DOUBLE"}}).sql("postgres")
-'SELECT KYMA_NUMERIC_DIV(CAST(SUM(x) AS DECIMAL(38, 10)), CAST(COUNT(x) AS DECIMAL(38, 10)), \
-ARROW_TYPEOF(SUM(x)), ARROW_TYPEOF(COUNT(x))), \
-KYMA_NUMERIC_DIV(CAST(SUM(x) AS DECIMAL(38, 10)), CAST(COUNT(*) AS DECIMAL(38, 10)), \
+'SELECT KYMA_NUMERIC_DIV_COLUMN(CAST(SUM(x) AS DECIMAL(38, 10)), \
+CAST(COUNT(x) AS DECIMAL(38, 10)), ARROW_TYPEOF(SUM(x)), ARROW_TYPEOF(COUNT(x))), \
+KYMA_NUMERIC_DIV_COLUMN(CAST(SUM(x) AS DECIMAL(38, 10)), CAST(COUNT(*) AS DECIMAL(38, 10)), \
 ARROW_TYPEOF(SUM(x)), ARROW_TYPEOF(COUNT(*))), AVG(f) FROM t'
 """
 
@@ -62,6 +62,7 @@ from kyma.engine.query.rewrite import (
     interval_arithmetic,
     numeric_math,
     numeric_scale,
+    quotient_columns,
     quotient_text,
     time_fields,
     to_char,
@@ -107,6 +108,7 @@ def rule(
     for node, typed_node, build in rewrites:
         averaged(node).replace(build(node, typed_node))
     quotient_text.rule(stmt)
+    quotient_columns.rule(stmt)
     to_char.refuse_untyped(stmt)
     return stmt
 
@@ -247,7 +249,8 @@ def _worth_typing(stmt: exp.Expression, schema: dict[str, dict[str, str]], feder
         return True
     if any(_decimal_cast(c) for c in stmt.find_all(exp.Cast)):
         return True
-    if stmt.find(*_ARITHMETIC, *numeric_math.CALLS, exp.Round, exp.Ceil, exp.Floor, exp.Trunc):
+    calls = (*numeric_math.CALLS, exp.Avg, exp.Round, exp.Ceil, exp.Floor, exp.Trunc)
+    if stmt.find(*_ARITHMETIC, *calls):
         return True
     if stmt.find(exp.Div) is not None and any(_fraction(n) for n in stmt.find_all(exp.Literal)):
         return True  # a decimal literal divides as numeric
@@ -390,20 +393,35 @@ def _refuse_text_as_array(node: exp.Cast, _typed: exp.Cast) -> exp.Expression:
 
 def _average(node: exp.Avg, typed: exp.Avg) -> exp.Expression:
     """``sum(x) / count(x)`` divided as Postgres's ``numeric_avg`` does (the sum keeps the
-    values' scale; integers are summed as numeric, which never overflows). An average
-    under ``OVER`` or ``FILTER`` gives both aggregates that clause (``averaged`` replaces
-    the clause)."""
+    values' scale; integers are summed exactly, never overflowing). An average under
+    ``OVER`` or ``FILTER`` gives each aggregate that clause (``averaged`` replaces the
+    clause)."""
     value = node.this.copy()
     argument = typed.this.expressions[0] if isinstance(typed.this, exp.Distinct) else typed.this
-    if _is_integer(argument) and isinstance(value, exp.Distinct):
+    # int2 and int4 are summed as bigint (no overflow), int8 exactly: as numeric, or without
+    # DISTINCT as two bigint sums of its high and low 32 bits (a decimal sum is slower)
+    wide = _is_integer(argument) and integer_overflow.integer_kind(argument) == "int8"
+    if wide and isinstance(value, exp.Distinct):
         value.expressions[0].replace(exp.cast(value.expressions[0].copy(), "DECIMAL(38, 0)"))
-    elif _is_integer(argument):
-        value = exp.cast(value, "DECIMAL(38, 0)")
-    total: exp.Expression = exp.Sum(this=value)
+    sums = [exp.Sum(this=value)]
+    if wide and not isinstance(value, exp.Distinct):
+        high = exp.BitwiseRightShift(this=value.copy(), expression=exp.Literal.number(32))
+        low = exp.BitwiseAnd(this=value.copy(), expression=exp.Literal.number(_LOW_BITS))
+        sums = [exp.Sum(this=high), exp.Sum(this=low)]
     count: exp.Expression = exp.Count(this=node.this.copy())
     for clause in _clauses(node):
-        total, count = (_in_clause(clause, a) for a in (total, count))
+        sums = [_in_clause(clause, a) for a in sums]
+        count = _in_clause(clause, count)
+    total = sums[0]
+    if len(sums) == 2:
+        high, low = (exp.cast(s, "DECIMAL(38, 0)") for s in sums)
+        total = exp.Add(
+            this=exp.Mul(this=high, expression=exp.Literal.number(_LOW_BITS + 1)), expression=low
+        )
     return _call(pg_numeric.DIV.upper(), total, count)
+
+
+_LOW_BITS = 2**32 - 1
 
 
 def _clauses(node: exp.Expression) -> list[exp.Expression]:
@@ -462,10 +480,10 @@ _FLOAT_TEXT: Rewrite = (float_text.applies, float_text.rule)
 _INTERVAL: Rewrite = (interval_arithmetic.applies, interval_arithmetic.rule)
 _SCALE: Rewrite = (numeric_scale.applies, numeric_scale.rule)
 _MATH: Rewrite = (numeric_math.applies, numeric_math.rule)
-_FETCHED_ONLY = {_INTEGER_AVG, _DAYS, _FLOAT_MAX, _FLOAT_MIN}
+_FETCHED_ONLY = {_DAYS, _FLOAT_MAX, _FLOAT_MIN}
 """Applied to statements that read fetched rows only: over kyma's own tables they would
-put a Python aggregate or a CASE on hot paths (avg of integers stays a float there, MIN and
-MAX of floats skip NaN), and kyma's timestamps are never dates."""
+put a CASE on hot paths (MIN and MAX of floats skip NaN there), and kyma's timestamps are
+never dates."""
 _REWRITES: dict[type[exp.Expression], tuple[Rewrite, ...]] = {
     exp.Avg: (  # Postgres averages integers as numeric too
         (lambda node: _is_decimal(node.this), _average),
