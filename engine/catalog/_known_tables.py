@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from kyma.engine.catalog._model import TableInfo
 
@@ -23,6 +25,31 @@ VERSION = (
     "t.table_id, t.xmin::text, (SELECT count(*) FROM kyma.columns c WHERE c.table_id = t.table_id)"
 )
 """The columns of a ``kyma.tables t`` row that name its version."""
+
+
+_READS: ContextVar[list[int] | None] = ContextVar("kyma_catalog_reads", default=None)
+
+
+@contextmanager
+def counting_reads() -> Iterator[list[int]]:
+    """Counts (in ``[0]``) the times the statement run inside asked the catalog for its
+    tables' versions (0: trusted as read, ``_presence``); an enclosing count goes on."""
+    counter = _READS.get()
+    if counter is not None:
+        yield counter
+        return
+    counter = [0]
+    token = _READS.set(counter)
+    try:
+        yield counter
+    finally:
+        _READS.reset(token)
+
+
+def asked() -> None:
+    counter = _READS.get()
+    if counter is not None:
+        counter[0] += 1
 
 
 class KnownTables:

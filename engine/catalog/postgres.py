@@ -19,7 +19,7 @@ from psycopg.types.json import Jsonb
 
 from kyma.engine.catalog import _column_stats, _commit, _retention, _views
 from kyma.engine.catalog._database import ENGINE_MIGRATIONS, CatalogDatabase
-from kyma.engine.catalog._known_tables import VERSION, KnownTables, TrustedTables
+from kyma.engine.catalog._known_tables import VERSION, KnownTables, TrustedTables, asked
 from kyma.engine.catalog._model import (
     CommitResult,
     DeletionVector,
@@ -334,6 +334,7 @@ class PostgresCatalog(Catalog):
 
     def _read_tables(self, wanted: list[str]) -> dict[str, TableInfo]:
         self.version_reads += 1
+        asked()
         found: dict[str, TableInfo] = {}
         with self._conn() as conn:
             versions = conn.execute(

@@ -47,10 +47,12 @@ def table(services):  # type: ignore[no-untyped-def]
 def test_a_sole_catalog_repeats_a_statement_without_asking_it(table) -> None:
     catalog = table.catalog
     assert _sole(catalog)
-    table.query.execute(POINT)
+    assert table.query.execute(POINT).stats["catalog_reads"] == 1
     asked = catalog.version_reads
     for _ in range(3):
-        assert table.query.execute(POINT).table.to_pylist() == [{"name": "n2"}]
+        answer = table.query.execute(POINT)
+        assert answer.table.to_pylist() == [{"name": "n2"}]
+        assert (answer.stats["catalog_reads"], answer.stats["plan"]) == (0, "shape")
     assert catalog.version_reads == asked
 
 
@@ -69,12 +71,15 @@ def test_its_own_commit_is_seen_by_the_next_statement(table) -> None:
 def test_another_catalog_opening_ends_the_trust_before_it_can_commit(table) -> None:
     first = table.catalog
     assert _count(table) == 3 and _sole(first)
+    table.query.execute(POINT)
+    assert table.query.execute(POINT).stats["catalog_reads"] == 0  # trusted
     second = Stores.open(first.url)
     try:
         assert not _sole(first) and not _sole(second.catalog)  # before it returned
         asked = first.version_reads
         assert _count(table) == 3
         assert first.version_reads == asked + 1  # not sole: every statement asks
+        assert table.query.execute(POINT).stats["catalog_reads"] == 1  # asked again
         second.catalog.add_columns("t", [Column("late", KymaType.parse("string"))])
         assert "late" in table.query.execute("SELECT * FROM t").table.column_names
     finally:
