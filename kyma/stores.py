@@ -59,4 +59,5 @@ class Stores:
         )
 
     def close(self) -> None:
+        self.catalog.close()  # its presence (the database stays: it is ``db``)
         self.db.close()

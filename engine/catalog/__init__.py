@@ -5,6 +5,7 @@ from kyma.engine.catalog._column_stats import ColumnWrite
 from kyma.engine.catalog._column_stats import record as column_stats_record
 from kyma.engine.catalog._commit import CommitEvent
 from kyma.engine.catalog._database import ENGINE_MIGRATIONS, CatalogDatabase, Store
+from kyma.engine.catalog._known_tables import counting_reads
 from kyma.engine.catalog._migrate import Migrations
 from kyma.engine.catalog._model import (
     CommitResult,
@@ -40,6 +41,7 @@ __all__ = [
     "ViewInfo",
     "advance_matview",
     "check_identifier",
+    "counting_reads",
     "column_stats_record",
     "parse_duration",
     "retention_seconds",

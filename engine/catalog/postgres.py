@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
+import threading
 import time
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import psycopg
 import pyarrow as pa
@@ -17,7 +19,7 @@ from psycopg.types.json import Jsonb
 
 from kyma.engine.catalog import _column_stats, _commit, _retention, _views
 from kyma.engine.catalog._database import ENGINE_MIGRATIONS, CatalogDatabase
-from kyma.engine.catalog._known_tables import VERSION, KnownTables
+from kyma.engine.catalog._known_tables import VERSION, KnownTables, TrustedTables, asked
 from kyma.engine.catalog._model import (
     CommitResult,
     DeletionVector,
@@ -28,6 +30,7 @@ from kyma.engine.catalog._model import (
     ViewInfo,
 )
 from kyma.engine.catalog._options import check_options
+from kyma.engine.catalog._presence import Presence
 from kyma.engine.catalog._prune import IN_SNAPSHOT, extent_condition
 from kyma.engine.catalog.base import Catalog, Payload, Watch
 from kyma.engine.errors import (
@@ -55,6 +58,32 @@ _REF_COLUMNS = (
     "extent_id::text, object_path, byte_size, row_count, block_count, deletes, deleted_rows,"
     " min_ts, max_ts"
 )
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _writes(method: F) -> F:
+    """A catalog method that may change tables: what was read before is not trusted after
+    it (``_presence``), whether it returns or raises."""
+
+    @functools.wraps(method)
+    def wrote(self: PostgresCatalog, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            with self._epoch_lock:
+                self._epoch += 1
+
+    return wrote  # type: ignore[return-value]
+
+
+_EXTENT_COUNT = (
+    "SELECT coalesce((SELECT extent_count FROM kyma.snapshots WHERE snapshot_id = %s),"
+    f" (SELECT count(*) FROM kyma.manifest WHERE {IN_SNAPSHOT}))"
+)
+"""``_commit.extent_count`` in one statement; parameters: the snapshot id, then
+``IN_SNAPSHOT``'s."""
 
 
 @contextmanager
@@ -91,8 +120,14 @@ class PostgresCatalog(Catalog):
         self.commit_listeners: list[Callable[[_commit.CommitEvent], None]] = []
         self._owns_db = owns_db
         self._known = KnownTables()
+        self._trusted = TrustedTables()
+        self._epoch = 0
+        self._epoch_lock = threading.Lock()
+        self.version_reads = 0
+        """Statements that asked the catalog for tables' versions (not trusted as read)."""
         db.require(ENGINE_MIGRATIONS)
         self._conn = db.connection
+        self._presence = Presence(db.url, self._run)
 
     @classmethod
     def connect(
@@ -108,8 +143,13 @@ class PostgresCatalog(Catalog):
         return cls(db, owns_db=True)
 
     def close(self) -> None:
+        self._presence.close()
         if self._owns_db:
             self.db.close()
+
+    def _run(self, statement: str) -> None:
+        with self._conn() as conn:
+            conn.execute(statement)  # type: ignore[call-overload]
 
     def ping(self, timeout: float = 30) -> None:
         with self._conn(timeout) as conn:
@@ -117,6 +157,7 @@ class PostgresCatalog(Catalog):
 
     # ------------------------------------------------------------ tables and columns
 
+    @_writes
     def create_table(
         self,
         name: str,
@@ -156,6 +197,7 @@ class PostgresCatalog(Catalog):
             )
             return self._table(conn, name)
 
+    @_writes
     def add_columns(
         self,
         table: str,
@@ -205,6 +247,7 @@ class PostgresCatalog(Catalog):
             )
             return self._table(conn, table)
 
+    @_writes
     def set_table_options(self, table: str, options: dict[str, Any]) -> TableInfo:
         """Merge ``options`` into a table's options (``ALTER TABLE … SET (...)``)."""
         options = check_options(options)
@@ -229,6 +272,7 @@ class PostgresCatalog(Catalog):
             ).fetchall()
         return dict(rows)
 
+    @_writes
     def drop_relations(
         self, names: Sequence[str], kind: str, *, if_exists: bool = False, cascade: bool = False
     ) -> int:
@@ -237,6 +281,7 @@ class PostgresCatalog(Catalog):
 
     # ------------------------------------------------------------ views
 
+    @_writes
     def create_view(
         self,
         name: str,
@@ -269,10 +314,27 @@ class PostgresCatalog(Catalog):
 
     def get_tables(self, names: Collection[str]) -> dict[str, TableInfo]:
         """The tables of ``names`` that exist with their columns: one small catalog statement
-        for their versions, and a second for those not already known (``_known_tables``)."""
+        for their versions, and a second for those not already known (``_known_tables``);
+        none while this catalog is sole and read them since its last write (``_presence``)."""
         wanted = sorted({n for n in names if "\x00" not in n})  # no table can have NUL
         if not wanted:
             return {}
+        token = self._token()
+        if token is not None and (trusted := self._trusted.get(token, wanted)) is not None:
+            return trusted
+        found = self._read_tables(wanted)
+        if token is not None:
+            self._trusted.put(token, wanted, found)
+        return found
+
+    def _token(self) -> Hashable | None:
+        """What tables read now are trusted under while this catalog is sole, or None."""
+        sole = self._presence.token()
+        return None if sole is None else (sole, self._epoch)
+
+    def _read_tables(self, wanted: list[str]) -> dict[str, TableInfo]:
+        self.version_reads += 1
+        asked()
         found: dict[str, TableInfo] = {}
         with self._conn() as conn:
             versions = conn.execute(
@@ -320,6 +382,7 @@ class PostgresCatalog(Catalog):
 
     # ------------------------------------------------------------ snapshots and extents
 
+    @_writes
     def commit(
         self,
         table: str,
@@ -361,6 +424,7 @@ class PostgresCatalog(Catalog):
                 log.exception("commit listener failed")
         return result
 
+    @_writes
     def truncate(self, tables: Sequence[str], summary: dict[str, Any]) -> None:
         ids = [self.get_table(name).table_id for name in tables]
         with self._conn() as conn:
@@ -409,14 +473,19 @@ class PostgresCatalog(Catalog):
                 f"SELECT {_REF_COLUMNS} FROM kyma.manifest WHERE {IN_SNAPSHOT} AND {{kept}}"
                 " ORDER BY min_ts NULLS FIRST, extent_id"
             ).format(kept=extent_condition(predicate))
-            try:
-                with conn.transaction():
+            try:  # the statements sent together: one round trip, not five
+                with conn.pipeline():
+                    conn.execute("BEGIN")
                     if seconds is not None:
                         ms = f"{max(1, int(seconds * 1000))}ms"
                         conn.execute("SELECT set_config('statement_timeout', %s, true)", (ms,))
-                    total = _commit.extent_count(conn.cursor(), info.table_id, snapshot)
-                    rows = conn.execute(query, params).fetchall()
+                    counted = conn.execute(_EXTENT_COUNT, (snapshot, *params))
+                    found = conn.execute(query, params)
+                    conn.execute("COMMIT")
+                (total,) = counted.fetchone()  # type: ignore[misc]
+                rows = found.fetchall()
             except psycopg.errors.QueryCanceled:
+                conn.execute("ROLLBACK")  # the COMMIT after the cancelled one did not run
                 raise QueryTimeoutError(
                     f"stage-1 pruning of {table!r} ran past its time in the catalog and was"
                     " cancelled",
@@ -452,6 +521,7 @@ class PostgresCatalog(Catalog):
             ).fetchall()
         return [SnapshotInfo(*r) for r in reversed(rows)]
 
+    @_writes
     def expire_snapshots(self, table: str, cutoff: datetime) -> tuple[int, int]:
         """Forget snapshots older than ``cutoff`` (not the current); (snapshots, extents)."""
         info = self.get_table(table)

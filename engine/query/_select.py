@@ -15,7 +15,7 @@ import pyarrow as pa
 from datafusion import DataFrame, SessionContext
 from sqlglot import exp
 
-from kyma.engine.catalog import Catalog, ExtentRef, TableInfo, ViewInfo
+from kyma.engine.catalog import Catalog, ExtentRef, TableInfo, ViewInfo, counting_reads
 from kyma.engine.errors import KymaError, UnsupportedStatementError
 from kyma.engine.format import SegmentFormat
 from kyma.engine.query import (
@@ -153,7 +153,7 @@ class SelectPlanner(ScanSetup):
         scan adds ``deletes.ROW_COLUMNS`` (a DELETE's, not kept). ``shape``: the shape of
         ``text`` (``_shapes``), whose plan serves every statement of the shape; ``stmt`` may
         then be another statement's of the shape (``text`` is parsed if it must be planned)."""
-        with contextlib.ExitStack() as stack:
+        with counting_reads() as reads, contextlib.ExitStack() as stack:
             folders = stack.enter_context(_native.folders.lease())
             stack.enter_context(_contexts.contexts.lease())
             out = Out(sink, stream)
@@ -177,6 +177,8 @@ class SelectPlanner(ScanSetup):
                 result = self._planned(
                     stmt, snapshot, explain, pruning, pushdown, text, visible, out, folders, rows
                 )
+            if "plan" in result.stats:  # a query kyma planned: how often it asked the catalog
+                result.stats["catalog_reads"] = reads[0]
             if isinstance(result.live, LiveRows):  # the folders stay leased while it runs
                 result.live.lease(stack.pop_all().close)
             return result

@@ -7,7 +7,7 @@ the server functions drivers call on connect.
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
+from collections.abc import MutableMapping, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -28,10 +28,9 @@ from kyma.engine.query.durations import milliseconds, shown
 from kyma.pgwire._prepared_sql import PreparedStatements
 from kyma.pgwire._session_sql import (
     ConfigCall,
-    read_config,
-    read_function,
     read_set,
     read_show,
+    session_select,
     show_columns_table,
 )
 from kyma.pgwire._transaction import Transaction
@@ -202,10 +201,12 @@ class Session:
                 return _one(name, self.settings[name])
             if name not in _KYMA_SHOWS:
                 raise UnknownSettingError(f"unrecognized configuration parameter {name!r}")
-        if first == "select" and (function := read_function(text)) is not None:
-            return self._function(*function)
-        if first == "select" and (calls := read_config(text)) is not None:
-            return self._config(calls)
+        if first == "select":
+            function, calls = session_select(text)
+            if function is not None:
+                return self._function(*function)
+            if calls is not None:
+                return self._config(calls)
         return None
 
     def _parsed(self, text: str) -> QueryResult:
@@ -243,7 +244,7 @@ class Session:
             "SHOW",
         )
 
-    def _config(self, calls: list[ConfigCall]) -> QueryResult:
+    def _config(self, calls: Sequence[ConfigCall]) -> QueryResult:
         """``SELECT current_setting('name'), set_config('name', 'value', is_local)``."""
         columns: dict[str, pa.Array] = {}
         for call in calls:

@@ -6,6 +6,8 @@ kyma's dialect (its lexer, never a regular expression over the text): ``SET``, `
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlglot.errors import TokenError
@@ -226,3 +228,11 @@ def _config_call(found: list[Token], at: int) -> tuple[ConfigCall, int] | None:
 
 _VAR, _TEXT, _COMMA = TokenType.VAR, TokenType.STRING, TokenType.COMMA
 _OPEN, _CLOSE = TokenType.L_PAREN, TokenType.R_PAREN
+
+
+@functools.lru_cache(maxsize=1024)
+def session_select(text: str) -> tuple[tuple[str, str | None] | None, Sequence[ConfigCall] | None]:
+    """``read_function`` and ``read_config`` of a SELECT, kept by its text: a query that is
+    neither is not tokenized again each time it is sent."""
+    calls = read_config(text)
+    return read_function(text), None if calls is None else tuple(calls)

@@ -3,8 +3,8 @@
 Each column becomes the JSON text of its values (integers and booleans as Arrow writes them,
 text quoted and escaped, timestamps as RFC 3339 text, doubles in the range where Arrow's
 shortest form is orjson's), the columns are joined row by row and the rows into one array.
-A column of any other kind, or with values outside those bounds, makes the answer go the
-per-value way (``kyma.server.query.json_column``): the text is the same either way.
+A small answer, a column of any other kind, or values outside those bounds make the answer
+go the per-value way (``kyma.server.query.json_column``): the text is the same either way.
 """
 
 from __future__ import annotations
@@ -14,6 +14,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 _NULL = pa.scalar("null")
+SMALL = 1_024
+"""Answers of at most this many values go the per-value way: the kernels cost about 1.5 ms
+whatever the size (measured: 1.9 ms for one row, 0.09 ms per value), which is most of a
+point query's time over HTTP."""
 _SHORTEST = (1e-5, 1e9)
 """Finite doubles with magnitude in this range (and zero) are written by Arrow exactly as
 orjson writes them, once integral ones get their ``.0``; outside it Arrow may use exponents
@@ -23,7 +27,7 @@ where orjson does not."""
 def rows_json(table: pa.Table, timestamp_text) -> orjson.Fragment | None:  # type: ignore[no-untyped-def]
     """The ``rows`` of the answer as a JSON fragment, or None when a column needs the
     per-value path. ``timestamp_text`` renders a timestamp column as RFC 3339 strings."""
-    if table.num_rows == 0 or table.num_columns == 0:
+    if table.num_rows * table.num_columns <= SMALL:
         return None
     texts = []
     for field, column in zip(table.schema, table.columns, strict=True):

@@ -8,7 +8,7 @@ import random
 import orjson
 import pyarrow as pa
 
-from kyma.server.json_rows import rows_json
+from kyma.server.json_rows import SMALL, rows_json
 from kyma.server.query import _timestamps, json_column
 
 
@@ -52,6 +52,16 @@ def test_values_arrow_would_write_otherwise_take_the_per_value_path() -> None:
         pa.array([1.5], pa.float32()),
         pa.array([[1, 2]]),
     ):
-        table = pa.table({"c": column})
+        table = pa.table({"c": pa.concat_arrays([column] * SMALL)})  # past the small ones
         assert rows_json(table, _timestamps) is None
     assert rows_json(pa.table({"c": pa.array([], pa.int64())}), _timestamps) is None
+
+
+def test_a_small_answer_takes_the_per_value_path() -> None:
+    """The kernels' fixed cost is most of a point query's: a few values go one by one."""
+    small = pa.table({"id": pa.array(range(SMALL // 2), pa.int64()), "t": ["x"] * (SMALL // 2)})
+    assert rows_json(small, _timestamps) is None
+    large = pa.table({"id": pa.array(range(SMALL + 1), pa.int64())})
+    fragment = rows_json(large, _timestamps)
+    assert fragment is not None
+    assert orjson.dumps(fragment) == _per_value(large)
