@@ -12,6 +12,7 @@ import pytest
 
 from kyma.engine.errors import FormatError
 from kyma.engine.format.choice import segment_format
+from kyma.engine.query import QueryEngine
 
 ROWS = 3_000_000
 
@@ -21,6 +22,7 @@ _CHILD = """
 import json, re, sys
 from pathlib import Path
 from kyma.engine.format.choice import segment_format
+from kyma.engine.query import QueryEngine
 from kyma.engine.query import QueryEngine
 from kyma.engine.query._limits import QueryLimits
 from kyma.engine.storage.local import LocalStore
@@ -157,3 +159,32 @@ def test_a_damaged_extent_is_refused_on_its_first_read(services) -> None:
     path.write_bytes(bytes(raw))
     with pytest.raises(FormatError, match="do not match the checksum"):
         services.query.execute("SELECT sum(n) FROM damaged")
+
+
+TEXT_QUERIES = [
+    "SELECT tag, count(*) AS c FROM {t} WHERE tag <> 't0' GROUP BY tag ORDER BY c DESC, tag",
+    "SELECT count(DISTINCT tag) AS d, min(tag) AS lo, max(tag) AS hi FROM {t}",
+    "SELECT tag, upper(tag) AS u, length(tag) AS l FROM {t} WHERE tag LIKE '%3' ORDER BY n LIMIT 3",
+    "SELECT tag || '-' || n AS k FROM {t} ORDER BY tag DESC, n LIMIT 4",
+]
+
+
+def test_cold_text_reads_as_string_views_and_answers_as_plain_strings(services) -> None:
+    """With no decoded-column cache, a Parquet extent's text columns reach DataFusion as
+    string views (faster to group, compare and sort); the answers are plain strings, equal
+    to the cache's (plain strings in memory) and to a table mixing tlm and Parquet extents."""
+    _load(services, "texts", ["parquet", "parquet"])
+    _load(services, "both", ["tlm", "parquet"])
+    cold = QueryEngine(services.catalog, services.store, segment_format())
+    typed = cold.execute("SELECT arrow_typeof(tag) AS t FROM texts LIMIT 1")
+    assert typed.table.to_pylist() == [{"t": "Utf8View"}]
+    for query in TEXT_QUERIES:
+        answers = [
+            engine.execute(query.format(t=t)).table
+            for engine in (cold, services.query)
+            for t in ("texts", "both")
+        ]
+        assert answers[0].num_rows > 0, query
+        for answer in answers:
+            assert all(not pa.types.is_string_view(f.type) for f in answer.schema), query
+            assert answer.to_pylist() == answers[0].to_pylist(), query
