@@ -70,6 +70,14 @@ def _gather(source: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.n
     return source[index]
 
 
+def _joined(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Every value's bytes in row order (``_flat``'s output): one slice, as the values of an
+    Arrow array lie one after the other."""
+    if not len(starts):
+        return np.zeros(0, np.uint8)
+    return data[int(starts[0]) : int(starts[-1] + lengths[-1])]
+
+
 def _rows_of(heads: np.ndarray, head_lengths: np.ndarray, body: pa.Array | None) -> pa.Array:
     """Per row, its head's bytes then (strings) its body's bytes, as large_binary."""
     n = len(head_lengths)
@@ -191,7 +199,7 @@ def rebuild(
     skel_data, skel_starts, skel_lengths = _flat(pc.fill_null(skeleton, b""))
     hole_data, hole_starts, hole_lengths = _flat(pc.fill_null(holes, b""))
     whole_data, whole_starts, whole_lengths = _flat(pc.fill_null(whole, b""))
-    pairs = np.frombuffer(_gather(hole_data, hole_starts, hole_lengths).tobytes(), HOLE)
+    pairs = np.frombuffer(_joined(hole_data, hole_starts, hole_lengths).tobytes(), HOLE)
     hole_offsets, hole_columns = pairs[0::2].astype(np.int64), pairs[1::2].astype(np.int64)
     k = np.where(stripped, hole_lengths // 8, 0)
     first_hole = np.cumsum(k) - k
@@ -276,12 +284,23 @@ def stripped_columns(file_columns: Collection[str], read: Collection[str]) -> li
 
 
 def skeletons(distinct: DistinctValues, shredded: ShreddedColumn) -> tuple[pa.Array, pa.Array]:
-    """Each distinct value's skeleton and holes (null: no shredded leaf), walked once."""
+    """Each distinct value's skeleton and holes (null: no shredded leaf): one walk per group
+    of alike values (``DistinctValues.alike``: theirs are the same bytes), and per value of
+    the others."""
     index = {(s.path, s.type): i for i, s in enumerate(shredded.shreds)}
-    found = [None if v is None else skeleton_of(v, index) for v in distinct.values]
+    values = distinct.values
+    found: list[tuple[bytes, bytes] | None] = []
+    which = np.full(len(values), -1, np.int64)
+    for members in distinct.alike:
+        which[members] = len(found)
+        found.append(skeleton_of(values[members[0]], index))
+    for i in np.flatnonzero(which < 0).tolist():
+        which[i] = len(found)
+        found.append(skeleton_of(values[i], index))
+    taken = pa.array(which)
     return (
-        pa.array([None if f is None else f[0] for f in found], pa.binary()),
-        pa.array([None if f is None else f[1] for f in found], pa.binary()),
+        pa.array([None if f is None else f[0] for f in found], pa.binary()).take(taken),
+        pa.array([None if f is None else f[1] for f in found], pa.binary()).take(taken),
     )
 
 

@@ -13,7 +13,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from kyma.engine.format._residual import encoded
+from kyma.engine.format._residual import encoded, skeleton_of, skeletons
+from kyma.engine.format._shred import shred
+from kyma.engine.format._walk import DistinctValues
 from kyma.engine.format.choice import ExtentFormats
 from kyma.engine.format.parquet import ParquetFormat
 
@@ -106,3 +108,26 @@ def test_shredded_values_encode_as_cbor2_does() -> None:
         got = encoded(kind, pa.array(values, dtype)).to_pylist()
         assert got == [cbor2.dumps(v) for v in values], kind
     assert encoded("double", pa.array([float("nan")])).to_pylist() == [cbor2.dumps(float("nan"))]
+
+
+def test_alike_values_share_the_skeleton_each_would_have_alone() -> None:
+    values = [v for v in _values() if v is not None]
+    values += [
+        {"a": 1, "b": "x"},
+        {"a": 2**64, "b": "y"},  # the same keys, a past int64: not alike
+        {"a": True, "b": "z"},  # a bool where the others hold ints
+        {"a": None, "b": "w"},
+        {"a": 3, "b": None},
+        {"a": [1], "b": "v"},
+        {1: "int key"},
+        "a scalar",
+    ]
+    blocks = [pa.array([cbor2.dumps(v) for v in values], pa.binary())]
+    distinct = DistinctValues(blocks)
+    shredded = shred("attributes", distinct)
+    index = {(s.path, s.type): i for i, s in enumerate(shredded.shreds)}
+    skeleton, holes = skeletons(distinct, shredded)
+    alone = [skeleton_of(v, index) for v in distinct.values]
+    assert skeleton.to_pylist() == [None if f is None else f[0] for f in alone]
+    assert holes.to_pylist() == [None if f is None else f[1] for f in alone]
+    assert skeleton.null_count < len(skeleton) and distinct.alike
