@@ -33,21 +33,30 @@ HOLE = np.dtype("<u4")
 Path = tuple[str, ...]
 
 
+_WIDTHS = np.array([0, 1, 2, 4, 8], np.int64)
+"""Bytes of a CBOR head's argument after its first byte, by how many of 24, 2**8, 2**16
+and 2**32 the argument reaches."""
+
+
 def _head(major: int, arg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """CBOR heads of ``major`` type with ``arg`` (uint64) per row: an (n, 9) byte matrix and
     each head's length."""
     n = len(arg)
-    cases = [arg < 24, arg < 256, arg < 65536, arg < 2**32]
-    lengths = np.select(cases, [1, 2, 3, 5], 9).astype(np.int64)
-    small = major | np.minimum(arg, 23).astype(np.int64)
-    first = np.select(cases, [small, major | 24, major | 25, major | 26], major | 27)
     heads = np.zeros((n, 9), np.uint8)
-    heads[:, 0] = first
+    if not n or int(arg.max()) < 24:  # short strings, small numbers: one byte
+        heads[:, 0] = major | arg.astype(np.uint8)
+        return heads, np.ones(n, np.int64)
+    steps = (arg >= 24).astype(np.int8)
+    for bound in (256, 65536, 2**32):
+        steps += arg >= bound
+    heads[:, 0] = major | (np.minimum(arg, 23).astype(np.uint8) + steps.astype(np.uint8))
+    width = _WIDTHS[steps]
     big_endian = arg.astype(">u8").view(np.uint8).reshape(n, 8)
-    for width, case in ((1, 2), (2, 3), (4, 5), (8, 9)):
-        rows = lengths == case
-        heads[rows, 1 : 1 + width] = big_endian[rows, 8 - width :]
-    return heads, lengths
+    for step in np.unique(steps).tolist():  # each width present: the argument's last bytes
+        if step:
+            rows, w = steps == step, int(_WIDTHS[step])
+            heads[rows, 1 : 1 + w] = big_endian[rows, 8 - w :]
+    return heads, width + 1
 
 
 def _binary(data: np.ndarray, offsets: np.ndarray, valid: np.ndarray | None) -> pa.Array:
@@ -79,54 +88,59 @@ def _joined(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.nda
 
 
 def _rows_of(heads: np.ndarray, head_lengths: np.ndarray, body: pa.Array | None) -> pa.Array:
-    """Per row, its head's bytes then (strings) its body's bytes, as large_binary."""
-    n = len(head_lengths)
-    head_starts = np.arange(n, dtype=np.int64) * 9
+    """Per row, its head's bytes then (strings) its body's bytes, as large_binary: the head
+    bytes picked out of the head matrix, the bodies' bytes (in row order already) written
+    around them with one mask."""
+    in_head = np.arange(9) < head_lengths[:, None]
     if body is None:
-        data = _gather(heads.ravel(), head_starts, head_lengths)
         offsets = np.concatenate([[0], np.cumsum(head_lengths)])
-        return _binary(data, offsets, None)
+        return _binary(heads[in_head], offsets, None)
     buffer, starts, lengths = _flat(body)
-    source = np.concatenate([heads.ravel(), buffer])
-    piece_starts = np.stack([head_starts, starts + heads.size], axis=1).ravel()
-    piece_lengths = np.stack([head_lengths, lengths], axis=1).ravel()
-    data = _gather(source, piece_starts, piece_lengths)
     offsets = np.concatenate([[0], np.cumsum(head_lengths + lengths)])
+    data = np.empty(int(offsets[-1]), np.uint8)
+    at = (offsets[:-1, None] + np.arange(9))[in_head]
+    data[at] = heads[in_head]
+    bodies = np.ones(len(data), np.bool_)
+    bodies[at] = False
+    data[bodies] = _joined(buffer, starts, lengths)
     return _binary(data, offsets, None)
 
 
 def _flat(values: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A (large) binary or string array's data bytes, and each value's start and length."""
-    values = values.cast(pa.large_binary())
+    wide = pa.types.is_large_binary(values.type) or pa.types.is_large_string(values.type)
+    width = np.dtype(np.int64 if wide else np.int32)
     _, offsets_buffer, data_buffer = values.buffers()
-    offsets = np.frombuffer(offsets_buffer, np.int64, len(values) + 1, values.offset * 8)
+    offsets = np.frombuffer(
+        offsets_buffer, width, len(values) + 1, values.offset * width.itemsize
+    ).astype(np.int64)
     data = (
         np.frombuffer(data_buffer, np.uint8) if data_buffer is not None else np.zeros(0, np.uint8)
     )
-    return data, offsets[:-1].copy(), np.diff(offsets)
+    return data, offsets[:-1], np.diff(offsets)
 
 
 def encoded(kind: str, values: pa.Array) -> pa.Array:
     """Each value of a sub-column as CBOR, the bytes cbor2 writes (nulls: empty)."""
     n = len(values)
     if kind == "string":
-        text = pc.fill_null(values, "")
+        text = pc.fill_null(values, "") if values.null_count else values
         lengths = pc.binary_length(text).to_numpy(zero_copy_only=False).astype(np.uint64)
         heads, head_lengths = _head(0x60, lengths)
         return _rows_of(heads, head_lengths, text)
     if kind == "long":
-        v = pc.fill_null(values, 0).to_numpy(zero_copy_only=False).astype(np.int64)
+        v = _numbers(values, 0).astype(np.int64, copy=False)
         negative = v < 0
         arg = np.where(negative, ~v, v).astype(np.uint64)
         heads, lengths = _head(0, arg)
         heads[negative, 0] |= 0x20
         return _rows_of(heads, lengths, None)
     if kind == "bool":
-        truth = pc.fill_null(values, False).to_numpy(zero_copy_only=False)
+        truth = _numbers(values, False)
         heads = np.zeros((n, 9), np.uint8)
         heads[:, 0] = np.where(truth, 0xF5, 0xF4)
         return _rows_of(heads, np.ones(n, np.int64), None)
-    v = pc.fill_null(values, 0.0).to_numpy(zero_copy_only=False).astype(np.float64)
+    v = _numbers(values, 0.0).astype(np.float64, copy=False)
     heads = np.zeros((n, 9), np.uint8)
     heads[:, 0] = 0xFB
     heads[:, 1:] = v.astype(">f8").view(np.uint8).reshape(n, 8)
@@ -138,6 +152,13 @@ def encoded(kind: str, values: pa.Array) -> pa.Array:
     heads[special, 2] = half & 0xFF
     lengths[special] = 3
     return _rows_of(heads, lengths, None)
+
+
+def _numbers(values: pa.Array, fill: object) -> np.ndarray:
+    """``values`` as numpy, nulls as ``fill``."""
+    if values.null_count:
+        values = pc.fill_null(values, fill)
+    return values.to_numpy(zero_copy_only=False)
 
 
 def _map_head(n: int) -> bytes:

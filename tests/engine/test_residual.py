@@ -98,15 +98,21 @@ def test_shredded_values_encode_as_cbor2_does() -> None:
     cases = {
         "long": (
             pa.int64(),
-            [0, 23, 24, 255, 256, 65_535, 65_536, 2**32, 2**63 - 1, -1, -25, -(2**63)],
+            [0, 23, 24, 255, 256, 65_535, 65_536, 2**32 - 1, 2**32, 2**63 - 1, -1, -24, -25]
+            + [-256, -257, -(2**63)],
         ),
         "double": (pa.float64(), [0.0, -0.0, 0.1, 1e300, float("inf"), float("-inf")]),
-        "string": (pa.string(), ["", "a", "x" * 23, "x" * 24, "é" * 200, "y" * 70_000]),
+        "string": (pa.string(), ["", "a", "x" * 23, "x" * 24, "é" * 200, "y" * 256, "y" * 70_000]),
         "bool": (pa.bool_(), [True, False]),
     }
     for kind, (dtype, values) in cases.items():
         got = encoded(kind, pa.array(values, dtype)).to_pylist()
         assert got == [cbor2.dumps(v) for v in values], kind
+        # with a null among them (its bytes are never spliced in), and sliced
+        assert encoded(kind, pa.array([*values, None], dtype)).to_pylist()[:-1] == got, kind
+        assert encoded(kind, pa.array(values, dtype).slice(1)).to_pylist() == got[1:], kind
+    words = pa.array(["ab", "c" * 30, "d" * 300], pa.large_string())
+    assert encoded("string", words).to_pylist() == [cbor2.dumps(w) for w in words.to_pylist()]
     assert encoded("double", pa.array([float("nan")])).to_pylist() == [cbor2.dumps(float("nan"))]
 
 
