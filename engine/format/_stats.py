@@ -106,8 +106,18 @@ class ExtentStats:
         self.max_ts: int | None = None
         self._run: list[pa.RecordBatch] = []
         self._run_rows = 0
+        self._given: dict[str, list[pa.Array]] = {}
+        self._started = False
+
+    def given_words(self, name: str, words: list[pa.Array]) -> None:
+        """The words of every value of column ``name``, one array per block, found already
+        (the Parquet writer's token filters): its token set is their union, and its values
+        are not split again. Before the first ``update``."""
+        assert not self._started and name in self._tokens
+        self._given[name] = words
 
     def update(self, batch: pa.RecordBatch, stats: BlockStats) -> None:
+        self._started = True
         if self._time_column is not None:
             stat = stats.columns[self._time_column]
             if stat.min is not None:
@@ -125,7 +135,7 @@ class ExtentStats:
         if not run:
             return
         for name, seen in self._distinct.items():
-            tokens = self._tokens.get(name)
+            tokens = None if name in self._given else self._tokens.get(name)
             if not seen.known and not (tokens is not None and tokens.known):
                 continue
             values = pa.chunked_array([b.column(name) for b in run]).drop_null()
@@ -146,6 +156,9 @@ class ExtentStats:
     def column_stats(self) -> dict[str, dict[str, Any]]:
         out: dict[str, dict[str, Any]] = {}
         self._add_run()
+        for name, words in self._given.items():
+            self._tokens[name].add(pc.unique(pa.chunked_array(words, words[0].type)))
+        self._given = {}
         for name, seen in self._distinct.items():
             tokens = self._tokens.get(name)
             out[name] = {

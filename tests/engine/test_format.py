@@ -382,3 +382,23 @@ def test_a_runs_sets_built_probe_first_equal_its_words() -> None:
 def test_ids_overflow_their_sets_in_the_probe() -> None:
     sets = _run_sets([f"id-{i:08d}" for i in range(PROBE_ROWS * 3)])
     assert sets == {"distinct": None, "tokens": None}
+
+
+def test_token_sets_of_text_columns_are_the_words_of_every_value(
+    local_store, fmt_name: str
+) -> None:
+    # text (a space per value): Parquet's token filters split it, and its token set is
+    # their words; tlm splits the values itself. Both: the words of every value.
+    rows = sample_rows(40)
+    for i, row in enumerate(rows):
+        row["service"] = None if i % 7 == 0 else f"GET /api/v{i % 3}/Items-{i} took {i}ms"
+    _, result = write(local_store, rows, block_rows=16, fmt_name=fmt_name)
+    values = pa.array([r["service"] for r in rows], pa.string()).drop_null()
+    assert result.column_stats["service"]["distinct"] is not None
+    assert result.column_stats["service"]["tokens"] == sorted(_tokens(values).to_pylist())
+    for row in rows[:3]:
+        row["service"] = " ".join(f"w{i}" for i in range(4_000))
+    rows[0]["service"] += " w4000 w4001 w4002 w4003 w4004 w4005 w4006 w4007 w4008 w4009"
+    rows[1]["service"] = " ".join(f"v{i}" for i in range(6_000))
+    _, result = write(local_store, rows, block_rows=16, fmt_name=fmt_name)
+    assert result.column_stats["service"]["tokens"] is None  # past TOKEN_SET_CAP
