@@ -106,8 +106,14 @@ def _rows_of(heads: np.ndarray, head_lengths: np.ndarray, body: pa.Array | None)
     return _binary(data, offsets, None)
 
 
+_OFFSET_TYPES = (pa.binary(), pa.string(), pa.large_binary(), pa.large_string())
+
+
 def _flat(values: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A (large) binary or string array's data bytes, and each value's start and length."""
+    """A (large) binary or string array's data bytes, and each value's start and length
+    (other types, such as views or dictionaries, cast to large binary first)."""
+    if values.type not in _OFFSET_TYPES:
+        values = values.cast(pa.large_binary())
     wide = pa.types.is_large_binary(values.type) or pa.types.is_large_string(values.type)
     width = np.dtype(np.int64 if wide else np.int32)
     _, offsets_buffer, data_buffer = values.buffers()
@@ -152,6 +158,19 @@ def encoded(kind: str, values: pa.Array) -> pa.Array:
     heads[special, 2] = half & 0xFF
     lengths[special] = 3
     return _rows_of(heads, lengths, None)
+
+
+_EMPTY = {
+    pa.binary(): pa.scalar(b"", pa.binary()),
+    pa.large_binary(): pa.scalar(b"", pa.large_binary()),
+}
+
+
+def _no_nulls(values: pa.Array) -> pa.Array:
+    """A binary array with its nulls as empty values (they then hold no bytes)."""
+    if not values.null_count:
+        return values
+    return pc.fill_null(values, _EMPTY.get(values.type, b""))
 
 
 def _numbers(values: pa.Array, fill: object) -> np.ndarray:
@@ -217,9 +236,10 @@ def rebuild(
     n = len(whole)
     stripped = pc.is_valid(skeleton).to_numpy(zero_copy_only=False)
     kept = pc.is_valid(whole).to_numpy(zero_copy_only=False)
-    skel_data, skel_starts, skel_lengths = _flat(pc.fill_null(skeleton, b""))
-    hole_data, hole_starts, hole_lengths = _flat(pc.fill_null(holes, b""))
-    whole_data, whole_starts, whole_lengths = _flat(pc.fill_null(whole, b""))
+    # the bytes of a null skeleton or whole value are never read; holes are read as one run
+    skel_data, skel_starts, skel_lengths = _flat(skeleton)
+    hole_data, hole_starts, hole_lengths = _flat(_no_nulls(holes))
+    whole_data, whole_starts, whole_lengths = _flat(whole)
     pairs = np.frombuffer(_joined(hole_data, hole_starts, hole_lengths).tobytes(), HOLE)
     hole_offsets, hole_columns = pairs[0::2].astype(np.int64), pairs[1::2].astype(np.int64)
     k = np.where(stripped, hole_lengths // 8, 0)

@@ -200,13 +200,23 @@ def _tokens(col: pa.Array | pa.ChunkedArray) -> pa.Array:
     pieces = pa.chunked_array([_pieces(c) for c in chunks], col.type)
     bare = pc.unique(pc.utf8_ltrim(pc.ascii_lower(pieces), " "))
     word = pc.ascii_is_alnum(bare)
-    words = bare.filter(pc.and_(word, pc.greater_equal(pc.binary_length(bare), 2)))
+    words = bare.filter(pc.and_(word, _longer_than_one(bare)))
     rest = bare.filter(pc.invert(word))
     if not len(rest):
         return words  # distinct already
     split = _words(rest)
-    split = split.filter(pc.greater_equal(pc.binary_length(split), 2))
+    split = split.filter(_longer_than_one(split))
     return pc.unique(pa.chunked_array([words, split], bare.type))
+
+
+_TWO = {pa.int32(): pa.scalar(2, pa.int32()), pa.int64(): pa.scalar(2, pa.int64())}
+
+
+def _longer_than_one(values: pa.Array) -> pa.Array:
+    """Whether each value has two bytes or more (a typed scalar: a Python int costs a
+    kernel call several times over)."""
+    lengths = pc.binary_length(values)
+    return pc.greater_equal(lengths, _TWO[lengths.type])
 
 
 def _pieces(chunk: pa.Array) -> pa.Array:
