@@ -20,6 +20,7 @@ from kyma.engine.format._stats import (
     CappedSet,
     ExtentStats,
     _tokens,
+    _tokens_of,
     block_stats,
     holds_nul,
 )
@@ -402,3 +403,21 @@ def test_token_sets_of_text_columns_are_the_words_of_every_value(
     rows[1]["service"] = " ".join(f"v{i}" for i in range(6_000))
     _, result = write(local_store, rows, block_rows=16, fmt_name=fmt_name)
     assert result.column_stats["service"]["tokens"] is None  # past TOKEN_SET_CAP
+
+
+@given(
+    st.lists(
+        st.lists(st.text(alphabet="aB9 -/é_\tx", max_size=12), max_size=10),
+        min_size=1,
+        max_size=5,
+    )
+)
+def test_columns_split_together_give_the_words_each_gives_alone(columns) -> None:  # type: ignore[no-untyped-def]
+    arrays = [
+        pa.array(values, pa.large_string() if i % 2 else pa.string())
+        for i, values in enumerate(columns)
+    ]
+    together = _tokens_of([*arrays[:-1], pa.chunked_array([arrays[-1]])])
+    for alone, found in zip(arrays, together, strict=True):
+        assert sorted(found.to_pylist()) == sorted(_tokens(alone).to_pylist())
+        assert found.type == alone.type and len(set(found.to_pylist())) == len(found)
