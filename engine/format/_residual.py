@@ -173,6 +173,24 @@ def _no_nulls(values: pa.Array) -> pa.Array:
     return pc.fill_null(values, _EMPTY.get(values.type, b""))
 
 
+def encoded_columns(kinds: list[str], columns: list[pa.Array]) -> list[pa.Array]:
+    """``encoded`` of each sub-column (``kinds[i]``: its type), the columns of one type
+    encoded together (slices of one array): a few numpy passes per type, not per column."""
+    out: list[pa.Array | None] = [None] * len(columns)
+    for kind in dict.fromkeys(kinds):
+        mine = [i for i, k in enumerate(kinds) if k == kind]
+        if len(mine) == 1:
+            out[mine[0]] = encoded(kind, columns[mine[0]])
+            continue
+        parts = [columns[i] for i in mine]
+        joined = encoded(kind, pa.concat_arrays([p.cast(parts[0].type) for p in parts]))
+        start = 0
+        for i, part in zip(mine, parts, strict=True):
+            out[i] = joined.slice(start, len(part))
+            start += len(part)
+    return out  # type: ignore[return-value]
+
+
 def _numbers(values: pa.Array, fill: object) -> np.ndarray:
     """``values`` as numpy, nulls as ``fill``."""
     if values.null_count:
@@ -250,14 +268,19 @@ def rebuild(
     starts = np.zeros(total, np.int64)
     lengths = np.zeros(total, np.int64)
     # sources, one after the other: skeletons, whole values, each sub-column's encodings
+    # (sub-columns encoded together, ``encoded_columns``, share one buffer: added once)
     sources = [skel_data, whole_data]
     bases = [0, len(skel_data)]
     value_starts, value_lengths = [], []
+    shared: dict[tuple[int, int], int] = {}
     for array in values:
         data, s, ln = _flat(array)
-        bases.append(bases[-1] + len(sources[-1]))
-        sources.append(data)
-        value_starts.append(s + bases[-1])
+        key = (data.ctypes.data, len(data))
+        if key not in shared:
+            shared[key] = bases[-1] + len(sources[-1])
+            bases.append(shared[key])
+            sources.append(data)
+        value_starts.append(s + shared[key])
         value_lengths.append(ln)
     source = np.concatenate(sources) if sources else np.zeros(0, np.uint8)
     # whole rows: one piece
@@ -420,7 +443,7 @@ def written(
     """Block ``b`` of a dynamic column as stored: (whole, skeleton, holes) (``strip``);
     ``indices``: its rows' distinct values (null: not walked); ``parsed``: the block's
     skeletons and holes from Arrow's parse (``parsed_skeletons``), for the other rows."""
-    values = [encoded(s.type, shredded.columns[i].chunk(b)) for i, s in enumerate(shredded.shreds)]
+    values = encoded_columns([s.type for s in shredded.shreds], shredded.block(b))
     skeleton, holes = found[0].take(indices), found[1].take(indices)
     if parsed is not None:
         skeleton, holes = pc.coalesce(skeleton, parsed[0]), pc.coalesce(holes, parsed[1])
