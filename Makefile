@@ -51,6 +51,7 @@ bench:
 	$(PYTHON) bench/text_needle.py
 	$(PYTHON) bench/ingest.py
 	$(PYTHON) bench/ingest_inprocess.py
+	$(PYTHON) bench/extent_write.py
 	$(PYTHON) bench/query.py
 	$(PYTHON) bench/clickbench.py
 	$(PYTHON) bench/explorer.py

@@ -33,21 +33,30 @@ HOLE = np.dtype("<u4")
 Path = tuple[str, ...]
 
 
+_WIDTHS = np.array([0, 1, 2, 4, 8], np.int64)
+"""Bytes of a CBOR head's argument after its first byte, by how many of 24, 2**8, 2**16
+and 2**32 the argument reaches."""
+
+
 def _head(major: int, arg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """CBOR heads of ``major`` type with ``arg`` (uint64) per row: an (n, 9) byte matrix and
     each head's length."""
     n = len(arg)
-    cases = [arg < 24, arg < 256, arg < 65536, arg < 2**32]
-    lengths = np.select(cases, [1, 2, 3, 5], 9).astype(np.int64)
-    small = major | np.minimum(arg, 23).astype(np.int64)
-    first = np.select(cases, [small, major | 24, major | 25, major | 26], major | 27)
     heads = np.zeros((n, 9), np.uint8)
-    heads[:, 0] = first
+    if not n or int(arg.max()) < 24:  # short strings, small numbers: one byte
+        heads[:, 0] = major | arg.astype(np.uint8)
+        return heads, np.ones(n, np.int64)
+    steps = (arg >= 24).astype(np.int8)
+    for bound in (256, 65536, 2**32):
+        steps += arg >= bound
+    heads[:, 0] = major | (np.minimum(arg, 23).astype(np.uint8) + steps.astype(np.uint8))
+    width = _WIDTHS[steps]
     big_endian = arg.astype(">u8").view(np.uint8).reshape(n, 8)
-    for width, case in ((1, 2), (2, 3), (4, 5), (8, 9)):
-        rows = lengths == case
-        heads[rows, 1 : 1 + width] = big_endian[rows, 8 - width :]
-    return heads, lengths
+    for step in np.unique(steps).tolist():  # each width present: the argument's last bytes
+        if step:
+            rows, w = steps == step, int(_WIDTHS[step])
+            heads[rows, 1 : 1 + w] = big_endian[rows, 8 - w :]
+    return heads, width + 1
 
 
 def _binary(data: np.ndarray, offsets: np.ndarray, valid: np.ndarray | None) -> pa.Array:
@@ -70,55 +79,74 @@ def _gather(source: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.n
     return source[index]
 
 
+def _joined(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Every value's bytes in row order (``_flat``'s output): one slice, as the values of an
+    Arrow array lie one after the other."""
+    if not len(starts):
+        return np.zeros(0, np.uint8)
+    return data[int(starts[0]) : int(starts[-1] + lengths[-1])]
+
+
 def _rows_of(heads: np.ndarray, head_lengths: np.ndarray, body: pa.Array | None) -> pa.Array:
-    """Per row, its head's bytes then (strings) its body's bytes, as large_binary."""
-    n = len(head_lengths)
-    head_starts = np.arange(n, dtype=np.int64) * 9
+    """Per row, its head's bytes then (strings) its body's bytes, as large_binary: the head
+    bytes picked out of the head matrix, the bodies' bytes (in row order already) written
+    around them with one mask."""
+    in_head = np.arange(9) < head_lengths[:, None]
     if body is None:
-        data = _gather(heads.ravel(), head_starts, head_lengths)
         offsets = np.concatenate([[0], np.cumsum(head_lengths)])
-        return _binary(data, offsets, None)
+        return _binary(heads[in_head], offsets, None)
     buffer, starts, lengths = _flat(body)
-    source = np.concatenate([heads.ravel(), buffer])
-    piece_starts = np.stack([head_starts, starts + heads.size], axis=1).ravel()
-    piece_lengths = np.stack([head_lengths, lengths], axis=1).ravel()
-    data = _gather(source, piece_starts, piece_lengths)
     offsets = np.concatenate([[0], np.cumsum(head_lengths + lengths)])
+    data = np.empty(int(offsets[-1]), np.uint8)
+    at = (offsets[:-1, None] + np.arange(9))[in_head]
+    data[at] = heads[in_head]
+    bodies = np.ones(len(data), np.bool_)
+    bodies[at] = False
+    data[bodies] = _joined(buffer, starts, lengths)
     return _binary(data, offsets, None)
 
 
+_OFFSET_TYPES = (pa.binary(), pa.string(), pa.large_binary(), pa.large_string())
+
+
 def _flat(values: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A (large) binary or string array's data bytes, and each value's start and length."""
-    values = values.cast(pa.large_binary())
+    """A (large) binary or string array's data bytes, and each value's start and length
+    (other types, such as views or dictionaries, cast to large binary first)."""
+    if values.type not in _OFFSET_TYPES:
+        values = values.cast(pa.large_binary())
+    wide = pa.types.is_large_binary(values.type) or pa.types.is_large_string(values.type)
+    width = np.dtype(np.int64 if wide else np.int32)
     _, offsets_buffer, data_buffer = values.buffers()
-    offsets = np.frombuffer(offsets_buffer, np.int64, len(values) + 1, values.offset * 8)
+    offsets = np.frombuffer(
+        offsets_buffer, width, len(values) + 1, values.offset * width.itemsize
+    ).astype(np.int64)
     data = (
         np.frombuffer(data_buffer, np.uint8) if data_buffer is not None else np.zeros(0, np.uint8)
     )
-    return data, offsets[:-1].copy(), np.diff(offsets)
+    return data, offsets[:-1], np.diff(offsets)
 
 
 def encoded(kind: str, values: pa.Array) -> pa.Array:
     """Each value of a sub-column as CBOR, the bytes cbor2 writes (nulls: empty)."""
     n = len(values)
     if kind == "string":
-        text = pc.fill_null(values, "")
+        text = pc.fill_null(values, "") if values.null_count else values
         lengths = pc.binary_length(text).to_numpy(zero_copy_only=False).astype(np.uint64)
         heads, head_lengths = _head(0x60, lengths)
         return _rows_of(heads, head_lengths, text)
     if kind == "long":
-        v = pc.fill_null(values, 0).to_numpy(zero_copy_only=False).astype(np.int64)
+        v = _numbers(values, 0).astype(np.int64, copy=False)
         negative = v < 0
         arg = np.where(negative, ~v, v).astype(np.uint64)
         heads, lengths = _head(0, arg)
         heads[negative, 0] |= 0x20
         return _rows_of(heads, lengths, None)
     if kind == "bool":
-        truth = pc.fill_null(values, False).to_numpy(zero_copy_only=False)
+        truth = _numbers(values, False)
         heads = np.zeros((n, 9), np.uint8)
         heads[:, 0] = np.where(truth, 0xF5, 0xF4)
         return _rows_of(heads, np.ones(n, np.int64), None)
-    v = pc.fill_null(values, 0.0).to_numpy(zero_copy_only=False).astype(np.float64)
+    v = _numbers(values, 0.0).astype(np.float64, copy=False)
     heads = np.zeros((n, 9), np.uint8)
     heads[:, 0] = 0xFB
     heads[:, 1:] = v.astype(">f8").view(np.uint8).reshape(n, 8)
@@ -130,6 +158,44 @@ def encoded(kind: str, values: pa.Array) -> pa.Array:
     heads[special, 2] = half & 0xFF
     lengths[special] = 3
     return _rows_of(heads, lengths, None)
+
+
+_EMPTY = {
+    pa.binary(): pa.scalar(b"", pa.binary()),
+    pa.large_binary(): pa.scalar(b"", pa.large_binary()),
+}
+
+
+def _no_nulls(values: pa.Array) -> pa.Array:
+    """A binary array with its nulls as empty values (they then hold no bytes)."""
+    if not values.null_count:
+        return values
+    return pc.fill_null(values, _EMPTY.get(values.type, b""))
+
+
+def encoded_columns(kinds: list[str], columns: list[pa.Array]) -> list[pa.Array]:
+    """``encoded`` of each sub-column (``kinds[i]``: its type), the columns of one type
+    encoded together (slices of one array): a few numpy passes per type, not per column."""
+    out: list[pa.Array | None] = [None] * len(columns)
+    for kind in dict.fromkeys(kinds):
+        mine = [i for i, k in enumerate(kinds) if k == kind]
+        if len(mine) == 1:
+            out[mine[0]] = encoded(kind, columns[mine[0]])
+            continue
+        parts = [columns[i] for i in mine]
+        joined = encoded(kind, pa.concat_arrays([p.cast(parts[0].type) for p in parts]))
+        start = 0
+        for i, part in zip(mine, parts, strict=True):
+            out[i] = joined.slice(start, len(part))
+            start += len(part)
+    return out  # type: ignore[return-value]
+
+
+def _numbers(values: pa.Array, fill: object) -> np.ndarray:
+    """``values`` as numpy, nulls as ``fill``."""
+    if values.null_count:
+        values = pc.fill_null(values, fill)
+    return values.to_numpy(zero_copy_only=False)
 
 
 def _map_head(n: int) -> bytes:
@@ -188,10 +254,11 @@ def rebuild(
     n = len(whole)
     stripped = pc.is_valid(skeleton).to_numpy(zero_copy_only=False)
     kept = pc.is_valid(whole).to_numpy(zero_copy_only=False)
-    skel_data, skel_starts, skel_lengths = _flat(pc.fill_null(skeleton, b""))
-    hole_data, hole_starts, hole_lengths = _flat(pc.fill_null(holes, b""))
-    whole_data, whole_starts, whole_lengths = _flat(pc.fill_null(whole, b""))
-    pairs = np.frombuffer(_gather(hole_data, hole_starts, hole_lengths).tobytes(), HOLE)
+    # the bytes of a null skeleton or whole value are never read; holes are read as one run
+    skel_data, skel_starts, skel_lengths = _flat(skeleton)
+    hole_data, hole_starts, hole_lengths = _flat(_no_nulls(holes))
+    whole_data, whole_starts, whole_lengths = _flat(whole)
+    pairs = np.frombuffer(_joined(hole_data, hole_starts, hole_lengths).tobytes(), HOLE)
     hole_offsets, hole_columns = pairs[0::2].astype(np.int64), pairs[1::2].astype(np.int64)
     k = np.where(stripped, hole_lengths // 8, 0)
     first_hole = np.cumsum(k) - k
@@ -201,14 +268,19 @@ def rebuild(
     starts = np.zeros(total, np.int64)
     lengths = np.zeros(total, np.int64)
     # sources, one after the other: skeletons, whole values, each sub-column's encodings
+    # (sub-columns encoded together, ``encoded_columns``, share one buffer: added once)
     sources = [skel_data, whole_data]
     bases = [0, len(skel_data)]
     value_starts, value_lengths = [], []
+    shared: dict[tuple[int, int], int] = {}
     for array in values:
         data, s, ln = _flat(array)
-        bases.append(bases[-1] + len(sources[-1]))
-        sources.append(data)
-        value_starts.append(s + bases[-1])
+        key = (data.ctypes.data, len(data))
+        if key not in shared:
+            shared[key] = bases[-1] + len(sources[-1])
+            bases.append(shared[key])
+            sources.append(data)
+        value_starts.append(s + shared[key])
         value_lengths.append(ln)
     source = np.concatenate(sources) if sources else np.zeros(0, np.uint8)
     # whole rows: one piece
@@ -276,12 +348,23 @@ def stripped_columns(file_columns: Collection[str], read: Collection[str]) -> li
 
 
 def skeletons(distinct: DistinctValues, shredded: ShreddedColumn) -> tuple[pa.Array, pa.Array]:
-    """Each distinct value's skeleton and holes (null: no shredded leaf), walked once."""
+    """Each distinct value's skeleton and holes (null: no shredded leaf): one walk per group
+    of alike values (``DistinctValues.alike``: theirs are the same bytes), and per value of
+    the others."""
     index = {(s.path, s.type): i for i, s in enumerate(shredded.shreds)}
-    found = [None if v is None else skeleton_of(v, index) for v in distinct.values]
+    values = distinct.values
+    found: list[tuple[bytes, bytes] | None] = []
+    which = np.full(len(values), -1, np.int64)
+    for members in distinct.alike:
+        which[members] = len(found)
+        found.append(skeleton_of(values[members[0]], index))
+    for i in np.flatnonzero(which < 0).tolist():
+        which[i] = len(found)
+        found.append(skeleton_of(values[i], index))
+    taken = pa.array(which)
     return (
-        pa.array([None if f is None else f[0] for f in found], pa.binary()),
-        pa.array([None if f is None else f[1] for f in found], pa.binary()),
+        pa.array([None if f is None else f[0] for f in found], pa.binary()).take(taken),
+        pa.array([None if f is None else f[1] for f in found], pa.binary()).take(taken),
     )
 
 
@@ -360,7 +443,7 @@ def written(
     """Block ``b`` of a dynamic column as stored: (whole, skeleton, holes) (``strip``);
     ``indices``: its rows' distinct values (null: not walked); ``parsed``: the block's
     skeletons and holes from Arrow's parse (``parsed_skeletons``), for the other rows."""
-    values = [encoded(s.type, shredded.columns[i].chunk(b)) for i, s in enumerate(shredded.shreds)]
+    values = encoded_columns([s.type for s in shredded.shreds], shredded.block(b))
     skeleton, holes = found[0].take(indices), found[1].take(indices)
     if parsed is not None:
         skeleton, holes = pc.coalesce(skeleton, parsed[0]), pc.coalesce(holes, parsed[1])

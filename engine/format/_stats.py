@@ -106,8 +106,18 @@ class ExtentStats:
         self.max_ts: int | None = None
         self._run: list[pa.RecordBatch] = []
         self._run_rows = 0
+        self._given: dict[str, list[pa.Array]] = {}
+        self._started = False
+
+    def given_words(self, name: str, words: list[pa.Array]) -> None:
+        """The words of every value of column ``name``, one array per block, found already
+        (the Parquet writer's token filters): its token set is their union, and its values
+        are not split again. Before the first ``update``."""
+        assert not self._started and name in self._tokens
+        self._given[name] = words
 
     def update(self, batch: pa.RecordBatch, stats: BlockStats) -> None:
+        self._started = True
         if self._time_column is not None:
             stat = stats.columns[self._time_column]
             if stat.min is not None:
@@ -124,17 +134,21 @@ class ExtentStats:
         run, self._run, self._run_rows = self._run, [], 0
         if not run:
             return
+        probe: dict[str, tuple[CappedSet, CappedSet | None, pa.ChunkedArray]] = {}
+        rest: dict[str, tuple[CappedSet, CappedSet | None, pa.ChunkedArray]] = {}
         for name, seen in self._distinct.items():
-            tokens = self._tokens.get(name)
+            tokens = None if name in self._given else self._tokens.get(name)
             if not seen.known and not (tokens is not None and tokens.known):
                 continue
             values = pa.chunked_array([b.column(name) for b in run]).drop_null()
             # The first rows alone first: a column whose sets overflow their caps there (ids,
             # keys) gives them up without the rest of the run being hashed and split. Sets
             # are unions, so the two parts add up to what the whole run gives.
-            _add_values(seen, tokens, values.slice(0, PROBE_ROWS))
+            probe[name] = (seen, tokens, values.slice(0, PROBE_ROWS))
             if len(values) > PROBE_ROWS:
-                _add_values(seen, tokens, values.slice(PROBE_ROWS))
+                rest[name] = (seen, tokens, values.slice(PROBE_ROWS))
+        _add_values(probe)
+        _add_values(rest)
 
     def add_paths(self, stats: BlockStats) -> None:
         """The dynamic paths of one block (``with_paths``' output)."""
@@ -146,6 +160,9 @@ class ExtentStats:
     def column_stats(self) -> dict[str, dict[str, Any]]:
         out: dict[str, dict[str, Any]] = {}
         self._add_run()
+        for name, words in self._given.items():
+            self._tokens[name].add(pc.unique(pa.chunked_array(words, words[0].type)))
+        self._given = {}
         for name, seen in self._distinct.items():
             tokens = self._tokens.get(name)
             out[name] = {
@@ -162,19 +179,94 @@ class ExtentStats:
         return sorted(out)
 
 
-def _add_values(seen: CappedSet, tokens: CappedSet | None, values: pa.ChunkedArray) -> None:
-    """Add a column's non-null ``values`` to its distinct set and, if it has one, its token
-    set (the words of the values the distinct set had not held)."""
-    words = tokens is not None and tokens.known
-    if not seen.known:
-        if words:  # only the words: split the values as they are
-            assert tokens is not None
-            tokens.add(_tokens(values))
-        return
-    distinct = pc.unique(values)
-    new = seen.add(distinct)
-    if tokens is not None and words:
-        tokens.add(_tokens(distinct if new is None else new))
+def _add_values(columns: dict[str, tuple[CappedSet, CappedSet | None, pa.ChunkedArray]]) -> None:
+    """Add each column's non-null values to its distinct set (seen) and, if it has one, its
+    token set (the words of the values the distinct set had not held). Small columns are
+    split into words together (``_tokens_of``): a split costs a few kernel calls whatever
+    its size."""
+    split: dict[str, pa.Array | pa.ChunkedArray] = {}
+    for name, (seen, tokens, values) in columns.items():
+        words = tokens is not None and tokens.known
+        if not seen.known:
+            if words:  # only the words: split the values as they are
+                split[name] = values
+            continue
+        distinct = pc.unique(values)
+        new = seen.add(distinct)
+        if words:
+            split[name] = distinct if new is None else new
+    small = [name for name, values in split.items() if len(values) <= SMALL_SPLIT]
+    found = dict(zip(small, _tokens_of([split[name] for name in small]), strict=True))
+    for name, values in split.items():
+        tokens = columns[name][1]
+        assert tokens is not None
+        tokens.add(found[name] if name in found else _tokens(values))
+
+
+SMALL_SPLIT = 4_096
+"""Columns of at most this many values to split are split together."""
+
+
+def _tokens_of(columns: list[pa.Array | pa.ChunkedArray]) -> list[pa.Array]:
+    """``_tokens`` of each of ``columns`` (strings, no nulls), split all at once: each
+    piece and word knows its column by where its bytes lie, and is made distinct with it."""
+    if len(columns) < 2:
+        return [_tokens(c) for c in columns]
+    chunks = [(i, c) for i, col in enumerate(columns) for c in _chunks(col)]
+    joined = pa.concat_arrays([c.cast(pa.large_string()) for _, c in chunks])
+    tags = np.repeat(
+        np.array([i for i, _ in chunks], np.int64), np.array([len(c) for _, c in chunks], np.int64)
+    )
+    pieces = _pieces(joined)
+    if not len(pieces):
+        return [pa.array([], c.type) for c in columns]
+    piece_tags = tags[_value_of(joined, _offsets(pieces)[:-1])]
+    bare, bare_tags = _distinct(pc.utf8_ltrim(pc.ascii_lower(pieces), " "), piece_tags)
+    word = pc.ascii_is_alnum(bare)
+    kept = pc.and_(word, _longer_than_one(bare))
+    words, tags = bare.filter(kept), bare_tags[_mask(kept)]
+    rest = pc.invert(word)
+    if pc.any(rest).as_py():
+        rest_values, rest_tags = bare.filter(rest), bare_tags[_mask(rest)]
+        split, starts = _words(rest_values, sources=True)
+        longer = _longer_than_one(split)
+        split_tags = rest_tags[_value_of(rest_values, starts)][_mask(longer)]
+        words = pa.concat_arrays([words, split.filter(longer)])
+        words, tags = _distinct(words, np.concatenate([tags, split_tags]))
+    bounds = np.searchsorted(tags, np.arange(len(columns) + 1))
+    return [
+        words.slice(int(bounds[i]), int(bounds[i + 1] - bounds[i])).cast(c.type)
+        for i, c in enumerate(columns)
+    ]
+
+
+def _chunks(col: pa.Array | pa.ChunkedArray) -> list[pa.Array]:
+    return col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+
+
+def _mask(values: pa.Array) -> np.ndarray:
+    return values.to_numpy(zero_copy_only=False)
+
+
+def _offsets(values: pa.Array) -> np.ndarray:
+    """A large string array's offsets, from 0."""
+    offsets = np.frombuffer(values.buffers()[1], np.int64, len(values) + 1, values.offset * 8)
+    return offsets - offsets[0]
+
+
+def _value_of(values: pa.Array, at: np.ndarray) -> np.ndarray:
+    """Which value of a large string array holds each byte position ``at`` (from its first
+    value's first byte): the last value starting at or before it (empty ones hold none)."""
+    return np.searchsorted(_offsets(values)[:-1], at, "right") - 1
+
+
+def _distinct(values: pa.Array, tags: np.ndarray) -> tuple[pa.Array, np.ndarray]:
+    """The distinct (tag, value) pairs, ordered by tag."""
+    encoded = pc.dictionary_encode(values)
+    width = max(len(encoded.dictionary), 1)
+    keys = tags * width + encoded.indices.to_numpy(zero_copy_only=False)
+    keys = np.sort(pc.unique(pa.array(keys)).to_numpy())
+    return encoded.dictionary.take(pa.array(keys % width)), keys // width
 
 
 def _tokens(col: pa.Array | pa.ChunkedArray) -> pa.Array:
@@ -187,13 +279,23 @@ def _tokens(col: pa.Array | pa.ChunkedArray) -> pa.Array:
     pieces = pa.chunked_array([_pieces(c) for c in chunks], col.type)
     bare = pc.unique(pc.utf8_ltrim(pc.ascii_lower(pieces), " "))
     word = pc.ascii_is_alnum(bare)
-    words = bare.filter(pc.and_(word, pc.greater_equal(pc.binary_length(bare), 2)))
+    words = bare.filter(pc.and_(word, _longer_than_one(bare)))
     rest = bare.filter(pc.invert(word))
     if not len(rest):
         return words  # distinct already
     split = _words(rest)
-    split = split.filter(pc.greater_equal(pc.binary_length(split), 2))
+    split = split.filter(_longer_than_one(split))
     return pc.unique(pa.chunked_array([words, split], bare.type))
+
+
+_TWO = {pa.int32(): pa.scalar(2, pa.int32()), pa.int64(): pa.scalar(2, pa.int64())}
+
+
+def _longer_than_one(values: pa.Array) -> pa.Array:
+    """Whether each value has two bytes or more (a typed scalar: a Python int costs a
+    kernel call several times over)."""
+    lengths = pc.binary_length(values)
+    return pc.greater_equal(lengths, _TWO[lengths.type])
 
 
 def _pieces(chunk: pa.Array) -> pa.Array:
@@ -223,16 +325,18 @@ _IS_WORD = bytes(int(b not in _SEPARATORS) for b in range(256))
 _LOWER = bytes(range(256)).lower()
 
 
-def _words(chunk: pa.Array) -> pa.Array:
+def _words(chunk: pa.Array, sources: bool = False) -> Any:
     """The runs of ASCII letters and digits of a string array's values, lowercased, as a
     new string array of the same type: the word bytes packed together by one translation,
     cut wherever a run starts (after another byte, or at a value's start). Non-ASCII bytes
-    are separators, so every word is ASCII. Null values must hold no bytes."""
+    are separators, so every word is ASCII. Null values must hold no bytes. ``sources``:
+    also where each word starts in the values' bytes (from the first value's start)."""
     wide = pa.types.is_large_string(chunk.type)
     width = np.dtype(np.int64 if wide else np.int32)
     _, offsets_buffer, data_buffer = chunk.buffers()
     if data_buffer is None or len(chunk) == 0:
-        return pa.array([], chunk.type)
+        empty = pa.array([], chunk.type)
+        return (empty, np.zeros(0, np.int64)) if sources else empty
     offsets = np.frombuffer(offsets_buffer, width, len(chunk) + 1, chunk.offset * width.itemsize)
     start, end = int(offsets[0]), int(offsets[-1])
     raw = data_buffer.slice(start, end - start).to_pybytes()
@@ -245,9 +349,10 @@ def _words(chunk: pa.Array) -> pa.Array:
     first |= value_start[at]
     bounds = np.append(np.flatnonzero(first), len(at)).astype(width)
     text = raw.translate(_LOWER, _SEPARATORS)
-    return pa.Array.from_buffers(
+    words = pa.Array.from_buffers(
         chunk.type, len(bounds) - 1, [None, pa.py_buffer(bounds), pa.py_buffer(text)]
     )
+    return (words, at[bounds[:-1]]) if sources else words
 
 
 class CappedSet:

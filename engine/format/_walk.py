@@ -45,6 +45,10 @@ class DistinctValues:
         self.set_ids: list[int] = [0] * len(self.values)
         self.sets: list[frozenset[Path]] = []
         self.slots: dict[tuple[Path, str | None], Slot] = {}
+        self.alike: list[list[int]] = []
+        """Groups of values with the same string keys in the same order, each key's leaves
+        of one scalar type (``_scalar_type``) across the group: one skeleton serves them all
+        (``_residual.skeletons``)."""
         self._index: dict[frozenset[Path], int] = {}
         self._walk(leaves)
 
@@ -75,6 +79,8 @@ class DistinctValues:
                 columns = [[self.values[i][k] for i in members] for k in keys]
                 kinds = [set(map(type, column)) for column in columns]
                 if not any(dict in k for k in kinds):  # flat: the common case
+                    if all(_one_kind(c, t) for c, t in zip(columns, kinds, strict=True)):
+                        self.alike.append(members)
                     found = self._set_id(frozenset((k,) for k in keys))
                     for i in members:
                         self.set_ids[i] = found
@@ -119,6 +125,13 @@ class DistinctValues:
             _flatten(value, (), found)
             for path, leaf in found:
                 self._add(path, i, leaf)
+
+
+def _one_kind(column: list[Any], types: set[type]) -> bool:
+    """Whether every leaf of ``column`` (of ``types``) has the same ``_scalar_type``."""
+    if len(types) != 1:
+        return False
+    return int not in types or _INT64[0] <= min(column) and max(column) <= _INT64[1]
 
 
 def _scalar_type(value: Any) -> str | None:

@@ -20,6 +20,7 @@ from kyma.engine.format._stats import (
     CappedSet,
     ExtentStats,
     _tokens,
+    _tokens_of,
     block_stats,
     holds_nul,
 )
@@ -382,3 +383,41 @@ def test_a_runs_sets_built_probe_first_equal_its_words() -> None:
 def test_ids_overflow_their_sets_in_the_probe() -> None:
     sets = _run_sets([f"id-{i:08d}" for i in range(PROBE_ROWS * 3)])
     assert sets == {"distinct": None, "tokens": None}
+
+
+def test_token_sets_of_text_columns_are_the_words_of_every_value(
+    local_store, fmt_name: str
+) -> None:
+    # text (a space per value): Parquet's token filters split it, and its token set is
+    # their words; tlm splits the values itself. Both: the words of every value.
+    rows = sample_rows(40)
+    for i, row in enumerate(rows):
+        row["service"] = None if i % 7 == 0 else f"GET /api/v{i % 3}/Items-{i} took {i}ms"
+    _, result = write(local_store, rows, block_rows=16, fmt_name=fmt_name)
+    values = pa.array([r["service"] for r in rows], pa.string()).drop_null()
+    assert result.column_stats["service"]["distinct"] is not None
+    assert result.column_stats["service"]["tokens"] == sorted(_tokens(values).to_pylist())
+    for row in rows[:3]:
+        row["service"] = " ".join(f"w{i}" for i in range(4_000))
+    rows[0]["service"] += " w4000 w4001 w4002 w4003 w4004 w4005 w4006 w4007 w4008 w4009"
+    rows[1]["service"] = " ".join(f"v{i}" for i in range(6_000))
+    _, result = write(local_store, rows, block_rows=16, fmt_name=fmt_name)
+    assert result.column_stats["service"]["tokens"] is None  # past TOKEN_SET_CAP
+
+
+@given(
+    st.lists(
+        st.lists(st.text(alphabet="aB9 -/é_\tx", max_size=12), max_size=10),
+        min_size=1,
+        max_size=5,
+    )
+)
+def test_columns_split_together_give_the_words_each_gives_alone(columns) -> None:  # type: ignore[no-untyped-def]
+    arrays = [
+        pa.array(values, pa.large_string() if i % 2 else pa.string())
+        for i, values in enumerate(columns)
+    ]
+    together = _tokens_of([*arrays[:-1], pa.chunked_array([arrays[-1]])])
+    for alone, found in zip(arrays, together, strict=True):
+        assert sorted(found.to_pylist()) == sorted(_tokens(alone).to_pylist())
+        assert found.type == alone.type and len(set(found.to_pylist())) == len(found)

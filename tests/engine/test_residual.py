@@ -13,7 +13,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from kyma.engine.format._residual import encoded
+from kyma.engine.format._residual import encoded, skeleton_of, skeletons
+from kyma.engine.format._shred import shred
+from kyma.engine.format._walk import DistinctValues
 from kyma.engine.format.choice import ExtentFormats
 from kyma.engine.format.parquet import ParquetFormat
 
@@ -96,13 +98,42 @@ def test_shredded_values_encode_as_cbor2_does() -> None:
     cases = {
         "long": (
             pa.int64(),
-            [0, 23, 24, 255, 256, 65_535, 65_536, 2**32, 2**63 - 1, -1, -25, -(2**63)],
+            [0, 23, 24, 255, 256, 65_535, 65_536, 2**32 - 1, 2**32, 2**63 - 1, -1, -24, -25]
+            + [-256, -257, -(2**63)],
         ),
         "double": (pa.float64(), [0.0, -0.0, 0.1, 1e300, float("inf"), float("-inf")]),
-        "string": (pa.string(), ["", "a", "x" * 23, "x" * 24, "é" * 200, "y" * 70_000]),
+        "string": (pa.string(), ["", "a", "x" * 23, "x" * 24, "é" * 200, "y" * 256, "y" * 70_000]),
         "bool": (pa.bool_(), [True, False]),
     }
     for kind, (dtype, values) in cases.items():
         got = encoded(kind, pa.array(values, dtype)).to_pylist()
         assert got == [cbor2.dumps(v) for v in values], kind
+        # with a null among them (its bytes are never spliced in), and sliced
+        assert encoded(kind, pa.array([*values, None], dtype)).to_pylist()[:-1] == got, kind
+        assert encoded(kind, pa.array(values, dtype).slice(1)).to_pylist() == got[1:], kind
+    words = pa.array(["ab", "c" * 30, "d" * 300], pa.large_string())
+    assert encoded("string", words).to_pylist() == [cbor2.dumps(w) for w in words.to_pylist()]
     assert encoded("double", pa.array([float("nan")])).to_pylist() == [cbor2.dumps(float("nan"))]
+
+
+def test_alike_values_share_the_skeleton_each_would_have_alone() -> None:
+    values = [v for v in _values() if v is not None]
+    values += [
+        {"a": 1, "b": "x"},
+        {"a": 2**64, "b": "y"},  # the same keys, a past int64: not alike
+        {"a": True, "b": "z"},  # a bool where the others hold ints
+        {"a": None, "b": "w"},
+        {"a": 3, "b": None},
+        {"a": [1], "b": "v"},
+        {1: "int key"},
+        "a scalar",
+    ]
+    blocks = [pa.array([cbor2.dumps(v) for v in values], pa.binary())]
+    distinct = DistinctValues(blocks)
+    shredded = shred("attributes", distinct)
+    index = {(s.path, s.type): i for i, s in enumerate(shredded.shreds)}
+    skeleton, holes = skeletons(distinct, shredded)
+    alone = [skeleton_of(v, index) for v in distinct.values]
+    assert skeleton.to_pylist() == [None if f is None else f[0] for f in alone]
+    assert holes.to_pylist() == [None if f is None else f[1] for f in alone]
+    assert skeleton.null_count < len(skeleton) and distinct.alike

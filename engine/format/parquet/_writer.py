@@ -69,7 +69,9 @@ class ParquetExtentWriter(BlockedWriter):
     def _prepare_blocks(self, batches: list[pa.RecordBatch]) -> None:
         if batches:
             for name in _tokens.text_columns(batches[0]):
-                self._token_filters[name] = [_tokens.block_filter(b.column(name)) for b in batches]
+                built = [_tokens.block_filter(b.column(name)) for b in batches]
+                self._token_filters[name] = [column for column, _ in built]
+                self._extent_stats.given_words(name, [words for _, words in built])
                 self._gram_filters[name] = [_grams.block_filter(b, name) for b in batches]
 
     def _write_block(self, batch: pa.RecordBatch) -> None:
