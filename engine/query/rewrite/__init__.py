@@ -15,7 +15,6 @@ from kyma.engine.query.rewrite import (
     json_operators,
     jsonb_functions,
     jsonb_tables,
-    kyma_types,
     like_escape,
     schema_names,
     time_travel,
@@ -29,7 +28,6 @@ RULES = (
     jsonb_tables.rule,
     jsonb_functions.rule,
     dynamic_paths.rule,
-    kyma_types.rule,
     like_escape.rule,
 )
 
