@@ -10,8 +10,8 @@
 
 >>> total = Float4Sum()
 >>> total.update(pa.array([0.1] * 1000, pa.float32()))
->>> total.evaluate()
-<pyarrow.FloatScalar: 99.99905>
+>>> str(np.float32(total.evaluate().as_py()))
+'99.99905'
 >>> float4(pa.array([1.5, None]), pa.array([1.5, None], pa.float32())).to_pylist()
 [1.5, None]
 >>> float4(pa.array([1e39]), pa.array([float("inf")], pa.float32()))

@@ -93,7 +93,8 @@ def test_comparisons_with_integers_are_in_double_precision(kyma, postgres) -> No
 def test_sum_of_reals_accumulates_in_float4(kyma, postgres) -> None:  # type: ignore[no-untyped-def]
     tenths = "(SELECT i, 0.1::real AS x, i % 3 AS g FROM generate_series(1, 1000) AS s(i)) AS t"
     _same(kyma, postgres, f"SELECT sum(x)::text, avg(x)::text, (sum(x) + 1)::text FROM {tenths}")
-    _same(kyma, postgres, f"SELECT g, sum(x)::text, avg(x)::text FROM {tenths} GROUP BY g ORDER BY g")
+    grouped = f"SELECT g, sum(x)::text, avg(x)::text FROM {tenths} GROUP BY g ORDER BY g"
+    _same(kyma, postgres, grouped)
     two = "(VALUES (CAST('0.1' AS REAL)), (CAST('0.2' AS REAL))) AS t(x)"
     _same(kyma, postgres, f"SELECT sum(x)::text, min(x)::text, max(x)::text FROM {two}")
     _same(kyma, postgres, f"SELECT sum(DISTINCT x)::text FROM {two}")

@@ -17,7 +17,8 @@ one node whose typed twin ``applies``.
 
 >>> import sqlglot
 >>> from sqlglot.optimizer.annotate_types import annotate_types
->>> stmt = sqlglot.parse_one("SELECT x::real + 1, sum(x::real), sqrt(x::real), 2::real, y::real * 2::real")
+>>> sql = "SELECT x::real + 1, sum(x::real), sqrt(x::real), 2::real, y::real * 2::real"
+>>> stmt = sqlglot.parse_one(sql)
 >>> typed = annotate_types(stmt.copy())
 >>> for node, twin in zip(stmt.expressions, typed.expressions):
 ...     print(rule(node, twin).sql("postgres") if applies(twin) else node.sql("postgres"))
@@ -25,7 +26,8 @@ CAST(CAST(x AS REAL) AS DOUBLE PRECISION) + 1
 KYMA_FLOAT4_SUM(CAST(x AS REAL))
 SQRT(CAST(CAST(x AS REAL) AS DOUBLE PRECISION))
 CAST(2 AS REAL)
-KYMA_FLOAT4(CAST(CAST(y AS REAL) AS DOUBLE PRECISION) * CAST(CAST(2 AS REAL) AS DOUBLE PRECISION), CAST(y AS REAL) * CAST(2 AS REAL))
+KYMA_FLOAT4(CAST(CAST(y AS REAL) AS DOUBLE PRECISION) * CAST(CAST(2 AS REAL) AS DOUBLE \
+PRECISION), CAST(y AS REAL) * CAST(2 AS REAL))
 """
 
 from __future__ import annotations

@@ -72,6 +72,7 @@ from kyma.engine.query.rewrite import (
 )
 
 _DECIMAL = exp.DataType.Type.DECIMAL
+_REAL = exp.DataType.Type.FLOAT
 _FLOATS = {exp.DataType.Type.FLOAT, exp.DataType.Type.DOUBLE}
 _ARGUMENT = exp.DataType.build("DECIMAL(38, 10)")
 
@@ -267,7 +268,7 @@ def _worth_typing(stmt: exp.Expression, schema: dict[str, dict[str, str]], feder
         return True
     if float_text.may_apply(stmt) or stmt.find(exp.Extract) is not None:
         return True
-    if "FLOAT" in types or any(c.to.this == exp.DataType.Type.FLOAT for c in stmt.find_all(exp.Cast)):
+    if "FLOAT" in types or any(c.to.this == _REAL for c in stmt.find_all(exp.Cast)):
         return True  # a real computes as Postgres's float4 (float4_typing)
     if stmt.find(exp.Div) is not None and stmt.find(exp.Interval) is not None:
         return True
