@@ -77,7 +77,8 @@ def test_constants_cast_to_real(kyma, postgres) -> None:  # type: ignore[no-unty
         "SELECT (1::real / 3::real)::text, 1234567::real::text, 1e6::real::text,"
         " 999999::real::text, 1e-5::real::text, 'NaN'::real::text, '-0'::real::text,"
         " 'Infinity'::float4::text, CAST(16777217 AS REAL)::text, (1::real / 3)::text,"
-        " 0.1::real + 0.2, 2.5::real::int, 3.5::real::int",
+        " 0.1::real + 0.2, 2.5::real::int, 3.5::real::int, (CAST(1 AS float(10)) / 3)::text,"
+        " (CAST(1 AS float(24)) / 3::real)::text, (CAST(1 AS float(25)) / 3::real)::text",
     )
 
 

@@ -12,6 +12,7 @@ from sqlglot import exp
 from kyma.engine.query.rewrite import (
     array_literals,
     dynamic_paths,
+    float_precision,
     json_operators,
     jsonb_functions,
     jsonb_tables,
@@ -28,6 +29,7 @@ RULES = (
     jsonb_tables.rule,
     jsonb_functions.rule,
     dynamic_paths.rule,
+    float_precision.rule,
     like_escape.rule,
 )
 
