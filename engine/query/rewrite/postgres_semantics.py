@@ -94,18 +94,17 @@ def rule(
         to_char.refuse_untyped(stmt)
         return stmt
     exact = {_key(node) for node in typed.find_all(*_MIXED) if _meets_decimal(node)}
-    chosen = {
-        _key(node): build
-        for node in typed.find_all(*_REWRITES)
-        if (build := _applies(node, federated))
-    }
+    found = [
+        (node, build) for node in typed.find_all(*_REWRITES) if (build := _applies(node, federated))
+    ]
+    chosen = {_key(node): build for node, build in found}
     # Match on the statement as written (its output names stay) before changing any of it,
     # then rewrite innermost nodes first.
-    mixed = [node for node in stmt.find_all(*_MIXED) if _key(node) in exact]
+    mixed = [node for node in stmt.find_all(*_MIXED) if _key(node) in exact] if exact else []
+    kinds = tuple({type(node) for node, _ in found})
     rewrites = [
-        (node, typed_node, chosen[_key(node)])
-        for node, typed_node in _pairs(stmt, typed)
-        if _key(node) in chosen
+        (node, typed_node, chosen[key])
+        for node, typed_node, key in _pairs(stmt, typed, kinds, chosen)
     ]
     for node in mixed:
         _exact_literals(node)
@@ -117,14 +116,20 @@ def rule(
 
 
 def _pairs(
-    stmt: exp.Expression, typed: exp.Expression
-) -> list[tuple[exp.Expression, exp.Expression]]:
-    """Each node that may be rewritten with its typed twin (found by key), innermost first."""
-    twins = {_key(node): node for node in typed.find_all(*_REWRITES)}
+    stmt: exp.Expression,
+    typed: exp.Expression,
+    kinds: tuple[type[exp.Expression], ...],
+    chosen: dict[str, object],
+) -> list[tuple[exp.Expression, exp.Expression, str]]:
+    """Each node of ``kinds`` whose key is ``chosen``, with its typed twin (found by key) and
+    the key, innermost first (keys are computed for those node types only: they cost)."""
+    if not kinds:
+        return []
+    twins = {key: node for node in typed.find_all(*kinds) if (key := _key(node)) in chosen}
     return [
-        (node, twins[_key(node)])
-        for node in reversed(list(stmt.find_all(*_REWRITES)))
-        if _key(node) in twins
+        (node, twins[key], key)
+        for node in reversed(list(stmt.find_all(*kinds)))
+        if (key := _key(node)) in twins
     ]
 
 
