@@ -173,13 +173,15 @@ _UNPLANNED_SUBQUERY = re.compile(
 )
 
 # How DataFusion wraps a Python exception raised in a UDF: the traceback's last line, or
-# ``PyErr { type: <class 'kyma.engine.errors.SqlError'>, value: SqlError("…"), traceback: … }``.
+# ``PyErr { type: <class 'kyma.engine.errors.SqlError'>, value: SqlError("…"), traceback: … }``,
+# or from an aggregate UDF ``Execution error: OutOfRangeError: …``.
 _KYMA_CAUSE = (
     re.compile(
         r"<class 'kyma\.engine\.errors\.(?P<kind>\w+)'>, value: \w+\((?P<q>[\"'])"
         r"(?P<message>.*?)(?P=q)\)"
     ),
     re.compile(r"kyma\.engine\.errors\.(?P<kind>\w+): (?P<message>.*)"),
+    re.compile(r"^DataFusion error: Execution error: (?P<kind>\w+Error): (?P<message>.*)"),
 )
 
 

@@ -17,9 +17,11 @@ fit it. Bad text is ``InvalidTextError`` (22P02), a value too large ``OutOfRange
 from __future__ import annotations
 
 import json
+import math
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
+import numpy as np
 from sqlglot import exp
 
 from kyma.engine.errors import (
@@ -32,7 +34,6 @@ from kyma.engine.query.rewrite import array_literals
 _T = exp.DataType.Type
 _JSON_TYPES = (_T.JSON, _T.JSONB)
 _INTEGERS = {_T.TINYINT: 16, _T.SMALLINT: 16, _T.INT: 32, _T.BIGINT: 64}
-_FLOATS = (_T.FLOAT, _T.DOUBLE)
 _TEXTS = (_T.TEXT, _T.VARCHAR, _T.CHAR)
 _BITS = {"int": 32, "long": 64}
 _INTEGER_NAMES = {16: "smallint", 32: "integer", 64: "bigint"}
@@ -85,7 +86,9 @@ def cast(value: Any, to: exp.DataType) -> Any:
     kind = to.this
     if kind in _INTEGERS:
         return _integer(value, _INTEGERS[kind])
-    if kind in _FLOATS:
+    if kind == _T.FLOAT:
+        return _real(value)
+    if kind == _T.DOUBLE:
         return _float(value)
     if kind == _T.DECIMAL:
         return _numeric(value, to)
@@ -170,6 +173,20 @@ def _float(value: Any) -> Any:
     if isinstance(value, int | Decimal) and not isinstance(value, bool):
         return float(value)
     return value
+
+
+def _real(value: Any) -> Any:
+    """``_float`` rounded to float4 (``real``), refused beyond its range as Postgres does."""
+    number = _float(value)
+    if not isinstance(number, float):
+        return number
+    with np.errstate(over="ignore"):
+        real = float(np.float32(number))
+    if math.isfinite(number) and math.isinf(real):
+        raise OutOfRangeError(f"real out of range: {value!r}")
+    if number != 0 and real == 0:
+        raise OutOfRangeError(f"real out of range: {value!r}")
+    return real
 
 
 def _numeric(value: Any, to: exp.DataType) -> Any:

@@ -30,6 +30,7 @@ from kyma.engine.format._shred import double_text
 from kyma.engine.query import (
     jsonb,
     pg_float,
+    pg_float4,
     pg_interval,
     pg_numeric,
     pg_to_char,
@@ -151,6 +152,7 @@ ALL: tuple[ScalarUDF | AggregateUDF, ...] = (
     *jsonb.FUNCTIONS,
     *pg_numeric.FUNCTIONS,
     *pg_float.FUNCTIONS,
+    *pg_float4.FUNCTIONS,
     *pg_interval.FUNCTIONS,
     *pg_to_char.FUNCTIONS,
     *pg_to_char_number.FUNCTIONS,

@@ -51,6 +51,8 @@ def literal(value: bytes | None, oid: int, binary: bool, position: int) -> str:
     ('(-7)', 'TRUE')
     >>> literal(b"{a,b}", 1009, False, 1)
     "CAST('{a,b}' AS TEXT[])"
+    >>> literal(b"0.1", 700, False, 1), literal(struct.pack("!f", 0.5), 700, True, 1)
+    ("CAST('0.1' AS REAL)", "CAST('0.5' AS REAL)")
     """
     if value is None:
         return "NULL"
@@ -64,6 +66,8 @@ def literal(value: bytes | None, oid: int, binary: bool, position: int) -> str:
             number = Decimal(text)
         except InvalidOperation:
             raise SqlError(f"parameter ${position}: expected a number, got {text!r}") from None
+        if oid == t.FLOAT4:  # a real, as Postgres types the parameter
+            return f"CAST({quote(text)} AS REAL)"
         return _signed(text) if number.is_finite() else f"CAST({quote(text)} AS DOUBLE)"
     if oid in _ARRAY_TYPES:
         return f"CAST({quote(text)} AS {_ARRAY_TYPES[oid]})"
@@ -74,6 +78,8 @@ def _binary(value: bytes, oid: int, position: int) -> str:
     try:
         if oid in _BINARY:
             (number,) = struct.unpack(_BINARY[oid], value)
+            if oid == t.FLOAT4:
+                return f"CAST({quote(repr(number))} AS REAL)"
             if isinstance(number, float) and not math.isfinite(number):
                 return f"CAST({quote(str(number))} AS DOUBLE)"
             return _signed(repr(number))

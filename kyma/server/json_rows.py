@@ -1,8 +1,9 @@
 """The rows of a JSON answer written by Arrow kernels, with no Python object per value.
 
 Each column becomes the JSON text of its values (integers and booleans as Arrow writes them,
-text quoted and escaped, timestamps as RFC 3339 text, doubles in the range where Arrow's
-shortest form is orjson's), the columns are joined row by row and the rows into one array.
+text quoted and escaped, timestamps as RFC 3339 text, doubles and reals in the range where
+Arrow's shortest form is orjson's; a real with float4's shortest digits, ``0.33333334``),
+the columns are joined row by row and the rows into one array.
 A small answer, a column of any other kind, or values outside those bounds make the answer
 go the per-value way (``kyma.server.query.json_column``): the text is the same either way.
 """
@@ -58,8 +59,8 @@ def _text(values: pa.Array, timestamp_text) -> pa.Array | None:  # type: ignore[
         return _quoted(values.cast(pa.string()))
     if pa.types.is_timestamp(dtype):
         return _quoted(pa.array(timestamp_text(pa.chunked_array([values])), pa.string()))
-    if pa.types.is_float64(dtype):
-        return _double(values)
+    if pa.types.is_float64(dtype) or pa.types.is_float32(dtype):
+        return _double(values)  # a real's text has float4's shortest digits
     return None
 
 

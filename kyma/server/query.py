@@ -127,6 +127,9 @@ def json_column(field: pa.Field, col: pa.ChunkedArray) -> list[Any]:
         return [None if v is None else orjson.Fragment(_decimal_text(v)) for v in col.to_pylist()]
     if is_numeric_text(field):  # a JSON number with Postgres's digits
         return [None if v is None else orjson.Fragment(v) for v in col.to_pylist()]
+    if pa.types.is_float32(dtype):  # float4's shortest digits (``0.33333334``), as Postgres
+        texts = pc.if_else(pc.is_finite(col), col.cast(pa.string()), None).to_pylist()
+        return [None if t is None else orjson.Fragment(_real_text(t)) for t in texts]
     safe = _json_safe(dtype)
     values = col.cast(safe).to_pylist() if safe != dtype else col.to_pylist()
     return _finite(values) if _has_float(dtype) else values
@@ -145,6 +148,11 @@ def _decimal_text(value: Decimal) -> str:
     """
     text = format(value, "f")
     return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def _real_text(text: str) -> str:
+    """Arrow's text of a finite real, a whole number with ``.0`` as orjson writes floats."""
+    return text if any(c in text for c in ".en") else text + ".0"
 
 
 def _has_float(dtype: pa.DataType) -> bool:

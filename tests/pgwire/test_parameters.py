@@ -18,6 +18,7 @@ from typing import Any
 import psycopg
 import pytest
 from pgwire_serve import PgServe
+from psycopg.types.numeric import Float4
 
 ROWS = [(1, "a", 0.5, True), (2, "b c", 2.5, False), (3, None, None, None)]
 INSERT = "INSERT INTO p (n, msg, r, ok) VALUES (%s, %s, %s, %s)"
@@ -85,6 +86,9 @@ QUERIES = [
     ("SELECT n FROM p WHERE r > %s ORDER BY n", (1.0,)),
     ("SELECT n FROM p WHERE r > %b ORDER BY n", (1.0,)),
     ("SELECT %s::numeric(4,1), %b::float8::int, %s::float8::int", (Decimal("2.25"), 2.5, 3.5)),
+    # A float4 parameter is a real: with a numeric it is double precision, with a real a real.
+    ("SELECT (%s + 0.2)::text, (%b * 2)::text", (Float4(0.1), Float4(0.1))),
+    ("SELECT (%s / 3::real)::text, (%b / 3::real)::text", (Float4(1.0), Float4(1.0))),
 ]
 
 
@@ -114,6 +118,20 @@ def test_psycopg_inserts_typed_parameters_and_a_vector_from_a_list(
         assert (sql, _status(kyma, sql, params)) == (sql, _status(oracle[0], sql, params))
     select = "SELECT n, msg, r, ok, v FROM p WHERE n >= 10 ORDER BY n"
     assert _answer(kyma, select, ()) == _answer(oracle[0], select, ())
+
+
+@pytest.mark.parametrize("binary", [False, True])
+def test_a_real_result_is_float4_on_the_wire(
+    kyma: psycopg.Connection, oracle: tuple[psycopg.Connection, str], binary: bool
+) -> None:
+    sql = "SELECT 1::real / 3::real, 1234567::real, (1::real + 1) / 3"
+    answers = []
+    for conn in (kyma, oracle[0]):
+        with conn.cursor(binary=binary) as cur:
+            rows = cur.execute(sql).fetchall()
+            answers.append((rows, [c.type_code for c in cur.description or []]))
+    assert answers[0] == answers[1]
+    assert answers[0][1] == [700, 700, 701]
 
 
 def _status(conn: psycopg.Connection, sql: str, params: tuple[Any, ...]) -> str:

@@ -12,10 +12,10 @@ from sqlglot import exp
 from kyma.engine.query.rewrite import (
     array_literals,
     dynamic_paths,
+    float_precision,
     json_operators,
     jsonb_functions,
     jsonb_tables,
-    kyma_types,
     like_escape,
     schema_names,
     time_travel,
@@ -29,7 +29,7 @@ RULES = (
     jsonb_tables.rule,
     jsonb_functions.rule,
     dynamic_paths.rule,
-    kyma_types.rule,
+    float_precision.rule,
     like_escape.rule,
 )
 

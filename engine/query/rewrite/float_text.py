@@ -66,7 +66,22 @@ def float_kind(node: exp.Expression) -> str | None:
         if kinds == {"float4"}:
             return "float4"
         return "float8" if kinds & {"float4", "float8"} else None
+    if isinstance(node, _CHOICES):
+        kinds = {float_kind(choice) for choice in _choices(node)}
+        return "float8" if "float8" in kinds else "float4" if "float4" in kinds else None
     return None
+
+
+_CHOICES = (exp.Case, exp.Coalesce, exp.Greatest, exp.Least)
+"""Of their widest float operand's type (``coalesce(real, 0)`` is real)."""
+
+
+def _choices(node: exp.Expression) -> list[exp.Expression]:
+    if isinstance(node, exp.Case):
+        choices = [*(branch.args["true"] for branch in node.args["ifs"]), node.args.get("default")]
+    else:
+        choices = [node.this, *node.expressions]
+    return [choice for choice in choices if choice is not None]
 
 
 def _float_or_integer(node: exp.Expression) -> bool:

@@ -20,6 +20,9 @@
   int4, decimal(38, 0) for int8, where no result overflows), then cast back, and that cast
   fails out of range (22003) where DataFusion would wrap. ``sum`` of int8 is numeric.
 - A float converted to text is written as Postgres writes it (``float_text``).
+- ``real`` (Float32) is typed as Postgres types float4: ``real op integer`` is double
+  precision, ``sum`` accumulates in float4, a cast to real checks its range
+  (``float4_typing``).
 - ``to_char`` reads Postgres's templates (``to_char``).
 - ``ceil``, ``floor`` and ``trunc`` of a numeric have Postgres's scale (``numeric_scale``).
 - ``extract(epoch FROM x)`` of an interval or of a timestamp difference is Postgres's exact
@@ -56,6 +59,7 @@ from sqlglot.optimizer.qualify import qualify
 from kyma.engine.errors import UnsupportedStatementError
 from kyma.engine.query import pg_interval, pg_numeric
 from kyma.engine.query.rewrite import (
+    float4_typing,
     float_round,
     float_text,
     integer_overflow,
@@ -69,6 +73,7 @@ from kyma.engine.query.rewrite import (
 )
 
 _DECIMAL = exp.DataType.Type.DECIMAL
+_REAL = exp.DataType.Type.FLOAT
 _FLOATS = {exp.DataType.Type.FLOAT, exp.DataType.Type.DOUBLE}
 _ARGUMENT = exp.DataType.build("DECIMAL(38, 10)")
 
@@ -90,18 +95,17 @@ def rule(
         to_char.refuse_untyped(stmt)
         return stmt
     exact = {_key(node) for node in typed.find_all(*_MIXED) if _meets_decimal(node)}
-    chosen = {
-        _key(node): build
-        for node in typed.find_all(*_REWRITES)
-        if (build := _applies(node, federated))
-    }
+    found = [
+        (node, build) for node in typed.find_all(*_REWRITES) if (build := _applies(node, federated))
+    ]
+    chosen = {_key(node): build for node, build in found}
     # Match on the statement as written (its output names stay) before changing any of it,
     # then rewrite innermost nodes first.
-    mixed = [node for node in stmt.find_all(*_MIXED) if _key(node) in exact]
+    mixed = [node for node in stmt.find_all(*_MIXED) if _key(node) in exact] if exact else []
+    kinds = tuple({type(node) for node, _ in found})
     rewrites = [
-        (node, typed_node, chosen[_key(node)])
-        for node, typed_node in _pairs(stmt, typed)
-        if _key(node) in chosen
+        (node, typed_node, chosen[key])
+        for node, typed_node, key in _pairs(stmt, typed, kinds, chosen)
     ]
     for node in mixed:
         _exact_literals(node)
@@ -114,14 +118,20 @@ def rule(
 
 
 def _pairs(
-    stmt: exp.Expression, typed: exp.Expression
-) -> list[tuple[exp.Expression, exp.Expression]]:
-    """Each node that may be rewritten with its typed twin (found by key), innermost first."""
-    twins = {_key(node): node for node in typed.find_all(*_REWRITES)}
+    stmt: exp.Expression,
+    typed: exp.Expression,
+    kinds: tuple[type[exp.Expression], ...],
+    chosen: dict[str, object],
+) -> list[tuple[exp.Expression, exp.Expression, str]]:
+    """Each node of ``kinds`` whose key is ``chosen``, with its typed twin (found by key) and
+    the key, innermost first (keys are computed for those node types only: they cost)."""
+    if not kinds:
+        return []
+    twins = {key: node for node in typed.find_all(*kinds) if (key := _key(node)) in chosen}
     return [
-        (node, twins[_key(node)])
-        for node in reversed(list(stmt.find_all(*_REWRITES)))
-        if _key(node) in twins
+        (node, twins[key], key)
+        for node in reversed(list(stmt.find_all(*kinds)))
+        if (key := _key(node)) in twins
     ]
 
 
@@ -221,19 +231,24 @@ def _any_nan(value: exp.Expression) -> exp.Expression:
     return exp.Anonymous(this="BOOL_OR", expressions=[isnan])
 
 
-_NAN = exp.cast(exp.Literal.string("NaN"), exp.DataType.build("DOUBLE"))
+def _nan(typed: exp.Expression) -> exp.Expression:
+    """NaN of ``typed``'s float type (a real's NaN stays a real)."""
+    kind = "REAL" if float_text.float_kind(typed) == "float4" else "DOUBLE"
+    return exp.cast(exp.Literal.string("NaN"), exp.DataType.build(kind))
 
 
-def _float_max(node: exp.Max, _typed: exp.Max) -> exp.Expression:
+def _float_max(node: exp.Max, typed: exp.Max) -> exp.Expression:
     """NaN when any value is NaN, else the greatest number."""
     largest = exp.Max(this=_nan_free(node.this))
-    return exp.case().when(_any_nan(node.this), _NAN.copy()).else_(largest)
+    return exp.case().when(_any_nan(node.this), _nan(typed.this)).else_(largest)
 
 
-def _float_min(node: exp.Min, _typed: exp.Min) -> exp.Expression:
+def _float_min(node: exp.Min, typed: exp.Min) -> exp.Expression:
     """The least number; NaN only when every value is NaN."""
     least = exp.Min(this=_nan_free(node.this))
-    return exp.Coalesce(this=least, expressions=[exp.case().when(_any_nan(node.this), _NAN.copy())])
+    return exp.Coalesce(
+        this=least, expressions=[exp.case().when(_any_nan(node.this), _nan(typed.this))]
+    )
 
 
 def _call(name: str, *operands: exp.Expression) -> exp.Expression:
@@ -261,6 +276,8 @@ def _worth_typing(stmt: exp.Expression, schema: dict[str, dict[str, str]], feder
         return True
     if float_text.may_apply(stmt) or stmt.find(exp.Extract) is not None:
         return True
+    if "FLOAT" in types or any(c.to.this == _REAL for c in stmt.find_all(exp.Cast)):
+        return True  # a real computes as Postgres's float4 (float4_typing)
     if stmt.find(exp.Div) is not None and stmt.find(exp.Interval) is not None:
         return True
     return federated and "TIMESTAMPTZ" in types and stmt.find(exp.Add, exp.Sub) is not None
@@ -477,6 +494,7 @@ def _interval_epoch(node: exp.Extract, _typed: exp.Extract) -> exp.Expression:
 
 
 _FLOAT_TEXT: Rewrite = (float_text.applies, float_text.rule)
+_FLOAT4: Rewrite = (float4_typing.applies, float4_typing.rule)
 _INTERVAL: Rewrite = (interval_arithmetic.applies, interval_arithmetic.rule)
 _SCALE: Rewrite = (numeric_scale.applies, numeric_scale.rule)
 _MATH: Rewrite = (numeric_math.applies, numeric_math.rule)
@@ -518,3 +536,5 @@ _REWRITES: dict[type[exp.Expression], tuple[Rewrite, ...]] = {
     exp.Min: (_FLOAT_MIN,),
     **{call: (_MATH,) for call in numeric_math.CALLS},
 }
+for _call_type in float4_typing.CALLS:  # after the others: ``round`` of a real is float_round's
+    _REWRITES[_call_type] = (*_REWRITES.get(_call_type, ()), _FLOAT4)
