@@ -60,6 +60,7 @@ from kyma.engine.errors import UnsupportedStatementError
 from kyma.engine.query import pg_interval, pg_numeric
 from kyma.engine.query.rewrite import (
     float4_typing,
+    float_division,
     float_round,
     float_text,
     integer_overflow,
@@ -280,7 +281,13 @@ def _worth_typing(stmt: exp.Expression, schema: dict[str, dict[str, str]], feder
         return True  # a real computes as Postgres's float4 (float4_typing)
     if stmt.find(exp.Div) is not None and stmt.find(exp.Interval) is not None:
         return True
+    if stmt.find(exp.Div) is not None and (stmt.find(exp.Rand, exp.Pi) or _float_cast(stmt)):
+        return True  # a float division by zero is 22012 (float_division)
     return federated and "TIMESTAMPTZ" in types and stmt.find(exp.Add, exp.Sub) is not None
+
+
+def _float_cast(stmt: exp.Expression) -> bool:
+    return any(c.to.this in (exp.DataType.Type.DOUBLE, _REAL) for c in stmt.find_all(exp.Cast))
 
 
 def _decimal_cast(cast: exp.Cast) -> bool:
@@ -510,6 +517,7 @@ _REWRITES: dict[type[exp.Expression], tuple[Rewrite, ...]] = {
     exp.Div: (
         _INTERVAL,
         (_divides_decimals, lambda node, _typed: _numeric_quotient(node)),
+        (float_division.applies, float_division.rule),  # before float4_typing's
     ),
     exp.Add: (_DAYS, _CHECKED),
     exp.Sub: (_DAYS, _CHECKED),
