@@ -65,6 +65,7 @@ from kyma.engine.query.rewrite import (
     float_text,
     integer_overflow,
     interval_arithmetic,
+    late_quotients,
     numeric_math,
     numeric_scale,
     quotient_columns,
@@ -114,6 +115,7 @@ def rule(
         averaged(node).replace(build(node, typed_node))
     quotient_text.rule(stmt)
     quotient_columns.rule(stmt)
+    stmt = late_quotients.rule(stmt)
     to_char.refuse_untyped(stmt)
     return stmt
 
@@ -472,6 +474,39 @@ def averaged(node: exp.Expression) -> exp.Expression:
 Rewrite = tuple[Callable[..., bool], Callable[..., exp.Expression]]
 _CHECKED: Rewrite = (integer_overflow.applies, integer_overflow.rule)
 _INTEGER_AVG: Rewrite = (lambda node: _is_integer(node.this), _average)
+
+
+def _holds_quotient(node: exp.Expression) -> bool:
+    """Whether typed ``node`` holds a numeric quotient or average (not under a cast)."""
+    for inner in node.find_all(exp.Avg, exp.Div):
+        quotient = (
+            _divides_decimals(inner)
+            if isinstance(inner, exp.Div)
+            else (_is_decimal(inner.this) or _is_integer(inner.this))
+        )
+        path = inner
+        while quotient and path is not node and not isinstance(path, exp.Cast):
+            path = path.parent
+        if quotient and not isinstance(path, exp.Cast):
+            return True
+    return False
+
+
+def _refuse_requotient(node: exp.Expression, _typed: exp.Expression) -> exp.Expression:
+    raise UnsupportedStatementError(
+        f"{node.sql('postgres')!r}: a numeric quotient or average divided (or averaged) again"
+        " keeps its own scale in Postgres (avg(x) / 3 rounds at avg(x)'s 16 decimals); not"
+        " supported: cast it first (avg(x)::double precision, avg(x)::numeric(20, 6))"
+    )
+
+
+_REQUOTIENT: Rewrite = (
+    lambda node: (
+        _holds_quotient(node.this)
+        or (isinstance(node, exp.Div) and _holds_quotient(node.expression))
+    ),
+    _refuse_requotient,
+)
 _DAYS: Rewrite = (_shifts_days, _plus_days)
 _FLOAT_MAX: Rewrite = (lambda node: _is_float(node.this), _float_max)
 _FLOAT_MIN: Rewrite = (lambda node: _is_float(node.this), _float_min)
@@ -511,11 +546,13 @@ put a CASE on hot paths (MIN and MAX of floats skip NaN there), and kyma's times
 never dates."""
 _REWRITES: dict[type[exp.Expression], tuple[Rewrite, ...]] = {
     exp.Avg: (  # Postgres averages integers as numeric too
+        _REQUOTIENT,
         (lambda node: _is_decimal(node.this), _average),
         _INTEGER_AVG,
     ),
     exp.Div: (
         _INTERVAL,
+        _REQUOTIENT,
         (_divides_decimals, lambda node, _typed: _numeric_quotient(node)),
         (float_division.applies, float_division.rule),  # before float4_typing's
     ),
