@@ -37,6 +37,7 @@ import pyarrow.parquet as pq
 from _hits import KYMA_DDL, QUERIES, batches
 
 from kyma.engine.errors import KymaError
+from kyma.engine.query import pg_numeric
 from kyma.services import open_services
 from kyma.settings import Settings
 
@@ -122,7 +123,7 @@ def main() -> None:
                 for q in chosen:
                     sql = QUERIES[q]
                     try:
-                        got = engine.execute(sql).table
+                        got = pg_numeric.decimals(engine.execute(sql).table)  # numeric text: decimals
                     except KymaError as e:
                         refused[q] = f"{type(e).__name__}: {e}"[:120]
                         continue
