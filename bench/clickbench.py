@@ -123,7 +123,7 @@ def main() -> None:
                 for q in chosen:
                     sql = QUERIES[q]
                     try:
-                        got = pg_numeric.decimals(engine.execute(sql).table)  # numeric text: decimals
+                        got = pg_numeric.decimals(engine.execute(sql).table)
                     except KymaError as e:
                         refused[q] = f"{type(e).__name__}: {e}"[:120]
                         continue
