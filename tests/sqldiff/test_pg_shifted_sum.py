@@ -87,6 +87,19 @@ def test_distinct_and_window_sums_are_postgres_s(tables, kyma, postgres) -> None
         "SELECT g, s, sum(s + 1) OVER (PARTITION BY g ORDER BY s) FROM n WHERE s IS NOT NULL"
         " ORDER BY g, s",
     )
+    _same(  # the same sum, windowed and not
+        kyma,
+        postgres,
+        "SELECT g, s, sum(s + 1) OVER (PARTITION BY g), (SELECT sum(s + 1) FROM n) FROM n"
+        " WHERE s IS NOT NULL ORDER BY g, s",
+    )
+
+
+def test_a_shifted_sum_orders_and_filters_groups_and_keeps_its_name(tables, kyma, postgres) -> None:  # type: ignore[no-untyped-def]
+    sql = "SELECT g, sum(i - 1) FROM n WHERE g > 1 GROUP BY g HAVING sum(i - 1) > -5"
+    sql += " ORDER BY sum(i - 1)"
+    assert len(_same(kyma, postgres, sql)) == 2  # type: ignore[arg-type]
+    assert kyma("SELECT sum(s + 1), sum(i - 1) AS t FROM n WHERE g > 1")[0] == ["sum", "t"]
 
 
 def test_the_sum_checks_each_group_not_each_row() -> None:

@@ -46,12 +46,11 @@ def _shift(typed: exp.Sum) -> int | None:
 def applies(typed: exp.Expression) -> bool:
     """A plain or filtered sum (no ``DISTINCT``, no ``OVER``) of an integer column shifted by
     an integer constant."""
-    if not isinstance(typed, exp.Sum) or _shift(typed) is None:
-        return False
-    parent = typed.parent
-    if isinstance(parent, exp.Filter) and typed.arg_key == "this":
-        parent = parent.parent
-    return not isinstance(parent, exp.Window)
+    return isinstance(typed, exp.Sum) and _shift(typed) is not None and not _windowed(typed)
+
+
+def _windowed(node: exp.Expression) -> bool:
+    return isinstance(replaced(node).parent, exp.Window)
 
 
 def replaced(node: exp.Expression) -> exp.Expression:
@@ -62,7 +61,10 @@ def replaced(node: exp.Expression) -> exp.Expression:
 
 def rule(node: exp.Sum, typed: exp.Sum) -> exp.Expression:
     """``CASE WHEN <extreme + d, checked> IS NOT NULL THEN sum(x) + d * count(x) END``: NULL
-    where ``x`` has no value (as ``sum``), 22003 where the extreme row's value overflows."""
+    where ``x`` has no value (as ``sum``), 22003 where the extreme row's value overflows. A
+    windowed sum written the same as a rewritten one is kept."""
+    if _windowed(node):
+        return node.copy()
     shift = _shift(typed)
     kind = integer_overflow.integer_kind(typed.this)
     assert shift is not None and kind is not None
