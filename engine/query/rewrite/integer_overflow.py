@@ -33,7 +33,7 @@ _INTEGER_KINDS = {
 def integer_kind(node: exp.Expression) -> str | None:
     """Postgres's integer type of a typed node (``int2``, ``int4``, ``int8``), else None: a
     literal by its value (sqlglot types every integer literal INT), a column by its type."""
-    value = _literal_value(node)
+    value = literal_value(node)
     if value is not None:
         return next((kind for bound, kind in _LITERAL_KINDS if -bound <= value < bound), None)
     while isinstance(node, exp.Paren):
@@ -43,7 +43,7 @@ def integer_kind(node: exp.Expression) -> str | None:
     return _INTEGER_KINDS.get(node.type.this) if node.type is not None else None
 
 
-def _literal_value(node: exp.Expression) -> int | None:
+def literal_value(node: exp.Expression) -> int | None:
     """An integer literal's value with the minus signs before it: Postgres folds them into
     the constant (``-2147483648`` is an int4, ``-(-2147483648)`` the int8 2147483648)."""
     negative = False
@@ -60,7 +60,7 @@ def _literal_value(node: exp.Expression) -> int | None:
 def _integer_result(node: exp.Expression) -> str | None:
     """The integer type an operation of integers computes in (None: not all integers, or a
     constant such as ``-1``)."""
-    if isinstance(node, exp.Neg) and _literal_value(node) is not None:
+    if isinstance(node, exp.Neg) and literal_value(node) is not None:
         return None
     operands = [node.this] if isinstance(node, exp.Neg | exp.Abs) else [node.left, node.right]
     kinds = [integer_kind(o) for o in operands]
@@ -69,7 +69,7 @@ def _integer_result(node: exp.Expression) -> str | None:
     return max(kinds, key=lambda k: _RANKS[k])  # type: ignore[arg-type]
 
 
-_WIDER = {"int2": "BIGINT", "int4": "BIGINT", "int8": "DECIMAL(38, 0)"}
+WIDER = {"int2": "BIGINT", "int4": "BIGINT", "int8": "DECIMAL(38, 0)"}
 _TARGET = {"int2": "SMALLINT", "int4": "INT", "int8": "BIGINT"}
 
 
@@ -82,13 +82,17 @@ def rule(node: exp.Expression, typed: exp.Expression) -> exp.Expression:
     folded = _folded(node, kind)
     if folded is not None:
         return folded
-    wider = _WIDER[kind]
     if isinstance(node, exp.Neg | exp.Abs):
-        computed = type(node)(this=exp.cast(node.this.copy(), wider))
-    else:
-        computed = type(node)(
-            this=exp.cast(node.left.copy(), wider), expression=exp.cast(node.right.copy(), wider)
-        )
+        computed = type(node)(this=exp.cast(node.this.copy(), WIDER[kind]))
+        return exp.cast(computed, _TARGET[kind])
+    return checked(type(node), node.left.copy(), node.right.copy(), kind)
+
+
+def checked(
+    operator: type[exp.Binary], left: exp.Expression, right: exp.Expression, kind: str
+) -> exp.Expression:
+    """``left <operator> right`` over wider operands, cast back to ``kind`` (the check)."""
+    computed = operator(this=exp.cast(left, WIDER[kind]), expression=exp.cast(right, WIDER[kind]))
     return exp.cast(computed, _TARGET[kind])
 
 
@@ -107,7 +111,7 @@ def _folded(node: exp.Expression, kind: str) -> exp.Expression | None:
     """The value of an operation of integer constants as a constant of type ``kind``
     (an int8 as a cast: a literal that fits int4 would be one), or None."""
     operands = [node.this] if isinstance(node, exp.Neg | exp.Abs) else [node.left, node.right]
-    values = [_literal_value(o) for o in operands]
+    values = [literal_value(o) for o in operands]
     if None in values:
         return None
     value = _FOLD[type(node)](*values)
@@ -119,14 +123,14 @@ def _folded(node: exp.Expression, kind: str) -> exp.Expression | None:
 
 def is_int4_constant(cast: exp.Cast) -> bool:
     """``CAST(70 AS INTEGER)``: an integer constant cast to int4, which it fits."""
-    value = _literal_value(cast.this)
+    value = literal_value(cast.this)
     return cast.to.this == exp.DataType.Type.INT and value is not None and -(2**31) <= value < 2**31
 
 
 def int4_constant(node: exp.Cast, _typed: exp.Cast) -> exp.Expression:
     """The constant itself (an int4 by its value), as Postgres folds it: DataFusion takes
     minutes to plan an aggregate of a constant under a deep chain of casts."""
-    value = _literal_value(node.this)
+    value = literal_value(node.this)
     if value is None:
         return node.copy()
     int32 = exp.Literal.string("Int32")  # still an int4 to clients (a bare literal is int8)

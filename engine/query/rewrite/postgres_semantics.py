@@ -19,6 +19,7 @@
   int8: the wider operand's; a literal is int4 when it fits): wider (bigint for int2 and
   int4, decimal(38, 0) for int8, where no result overflows), then cast back, and that cast
   fails out of range (22003) where DataFusion would wrap. ``sum`` of int8 is numeric.
+  ``sum(x + c)`` of an integer column checks once per group (``shifted_sum``).
 - A float converted to text is written as Postgres writes it (``float_text``).
 - ``real`` (Float32) is typed as Postgres types float4: ``real op integer`` is double
   precision, ``sum`` accumulates in float4, a cast to real checks its range
@@ -70,6 +71,7 @@ from kyma.engine.query.rewrite import (
     numeric_scale,
     quotient_columns,
     quotient_text,
+    shifted_sum,
     time_fields,
     to_char,
 )
@@ -112,7 +114,9 @@ def rule(
     for node in mixed:
         _exact_literals(node)
     for node, typed_node, build in rewrites:
-        averaged(node).replace(build(node, typed_node))
+        (shifted_sum.replaced(node) if build is shifted_sum.rule else averaged(node)).replace(
+            build(node, typed_node)
+        )
     quotient_text.rule(stmt)
     quotient_columns.rule(stmt)
     stmt = late_quotients.rule(stmt)
@@ -561,7 +565,7 @@ _REWRITES: dict[type[exp.Expression], tuple[Rewrite, ...]] = {
     exp.Mul: (_INTERVAL, _CHECKED),
     exp.Neg: (_CHECKED,),
     exp.Abs: (_CHECKED,),
-    exp.Sum: ((_sums_int8, _numeric_sum),),
+    exp.Sum: ((shifted_sum.applies, shifted_sum.rule), (_sums_int8, _numeric_sum)),
     exp.Cast: (
         (integer_overflow.is_int4_constant, integer_overflow.int4_constant),
         (_rounds_to_integer, _rounded),
