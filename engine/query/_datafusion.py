@@ -130,6 +130,13 @@ _KNOWN: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], KymaError]], ...]
     ),
     (re.compile(r"Divide by zero"), lambda m: DivisionByZeroError("division by zero")),
     (
+        re.compile(r"Cannot get result type for decimal operation Decimal\d+\(\d+, \d+\) (\S+) "),
+        lambda m: UnsupportedStatementError(
+            f"numeric {m.group(1)} numeric: the result needs more than the 38 digits kyma keeps"
+            " (two averages multiplied need 40 decimals); cast an operand to double precision"
+        ),
+    ),
+    (
         re.compile(r"Error parsing timestamp from '(.*)'"),
         lambda m: InvalidDatetimeError(
             f"invalid input syntax for type timestamp with time zone: {m.group(1)!r}"

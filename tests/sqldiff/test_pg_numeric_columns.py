@@ -167,3 +167,11 @@ def test_a_quotient_divided_again_is_refused(sql: str, kyma, postgres) -> None: 
     cast = sql.replace("avg(n)", "avg(n)::float8").replace("avg(s)", "avg(s)::float8")
     if "7.0" not in cast and "round" not in cast:  # cast first: a double, divided as Postgres does
         _same(kyma, postgres, cast)
+
+
+def test_a_product_of_averages_past_38_digits_is_refused_in_words(kyma, postgres) -> None:  # type: ignore[no-untyped-def]
+    sql = "SELECT avg(n) * avg(s) FROM ints"
+    assert _postgres(postgres, sql)  # Postgres's numeric has room for both scales
+    with pytest.raises(KymaError, match="more than the 38 digits") as refused:
+        kyma(sql)
+    assert status(refused.value, "sqlstate") == "0A000"
