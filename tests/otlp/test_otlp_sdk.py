@@ -228,7 +228,7 @@ def test_the_readme_query_over_otel_traces(otlp_serve) -> None:  # type: ignore[
     provider.shutdown()
     found = otlp_serve.sql(
         "SELECT service_name, attributes['http.method'] AS method, count(*) AS spans,"
-        " avg(duration_ns) / 1e6 AS avg_ms"
+        " avg(duration_ns)::double precision / 1e6 AS avg_ms"
         " FROM otel_traces WHERE kind = 'SERVER' AND status_code = 'ERROR'"
         " AND service_name = 'readme' GROUP BY 1, 2 ORDER BY spans DESC"
     )["rows"]
