@@ -1,7 +1,7 @@
 """A bounded load test on loopback: 50 clients mix keyed ingest and queries against a real
 ``kyma serve``; no answer is a 5xx and no acknowledged row is lost or doubled.
 
-``KYMA_LOAD_TEST_SECONDS`` sets the duration: 20 s in the suite, a minute by ``make load``.
+``KYMA_LOAD_TEST_SECONDS`` sets the duration: 10 s in the suite, a minute by ``make load``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 from ops_helpers import metric, query, request, serve_on
 
 CLIENTS = 50
-SECONDS = float(os.environ.get("KYMA_LOAD_TEST_SECONDS", "20"))
+SECONDS = float(os.environ.get("KYMA_LOAD_TEST_SECONDS", "10"))
 QUERIES = (
     "SELECT count(*) AS n FROM load",
     "SELECT client, count(*) AS n, max(seq) AS s FROM load GROUP BY client ORDER BY client",
