@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
-from kyma.engine.format import ExtentReader, SegmentFormat, _gram_bloom
+from kyma.engine.format import ExtentReader, SegmentFormat, _gram_bloom, _token_filter
 from kyma.engine.format._token_filter import Cache
 from kyma.engine.format.parquet._layout import GRAM_FILTERS_PREFIX
 from kyma.engine.format.predicate import And, BlockPredicate, BlockStats, Or, StringHolds
@@ -103,12 +103,7 @@ def gram_evaluator(predicate: BlockPredicate | None) -> Callable[[Filters], bool
 
 def searched(predicate: BlockPredicate | None) -> set[str]:
     """The columns whose trigrams ``predicate`` needs (through AND and OR only)."""
-    match predicate:
-        case StringHolds(column, _):
-            return {column}
-        case And(children) | Or(children):
-            return set().union(*(searched(c) for c in children))
-    return set()
+    return _token_filter.searched(predicate, StringHolds)
 
 
 _cache: Cache[Pages] = Cache(

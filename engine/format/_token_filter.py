@@ -16,7 +16,7 @@ from typing import Generic, TypeVar
 
 from kyma.engine.format import ExtentReader, SegmentFormat, _token_bloom
 from kyma.engine.format.parquet._layout import TOKEN_FILTERS_PREFIX
-from kyma.engine.format.predicate import And, BlockPredicate, Or, StringHas
+from kyma.engine.format.predicate import And, BlockPredicate, Or, StringHas, StringHolds
 from kyma.engine.storage import ObjectStore
 
 CACHE_BYTES = 64 << 20
@@ -27,14 +27,15 @@ Filters = Mapping[str, bytes | None]
 """One block's filter per text column."""
 
 
-def searched(predicate: BlockPredicate | None) -> set[str]:
-    """The columns whose words ``predicate`` needs (through AND and OR only)."""
+def searched(
+    predicate: BlockPredicate | None, leaf: type[StringHas] | type[StringHolds] = StringHas
+) -> set[str]:
+    """The columns whose filters ``predicate``'s ``leaf`` tests need (words for ``StringHas``,
+    trigrams for ``StringHolds``), through AND and OR only."""
     match predicate:
-        case StringHas(column, _):
-            return {column}
         case And(children) | Or(children):
-            return set().union(*(searched(c) for c in children))
-    return set()
+            return set().union(*(searched(c, leaf) for c in children))
+    return {predicate.column} if isinstance(predicate, leaf) else set()
 
 
 _WORD = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
