@@ -7,8 +7,6 @@ stats show the pages the trigram filters kept.
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import psycopg
 import pyarrow as pa
@@ -16,6 +14,7 @@ import pyarrow.compute as pc
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from like_patterns import like_regex
 
 from kyma.engine.format import _gram_bloom, _gram_filter
 from kyma.engine.format.choice import segment_format
@@ -138,28 +137,13 @@ TEXT_CHARS = st.sampled_from(list("ab9 -_%Kk\u212a\u017fsSi\u0130\u00df"))
 PATTERN_CHARS = st.sampled_from(list("ab9 -_%Kk\u212a\u017fsSi\u0130\u00df\\"))
 
 
-def _like_regex(pattern: str, insensitive: bool) -> re.Pattern[str] | None:
-    out, escaped = [], False
-    for char in pattern:
-        if escaped:
-            out.append(re.escape(char))
-            escaped = False
-        elif char == "\\":
-            escaped = True
-        else:
-            out.append(".*" if char == "%" else "." if char == "_" else re.escape(char))
-    if escaped:
-        return None
-    return re.compile("".join(out), re.DOTALL | (re.IGNORECASE if insensitive else 0))
-
-
 @given(st.text(TEXT_CHARS, max_size=12), st.text(PATTERN_CHARS, max_size=10), st.booleans())
 def test_every_text_a_like_pattern_matches_holds_its_literal_runs(
     text: str, pattern: str, insensitive: bool
 ) -> None:
     """The runs ``like_literals`` takes from a pattern are substrings of any text it matches,
     ASCII case ignored (ILIKE: even where non-ASCII letters fold to ASCII ones)."""
-    regex = _like_regex(pattern, insensitive)
+    regex = like_regex(pattern, insensitive)
     if regex is None or not regex.fullmatch(text):
         return
     lowered = "".join(c.lower() if c.isascii() else c for c in text)

@@ -7,7 +7,6 @@ stats of the answer show the blocks stage 3 kept.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import psycopg
@@ -16,6 +15,7 @@ import pyarrow.compute as pc
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from like_patterns import like_regex
 
 from kyma.engine.format._token_filter import like_words
 from kyma.engine.format.choice import segment_format
@@ -139,28 +139,13 @@ TEXT_CHARS = st.sampled_from(list("ab9 -_%Kk\u212a\u017fsS"))
 PATTERN_CHARS = st.sampled_from(list("ab9 -_%Kk\u212a\u017fsS\\"))
 
 
-def _like_regex(pattern: str, insensitive: bool) -> re.Pattern[str] | None:
-    out, escaped = [], False
-    for char in pattern:
-        if escaped:
-            out.append(re.escape(char))
-            escaped = False
-        elif char == "\\":
-            escaped = True
-        else:
-            out.append(".*" if char == "%" else "." if char == "_" else re.escape(char))
-    if escaped:
-        return None
-    return re.compile("".join(out), re.DOTALL | (re.IGNORECASE if insensitive else 0))
-
-
 @given(st.text(TEXT_CHARS, max_size=12), st.text(PATTERN_CHARS, max_size=10), st.booleans())
 def test_every_text_a_like_pattern_matches_holds_its_words(
     text: str, pattern: str, insensitive: bool
 ) -> None:
     """The words ``like_words`` takes from a pattern are tokens of any text it matches
     (ILIKE: even where non-ASCII letters such as the Kelvin sign fold to ASCII ones)."""
-    regex = _like_regex(pattern, insensitive)
+    regex = like_regex(pattern, insensitive)
     if regex is None or not regex.fullmatch(text):
         return
     # the writer's words: ASCII-lowercased, cut at every other character
