@@ -4,9 +4,14 @@ The product layout keeps ``engine/``, ``ingest/`` and ``connectors/`` at the top
 repository; they install as ``kyma.engine``, ``kyma.ingest`` and ``kyma.connectors``.
 The engine catalog's migrations in ``sql/`` ship as package data of ``kyma.migrations``;
 each store's, in an ``sql/`` folder of its package, as that package's data.
+The compiled helpers in ``engine/native/*.pyx`` are built with Cython by the install
+(``pip install -e .`` builds them in place; ``python setup.py build_ext --inplace`` rebuilds).
 """
 
-from setuptools import find_packages, setup
+from pathlib import Path
+
+from Cython.Build import cythonize
+from setuptools import Extension, find_packages, setup
 
 MAPPED = {"engine": "kyma.engine", "ingest": "kyma.ingest", "connectors": "kyma.connectors"}
 
@@ -19,8 +24,14 @@ for folder, name in MAPPED.items():
     packages.append(name)
 packages.append("kyma.migrations")
 
+native = [
+    Extension(f"kyma.engine.native.{source.stem}", [str(source)], extra_compile_args=["-O3"])
+    for source in sorted(Path("engine/native").glob("*.pyx"))
+]
+
 setup(
     packages=packages,
+    ext_modules=cythonize(native, language_level=3, quiet=True),
     package_dir=package_dir,
     # Stores keep their migrations in an ``sql/`` folder beside their code.
     package_data={

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what kyma needs on a Debian machine -- only what is missing -- into ./.venv.
 #   Debian packages: PostgreSQL server binaries (the embedded catalog, the tests),
-#   a JRE (Spark), make, python3-venv, Chromium and its driver (the console's browser tests).
+#   a JRE (Spark), make, a C compiler and Python's headers (engine/native), python3-venv,
+#   Chromium and its driver (the console's browser tests).
 #   Python packages: kyma with its test extras. The console's bundle is committed (no npm).
 # Idempotent: a second run installs nothing new.
 set -euo pipefail
@@ -26,6 +27,8 @@ if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
 fi
 command -v java >/dev/null 2>&1 || apt_install default-jre-headless
 command -v make >/dev/null 2>&1 || apt_install make
+# engine/native: the install compiles kyma's Cython helpers with the system C compiler.
+command -v cc >/dev/null 2>&1 || apt_install gcc libc6-dev
 command -v runuser >/dev/null 2>&1 || apt_install util-linux
 # make test: fsync as a no-op for the suite's throwaway servers (see the Makefile).
 command -v eatmydata >/dev/null 2>&1 || apt_install eatmydata
@@ -42,6 +45,10 @@ python=${PYTHON:-python3}
     echo "setup: kyma needs Python 3.11 or newer; $python is $("$python" --version)" >&2
     exit 1
 }
+# ... and the Python headers they include.
+"$python" -c 'import os, sys, sysconfig
+sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' ||
+    apt_install python3-dev
 if [ ! -x .venv/bin/python ]; then
     "$python" -m venv .venv 2>/dev/null || {
         rm -rf .venv
