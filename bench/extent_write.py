@@ -60,21 +60,7 @@ def main() -> None:
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="kyma-bench-extent-"))
     store, fmt = LocalStore(work / "objects"), segment_format("parquet")
-    signals = {s.name: s for s in SIGNALS.values()}
-    spans, logs = make_spans(5_120), make_logs(5_120)
-    cases: list[tuple[str, pa.RecordBatch, dict[str, ParsedDynamic] | None]] = []
-    for rows in (8, 512, 5_120):
-        batch, _ = signals["traces"].convert([encode_spans(spans[:rows])])
-        cases.append((f"{rows} spans", batch, None))
-    for rows in (8, 512, 5_120):
-        batch, _ = signals["logs"].convert([encode_logs(logs[:rows])])
-        cases.append((f"{rows} OTLP log records", batch, None))
-    hits = _hits_ndjson.generate(50_000).combine_chunks().to_batches()[0]
-    cases.append(("50 000-line hits request", hits, None))
-    write_ndjson(generate(10_000, seed=11), work / "logs.ndjson")
-    body = next(iter(chunks(work / "logs.ndjson", 10_000)))
-    coerced = coerce_ndjson(body, LOG_COLUMNS, ingest_time_ns=time.time_ns())
-    cases.append(("10 000-line logs request", coerced.batch, dict(coerced.parsed)))
+    cases = batches(work)
     print(f"load {os.getloadavg()[0]:.1f}; CPU ms of one extent write, best of {args.repeat}")
     print(f"{'batch':28s} {'kyma':>8s} {'µs a row':>9s} {'pyarrow':>8s} {'ratio':>6s}")
     for label, batch, parsed in cases:
@@ -89,13 +75,36 @@ def main() -> None:
         )
 
 
+Case = tuple[str, pa.RecordBatch, dict[str, ParsedDynamic] | None]
+
+
+def batches(work: Path) -> list[Case]:
+    """The measured batches: (label, batch, parsed dynamic columns or None)."""
+    signals = {s.name: s for s in SIGNALS.values()}
+    spans, logs = make_spans(5_120), make_logs(5_120)
+    cases: list[Case] = []
+    for rows in (8, 512, 5_120):
+        batch, _ = signals["traces"].convert([encode_spans(spans[:rows])])
+        cases.append((f"{rows} spans", batch, None))
+    for rows in (8, 512, 5_120):
+        batch, _ = signals["logs"].convert([encode_logs(logs[:rows])])
+        cases.append((f"{rows} OTLP log records", batch, None))
+    hits = _hits_ndjson.generate(50_000).combine_chunks().to_batches()[0]
+    cases.append(("50 000-line hits request", hits, None))
+    write_ndjson(generate(10_000, seed=11), work / "logs.ndjson")
+    body = next(iter(chunks(work / "logs.ndjson", 10_000)))
+    coerced = coerce_ndjson(body, LOG_COLUMNS, ingest_time_ns=time.time_ns())
+    cases.append(("10 000-line logs request", coerced.batch, dict(coerced.parsed)))
+    return cases
+
+
 def _write(store: LocalStore, fmt, batch: pa.RecordBatch, parsed) -> None:  # type: ignore[no-untyped-def]
     writer = fmt.start_extent(store, batch.schema, "tables/1")
     writer.append(batch, parsed)
     store.delete(writer.finish(synced=False).object_path)
 
 
-def _best(repeat: int, run: Callable[[], None]) -> float:
+def _best(repeat: int, run: Callable[[], object]) -> float:
     best = float("inf")
     for _ in range(repeat):
         start = time.process_time()

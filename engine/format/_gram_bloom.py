@@ -3,10 +3,11 @@
 A text column's block (row group) is cut into pages of ROWS rows (the writer's page size);
 each page gets a filter of the distinct byte trigrams of its ASCII-lowercased values (a
 trigram never spans two values) and the range of its rows' ``_timestamp``, so that a search
-prunes pages, not only row groups. The hashing is numpy over each page's whole byte buffer:
-no per-row Python. A filter is 16 bytes (the page's least and greatest time, int64 little
-endian) and then ``BITS_PER_GRAM`` bits per distinct trigram; ``may_hold`` answers False only
-when a trigram of the searched text was never added.
+prunes pages, not only row groups. The writer's hashing is one compiled pass over the
+block's bytes (``native.strings.gram_filters``), the reader's numpy (``probe``). A filter
+is 16 bytes (the page's least and greatest time, int64 little endian) and then
+``BITS_PER_GRAM`` bits per distinct trigram; ``may_hold`` answers False only when a trigram
+of the searched text was never added.
 
 >>> pages = build(pa.array(["Disk full on node-7", "timeout"]), pa.array([5, 9]))
 >>> bits = pages[0].as_py()
@@ -23,6 +24,8 @@ from collections.abc import Callable
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from kyma.engine.native import strings
 
 ROWS = 8_192
 """Rows a filter covers: the writer's page size (``parquet/_layout.PAGE_ROWS``)."""
@@ -73,50 +76,17 @@ def build(values: pa.Array, times: pa.Array | None) -> pa.Array:
     filter; null elsewhere, and where a page has no filter (too many trigrams, or a time
     that is null or unknown: ``times`` None). Null values' bytes count as text (more
     trigrams only keep more pages)."""
-    text = values.cast(pa.large_string())
-    _, offsets_buffer, data_buffer = text.buffers()
-    raw = np.frombuffer(offsets_buffer, np.int64, len(text) + 1, text.offset * 8)
-    offsets = raw - raw[0]
-    size = int(offsets[-1])
-    padded = np.zeros(size + 4, np.uint8)
-    if size:
-        padded[:size] = np.frombuffer(data_buffer, np.uint8, size, int(raw[0]))
-        upper = (padded >= ord("A")) & (padded <= ord("Z"))
-        padded[upper] += ord("a") - ord("A")  # ASCII lowercase: UTF-8's other bytes are >= 0x80
-    # the trigram at each byte: its little-endian four bytes at every offset, the fourth cut
-    windows = np.ndarray((size,), np.dtype("<u4"), padded.data, 0, (1,)) & np.uint32(0xFFFFFF)
-    cut = np.zeros(size, np.bool_)  # windows running past their value's end
-    ends = offsets[1:]
-    cut[ends[ends >= 1] - 1] = True
-    cut[ends[ends >= 2] - 2] = True
-    scratch = np.empty(1 << 24, np.int32)
+    multipliers = [int(m) for m in _ODD]
+    pages = strings.gram_filters(values, ROWS, multipliers, BITS_PER_GRAM, MAX_BYTES * 8)
     out: list[bytes | None] = []
-    for page in range(0, len(values), ROWS):
-        last = min(page + ROWS, len(values))
-        head = _head(times, page, last)
-        low, high = int(offsets[page]), int(offsets[last])
-        bits = _bits(windows[low:high][~cut[low:high]], scratch)
+    for page, bits in zip(range(0, len(values), ROWS), pages, strict=True):
+        head = _head(times, page, min(page + ROWS, len(values)))
         out.append(None if head is None or bits is None else head + bits)
     heads = pa.array(out, pa.binary())
     starts = np.arange(0, len(values), ROWS)
     slots = np.full(len(values), -1, np.int64)
     slots[starts] = np.arange(len(starts))
     return heads.take(pa.array(slots, mask=slots < 0))
-
-
-def _bits(found: np.ndarray, scratch: np.ndarray) -> bytes | None:
-    """The filter of trigrams ``found`` (repeats allowed), None when too many. ``scratch``
-    holds an int32 per possible trigram: each distinct one is the trigram whose position
-    its slot ends up holding."""
-    order = np.arange(len(found), dtype=np.int32)
-    scratch[found] = order
-    distinct = found[scratch[found] == order]
-    size = max(64, 1 << (len(distinct) * BITS_PER_GRAM - 1).bit_length())
-    if size > MAX_BYTES * 8:
-        return None
-    filled = np.zeros(size, np.bool_)
-    filled[_positions(distinct, size).ravel()] = True
-    return np.packbits(filled, bitorder="little").tobytes()
 
 
 def _head(times: pa.Array | None, first: int, last: int) -> bytes | None:

@@ -15,6 +15,7 @@ MODULES = [
     "kyma.engine.format.predicate",
     "kyma.engine.format._token_bloom",
     "kyma.engine.format._token_filter",
+    "kyma.engine.native.strings",
     "kyma.engine.query.dialect",
     "kyma.engine.query.dialect.expressions",
     "kyma.engine.query.dialect._cursors",

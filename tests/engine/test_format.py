@@ -15,12 +15,9 @@ from hypothesis import strategies as st
 
 from kyma.engine.errors import FormatError, SchemaError
 from kyma.engine.format._stats import (
-    PROBE_ROWS,
     TOKEN_SET_CAP,
     CappedSet,
     ExtentStats,
-    _tokens,
-    _tokens_of,
     block_stats,
     holds_nul,
 )
@@ -38,6 +35,7 @@ from kyma.engine.format.predicate import (
     TimeRange,
 )
 from kyma.engine.format.tlm import TlmFormat
+from kyma.engine.native import strings
 from kyma.engine.storage import ObjectStore
 from kyma.engine.types import DEFAULT_COLUMNS, Column, KymaType, arrow_schema
 
@@ -313,7 +311,7 @@ def test_footer_and_body_disagreeing_is_a_format_error(local_store) -> None:
     large=st.booleans(),
 )
 def test_token_sets_are_the_regex_words_of_every_value(texts, cut: int, large: bool) -> None:
-    """The words of a column (``_stats._tokens``, cut out of its bytes by numpy) are what
+    """The words of a column (``native.strings.words``, one pass over its bytes) are what
     splitting each lowercased value on non-alphanumerics gives, also for sliced arrays,
     large strings and multi-byte characters next to words."""
     array = pa.array(texts, pa.large_string() if large else pa.string()).slice(cut)
@@ -324,7 +322,7 @@ def test_token_sets_are_the_regex_words_of_every_value(texts, cut: int, large: b
         for word in re.split(r"[^a-z0-9]+", text.lower())
         if len(word) >= 2
     }
-    assert set(_tokens(array.drop_null()).to_pylist()) == expected
+    assert set(strings.words(array).to_pylist()) == expected
 
 
 @given(
@@ -367,10 +365,10 @@ def _run_sets(values: list[str]) -> dict:
     return stats.column_stats()["s"]
 
 
-def test_a_runs_sets_built_probe_first_equal_its_words() -> None:
-    """Words seen before and after the probe's rows, and some only after it: the token set
-    is every word of the run, as if it had been split whole."""
-    rows = PROBE_ROWS + 15_000
+def test_a_runs_sets_equal_its_words_once_its_distinct_set_is_past_its_cap() -> None:
+    """Words seen before and after the distinct set gives up, and some only at the run's
+    end: the token set is every word of the run, as if it had been split whole."""
+    rows = 35_000
     values = [f"Host-{i % 4_000} GET /v{i % 7}" for i in range(rows)]
     values[-3:] = ["late arrival", "only-after the_probe", "x"]
     words = {w for v in values for w in re.split(r"[^a-z0-9]+", v.lower()) if len(w) >= 2}
@@ -380,8 +378,8 @@ def test_a_runs_sets_built_probe_first_equal_its_words() -> None:
     assert sets["distinct"] is None  # 4 000+ distinct values: past the distinct cap
 
 
-def test_ids_overflow_their_sets_in_the_probe() -> None:
-    sets = _run_sets([f"id-{i:08d}" for i in range(PROBE_ROWS * 3)])
+def test_ids_overflow_their_sets() -> None:
+    sets = _run_sets([f"id-{i:08d}" for i in range(60_000)])
     assert sets == {"distinct": None, "tokens": None}
 
 
@@ -396,28 +394,10 @@ def test_token_sets_of_text_columns_are_the_words_of_every_value(
     _, result = write(local_store, rows, block_rows=16, fmt_name=fmt_name)
     values = pa.array([r["service"] for r in rows], pa.string()).drop_null()
     assert result.column_stats["service"]["distinct"] is not None
-    assert result.column_stats["service"]["tokens"] == sorted(_tokens(values).to_pylist())
+    assert result.column_stats["service"]["tokens"] == sorted(strings.words(values).to_pylist())
     for row in rows[:3]:
         row["service"] = " ".join(f"w{i}" for i in range(4_000))
     rows[0]["service"] += " w4000 w4001 w4002 w4003 w4004 w4005 w4006 w4007 w4008 w4009"
     rows[1]["service"] = " ".join(f"v{i}" for i in range(6_000))
     _, result = write(local_store, rows, block_rows=16, fmt_name=fmt_name)
     assert result.column_stats["service"]["tokens"] is None  # past TOKEN_SET_CAP
-
-
-@given(
-    st.lists(
-        st.lists(st.text(alphabet="aB9 -/é_\tx", max_size=12), max_size=10),
-        min_size=1,
-        max_size=5,
-    )
-)
-def test_columns_split_together_give_the_words_each_gives_alone(columns) -> None:  # type: ignore[no-untyped-def]
-    arrays = [
-        pa.array(values, pa.large_string() if i % 2 else pa.string())
-        for i, values in enumerate(columns)
-    ]
-    together = _tokens_of([*arrays[:-1], pa.chunked_array([arrays[-1]])])
-    for alone, found in zip(arrays, together, strict=True):
-        assert sorted(found.to_pylist()) == sorted(_tokens(alone).to_pylist())
-        assert found.type == alone.type and len(set(found.to_pylist())) == len(found)

@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from kyma.engine.format._shred import is_hidden
+from kyma.engine.native import strings
 
 FORMAT_VERSION = "2"
 """2: dynamic columns stripped of their shredded leaves (``_residual.py``); 1 reads as is."""
@@ -109,7 +110,12 @@ def _count_distinct(values: pa.Array | pa.ChunkedArray) -> int:
 
 def _dictionary(dtype: pa.DataType, values: pa.Array | pa.ChunkedArray | None) -> bool:
     if pa.types.is_string(dtype) or pa.types.is_large_string(dtype):
-        return _repeats(values, STRING_REPEATS)
+        if values is None:
+            return True
+        # counted by one compiled pass that stops once past the bound (ids, messages)
+        present = len(values) - values.null_count
+        bound = present // STRING_REPEATS
+        return strings.count_distinct(values, bound) * STRING_REPEATS <= present
     if _encoding(dtype) is not None:  # integers, floats and timestamps
         return values is not None and _repeats(values, INTEGER_REPEATS)
     return False

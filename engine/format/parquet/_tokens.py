@@ -10,14 +10,13 @@ reads them.
 
 from __future__ import annotations
 
-import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from kyma.engine.format import _token_bloom
 from kyma.engine.format._shred import is_hidden
-from kyma.engine.format._stats import _is_str, _tokens
+from kyma.engine.format._stats import _is_str
 from kyma.engine.format.parquet._layout import TOKEN_FILTERS_PREFIX
+from kyma.engine.native import strings
 
 SPACES_PER_VALUE = 1.0
 
@@ -34,32 +33,16 @@ def text_columns(sample: pa.RecordBatch) -> list[str]:
         if not _is_str(field.type) or is_hidden(field.name):
             continue
         present = len(values) - values.null_count
-        if present and _spaces(values) >= SPACES_PER_VALUE * present:
+        if present and strings.spaces(values) >= SPACES_PER_VALUE * present:
             out.append(field.name)
     return out
-
-
-def _spaces(values: pa.Array) -> int:
-    """The spaces in a string array's values: one scan of its bytes when it has no nulls
-    (a null's bytes are not its value)."""
-    if values.null_count:
-        return int(pc.sum(pc.count_substring(values, " ")).as_py())
-    width = 8 if pa.types.is_large_string(values.type) else 4
-    _, offsets_buffer, data = values.buffers()
-    offsets = np.frombuffer(offsets_buffer, f"<i{width}", len(values) + 1, values.offset * width)
-    start, end = int(offsets[0]), int(offsets[-1])
-    if data is None or end <= start:
-        return 0
-    return int(np.count_nonzero(np.frombuffer(data, np.uint8, end - start, start) == 0x20))
 
 
 def block_filter(values: pa.Array) -> tuple[pa.Array, pa.Array]:
     """The hidden column of one block: its words' filter at row 0 (null: too many words);
     and the words (distinct), which are also the block's share of the extent's token set."""
-    present = values.drop_null()
-    words = _tokens(present) if len(present) else pa.array([], values.type)
-    found = _token_bloom.build(words) if len(present) else b""
-    head = pa.array([found], pa.binary())
+    words = strings.words(values)
+    head = pa.array([_token_bloom.build(words)], pa.binary())
     return pa.concat_arrays([head, pa.nulls(len(values) - 1, pa.binary())]), words
 
 
