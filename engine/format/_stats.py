@@ -185,13 +185,11 @@ class CappedSet:
         self._held: pa.Array | None = None
 
     def sorted(self) -> list[Any] | None:
-        """The values in ascending order (None if unknown), sorted by Arrow: UTF-8 bytes
-        sort as their code points do, so the order is Python's."""
+        """The values in ascending order (None if unknown). Python's sort of the (capped)
+        values it holds anyway: Arrow's ``sort_indices`` costs ~0.2 ms for 1 000 integers."""
         if not self.known:
             return None
-        if self._held is None:
-            return []
-        return self._held.take(pc.sort_indices(self._held)).to_pylist()
+        return [] if self._held is None else sorted(self._held.to_pylist())
 
     def add(self, values: pa.Array | None) -> pa.Array | None:
         """Add distinct ``values`` (None: more than the cap); those not held before, or None

@@ -421,8 +421,11 @@ cdef object distinct_integers(object values, int64_t limit):
 
 
 def count_distinct(values, int64_t limit=-1):
-    """How many distinct non-null values ``values`` holds, counted up to ``limit + 1`` at
-    most (-1: all)."""
+    """How many distinct non-null values ``values`` (strings, or 32- or 64-bit integers)
+    holds, counted up to ``limit + 1`` at most (-1: all)."""
+    if pa.types.is_int32(values.type) or pa.types.is_int64(values.type):
+        found = distinct_integers(values, limit)
+        return limit + 1 if found is None else len(found)
     cdef list chunks = chunks_of(values)
     cdef Set s
     cdef View v

@@ -112,16 +112,17 @@ def test_distinct_strings_and_their_count(texts, large, cut, pieces, limit) -> N
     st.integers(0, 3),
     st.integers(-1, 12),
 )
-def test_distinct_integers(values, wide, pieces, limit) -> None:  # type: ignore[no-untyped-def]
+def test_distinct_integers_and_their_count(values, wide, pieces, limit) -> None:  # type: ignore[no-untyped-def]
     kind = pa.int64() if wide else pa.int32()
     values = [v if v is None or wide else v % 2**31 - 2**30 for v in values]
     array = pa.chunked_array([pa.array(values[i :: pieces or 1], kind) for i in range(pieces or 1)])
     expected = {v for v in values if v is not None}
-    found = strings.distinct(array if pieces else array.chunk(0), limit)
+    given = array if pieces else array.chunk(0)
+    found, counted = strings.distinct(given, limit), strings.count_distinct(given, limit)
     if 0 <= limit < len(expected):
-        assert found is None
+        assert found is None and counted == limit + 1
         return
-    assert found is not None and found.type == kind
+    assert found is not None and found.type == kind and counted == len(expected)
     assert sorted(found.to_pylist()) == sorted(expected)
 
 

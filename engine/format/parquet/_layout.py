@@ -90,16 +90,22 @@ def _encoding(dtype: pa.DataType) -> str | None:
 
 def _repeats(values: pa.Array | pa.ChunkedArray | None, times: int) -> bool:
     """Whether ``values`` (a sample; None: no sample) hold each distinct value ``times``
-    times on average."""
+    times on average. Strings, integers and timestamps are counted by one compiled pass
+    that stops once past the bound (ids, messages, keys: ``native.strings``)."""
     if values is None:
         return True
     present = len(values) - values.null_count
-    # When the sample's first part alone holds too many distinct values (mostly-distinct
-    # ids and messages), so does the whole: the rest is not hashed.
-    head = values.slice(0, present // times + 1)
-    if len(head) < len(values) and _count_distinct(head) * times > present:
+    bound = present // times
+    if pa.types.is_timestamp(values.type):
+        values = values.cast(pa.int64())
+    if not pa.types.is_floating(values.type):
+        return strings.count_distinct(values, bound) <= bound
+    # When the sample's first part alone holds too many distinct values, so does the
+    # whole: the rest is not hashed.
+    head = values.slice(0, bound + 1)
+    if len(head) < len(values) and _count_distinct(head) > bound:
         return False
-    return _count_distinct(values) * times <= present
+    return _count_distinct(values) <= bound
 
 
 def _count_distinct(values: pa.Array | pa.ChunkedArray) -> int:
@@ -110,12 +116,7 @@ def _count_distinct(values: pa.Array | pa.ChunkedArray) -> int:
 
 def _dictionary(dtype: pa.DataType, values: pa.Array | pa.ChunkedArray | None) -> bool:
     if pa.types.is_string(dtype) or pa.types.is_large_string(dtype):
-        if values is None:
-            return True
-        # counted by one compiled pass that stops once past the bound (ids, messages)
-        present = len(values) - values.null_count
-        bound = present // STRING_REPEATS
-        return strings.count_distinct(values, bound) * STRING_REPEATS <= present
+        return _repeats(values, STRING_REPEATS)
     if _encoding(dtype) is not None:  # integers, floats and timestamps
         return values is not None and _repeats(values, INTEGER_REPEATS)
     return False
