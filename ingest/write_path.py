@@ -437,7 +437,7 @@ class WritePath:
         if schema_evolution(info.options) == "typed":
             return self._coerce_typed(info, body, schema_evolve, ingest_time_ns)
         coerced = coerce_ndjson(
-            body, info.columns, ingest_time_ns=ingest_time_ns, max_openers=openers
+            body, info.columns, ingest_time_ns=ingest_time_ns, max_openers=openers, deferred=True
         )
         plan = plan_evolution(coerced.unknown_keys, info.columns, evolve=schema_evolve)
         if plan.new_columns or plan.props_fields:
@@ -448,6 +448,7 @@ class WritePath:
                 props_fields=plan.props_fields,
                 ingest_time_ns=ingest_time_ns,
                 max_openers=openers,
+                deferred=True,
             )
             if plan.new_columns:
                 info = self._widen(table, plan)
@@ -458,6 +459,7 @@ class WritePath:
                         props_fields=plan.props_fields,
                         ingest_time_ns=ingest_time_ns,
                         max_openers=openers,
+                        deferred=True,
                     )
         return info, coerced, plan
 
