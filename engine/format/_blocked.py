@@ -115,7 +115,7 @@ class BlockedWriter(ExtentWriter):
                 continue
             if not pieces and self._appended:
                 pieces.append(ParsedDynamic.none(self._appended, piece.values.type))
-            if not self.residual or not self.shred_paths:
+            if not self._encodes_parsed:
                 batch = _filled(batch, name, piece)
             pieces.append(piece)
         self._appended += batch.num_rows
@@ -126,6 +126,11 @@ class BlockedWriter(ExtentWriter):
             self._pending_rows > 1 and self._pending_bytes >= BLOCK_BYTES
         ):
             self._flush(self._next_block_rows())
+
+    @property
+    def _encodes_parsed(self) -> bool:
+        """Whether the format encodes the CBOR of parsed rows itself (``residual``)."""
+        return self.residual and self.shred_paths > 0
 
     def _next_block_rows(self) -> int:
         """Rows of the next block: ``block_rows``, fewer when they would pass BLOCK_BYTES

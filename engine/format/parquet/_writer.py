@@ -120,7 +120,7 @@ class ParquetExtentWriter(BlockedWriter):
         for name in self._dynamic:
             whole = self._parsed_whole(name)
             if name not in stripped:
-                if whole is not None:  # its parsed rows' CBOR, encoded from the parse
+                if whole is not None and self._encodes_parsed:  # encoded from the parse
                     starts = np.cumsum([0, *(len(b) for b in self._dynamic[name])])
                     filled = [
                         whole.slice(int(starts[first + i]), b.num_rows).filled(b.column(name))
