@@ -430,7 +430,9 @@ class WritePath:
         """Coerce an NDJSON body to ``table``'s columns, evolving the table if allowed.
 
         Every row is validated against the widened schema before the catalog is widened,
-        so a body that fails changes nothing. The batch has the returned table's columns.
+        so a body that fails changes nothing. The batch has the returned table's columns, its
+        dynamic rows that ``parsed`` vouches for without bytes (``coerce_ndjson(deferred=True)``):
+        it is for ``encode_coerced``, which hands both to the extent writer.
         """
         openers = check_shape(body, self.max_keys_per_row, self.max_nesting_depth)
         info = self.catalog.get_table(table)
