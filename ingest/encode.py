@@ -84,7 +84,11 @@ def encode_ndjson(job: EncodeJob, store: StoreConfig, fmt: FormatSpec) -> Encode
         coerced, plan = typed.coerced, typed.plan
     else:
         coerced = coerce_ndjson(
-            job.body, info.columns, ingest_time_ns=job.ingest_time_ns, max_openers=openers
+            job.body,
+            info.columns,
+            ingest_time_ns=job.ingest_time_ns,
+            max_openers=openers,
+            deferred=True,
         )
         plan = plan_evolution(coerced.unknown_keys, info.columns, evolve=job.evolve)
         if plan.new_columns or plan.props_fields:

@@ -430,14 +430,16 @@ class WritePath:
         """Coerce an NDJSON body to ``table``'s columns, evolving the table if allowed.
 
         Every row is validated against the widened schema before the catalog is widened,
-        so a body that fails changes nothing. The batch has the returned table's columns.
+        so a body that fails changes nothing. The batch has the returned table's columns, its
+        dynamic rows that ``parsed`` vouches for without bytes (``coerce_ndjson(deferred=True)``):
+        it is for ``encode_coerced``, which hands both to the extent writer.
         """
         openers = check_shape(body, self.max_keys_per_row, self.max_nesting_depth)
         info = self.catalog.get_table(table)
         if schema_evolution(info.options) == "typed":
             return self._coerce_typed(info, body, schema_evolve, ingest_time_ns)
         coerced = coerce_ndjson(
-            body, info.columns, ingest_time_ns=ingest_time_ns, max_openers=openers
+            body, info.columns, ingest_time_ns=ingest_time_ns, max_openers=openers, deferred=True
         )
         plan = plan_evolution(coerced.unknown_keys, info.columns, evolve=schema_evolve)
         if plan.new_columns or plan.props_fields:
@@ -448,6 +450,7 @@ class WritePath:
                 props_fields=plan.props_fields,
                 ingest_time_ns=ingest_time_ns,
                 max_openers=openers,
+                deferred=True,
             )
             if plan.new_columns:
                 info = self._widen(table, plan)
@@ -458,6 +461,7 @@ class WritePath:
                         props_fields=plan.props_fields,
                         ingest_time_ns=ingest_time_ns,
                         max_openers=openers,
+                        deferred=True,
                     )
         return info, coerced, plan
 

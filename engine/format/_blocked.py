@@ -49,6 +49,10 @@ class BlockedWriter(ExtentWriter):
     """Whether blocks are held until the extent is sealed (a format whose file schema holds
     the shredded sub-columns, known only then): they are written, and their statistics
     computed, after the paths are found."""
+    residual = False
+    """Whether the format stores dynamic columns stripped of their shredded leaves
+    (``_residual.py``) and encodes the CBOR of parsed rows it stores whole itself; other
+    formats get each batch's parsed rows encoded as it is appended."""
 
     def __init__(
         self, store: ObjectStore, schema: pa.Schema, path_prefix: str, block_rows: int
@@ -71,6 +75,8 @@ class BlockedWriter(ExtentWriter):
         }
         self._parsed: dict[str, list[ParsedDynamic]] = {name: [] for name in self._dynamic}
         self._rows = 0
+        self._appended = 0
+        """Rows appended so far; a dynamic column's parsed pieces cover them all or none."""
         self._shredded: dict[str, ShreddedColumn] = {}
         self._held: list[pa.RecordBatch] = []
         self._column_stats_found: dict[str, dict[str, Any]] | None = None
@@ -99,8 +105,20 @@ class BlockedWriter(ExtentWriter):
         if batch.num_rows == 0:
             return
         for name, pieces in self._parsed.items():
-            if parsed is not None and name in parsed:
-                pieces.append(parsed[name])
+            piece = None if parsed is None else parsed.get(name)
+            if piece is not None and pieces and piece.values.type != pieces[0].values.type:
+                batch = _filled(batch, name, piece)  # one type per extent: these are CBOR
+                piece = ParsedDynamic.none(batch.num_rows, pieces[0].values.type)
+            elif piece is None and pieces:
+                piece = ParsedDynamic.none(batch.num_rows, pieces[0].values.type)
+            if piece is None:
+                continue
+            if not pieces and self._appended:
+                pieces.append(ParsedDynamic.none(self._appended, piece.values.type))
+            if not self._encodes_parsed:
+                batch = _filled(batch, name, piece)
+            pieces.append(piece)
+        self._appended += batch.num_rows
         self._pending.append(batch)
         self._pending_rows += batch.num_rows
         self._pending_bytes += batch.nbytes
@@ -108,6 +126,11 @@ class BlockedWriter(ExtentWriter):
             self._pending_rows > 1 and self._pending_bytes >= BLOCK_BYTES
         ):
             self._flush(self._next_block_rows())
+
+    @property
+    def _encodes_parsed(self) -> bool:
+        """Whether the format encodes the CBOR of parsed rows itself (``residual``)."""
+        return self.residual and self.shred_paths > 0
 
     def _next_block_rows(self) -> int:
         """Rows of the next block: ``block_rows``, fewer when they would pass BLOCK_BYTES
@@ -165,17 +188,19 @@ class BlockedWriter(ExtentWriter):
         with ThreadPoolExecutor(1, thread_name_prefix="kyma-stats") as pool:
             prepared = pool.submit(self._prepare_blocks, held)
             counted = pool.submit(self._count_all, held)
-            self._walk_dynamic()
+            self._walk_dynamic(held)
             prepared.result()
             self._write_blocks(held)
             paths = self._block_paths()
             counted.result()
         return paths
 
-    def _walk_dynamic(self) -> None:
+    def _walk_dynamic(self, held: list[pa.RecordBatch]) -> None:
         """Each dynamic column's distinct values decoded and walked once (only of the rows
         Arrow's parse does not vouch for), and its shredded sub-columns if the format has
-        them: a format whose schema holds them needs them before its first block."""
+        them: a format whose schema holds them needs them before its first block.
+        ``held``: the held blocks, whose parsed rows are encoded here if they must be
+        decoded after all (a type ``leaves`` does not know)."""
         for name, blocks in self._dynamic.items():
             if not blocks:
                 continue
@@ -183,10 +208,30 @@ class BlockedWriter(ExtentWriter):
             whole = concat(self._parsed[name], self._rows)
             if whole is not None and (found := leaves(whole)) is not None:
                 blocks = _without_exact(blocks, whole.exact)
+            elif whole is not None and held:
+                blocks = self._fill_held(name, whole, held)
             distinct = DistinctValues(blocks, leaves=self.shred_paths > 0)
             self._walked[name] = (distinct, found, [len(b) for b in blocks])
             if self.shred_paths:
                 self._shredded[name] = shred(name, distinct, self.shred_paths, found)
+
+    def _fill_held(
+        self, name: str, whole: ParsedDynamic, held: list[pa.RecordBatch]
+    ) -> list[pa.Array]:
+        """The held blocks with the parsed rows of ``name`` encoded as CBOR (in place), and
+        its blocks then: the column has no parsed rows any more."""
+        start = 0
+        for i, batch in enumerate(held):
+            held[i] = _filled(batch, name, whole.slice(start, batch.num_rows))
+            self._dynamic[name][i] = held[i].column(name)
+            start += batch.num_rows
+        self._parsed[name] = []
+        return self._dynamic[name]
+
+    def _parsed_whole(self, name: str) -> ParsedDynamic | None:
+        """Dynamic column ``name`` as Arrow parsed it, over the extent's rows (None: its
+        CBOR is all in the blocks)."""
+        return concat(self._parsed[name], self._rows)
 
     def _block_paths(self) -> dict[str, list[frozenset[str] | None]]:
         """Dynamic paths of every block, from the walk (``_walk_dynamic``)."""
@@ -225,7 +270,7 @@ class BlockedWriter(ExtentWriter):
         if self.hold_blocks:
             paths = self._write_held()
         else:
-            self._walk_dynamic()
+            self._walk_dynamic([])
             paths = self._block_paths()
         self._finish_stats(paths)
         self._seal()
@@ -251,6 +296,13 @@ class BlockedWriter(ExtentWriter):
     def abort(self) -> None:
         self._close()
         self._staging.unlink(missing_ok=True)
+
+
+def _filled(batch: pa.RecordBatch, name: str, parsed: ParsedDynamic) -> pa.RecordBatch:
+    """``batch`` with the parsed rows of dynamic column ``name`` encoded as CBOR."""
+    index = batch.schema.get_field_index(name)
+    column = parsed.filled(batch.column(index))
+    return batch.set_column(index, batch.schema.field(index), column)
 
 
 def _without_exact(blocks: list[pa.Array], exact: pa.Array) -> list[pa.Array]:

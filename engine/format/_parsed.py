@@ -6,15 +6,19 @@ built from that struct and vouched for (``exact``), the paths of a block and the
 sub-columns come from the struct by Arrow kernels; the other rows' CBOR is decoded as before.
 A row is only ``exact`` when its keys are present exactly where the struct's children are
 valid (an explicit ``null`` or a list makes it inexact), so validity is presence.
+The batch's bytes of exact rows are never read: ingest leaves them empty, and the writer
+encodes CBOR (``arrow_cbor``) only for the rows it stores whole (``_residual.written``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from kyma.engine.format.arrow_cbor import cbor
 from kyma.engine.format.predicate import MAX_PATH_DEPTH
 
 Path = tuple[str, ...]
@@ -30,10 +34,30 @@ class ParsedDynamic:
     """The parsed value of each row (a struct for objects), as pyarrow inferred it."""
     exact: pa.Array
     """Per row (bool, no nulls): the row's CBOR is exactly ``values``' row (a null row:
-    null). Only these rows are read from ``values``."""
+    null). Only these rows are read from ``values``, and only the others from the batch."""
 
     def slice(self, offset: int, length: int) -> ParsedDynamic:
         return ParsedDynamic(self.values.slice(offset, length), self.exact.slice(offset, length))
+
+    @classmethod
+    def none(cls, rows: int, kind: pa.DataType) -> ParsedDynamic:
+        """``rows`` rows of ``kind`` whose CBOR the batch holds (none exact)."""
+        return cls(pa.nulls(rows, kind), pa.array(np.zeros(rows, np.bool_)))
+
+    def filled(self, column: pa.Array, rows: pa.Array | None = None) -> pa.Array:
+        """``column`` (the batch's CBOR) with the CBOR of the exact rows among ``rows``
+        (a mask; None: all) encoded from ``values``: only those rows are encoded."""
+        wanted = self.exact if rows is None else pc.and_(self.exact, rows)
+        wanted = pc.and_(wanted, pc.is_valid(self.values))
+        count = wanted.true_count
+        if not count:
+            return column
+        if count == len(column):
+            return cbor(self.values).cast(column.type)
+        encoded = cbor(self.values.filter(wanted)).cast(column.type)
+        at = pc.subtract(pc.cumulative_sum(wanted.cast(pa.int64())), 1)
+        at = pc.if_else(wanted, at, pa.scalar(None, pa.int64()))
+        return pc.if_else(wanted, encoded.take(at), column)
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kyma.engine.format._parsed import Leaf
+from kyma.engine.format._parsed import Leaf, ParsedDynamic
 from kyma.engine.format._shred import HIDDEN_PREFIX, Shred, ShreddedColumn
 from kyma.engine.format._walk import DistinctValues, _scalar_type
 from kyma.engine.format.predicate import MAX_PATH_DEPTH
@@ -436,18 +436,30 @@ def written(
     block: pa.Array,
     indices: pa.Array,
     found: tuple[pa.Array, pa.Array],
-    parsed: tuple[pa.Array, pa.Array] | None,
+    parsed: ParsedDynamic | None,
+    layouts: tuple[pa.Array, pa.Array] | None,
     shredded: ShreddedColumn,
     b: int,
 ) -> tuple[pa.Array, pa.Array, pa.Array]:
-    """Block ``b`` of a dynamic column as stored: (whole, skeleton, holes) (``strip``);
-    ``indices``: its rows' distinct values (null: not walked); ``parsed``: the block's
-    skeletons and holes from Arrow's parse (``parsed_skeletons``), for the other rows."""
-    values = encoded_columns([s.type for s in shredded.shreds], shredded.block(b))
+    """Block ``b`` of a dynamic column as stored: (whole, skeleton, holes). Rows of CBOR
+    (``indices``: their distinct values, null where not walked) are stripped where ``strip``
+    finds their bytes given back. Rows Arrow's parse vouches for (``parsed``, the block's
+    rows) hold no bytes in ``block``: they are stripped where their layout has a skeleton
+    (``layouts``, the block's rows of ``parsed_skeletons``: the CBOR that rebuilds from it
+    is the parse's by construction), and the others' CBOR is encoded from the parse."""
     skeleton, holes = found[0].take(indices), found[1].take(indices)
-    if parsed is not None:
-        skeleton, holes = pc.coalesce(skeleton, parsed[0]), pc.coalesce(holes, parsed[1])
-    return strip(block, skeleton, holes, values)
+    whole = block
+    if skeleton.null_count < len(skeleton):
+        values = encoded_columns([s.type for s in shredded.shreds], shredded.block(b))
+        whole, skeleton, holes = strip(block, skeleton, holes, values)
+    if parsed is None:
+        return whole, skeleton, holes
+    if layouts is None:
+        return parsed.filled(whole), skeleton, holes
+    stripped = pc.is_valid(layouts[0])
+    whole = parsed.filled(whole, pc.invert(stripped))
+    whole = pc.if_else(stripped, pa.scalar(None, whole.type), whole)
+    return whole, pc.coalesce(skeleton, layouts[0]), pc.coalesce(holes, layouts[1])
 
 
 def rebuilt(table: pa.Table, columns: list[str], shreds: list[Shred]) -> pa.Table:

@@ -185,16 +185,18 @@ def path_column_stats(shredded: ShreddedColumn) -> dict[str, dict[str, Any]]:
     ``attributes['x'] = '...'`` compares), None past DISTINCT_SET_CAP; min and max of longs."""
     out: dict[str, dict[str, Any]] = {}
     for i in _single_typed(shredded):
-        s = shredded.shreds[i]
-        values = pc.unique(shredded.columns[i]).drop_null()
-        words = values.cast(pa.string())
-        fits = len(words) <= DISTINCT_SET_CAP and not holds_nul(words)
+        s, column = shredded.shreds[i], shredded.columns[i]
+        # ids and the like: the first rows already hold too many distinct values
+        head = column.slice(0, 2 * DISTINCT_SET_CAP)
+        many = len(head) < len(column) and len(pc.unique(head).drop_null()) > DISTINCT_SET_CAP
+        words = None if many else pc.unique(column).drop_null().cast(pa.string())
+        fits = words is not None and len(words) <= DISTINCT_SET_CAP and not holds_nul(words)
         stat: dict[str, Any] = {
-            "distinct": sorted(words.to_pylist()) if fits else None,
+            "distinct": sorted(words.to_pylist()) if fits and words is not None else None,
             "tokens": None,
         }
-        if s.type == "long" and len(values):
-            mm = pc.min_max(values)
+        if s.type == "long" and column.null_count < len(column):
+            mm = pc.min_max(column)
             stat["min"], stat["max"] = mm["min"].as_py(), mm["max"].as_py()
         out[dynamic_path(s.column, s.path)] = stat
     return out

@@ -28,6 +28,7 @@ def coerce_ndjson(
     props_fields: Collection[str] = (),
     ingest_time_ns: int,
     max_openers: int | None = None,
+    deferred: bool = False,
 ) -> Coerced:
     """Coerce an NDJSON body (already decompressed) to a batch of ``columns``.
 
@@ -35,10 +36,12 @@ def coerce_ndjson(
     merged into the row's ``props`` object. A missing or null ``_timestamp`` becomes
     ``ingest_time_ns``. Raises IngestError naming the first offending line and field.
     ``max_openers``: what ``check_shape`` returned for the body, if it ran (one pass over
-    the body then serves both).
+    the body then serves both). ``deferred``: the rows of dynamic columns that
+    ``Coerced.parsed`` vouches for hold no bytes in the batch -- only for a batch handed to
+    ``ExtentWriter.append`` with its parsed columns, which encodes the CBOR it stores.
     """
     overflow = overflow_fields(columns, props_fields)
-    fast = coerce_fast(body, columns, overflow, ingest_time_ns, max_openers)
+    fast = coerce_fast(body, columns, overflow, ingest_time_ns, max_openers, deferred)
     if fast is not None:
         return fast
     return coerce_rows(body, columns, props_fields=overflow, ingest_time_ns=ingest_time_ns)

@@ -1,10 +1,11 @@
-"""CBOR of dynamic values built by Arrow kernels from pyarrow's inferred column.
+"""Which rows of pyarrow's inferred dynamic column hold exactly their JSON line's value.
 
-The per-row path stores ``cbor2.dumps`` of the parsed JSON value. This module builds the
-same bytes for a whole column at once -- map headers from counts of present keys, key
-bytes as constants, string, integer and double values with CBOR heads computed in numpy,
-all joined with ``binary_join_element_wise`` -- and says, per row, whether it can vouch
-that they are byte-identical. It vouches only when every trap is ruled out:
+The per-row path stores ``cbor2.dumps`` of the parsed JSON value; ``arrow_cbor.cbor``
+(engine/format) builds the same bytes for a whole column of pyarrow's parse at once. This
+module says, per row, whether those bytes are the line's -- ``vouched`` -- which lets the
+extent writer take a row's paths and leaves from the parse, and encode CBOR only for what
+it stores whole (coercion's batch then holds no bytes for those rows: ``_fast._dynamic``).
+It vouches only when every trap is ruled out:
 
 - CBOR keeps a row's key order, a struct its own: the line must hold the JSON text of the
   keys of the struct and its nested structs (``"name"`` then ``:``, blanks between
@@ -17,8 +18,7 @@ that they are byte-identical. It vouches only when every trap is ruled out:
   written ``2`` (an int in CBOR), so it is not vouched for;
 - lists, timestamps and any other inferred type are not encoded here.
 
-What it does not vouch for, the caller converts in Python as before. No library does this:
-cbor2 and the other CBOR encoders take Python objects, and Arrow has no CBOR writer.
+What it does not vouch for, the caller converts in Python as before.
 """
 
 from __future__ import annotations
@@ -30,11 +30,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-_MAJOR_UINT, _MAJOR_NEGINT, _MAJOR_TEXT, _MAJOR_MAP = 0, 1, 3, 5
-_FLOAT64 = 0xFB
-_TRUE, _FALSE = pa.scalar(b"\xf5", pa.binary()), pa.scalar(b"\xf4", pa.binary())
-_EMPTY = pa.scalar(b"", pa.binary())
-_NULL = pa.scalar(None, pa.binary())
+from kyma.engine.format.arrow_cbor import cbor
+
+_ENCODED = (pa.null(), pa.bool_(), pa.int64(), pa.string())
+"""Types whose values ``cbor`` writes as the JSON text held them (and doubles, checked)."""
 # Where a key's text in the line may differ from its canonical JSON text (or a string
 # value may hold a key's text): such lines are left to Python.
 _ODD_ESCAPE = r'\\[u"/]'
@@ -54,17 +53,24 @@ def encode_dynamic(array: pa.Array, lines: pa.Array) -> tuple[pa.Array, pa.Array
 
     A null row (absent or ``null``) is null and exact; an inexact row's value is meaningless.
     """
+    exact = vouched(array, lines)
+    if not pc.any(pc.and_(exact, pc.is_valid(array))).as_py():
+        return pa.nulls(len(array), pa.binary()), exact
+    return cbor(array), exact
+
+
+def vouched(array: pa.Array, lines: pa.Array) -> pa.Array:
+    """Per row, whether ``cbor`` of its value (``array``, pyarrow's parse of ``lines``)
+    is the CBOR of its line's value, byte for byte: a null row is."""
     valid = pc.is_valid(array)
     if _keys(array.type) > MAX_KEYS:
-        return pa.nulls(len(array), pa.binary()), pc.invert(valid)
-    pieces, ok, presence = _encode(array, lines)
-    values = pieces[0] if len(pieces) == 1 else _join(pieces, "replace")
+        return pc.invert(valid)
+    ok, presence = _checks(array)
     if presence:
         present = np.column_stack(presence)
         ok = pc.and_(ok, _keys_once_in_order(_key_texts(array.type), present, lines))
     odd = pc.match_substring_regex(lines, _ODD_ESCAPE)
-    ok = pc.and_(ok, pc.invert(pc.and_(valid, odd)))
-    return pc.if_else(valid, values, pa.scalar(None, pa.binary())), ok
+    return pc.and_(ok, pc.invert(pc.and_(valid, odd)))
 
 
 def _keys(kind: pa.DataType) -> int:
@@ -85,53 +91,25 @@ def _key_texts(kind: pa.DataType) -> list[str]:
     return texts
 
 
-def _encode(array: pa.Array, lines: pa.Array) -> tuple[list[pa.Array], pa.Array, list[np.ndarray]]:
-    """(CBOR of each present value as pieces to join, each null where the value is absent
-    -- the pieces of a struct's fields come after its map head, each field's after its key,
-    so all of them join in one call at the end; whether each row is exact, but for its
-    keys' order and count; which rows have each key of nested structs, depth first)."""
+def _checks(array: pa.Array) -> tuple[pa.Array, list[np.ndarray]]:
+    """Whether each row is exact, but for its keys' order and count; which rows have each
+    key of nested structs, depth first."""
     kind = array.type
-    valid = pc.is_valid(array)
-    everywhere = pa.array(np.ones(len(array), np.bool_))
-    if pa.types.is_null(kind):
-        return [pa.nulls(len(array), pa.binary())], everywhere, []
-    if pa.types.is_boolean(kind):
-        return [pc.if_else(array, _TRUE, _FALSE)], everywhere, []
-    if pa.types.is_int64(kind):
-        return [_ints(array)], everywhere, []
     if pa.types.is_float64(kind):
-        integral = pc.and_(valid, pc.equal(pc.floor(array), array))
-        return [_doubles(array)], pc.invert(pc.fill_null(integral, False)), []
-    if pa.types.is_string(kind):
-        heads = _heads(_MAJOR_TEXT, _numpy(pc.binary_length(array)), valid)
-        return [heads, array.cast(pa.binary())], everywhere, []
-    if pa.types.is_struct(kind):
-        return _struct(array, lines)
-    return [pa.nulls(len(array), pa.binary())], pc.invert(valid), []  # lists etc.: Python's
-
-
-def _struct(
-    array: pa.StructArray, lines: pa.Array
-) -> tuple[list[pa.Array], pa.Array, list[np.ndarray]]:
-    """A struct's pieces: its map head (the count of keys present), then each present
-    field's key and value (``struct_field`` makes a field null where its struct is)."""
-    rows = len(array)
-    ok = pa.array(np.ones(rows, np.bool_))
-    count = np.zeros(rows, np.uint64)
+        integral = pc.and_(pc.is_valid(array), pc.equal(pc.floor(array), array))
+        return pc.invert(pc.fill_null(integral, False)), []
+    if not pa.types.is_struct(kind):
+        if kind in _ENCODED:
+            return pa.array(np.ones(len(array), np.bool_)), []
+        return pc.invert(pc.is_valid(array)), []  # lists etc.: Python's
+    ok = pa.array(np.ones(len(array), np.bool_))
     presence: list[np.ndarray] = []
-    parts: list[pa.Array] = []
-    for i, field in enumerate(array.type):
-        child = pc.struct_field(array, [i])
-        pieces, child_ok, nested = _encode(child, lines)
-        key = field.name.encode()
-        head = _heads(_MAJOR_TEXT, np.array([len(key)], np.uint64))[0].as_py()
-        valid = pc.is_valid(child)
-        parts += [pc.if_else(valid, pa.scalar(head + key, pa.binary()), _NULL), *pieces]
-        here = valid.to_numpy(zero_copy_only=False)
-        count += here.astype(np.uint64)
-        presence += [here, *nested]
+    for i in range(kind.num_fields):
+        child = pc.struct_field(array, [i])  # null where its struct is
+        child_ok, nested = _checks(child)
+        presence += [pc.is_valid(child).to_numpy(zero_copy_only=False), *nested]
         ok = pc.and_(ok, child_ok)
-    return [_heads(_MAJOR_MAP, count, pc.is_valid(array)), *parts], ok, presence
+    return ok, presence
 
 
 def _keys_once_in_order(texts: list[str], present: np.ndarray, lines: pa.Array) -> pa.Array:
@@ -175,72 +153,3 @@ def _counted(escaped: list[str], present: np.ndarray, lines: pa.Array) -> pa.Arr
         f"(?:{'|'.join(escaped[i + 1 :])}).*{escaped[i]}" for i in range(len(escaped) - 1)
     )
     return pc.and_(ok, pc.invert(pc.match_substring_regex(lines, inversions)))
-
-
-def _join(parts: list[pa.Array | pa.Scalar], nulls: str) -> pa.Array:
-    return pc.binary_join_element_wise(*parts, _EMPTY, null_handling=nulls)
-
-
-def _numpy(array: pa.Array) -> np.ndarray:
-    return array.fill_null(0).to_numpy(zero_copy_only=False)
-
-
-def _ints(array: pa.Array) -> pa.Array:
-    n = _numpy(array).astype(np.int64)
-    negative = n < 0
-    magnitude = np.where(negative, ~n, n).astype(np.uint64)  # -1 - n for a negative n
-    heads = _heads(np.where(negative, _MAJOR_NEGINT, _MAJOR_UINT), magnitude)
-    return pc.if_else(pc.is_valid(array), heads, pa.scalar(None, pa.binary()))
-
-
-def _doubles(array: pa.Array) -> pa.Array:
-    rows = len(array)
-    data = np.empty((rows, 9), np.uint8)
-    data[:, 0] = _FLOAT64
-    data[:, 1:] = _numpy(array).astype(">f8").view(np.uint8).reshape(rows, 8)
-    offsets = np.arange(0, 9 * rows + 1, 9, dtype=np.int32)
-    encoded = pa.Array.from_buffers(
-        pa.binary(), rows, [None, pa.py_buffer(offsets), pa.py_buffer(data.tobytes())]
-    )
-    return pc.if_else(pc.is_valid(array), encoded, pa.scalar(None, pa.binary()))
-
-
-def _heads(major: int | np.ndarray, n: np.ndarray, valid: pa.Array | None = None) -> pa.Array:
-    """CBOR heads (major type, argument ``n`` in the fewest bytes) as a binary array, null
-    where ``valid`` (a mask without nulls) is false."""
-    n = n.astype(np.uint64)
-    if not len(n) or n.max() < 24:  # one byte each: the usual short strings and maps
-        data = (np.left_shift(np.asarray(major, np.uint64), np.uint64(5)) | n).astype(np.uint8)
-        offsets = np.arange(len(n) + 1, dtype=np.int32)
-        return _binary(offsets, data, valid)
-    widths = [(24, 0, 0), (256, 1, 24), (65536, 2, 25), (2**32, 4, 26)]
-    extra = np.full(len(n), 8, np.int32)
-    info = np.full(len(n), 27, np.uint64)
-    for bound, width, code in reversed(widths):
-        small = n < np.uint64(bound)
-        extra[small] = width
-        info[small] = n[small] if width == 0 else code
-    offsets = np.zeros(len(n) + 1, np.int32)
-    np.cumsum(extra + 1, out=offsets[1:])
-    data = np.zeros(int(offsets[-1]), np.uint8)
-    start = offsets[:-1]
-    data[start] = (np.left_shift(np.asarray(major, np.uint64), 5) | info).astype(np.uint8)
-    for width in (1, 2, 4, 8):
-        chosen = extra == width
-        if not chosen.any():
-            continue
-        for b in range(width):
-            shift = np.uint64(8 * (width - 1 - b))
-            data[start[chosen] + 1 + b] = ((n[chosen] >> shift) & np.uint64(0xFF)).astype(np.uint8)
-    return _binary(offsets, data, valid)
-
-
-def _binary(offsets: np.ndarray, data: np.ndarray, valid: pa.Array | None) -> pa.Array:
-    """A binary array of ``data`` cut at ``offsets``, null where ``valid`` (a mask without
-    nulls, of the same length) is false: its bitmap is the validity bitmap."""
-    buffers = [None, pa.py_buffer(offsets), pa.py_buffer(data)]
-    if valid is None:
-        return pa.Array.from_buffers(pa.binary(), len(offsets) - 1, buffers)
-    if valid.offset:  # a bitmap must start at the array's first row
-        return pc.if_else(valid, pa.Array.from_buffers(pa.binary(), len(valid), buffers), _NULL)
-    return pa.Array.from_buffers(pa.binary(), len(valid), [valid.buffers()[1], *buffers[1:]])

@@ -27,7 +27,7 @@ from kyma.engine.errors import IngestError
 from kyma.engine.format import ParsedDynamic
 from kyma.engine.types import TIMESTAMP, Column
 
-from ._cbor import encode_dynamic
+from ._cbor import encode_dynamic, vouched
 from ._json import is_int, parse_checked, parse_line
 from ._layout import Layout, layout
 from ._model import Coerced
@@ -35,6 +35,7 @@ from ._slow import assemble
 from ._values import convert_rows
 from ._vector import vectorized_vectors
 
+_NO_BYTES = pa.scalar(b"", pa.binary())
 _EXPLICIT = {"bool": pa.bool_(), "int": pa.int32(), "long": pa.int64(), "real": pa.float64()}
 
 
@@ -44,9 +45,10 @@ def coerce_fast(
     props_fields: frozenset[str],
     ingest_time_ns: int,
     max_openers: int | None = None,
+    deferred: bool = False,
 ) -> Coerced | None:
     """The coerced body, or None when only the slow reader can tell; ``max_openers`` as
-    ``check_shape`` returns it."""
+    ``check_shape`` returns it; ``deferred`` as ``coerce_ndjson`` takes it."""
     body = body.removeprefix(codecs.BOM_UTF8)
     lines = layout(body, max_openers)
     if lines is None:
@@ -76,7 +78,7 @@ def coerce_fast(
             else:
                 partial[column.name] = encoded
         elif inferred and column.type.name == "dynamic" and column.name != "props":
-            encoded, hint = _dynamic(column, table, lines)
+            encoded, hint = _dynamic(column, table, lines, deferred)
             if hint is not None:
                 parsed[column.name] = hint
             if isinstance(encoded, pa.Array):
@@ -162,14 +164,19 @@ def _from_inferred(
 
 
 def _dynamic(
-    column: Column, table: pa.Table, lines: Layout
+    column: Column, table: pa.Table, lines: Layout, deferred: bool
 ) -> tuple[pa.Array | tuple[pa.Array, pa.Array], ParsedDynamic | None]:
     """A dynamic column's CBOR by Arrow kernels (when some rows need Python, the CBOR and
-    the mask of those rows), and the parsed column with the rows it vouches for."""
+    the mask of those rows), and the parsed column with the rows it vouches for;
+    ``deferred``: those rows hold no bytes (the extent writer encodes what it stores)."""
     array = _column(table, column.name, frozenset(table.column_names))
     if array is None:
         return pa.nulls(table.num_rows, pa.binary()), None
-    values, exact = encode_dynamic(array, lines.lines)
+    if deferred:
+        exact = vouched(array, lines.lines)
+        values = pc.if_else(pc.is_valid(array), _NO_BYTES, pa.scalar(None, pa.binary()))
+    else:
+        values, exact = encode_dynamic(array, lines.lines)
     parsed = ParsedDynamic(array, exact)
     if pc.all(exact).as_py():
         return values, parsed

@@ -23,4 +23,5 @@ class Coerced:
     parsed: dict[str, ParsedDynamic] = field(default_factory=dict)
     """Dynamic columns as pyarrow parsed them (the fast path's inferred structs), and which
     rows' CBOR they vouch for: the extent writer reads paths and shredded sub-columns of
-    those rows from them instead of decoding CBOR."""
+    those rows from them instead of decoding CBOR. Deferred (``coerce_ndjson``), the
+    batch holds no bytes for those rows: the writer encodes only what it stores whole."""

@@ -21,11 +21,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kyma.engine.errors import IngestError
-from kyma.engine.format import ParsedDynamic
+from kyma.engine.format import ParsedDynamic, SegmentFormat
+from kyma.engine.format import _parsed as parsed_module
 from kyma.engine.format._parsed import leaves
 from kyma.engine.format.parquet import ParquetFormat
+from kyma.engine.format.tlm import TlmFormat
 from kyma.engine.storage.local import LocalStore
-from kyma.engine.types import DEFAULT_COLUMNS, Column, KymaType
+from kyma.engine.types import DEFAULT_COLUMNS, Column, KymaType, arrow_schema
 from kyma.ingest.coerce._cbor import MAX_KEYS, MAX_SHAPES, encode_dynamic
 from kyma.ingest.coerce._fast import coerce_fast
 from kyma.ingest.coerce._json import parse_line
@@ -256,38 +258,56 @@ def test_a_struct_wider_than_the_key_bound_is_left_to_python() -> None:
     _same_as_slow(body)
 
 
-def _extent(batch: pa.RecordBatch, parsed: dict[str, ParsedDynamic], block_rows: int, bound: int):  # type: ignore[no-untyped-def]
-    """An extent of ``batch`` with and without ``parsed``: its write result, its bytes."""
+def _extent(  # type: ignore[no-untyped-def]
+    batch: pa.RecordBatch,
+    parsed: dict[str, ParsedDynamic],
+    block_rows: int,
+    bound: int,
+    fmt: SegmentFormat | None = None,
+):
+    """An extent of ``batch`` (with ``parsed``): its write result, its bytes, its rows."""
     with tempfile.TemporaryDirectory() as tmp:
         store = LocalStore(Path(tmp))
-        writer = ParquetFormat(block_rows, bound).start_extent(store, batch.schema, "t")
+        fmt = fmt or ParquetFormat(block_rows, bound)
+        writer = fmt.start_extent(store, batch.schema, "t")
         writer.append(batch, parsed)
         result = writer.finish()
         data = (Path(tmp) / result.object_path).read_bytes()
-    return result, data
+        reader = fmt.open_extent(store, result.object_path)
+        rows = pa.Table.from_batches(reader.read_blocks(reader.pruned_blocks(None)))
+        reader.close()
+    return result, data, rows
 
 
-def _same_extents(batch: pa.RecordBatch, parsed: dict, block_rows: int, bound: int) -> None:  # type: ignore[type-arg]
-    """The extent written from the parsed columns equals the one from decoded CBOR: paths,
-    block and column stats, shredded sub-columns -- byte for byte."""
-    slow, slow_bytes = _extent(batch, {}, block_rows, bound)
-    fast, fast_bytes = _extent(batch, parsed, block_rows, bound)
-    assert (fast.present_paths, fast.column_stats) == (slow.present_paths, slow.column_stats)
-    assert fast.block_count == slow.block_count
-    footer = pq.read_metadata(io.BytesIO(fast_bytes))
+def _same_extents(body: bytes, block_rows: int, bound: int) -> None:
+    """The extent written from the parsed columns -- the batch holding no bytes for the rows
+    they vouch for, as the write path coerces -- equals the one from decoded CBOR: paths,
+    block and column stats, shredded sub-columns, byte for byte; a format that does not
+    shred (tlm) reads the same rows back."""
+    whole = coerce_fast(body, COLUMNS, frozenset(), INGEST)
+    fast = coerce_fast(body, COLUMNS, frozenset(), INGEST, deferred=True)
+    assert whole is not None and fast is not None
+    slow, slow_bytes, slow_rows = _extent(whole.batch, {}, block_rows, bound)
+    quick, quick_bytes, quick_rows = _extent(fast.batch, fast.parsed, block_rows, bound)
+    assert (quick.present_paths, quick.column_stats) == (slow.present_paths, slow.column_stats)
+    assert quick.block_count == slow.block_count
+    footer = pq.read_metadata(io.BytesIO(quick_bytes))
     assert footer.metadata == pq.read_metadata(io.BytesIO(slow_bytes)).metadata
-    assert pq.read_table(io.BytesIO(fast_bytes)).equals(pq.read_table(io.BytesIO(slow_bytes)))
-    assert fast_bytes == slow_bytes
+    assert pq.read_table(io.BytesIO(quick_bytes)).equals(pq.read_table(io.BytesIO(slow_bytes)))
+    assert quick_bytes == slow_bytes
+    assert quick_rows.equals(slow_rows) and slow_rows.equals(pa.Table.from_batches([whole.batch]))
+    tlm = TlmFormat(block_rows)
+    _, _, tlm_rows = _extent(fast.batch, fast.parsed, block_rows, bound, tlm)
+    assert tlm_rows.equals(slow_rows)
 
 
 @given(bodies(), st.integers(1, 4), st.integers(0, 6))
 def test_extents_from_the_parsed_struct_equal_those_from_cbor(
     body: bytes, block_rows: int, bound: int
 ) -> None:
-    fast = coerce_fast(body, COLUMNS, frozenset(), INGEST)
-    if fast is None:  # the slow reader's batch carries no parsed columns
-        return
-    _same_extents(fast.batch, fast.parsed, block_rows, bound)
+    if coerce_fast(body, COLUMNS, frozenset(), INGEST) is None:
+        return  # the slow reader's batch carries no parsed columns
+    _same_extents(body, block_rows, bound)
 
 
 def test_typical_log_attributes_write_paths_and_shreds_without_decoding() -> None:
@@ -323,7 +343,7 @@ def test_typical_log_attributes_write_paths_and_shreds_without_decoding() -> Non
         ("user.id",),
     ]
     for block_rows, bound in ((100, 256), (128, 3), (1000, 0)):
-        _same_extents(fast.batch, fast.parsed, block_rows, bound)
+        _same_extents(body, block_rows, bound)
 
 
 def _nested(depth: int, leaf: object) -> object:
@@ -341,7 +361,72 @@ def test_parsed_extents_past_the_path_depth_scalars_and_wide_structs() -> None:
         fast = coerce_fast(body, COLUMNS, frozenset(), INGEST)
         assert fast is not None and fast.parsed["attrs"].exact.true_count == exact
         for block_rows, bound in ((16, 256), (7, 4)):
-            _same_extents(fast.batch, fast.parsed, block_rows, bound)
+            _same_extents(body, block_rows, bound)
+
+
+def _log_rows(count: int, offset: int = 0) -> bytes:
+    rows = [
+        {
+            "attrs": {
+                "http.method": ["GET", "POST"][i % 2],
+                "user.id": f"user-{i * 7919}",
+                "client": {"address": f"10.0.0.{i % 256}", "port": i},
+            },
+        }
+        for i in range(offset, offset + count)
+    ]
+    return "".join(json.dumps(r) + "\n" for r in rows).encode()
+
+
+def test_rows_whose_paths_are_all_shredded_are_never_encoded_as_cbor(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The write path's coercion leaves the vouched rows' CBOR out and the Parquet writer
+    stores them as skeletons: no CBOR of theirs is built; past the shredded paths' bound,
+    only the rows holding an unshredded path are encoded, and they read back whole."""
+    body = _log_rows(300)
+    encoded: list[int] = []
+    real = parsed_module.cbor
+
+    def counting(values: pa.Array) -> pa.Array:
+        encoded.append(len(values))
+        return real(values)
+
+    monkeypatch.setattr(parsed_module, "cbor", counting)
+    fast = coerce_fast(body, COLUMNS, frozenset(), INGEST, deferred=True)
+    assert fast is not None and fast.parsed["attrs"].exact.false_count == 0
+    assert set(fast.batch.column("attrs").to_pylist()) == {b""}
+    _, data, rows = _extent(fast.batch, fast.parsed, 128, 256)
+    assert encoded == []
+    assert pq.read_table(io.BytesIO(data)).column("attrs").null_count == 300
+    expected = [cbor2.dumps(json.loads(line)["attrs"]) for line in body.splitlines()]
+    assert rows.column("attrs").to_pylist() == expected
+    body = body + b'{"attrs":{"http.method":"PUT","rare":1}}\n'
+    fast = coerce_fast(body, COLUMNS, frozenset(), INGEST, deferred=True)
+    assert fast is not None
+    _, _, rows = _extent(fast.batch, fast.parsed, 128, 4)  # "rare" is past the 4 paths
+    assert encoded == [1]
+    assert rows.column("attrs")[-1].as_py() == cbor2.dumps({"http.method": "PUT", "rare": 1})
+
+
+def test_appends_of_other_parsed_types_or_none_read_back_whole() -> None:
+    """An extent of several appends: parsed structs of another type, or a batch without
+    parsed columns, are kept as CBOR; every row reads back as the slow reader wrote it."""
+    parts = [_log_rows(40), b'{"attrs":{"n":1}}\n' * 30, _log_rows(20, 40), _log_rows(10, 60)]
+    with tempfile.TemporaryDirectory() as tmp:
+        store = LocalStore(Path(tmp))
+        for fmt in (ParquetFormat(32), TlmFormat(32)):
+            expected = []
+            writer = fmt.start_extent(store, arrow_schema(tuple(COLUMNS)), "t")
+            for i, part in enumerate(parts):
+                deferred = i != 2  # the third: no parsed columns, the batch holds the CBOR
+                fast = coerce_fast(part, COLUMNS, frozenset(), INGEST, deferred=deferred)
+                assert fast is not None
+                writer.append(fast.batch, fast.parsed if deferred else {})
+                slow = coerce_rows(part, COLUMNS, ingest_time_ns=INGEST)
+                expected += slow.batch.column("attrs").to_pylist()
+            result = writer.finish()
+            reader = fmt.open_extent(store, result.object_path)
+            got = [b.column("attrs") for b in reader.read_blocks(reader.pruned_blocks(None))]
+            assert pa.chunked_array(got).to_pylist() == expected
 
 
 PROPS_FIELDS = frozenset(KEYS) - {"service"}

@@ -20,7 +20,6 @@ import pyarrow.parquet as pq
 
 from kyma.engine.format import _residual
 from kyma.engine.format._blocked import BlockedWriter
-from kyma.engine.format._parsed import concat
 from kyma.engine.format._shred import SHRED_PATHS, TYPES
 from kyma.engine.format.parquet import _grams, _tokens
 from kyma.engine.format.parquet._layout import (
@@ -42,6 +41,7 @@ from kyma.engine.storage import ObjectStore
 class ParquetExtentWriter(BlockedWriter):
     format_name = "parquet"
     hold_blocks = True
+    residual = True
 
     def __init__(
         self,
@@ -85,7 +85,7 @@ class ParquetExtentWriter(BlockedWriter):
         first = self._written_blocks
         self._written_blocks += len(batches)
         columns = pa.Table.from_batches(batches, self._schema).columns
-        stripped = self._stripped(batches, first)
+        stripped = self._stored_dynamic(batches, first)
         for name, (whole, _, _) in stripped.items():
             columns[self._schema.get_field_index(name)] = whole
         for shredded in self._shredded.values():
@@ -95,7 +95,8 @@ class ParquetExtentWriter(BlockedWriter):
         for filters in [*self._token_filters.values(), *self._gram_filters.values()]:
             columns.append(pa.chunked_array(filters[first : first + len(batches)], pa.binary()))
         for _, skeleton, holes in stripped.values():
-            columns += [skeleton, holes]
+            if skeleton is not None and holes is not None:
+                columns += [skeleton, holes]
         schema = self._file_schema()
         table = pa.Table.from_arrays(columns, schema=schema)
         if self._file is None:  # the first block is the sample for the encodings
@@ -109,42 +110,52 @@ class ParquetExtentWriter(BlockedWriter):
         """The dynamic columns stored without their shredded leaves (``_residual.py``)."""
         return [n for n, c in self._shredded.items() if c.shreds and n in self._walked]
 
-    def _stripped(
+    def _stored_dynamic(
         self, batches: list[pa.RecordBatch], first: int
-    ) -> dict[str, tuple[pa.ChunkedArray, pa.ChunkedArray, pa.ChunkedArray]]:
-        """Per stripped column, its (whole, skeleton, holes) over ``batches``."""
+    ) -> dict[str, tuple[pa.ChunkedArray, pa.ChunkedArray | None, pa.ChunkedArray | None]]:
+        """Per dynamic column with parsed rows or stored stripped, its (whole, skeleton,
+        holes) over ``batches`` (skeleton and holes None: not stripped)."""
         out = {}
-        for name in self._stripped_columns():
+        stripped = self._stripped_columns()
+        for name in self._dynamic:
+            whole = self._parsed_whole(name)
+            if name not in stripped:
+                if whole is not None and self._encodes_parsed:  # encoded from the parse
+                    starts = np.cumsum([0, *(len(b) for b in self._dynamic[name])])
+                    filled = [
+                        whole.slice(int(starts[first + i]), b.num_rows).filled(b.column(name))
+                        for i, b in enumerate(batches)
+                    ]
+                    out[name] = (pa.chunked_array(filled, pa.binary()), None, None)
+                continue
             distinct, found, sizes = self._walked[name]
             shredded = self._shredded[name]
             if name not in self._skeletons:  # each distinct value walked once
                 self._skeletons[name] = _residual.skeletons(distinct, shredded)
-                whole = concat(self._parsed[name], self._rows) if found is not None else None
                 if whole is not None and found is not None:
                     self._parsed_skeletons[name] = _residual.parsed_skeletons(
                         found, whole.exact, shredded
                     )
-            parsed = self._parsed_skeletons.get(name)
+            layouts = self._parsed_skeletons.get(name)
             starts = np.cumsum([0, *sizes])
-            parts = [
-                _residual.written(
-                    batch.column(name),
-                    distinct.encoded.chunk(first + i).indices,
-                    self._skeletons[name],
-                    None
-                    if parsed is None
-                    else tuple(  # type: ignore[arg-type]
-                        a.slice(int(starts[first + i]), batch.num_rows) for a in parsed
-                    ),
-                    shredded,
-                    first + i,
+            parts = []
+            for i, batch in enumerate(batches):
+                start, rows = int(starts[first + i]), batch.num_rows
+                parts.append(
+                    _residual.written(
+                        batch.column(name),
+                        distinct.encoded.chunk(first + i).indices,
+                        self._skeletons[name],
+                        None if whole is None else whole.slice(start, rows),
+                        None if layouts is None else _sliced(layouts, start, rows),
+                        shredded,
+                        first + i,
+                    )
                 )
-                for i, batch in enumerate(batches)
-            ]
-            out[name] = tuple(
+            out[name] = tuple(  # type: ignore[assignment]
                 pa.chunked_array([p[k] for p in parts], pa.binary()) for k in range(3)
             )
-        return out  # type: ignore[return-value]
+        return out
 
     def _file_schema(self) -> pa.Schema:
         if self._schema_with_shreds is None:
@@ -222,6 +233,10 @@ class ParquetExtentWriter(BlockedWriter):
                 self._encoder.shutdown()
                 if self._file is not None:
                     self._file.close()
+
+
+def _sliced(pair: tuple[pa.Array, pa.Array], start: int, rows: int) -> tuple[pa.Array, pa.Array]:
+    return pair[0].slice(start, rows), pair[1].slice(start, rows)
 
 
 def _write_groups(file: pq.ParquetWriter, table: pa.Table, sizes: list[int]) -> None:
