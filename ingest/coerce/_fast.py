@@ -30,6 +30,7 @@ from kyma.engine.types import TIMESTAMP, Column
 from ._cbor import encode_dynamic
 from ._json import is_int, parse_checked, parse_line
 from ._layout import Layout, layout
+from ._lines import Lines
 from ._model import Coerced
 from ._slow import assemble
 from ._values import convert_rows
@@ -43,12 +44,13 @@ def coerce_fast(
     columns: Sequence[Column],
     props_fields: frozenset[str],
     ingest_time_ns: int,
-    max_openers: int | None = None,
+    scanned: Lines | None = None,
 ) -> Coerced | None:
-    """The coerced body, or None when only the slow reader can tell; ``max_openers`` as
-    ``check_shape`` returns it."""
-    body = body.removeprefix(codecs.BOM_UTF8)
-    lines = layout(body, max_openers)
+    """The coerced body, or None when only the slow reader can tell; ``scanned``, the
+    body's lines as ``check_shape`` returns them."""
+    if body.startswith(codecs.BOM_UTF8):
+        body, scanned = body[len(codecs.BOM_UTF8) :], None  # the lines moved
+    lines = layout(body, scanned)
     if lines is None:
         return None
     try:
