@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import codecs
 import functools
-import io
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -123,7 +122,9 @@ def _read_type(column: Column, first: Any) -> pa.DataType | None:
 def _read(body: bytes, schema: pa.Schema, lines: Layout, unexpected: str) -> pa.Table | None:
     options = pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior=unexpected)
     try:
-        table = pj.read_json(io.BytesIO(body), parse_options=options)
+        # A BufferReader hands pyarrow's threads the body itself: a Python file object
+        # would be read a block at a time under the GIL, into copies.
+        table = pj.read_json(pa.BufferReader(body), parse_options=options)
         # Inference can build list arrays whose offsets overrun their values
         # (apache/arrow#51305, leading nulls in a list): never touch such a table.
         table.validate(full=True)
@@ -265,7 +266,12 @@ def _per_row(
 def _has_non_finite(table: pa.Table) -> bool:
     """Whether any float anywhere (nested too) is NaN or ±inf: pyarrow reads NaN, Infinity
     and numbers that round to infinity; the slow reader rejects them all."""
-    stack: list[pa.Array] = [chunk for column in table.columns for chunk in column.chunks]
+    stack: list[pa.Array] = [
+        chunk
+        for column in table.columns
+        if _holds_floats(column.type)  # a column's chunks share its type: most are skipped
+        for chunk in column.chunks
+    ]
     while stack:
         array = stack.pop()
         kind = array.type
@@ -277,3 +283,8 @@ def _has_non_finite(table: pa.Table) -> bool:
         elif pa.types.is_list(kind):
             stack.append(array.flatten())
     return False
+
+
+def _holds_floats(kind: pa.DataType) -> bool:
+    """Whether values of type ``kind`` may hold a float (a float, or a list or struct)."""
+    return pa.types.is_floating(kind) or pa.types.is_struct(kind) or pa.types.is_list(kind)
