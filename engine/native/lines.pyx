@@ -4,8 +4,8 @@ and how many ``{`` or ``[`` it holds (bounds of its keys and of its nesting dept
 
 The request limits (lines, line length, keys, depth) and the fast reader's layout read
 these instead of each scanning the body (``ingest/coerce/_lines.py``). numpy and Arrow take
-a pass per byte they look for, and hold a mask as large as the body (BENCHMARKS.md,
-"One pass over the body").
+a pass per byte they look for, and hold a mask as large as the body (BENCHMARKS.md, "REST
+ingest of hits: one native pass before the parse").
 
 >>> ends, colons, openers = marks(b'{"a":[1]}\\n\\n{"b":{"c":2}}', -1)
 >>> ends.tolist(), colons.tolist(), openers.tolist()
