@@ -75,7 +75,7 @@ def encode_ndjson(job: EncodeJob, store: StoreConfig, fmt: FormatSpec) -> Encode
     None when the body would change the table (new columns, props fields, typed columns):
     the caller evolves it in the server. Errors are the ones the in-process path raises.
     """
-    openers = check_shape(job.body, job.max_keys_per_row, job.max_nesting_depth)
+    lines = check_shape(job.body, job.max_keys_per_row, job.max_nesting_depth)
     info = job.info
     if schema_evolution(info.options) == "typed":
         typed = coerce_typed(job.body, info, evolve=job.evolve, ingest_time_ns=job.ingest_time_ns)
@@ -87,7 +87,7 @@ def encode_ndjson(job: EncodeJob, store: StoreConfig, fmt: FormatSpec) -> Encode
             job.body,
             info.columns,
             ingest_time_ns=job.ingest_time_ns,
-            max_openers=openers,
+            lines=lines,
             deferred=True,
         )
         plan = plan_evolution(coerced.unknown_keys, info.columns, evolve=job.evolve)

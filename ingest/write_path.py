@@ -40,7 +40,7 @@ from kyma.engine.errors import (
 from kyma.engine.format import ExtentWriteResult, SegmentFormat
 from kyma.engine.storage import ObjectStore
 from kyma.engine.types import Column, KymaType
-from kyma.ingest.coerce import Coerced, check_shape, coerce_ndjson
+from kyma.ingest.coerce import Coerced, Lines, check_shape, coerce_ndjson
 from kyma.ingest.encode import (
     Encoded,
     EncodeJob,
@@ -136,15 +136,19 @@ class WritePath:
         source: str = "rest",
         columns: Mapping[str, pa.Array] | None = None,
         payload: Payload | None = None,
+        lines: Lines | None = None,
     ) -> IngestAck:
         """Ingest an NDJSON body (already decompressed) into ``table`` as one snapshot.
 
         ``columns`` set whole columns of the table from Arrow arrays, one value per line
         (e.g. a Kafka message's topic, partition and offset); ``payload`` runs in the commit
         transaction (e.g. advancing source positions), so both land or neither does.
+        ``lines``: the body's lines, if the caller scanned them (the HTTP edge does).
         """
         if idempotency_key is None:  # the hash identifies what a key stands for: none here
-            return self._ingest(table, body, None, "", schema_evolve, source, columns, payload)
+            return self._ingest(
+                table, body, None, "", schema_evolve, source, columns, payload, lines
+            )
         check_idempotency_key(idempotency_key)
         body_hash = hashlib.sha256(body).hexdigest()
         with self.ledger.lock(idempotency_key, self.idempotency_wait_seconds):
@@ -152,7 +156,15 @@ class WritePath:
             if replayed is not None:
                 return replayed
             return self._ingest(
-                table, body, idempotency_key, body_hash, schema_evolve, source, columns, payload
+                table,
+                body,
+                idempotency_key,
+                body_hash,
+                schema_evolve,
+                source,
+                columns,
+                payload,
+                lines,
             )
 
     def ingest_batches(
@@ -341,9 +353,10 @@ class WritePath:
         source: str,
         columns: Mapping[str, pa.Array] | None = None,
         extra_payload: Payload | None = None,
+        lines: Lines | None = None,
     ) -> IngestAck:
         ingest_time = time.time_ns()
-        info, encoded = self._encode(table, body, evolve, ingest_time, columns)
+        info, encoded = self._encode(table, body, evolve, ingest_time, columns, lines)
         plan, written = encoded.plan, encoded.written
         ack = IngestAck(
             table=table,
@@ -385,13 +398,14 @@ class WritePath:
         evolve: bool,
         ingest_time_ns: int,
         columns: Mapping[str, pa.Array] | None,
+        lines: Lines | None = None,
     ) -> tuple[TableInfo, Encoded]:
         """Coerce and write ``body``: here when the server is encoding no other body (a
         worker's trip would only add to it), in a worker when it is and the table keeps its
         schema, else (no workers, or a body that evolves the table) here too."""
         if self.workers is None or self.server_slot.acquire(blocking=False):
             try:
-                return self._encode_here(table, body, evolve, ingest_time_ns, columns)
+                return self._encode_here(table, body, evolve, ingest_time_ns, columns, lines)
             finally:
                 if self.workers is not None:
                     self.server_slot.release()
@@ -409,7 +423,7 @@ class WritePath:
         encoded = self.workers.encode(job)
         if encoded is not None:
             return info, encoded
-        return self._encode_here(table, body, evolve, ingest_time_ns, columns)
+        return self._encode_here(table, body, evolve, ingest_time_ns, columns, lines)
 
     def _encode_here(
         self,
@@ -418,28 +432,36 @@ class WritePath:
         evolve: bool,
         ingest_time_ns: int,
         columns: Mapping[str, pa.Array] | None,
+        lines: Lines | None = None,
     ) -> tuple[TableInfo, Encoded]:
         info, coerced, plan = self.coerce(
-            table, body, schema_evolve=evolve, ingest_time_ns=ingest_time_ns
+            table, body, schema_evolve=evolve, ingest_time_ns=ingest_time_ns, lines=lines
         )
         return info, encode_coerced(self.store, self.format, info, coerced, columns, plan)
 
     def coerce(
-        self, table: str, body: bytes, *, schema_evolve: bool, ingest_time_ns: int
+        self,
+        table: str,
+        body: bytes,
+        *,
+        schema_evolve: bool,
+        ingest_time_ns: int,
+        lines: Lines | None = None,
     ) -> tuple[TableInfo, Coerced, EvolutionPlan]:
         """Coerce an NDJSON body to ``table``'s columns, evolving the table if allowed.
 
         Every row is validated against the widened schema before the catalog is widened,
         so a body that fails changes nothing. The batch has the returned table's columns, its
         dynamic rows that ``parsed`` vouches for without bytes (``coerce_ndjson(deferred=True)``):
-        it is for ``encode_coerced``, which hands both to the extent writer.
+        it is for ``encode_coerced``, which hands both to the extent writer. ``lines``: the
+        body's lines, if the caller scanned them.
         """
-        openers = check_shape(body, self.max_keys_per_row, self.max_nesting_depth)
+        lines = check_shape(body, self.max_keys_per_row, self.max_nesting_depth, lines)
         info = self.catalog.get_table(table)
         if schema_evolution(info.options) == "typed":
             return self._coerce_typed(info, body, schema_evolve, ingest_time_ns)
         coerced = coerce_ndjson(
-            body, info.columns, ingest_time_ns=ingest_time_ns, max_openers=openers, deferred=True
+            body, info.columns, ingest_time_ns=ingest_time_ns, lines=lines, deferred=True
         )
         plan = plan_evolution(coerced.unknown_keys, info.columns, evolve=schema_evolve)
         if plan.new_columns or plan.props_fields:
@@ -449,7 +471,7 @@ class WritePath:
                 provisional,
                 props_fields=plan.props_fields,
                 ingest_time_ns=ingest_time_ns,
-                max_openers=openers,
+                lines=lines,
                 deferred=True,
             )
             if plan.new_columns:
@@ -460,7 +482,7 @@ class WritePath:
                         info.columns,
                         props_fields=plan.props_fields,
                         ingest_time_ns=ingest_time_ns,
-                        max_openers=openers,
+                        lines=lines,
                         deferred=True,
                     )
         return info, coerced, plan

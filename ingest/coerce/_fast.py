@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import codecs
 import functools
-import io
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -30,6 +29,7 @@ from kyma.engine.types import TIMESTAMP, Column
 from ._cbor import encode_dynamic, vouched
 from ._json import is_int, parse_checked, parse_line
 from ._layout import Layout, layout
+from ._lines import Lines
 from ._model import Coerced
 from ._slow import assemble
 from ._values import convert_rows
@@ -44,13 +44,14 @@ def coerce_fast(
     columns: Sequence[Column],
     props_fields: frozenset[str],
     ingest_time_ns: int,
-    max_openers: int | None = None,
+    scanned: Lines | None = None,
     deferred: bool = False,
 ) -> Coerced | None:
-    """The coerced body, or None when only the slow reader can tell; ``max_openers`` as
-    ``check_shape`` returns it; ``deferred`` as ``coerce_ndjson`` takes it."""
-    body = body.removeprefix(codecs.BOM_UTF8)
-    lines = layout(body, max_openers)
+    """The coerced body, or None when only the slow reader can tell; ``scanned``, the
+    body's lines as ``check_shape`` returns them; ``deferred`` as ``coerce_ndjson`` takes it."""
+    if body.startswith(codecs.BOM_UTF8):
+        body, scanned = body[len(codecs.BOM_UTF8) :], None  # the lines moved
+    lines = layout(body, scanned)
     if lines is None:
         return None
     try:
@@ -123,7 +124,9 @@ def _read_type(column: Column, first: Any) -> pa.DataType | None:
 def _read(body: bytes, schema: pa.Schema, lines: Layout, unexpected: str) -> pa.Table | None:
     options = pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior=unexpected)
     try:
-        table = pj.read_json(io.BytesIO(body), parse_options=options)
+        # A BufferReader hands pyarrow's threads the body itself: a Python file object
+        # would be read a block at a time under the GIL, into copies.
+        table = pj.read_json(pa.BufferReader(body), parse_options=options)
         # Inference can build list arrays whose offsets overrun their values
         # (apache/arrow#51305, leading nulls in a list): never touch such a table.
         table.validate(full=True)
@@ -270,7 +273,12 @@ def _per_row(
 def _has_non_finite(table: pa.Table) -> bool:
     """Whether any float anywhere (nested too) is NaN or ±inf: pyarrow reads NaN, Infinity
     and numbers that round to infinity; the slow reader rejects them all."""
-    stack: list[pa.Array] = [chunk for column in table.columns for chunk in column.chunks]
+    stack: list[pa.Array] = [
+        chunk
+        for column in table.columns
+        if _holds_floats(column.type)  # a column's chunks share its type: most are skipped
+        for chunk in column.chunks
+    ]
     while stack:
         array = stack.pop()
         kind = array.type
@@ -282,3 +290,8 @@ def _has_non_finite(table: pa.Table) -> bool:
         elif pa.types.is_list(kind):
             stack.append(array.flatten())
     return False
+
+
+def _holds_floats(kind: pa.DataType) -> bool:
+    """Whether values of type ``kind`` may hold a float (a float, or a list or struct)."""
+    return pa.types.is_floating(kind) or pa.types.is_struct(kind) or pa.types.is_list(kind)

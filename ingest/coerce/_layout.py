@@ -17,12 +17,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ._lines import Lines, scan
+
 # Deep enough for any real document, shallow enough for a small thread stack in pyarrow
 # (about 0.5 KiB per level) and for Python's recursion limit in the slow path.
 MAX_DEPTH = 256
 _WHITESPACE = " \t\r"
-_SLICE = 1 << 20
-_NOT_OPENING = bytes(b for b in range(256) if b not in b"{[\n")
 
 
 @dataclass(frozen=True)
@@ -47,9 +47,9 @@ class Layout:
         return trimmed.slice(0, len(kept)) if contiguous else trimmed.take(kept)
 
 
-def layout(body: bytes, max_openers: int | None = None) -> Layout | None:
-    """The body's object lines, or None when only the slow reader may read it;
-    ``max_openers``, the most ``{`` and ``[`` on one line if the caller counted them."""
+def layout(body: bytes, lines: Lines | None = None) -> Layout | None:
+    """The body's object lines, or None when only the slow reader may read it; ``lines``,
+    the body's lines if the caller scanned them."""
     whole = pa.Array.from_buffers(
         pa.large_binary(), 1, [None, pa.py_buffer(np.array([0, len(body)])), pa.py_buffer(body)]
     )
@@ -57,10 +57,11 @@ def layout(body: bytes, max_openers: int | None = None) -> Layout | None:
         whole.cast(pa.large_string())  # UTF-8, checked in one call
     except pa.ArrowInvalid:
         return None
+    if lines is None:
+        lines = scan(body)
+        assert lines is not None
     data = np.frombuffer(body, np.uint8)
-    bounds = np.concatenate([[-1], *_newlines(data), [len(data)]])
-    starts, stops = bounds[:-1] + 1, bounds[1:]
-    longest = int((stops - starts).max())
+    starts, stops = lines.starts, lines.ends
     kept = np.flatnonzero(stops > starts)
     # Most bodies have no whitespace around their lines: their first and last bytes say
     # all; any other body is trimmed first.
@@ -75,38 +76,19 @@ def layout(body: bytes, max_openers: int | None = None) -> Layout | None:
         kept = np.flatnonzero(lengths.to_numpy(zero_copy_only=False))
         if not len(kept):
             return None
-        lines = trimmed.take(pa.array(kept))
-        if not _all(pc.starts_with(lines, "{")) or not _all(pc.ends_with(lines, "}")):
+        chosen = trimmed.take(pa.array(kept))
+        if not _all(pc.starts_with(chosen, "{")) or not _all(pc.ends_with(chosen, "}")):
             return None
-        first = lines[0].as_py()
-    if longest > 2 * MAX_DEPTH:
-        if max_openers is None:
-            max_openers = _max_brackets(body)
-        if max_openers > MAX_DEPTH:
-            return None
+        first = chosen[0].as_py()
+    if int(lines.openers.max()) > MAX_DEPTH:
+        return None
     return Layout(body, pa.array(kept + 1, pa.int64()), first)
-
-
-def _newlines(data: np.ndarray) -> list[np.ndarray]:
-    """The positions of the newlines of ``data``, a slice at a time: a whole body's mask
-    would be a large array, faulted in afresh by every request."""
-    return [
-        np.flatnonzero(data[start : start + _SLICE] == ord("\n")) + start
-        for start in range(0, len(data), _SLICE)
-    ]
 
 
 def _trimmed(body: bytes) -> pa.Array:
     """Every line of ``body`` (UTF-8), trimmed of JSON whitespace (large_string)."""
     pieces = pc.split_pattern(pa.array([body], pa.large_binary()), b"\n").flatten()
     return pc.utf8_trim(pieces.cast(pa.large_string()), _WHITESPACE)
-
-
-def _max_brackets(body: bytes) -> int:
-    """The most ``{`` and ``[`` on one line: a bound of its nesting depth."""
-    brackets = body.translate(None, _NOT_OPENING)
-    pieces = pc.split_pattern(pa.array([brackets], pa.large_binary()), b"\n").flatten()
-    return pc.max(pc.binary_length(pieces)).as_py()
 
 
 def _all(mask: pa.Array) -> bool:

@@ -2,77 +2,48 @@
 
 Keys per row and nesting depth cost every later step (columns of the fast path, schema
 evolution, the typed planner's recursion, CBOR's own depth limit), so a body past them is
-refused first, naming its line. Cheap in the common case: a body with fewer ``:`` (or
-brackets) than the limit cannot pass it; otherwise only the lines that hold that many are
-looked at closely.
+refused first, naming its line. Cheap in the common case: a line with fewer ``:`` (or
+``{`` and ``[``) than the limit cannot pass it, and the body's :class:`Lines` count them for
+every line in one pass; only the lines that hold that many are looked at closely.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
-
-import numpy as np
 
 from kyma.engine.errors import IngestError, LimitExceededError
 
+from ._lines import Lines, scan
+
 _STRING = re.compile(rb'"(?:[^"\\\n]|\\.)*"')
 _INNERMOST = re.compile(rb"\[\]|\{\}")
+_NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}\n")
 
 
-def _all_but(keep: bytes) -> bytes:
-    return bytes(b for b in range(256) if b not in keep)
-
-
-_NOT_STRUCTURAL = _all_but(b":[]{}\n")
-_BRACKETS = b"[]{}"
-_NOT_BRACKET = _all_but(b"[]{}\n")
-
-
-def check_shape(body: bytes, max_keys: int, max_depth: int) -> int | None:
+def check_shape(body: bytes, max_keys: int, max_depth: int, lines: Lines | None = None) -> Lines:
     """LimitExceededError for a row with more than ``max_keys`` top-level keys; IngestError
-    for a value nested deeper than ``max_depth``; 0 turns a limit off. Returns the most
-    ``{`` and ``[`` on one line (the fast reader's own guard: ``coerce_ndjson``'s
-    ``max_openers``), None when both limits are off and the body was not read."""
-    if not (max_keys or max_depth):
-        return None
-    structural = body.translate(None, _NOT_STRUCTURAL)  # one pass; the rest is ~1/30 of it
-    if max_keys and structural.count(b":") > max_keys:
-        colons = structural.translate(None, _BRACKETS)
-        for line, text in _lines_holding(body, colons, max_keys):
-            keys = _top_level_keys(text)
+    for a value nested deeper than ``max_depth``; 0 turns a limit off. Returns the body's
+    lines (``lines``, when the caller scanned them already) for ``coerce_ndjson``."""
+    if lines is None:
+        lines = scan(body)
+        assert lines is not None
+    starts = lines.starts
+    if max_keys:
+        for i in (lines.colons > max_keys).nonzero()[0].tolist():
+            keys = _top_level_keys(body[starts[i] : lines.ends[i]])
             if keys > max_keys:
                 raise LimitExceededError(
-                    f"line {line} has {keys} keys, over max_keys_per_row={max_keys}",
+                    f"line {i + 1} has {keys} keys, over max_keys_per_row={max_keys}",
                     "max_keys_per_row",
                 )
-    if max_depth and structural.count(b"[") + structural.count(b"{") > max_depth:
-        brackets = structural.translate(None, b":")
-        for line, text in _lines_holding(body, brackets, max_depth):
-            if nesting_depth(text, max_depth) > max_depth:
+    if max_depth:
+        for i in (lines.openers > max_depth).nonzero()[0].tolist():
+            if nesting_depth(body[starts[i] : lines.ends[i]], max_depth) > max_depth:
                 raise IngestError(
-                    f"line {line}: JSON nested deeper than max_nesting_depth={max_depth}", line
+                    f"line {i + 1}: JSON nested deeper than max_nesting_depth={max_depth}", i + 1
                 )
-    return _longest_line(structural.translate(None, b":]}"))
-
-
-def _longest_line(kept: bytes) -> int:
-    """The length of the longest line of ``kept`` (a body with some bytes removed)."""
-    newlines = np.flatnonzero(np.frombuffer(kept, np.uint8) == ord("\n"))
-    return int(np.diff(newlines, prepend=-1, append=len(kept)).max()) - 1
-
-
-def _lines_holding(body: bytes, kept: bytes, count: int) -> Iterator[tuple[int, bytes]]:
-    """(line number, text) of each line of ``body`` whose line of ``kept`` (``body`` with
-    some bytes removed, newlines kept) is longer than ``count``."""
-    newlines = np.flatnonzero(np.frombuffer(kept, np.uint8) == ord("\n"))
-    lengths = np.diff(newlines, prepend=-1, append=len(kept)) - 1  # of kept.split(b"\n")
-    flagged = np.flatnonzero(lengths > count)
-    if len(flagged):
-        lines = body.split(b"\n")
-        for i in flagged.tolist():
-            yield i + 1, lines[i]
+    return lines
 
 
 def _top_level_keys(text: bytes) -> int:

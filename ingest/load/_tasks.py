@@ -24,7 +24,7 @@ from kyma.engine.catalog import TableInfo
 from kyma.engine.errors import IngestError, LimitExceededError
 from kyma.engine.format.choice import segment_format
 from kyma.engine.storage.config import StoreConfig
-from kyma.ingest.coerce import check_shape, coerce_ndjson
+from kyma.ingest.coerce import Lines, check_shape, coerce_ndjson
 from kyma.ingest.load._inputs import InputFile
 from kyma.ingest.load._origin import Origin
 from kyma.ingest.load._progress import SplitReporter
@@ -186,7 +186,7 @@ def _ndjson(plan: TaskPlan, file: InputFile, split: Split) -> Iterator[Piece]:
                 plan.info.columns,
                 props_fields=plan.props_fields,
                 ingest_time_ns=plan.ingest_time_ns,
-                max_openers=_check_shape(plan, piece),
+                lines=_check_shape(plan, piece),
             )
         except IngestError as e:
             raise e.shifted(split.first_line - 1 + lines, file.location) from None
@@ -201,7 +201,7 @@ def _ndjson(plan: TaskPlan, file: InputFile, split: Split) -> Iterator[Piece]:
 _LINE = re.compile(r"line (\d+) ")
 
 
-def _check_shape(plan: TaskPlan, piece: bytes) -> int | None:
+def _check_shape(plan: TaskPlan, piece: bytes) -> Lines:
     """The REST path's row shape limits; a row past them is bad input of its line."""
     try:
         return check_shape(piece, plan.max_keys_per_row, plan.max_nesting_depth)

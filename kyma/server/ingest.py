@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import zlib
 
-import numpy as np
 import zstandard
 from flask import Blueprint, current_app, jsonify, request
 
 from kyma.engine.catalog import Catalog
 from kyma.engine.errors import IngestError, LimitExceededError, NotFoundError
+from kyma.ingest.coerce import Lines, scan
 from kyma.ingest.write_path import IngestAck
 
 blueprint = Blueprint("ingest", __name__)
@@ -21,7 +21,7 @@ def ingest(table: str):  # type: ignore[no-untyped-def]
     services = current_app.extensions["kyma"]
     limits = services.settings
     body = read_body(limits.max_body_bytes, limits.max_rows_per_request)
-    check_lines(body, limits.max_line_bytes, limits.max_rows_per_request)
+    lines = check_lines(body, limits.max_line_bytes, limits.max_rows_per_request)
     evolve = _flag(request.args.get("schema_evolve", "true"), "schema_evolve")
     default = "true" if limits.ingest_create_tables else "false"
     create = _flag(request.args.get("create", default), "create")
@@ -34,6 +34,7 @@ def ingest(table: str):  # type: ignore[no-untyped-def]
             body,
             idempotency_key=request.headers.get("X-Idempotency-Key"),
             schema_evolve=evolve,
+            lines=lines,
         )
 
     try:
@@ -137,18 +138,15 @@ def _check_rows(newlines: int, max_rows: int) -> None:
         )
 
 
-def check_lines(body: bytes, max_line_bytes: int, max_rows: int) -> None:
-    """413 for more than ``max_rows`` lines or a line over ``max_line_bytes``. Cheap in the
-    common case: newlines counted by one ``bytes.count``, and a line longer than
-    ``max_line_bytes`` would hold a whole aligned window of half that size, so a body with a
-    newline in every such window has none (a ``find`` a window); otherwise the line lengths
-    come from the newlines' positions (numpy), no object per line."""
-    _check_rows(body.count(b"\n"), max_rows)
-    window = max(max_line_bytes // 2, 1)
-    if all(body.find(b"\n", start, start + window) >= 0 for start in _windows(body, window)):
-        return
-    newlines = np.flatnonzero(np.frombuffer(body, np.uint8) == ord("\n"))
-    lengths = np.diff(newlines, prepend=-1, append=len(body)) - 1
+def check_lines(body: bytes, max_line_bytes: int, max_rows: int) -> Lines:
+    """413 for more than ``max_rows`` lines or a line over ``max_line_bytes``; else the
+    body's lines (one pass, without the GIL; the write path reads them too)."""
+    lines = scan(body, max_rows)
+    if lines is None:  # more newlines than max_rows: more lines (a last one without counts)
+        raise LimitExceededError(
+            f"body has more than max_rows_per_request={max_rows} lines", "max_rows_per_request"
+        )
+    lengths = lines.lengths
     longest = int(lengths.max())
     if longest > max_line_bytes:
         line = int(lengths.argmax()) + 1
@@ -156,8 +154,4 @@ def check_lines(body: bytes, max_line_bytes: int, max_rows: int) -> None:
             f"line {line} is {longest} bytes, over max_line_bytes={max_line_bytes}",
             "max_line_bytes",
         )
-
-
-def _windows(body: bytes, window: int) -> range:
-    """The starts of the whole aligned windows of ``window`` bytes in ``body``."""
-    return range(0, len(body) - window + 1, window)
+    return lines

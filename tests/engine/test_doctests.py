@@ -26,6 +26,7 @@ MODULES = [
     # every rewrite rule, those in RULES and those the planner applies
     *(f"{rewrite.__name__}.{module.name}" for module in pkgutil.iter_modules(rewrite.__path__)),
     "kyma.ingest.evolution",
+    "kyma.engine.native.lines",
     "kyma.engine.error_statuses",
     "kyma.connectors.sync",
     "kyma.repl.render",

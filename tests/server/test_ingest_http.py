@@ -244,9 +244,8 @@ def test_tables_api(client) -> None:
 def test_line_limit_names_the_first_longest_line_wherever_it_falls(
     lengths: list[int], limit: int
 ) -> None:
-    """``check_lines`` skips the per-line lengths when every aligned window of half the
-    limit holds a newline; it refuses exactly the bodies (and names exactly the line) the
-    per-line lengths do, lines on window boundaries included."""
+    """``check_lines`` (one native pass over the body) refuses exactly the bodies, and
+    names exactly the line, that the lengths of ``body.split(b"\\n")`` do."""
     body = b"\n".join(b"x" * n for n in lengths)
     longest = max(lengths)
     if longest <= limit:
