@@ -87,6 +87,12 @@ CODE_NAMES[:] = [b"UNSET", b"OK", b"ERROR"]
 cdef const char* BASE64 = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 cdef const char* HEX = b"0123456789abcdef"
 cdef uint8_t NOTHING[1]  # where an absent string or bytes value points
+cdef uint8_t HALF_NAN[2]  # cbor2 writes NaN and the infinities as half floats
+cdef uint8_t HALF_INF[2]
+cdef uint8_t HALF_MINUS_INF[2]
+HALF_NAN[:] = [0x7E, 0]
+HALF_INF[:] = [0x7C, 0]
+HALF_MINUS_INF[:] = [0xFC, 0]
 
 
 # ---- growable buffers and columns ------------------------------------------------------
@@ -257,10 +263,11 @@ cdef int put_name(Dec* d, Col* c, Py_ssize_t row, int32_t value, const char** na
 
 
 cdef void rollback(Dec* d, Py_ssize_t row) noexcept nogil:
-    """Drop what was written of ``row`` (the last one) in every column."""
+    """Drop what was written of ``row`` (the last one) in every column but the resource and
+    scope columns (the last five, written once the scope's records are)."""
     cdef int i
     cdef Col* c
-    for i in range(d.ncols):
+    for i in range(d.ncols - 5):
         c = &d.cols[i]
         if c.kind == VAR:
             c.values.size = 4 * (row + 1)
@@ -487,6 +494,14 @@ cdef inline int cbor_text(Dec* d, Buf* out, const void* p, Py_ssize_t n) noexcep
     return put(d, out, p, n)
 
 
+cdef inline int key(Dec* d, Buf* out, const char* name) noexcept nogil:
+    """A map key: ASCII text."""
+    cdef Py_ssize_t n = 0
+    while name[n] != 0:
+        n += 1
+    return cbor_text(d, out, name, n)
+
+
 cdef inline int cbor_int(Dec* d, Buf* out, int64_t v) noexcept nogil:
     if v >= 0:
         return cbor_head(d, out, 0, <uint64_t>v)
@@ -497,9 +512,11 @@ cdef int cbor_double(Dec* d, Buf* out, uint64_t bits) noexcept nogil:
     cdef uint8_t h[9]
     cdef int i
     if (bits >> 52) & 0x7FF == 0x7FF:  # cbor2 writes NaN and the infinities as halves
+        if put_byte(d, out, 0xF9) < 0:
+            return -1
         if bits & 0xFFFFFFFFFFFFFULL:
-            return put(d, out, b"\xf9\x7e\x00", 3)
-        return put(d, out, b"\xf9\xfc\x00" if bits >> 63 else b"\xf9\x7c\x00", 3)
+            return put(d, out, HALF_NAN, 2)
+        return put(d, out, <uint8_t*>HALF_MINUS_INF if bits >> 63 else <uint8_t*>HALF_INF, 2)
     h[0] = 0xFB
     for i in range(8):
         h[8 - i] = <uint8_t>(bits >> (8 * i))
@@ -1139,23 +1156,23 @@ cdef int link(Dec* d, Buf* out, cptr p, cptr end, int depth, char* reason) noexc
         if id_size(d, reason, "link trace_id", tn, 16) or id_size(d, reason, "link span_id", sn, 8):
             return 1
         return 0
-    if put(d, out, b"\xa4\x68trace_id", 9) < 0:
+    if cbor_head(d, out, 5, 4) < 0 or key(d, out, "trace_id") < 0:
         return -1
     for i in range(tn):
         hexed[2 * i] = HEX[trace[i] >> 4]
         hexed[2 * i + 1] = HEX[trace[i] & 15]
     if (cbor_text(d, out, hexed, 2 * tn) if tn else put_byte(d, out, 0xF6)) < 0:
         return -1
-    if put(d, out, b"\x67span_id", 8) < 0:
+    if key(d, out, "span_id") < 0:
         return -1
     for i in range(sn):
         hexed[2 * i] = HEX[span[i] >> 4]
         hexed[2 * i + 1] = HEX[span[i] & 15]
     if (cbor_text(d, out, hexed, 2 * sn) if sn else put_byte(d, out, 0xF6)) < 0:
         return -1
-    if put(d, out, b"\x6btrace_state", 12) < 0 or cbor_text(d, out, state, stn) < 0:
+    if key(d, out, "trace_state") < 0 or cbor_text(d, out, state, stn) < 0:
         return -1
-    if put(d, out, b"\x6aattributes", 11) < 0:
+    if key(d, out, "attributes") < 0:
         return -1
     return key_values(d, out, start, end, 4, depth + 1)
 
@@ -1182,11 +1199,11 @@ cdef int event(Dec* d, Buf* out, cptr p, cptr end, int depth) noexcept nogil:
             if utf8(d, f.p, f.n, "an event's name is not UTF-8", f.at) < 0:
                 return -1
             name, nn = f.p, f.n
-    if put(d, out, b"\xa3\x6etime_unix_nano", 16) < 0 or cbor_head(d, out, 0, time) < 0:
+    if cbor_head(d, out, 5, 3) < 0 or key(d, out, "time_unix_nano") < 0 or cbor_head(d, out, 0, time) < 0:
         return -1
-    if put(d, out, b"\x64name", 5) < 0 or cbor_text(d, out, name, nn) < 0:
+    if key(d, out, "name") < 0 or cbor_text(d, out, name, nn) < 0:
         return -1
-    if put(d, out, b"\x6aattributes", 11) < 0:
+    if key(d, out, "attributes") < 0:
         return -1
     return key_values(d, out, start, end, 3, depth + 1)
 
