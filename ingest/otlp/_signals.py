@@ -63,7 +63,9 @@ def _records(part: Decoded) -> int:
     return part.records
 
 
-def _wire_signal(name: str, module: Any, service: str, kind: str, signal: int, **rest: Any) -> Signal:
+def _wire_signal(
+    name: str, module: Any, service: str, kind: str, signal: int, **rest: Any
+) -> Signal:
     request = getattr(module, f"Export{kind}ServiceRequest")
     decoder = WireDecoder(signal, rest["columns"], request.__name__)
     return Signal(
