@@ -494,7 +494,7 @@ MALFORMED = {
     ),
     "nesting past 100": (
         logs_with(field(5, nested_arrays(49))),
-        "messages nest over 100 deep at byte",
+        "messages nest over 100 deep at byte 241",
     ),
 }
 
