@@ -490,7 +490,7 @@ MALFORMED = {
     ),
     "bad UTF-8 in a schema_url": (
         logs_with(b"") + field(1, field(3, b"\x80")),
-        "a schema_url is not UTF-8 at byte 10",
+        "a schema_url is not UTF-8 at byte 8",
     ),
     "nesting past 100": (
         logs_with(field(5, nested_arrays(49))),
