@@ -27,7 +27,9 @@ from otlp import make_logs, make_spans
 import kyma.ingest.otlp._signals as signals
 
 
-def cpu_us(step: Callable[[bytes], object], bodies: list[bytes], records: int, repeat: int) -> float:
+def cpu_us(
+    step: Callable[[bytes], object], bodies: list[bytes], records: int, repeat: int
+) -> float:
     best = float("inf")
     for _ in range(repeat):
         start = time.process_time()
