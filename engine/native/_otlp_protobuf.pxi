@@ -1,8 +1,8 @@
-# Reading the protobuf wire format as protobuf does: fields, groups, UTF-8, merges (included by otlp_wire.pyx)
+# Reading the protobuf wire format as protobuf does: fields, groups, UTF-8, merges (included
+# by otlp_wire.pyx)
 
-
-
-cdef inline int varint(Dec* d, cptr* pos, cptr end, uint64_t* out) noexcept nogil:
+cdef inline int varint(Dec* d, cptr* pos, cptr end, uint64_t* out, int longest=10) noexcept nogil:
+    """A varint of at most ``longest`` bytes (protobuf takes tags and lengths of 5 at most)."""
     cdef cptr p = pos[0]
     cdef uint64_t v = 0
     cdef int shift = 0
@@ -16,7 +16,9 @@ cdef inline int varint(Dec* d, cptr* pos, cptr end, uint64_t* out) noexcept nogi
         if b < 0x80:
             break
         shift += 7
-        if shift >= 70:
+        if shift >= 7 * longest:
+            if longest == 5:
+                return fail(d, "a tag or length is longer than 5 bytes", pos[0])
             return fail(d, "a varint is longer than 10 bytes", pos[0])
     pos[0] = p
     out[0] = v
@@ -31,7 +33,7 @@ cdef int next_field(Dec* d, cptr* pos, cptr end, Field* f, int depth) noexcept n
         at = pos[0]
         if at >= end:
             return 0
-        if varint(d, pos, end, &tag) < 0:
+        if varint(d, pos, end, &tag, 5) < 0:
             return -1
         if tag > 0xFFFFFFFFULL or tag >> 3 == 0:
             return fail(d, "a field number is out of range", at)
@@ -53,7 +55,7 @@ cdef int next_field(Dec* d, cptr* pos, cptr end, Field* f, int depth) noexcept n
             memcpy(&f.v, pos[0], 4)
             pos[0] += 4
         elif f.wt == 2:
-            if varint(d, pos, end, &f.v) < 0:
+            if varint(d, pos, end, &f.v, 5) < 0:
                 return -1
             if f.v > <uint64_t>(end - pos[0]):
                 return fail(d, "a length-delimited field runs past the end of its message", at)
@@ -80,7 +82,7 @@ cdef int skip_group(Dec* d, cptr* pos, cptr end, uint32_t num, int depth) noexce
         at = pos[0]
         if at >= end:
             return fail(d, "a group has no end-group tag", at)
-        if varint(d, pos, end, &tag) < 0:
+        if varint(d, pos, end, &tag, 5) < 0:
             return -1
         if tag > 0xFFFFFFFFULL or tag >> 3 == 0:
             return fail(d, "a field number is out of range", at)
@@ -96,7 +98,7 @@ cdef int skip_group(Dec* d, cptr* pos, cptr end, uint32_t num, int depth) noexce
                 return fail(d, "a fixed-width field runs past the end of its message", at)
             pos[0] += 8 if tag & 7 == 1 else 4
         elif tag & 7 == 2:
-            if varint(d, pos, end, &ignored) < 0:
+            if varint(d, pos, end, &ignored, 5) < 0:
                 return -1
             if ignored > <uint64_t>(end - pos[0]):
                 return fail(d, "a length-delimited field runs past the end of its message", at)

@@ -510,6 +510,24 @@ def test_malformed_bytes_are_refused_precisely(case: str) -> None:
     assert message in str(refused.value)
 
 
+LONG_VARINTS = {  # protobuf takes tags and lengths of at most 5 bytes, other varints of 10
+    "a 5-byte tag": b"\x88\x80\x80\x80\x00\x01",
+    "a 6-byte tag": b"\x88\x80\x80\x80\x80\x00\x01",
+    "a 5-byte length": b"\x0a\x80\x80\x80\x80\x00",
+    "a 6-byte length": b"\x0a\x80\x80\x80\x80\x80\x00",
+    "a 10-byte varint": b"\x08" + b"\xff" * 9 + b"\x7f",
+    "an 11-byte varint": b"\x08" + b"\xff" * 10 + b"\x01",
+    "a group ended by a 5-byte tag": b"\x0b\x8c\x80\x80\x80\x00",
+    "a group ended by a 6-byte tag": b"\x0b\x8c\x80\x80\x80\x80\x00",
+    "a 6-byte length in a group": b"\x0b\x12\x80\x80\x80\x80\x80\x00\x0c",
+}
+
+
+@pytest.mark.parametrize("case", sorted(LONG_VARINTS))
+def test_long_varints_are_taken_or_refused_as_protobuf_does(case: str) -> None:
+    assert_same(LOGS, LONG_VARINTS[case])
+
+
 def test_nesting_up_to_100_is_taken() -> None:
     assert_same(LOGS, logs_with(field(5, nested_arrays(48))))
 
