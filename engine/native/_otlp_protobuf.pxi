@@ -156,19 +156,25 @@ cdef int nested(Dec* d, int depth, cptr at) noexcept nogil:
 
 cdef int merged(Dec* d, cptr p, cptr end, uint32_t num, int depth, cptr* out, Py_ssize_t* n) noexcept nogil:
     """The bytes of message field ``num`` of the message ``p:end`` seen more than once, as
-    one message: its occurrences concatenated (protobuf merges them so)."""
-    cdef Field f
+    one message: its occurrences concatenated (protobuf merges them so), each checked to
+    end where its own fields do (a field running into the next one is protobuf's error)."""
+    cdef Field f, inner
     cdef Buf joined
     cdef int r
+    cdef cptr q
     memset(&joined, 0, sizeof(Buf))
     while True:
         r = next_field(d, &p, end, &f, depth)
-        if r < 0:
-            free(joined.data)
-            return -1
         if r == 0:
             break
-        if f.num == num and f.wt == 2 and put(d, &joined, f.p, f.n) < 0:
+        if r > 0 and f.num == num and f.wt == 2:
+            q = f.p
+            r = 1
+            while r > 0:
+                r = next_field(d, &q, f.p + f.n, &inner, depth + 1)
+            if r == 0:
+                r = put(d, &joined, f.p, f.n)
+        if r < 0:
             free(joined.data)
             return -1
     if put(d, &d.arena, &joined.data, sizeof(void*)) < 0:

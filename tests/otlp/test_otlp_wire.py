@@ -329,6 +329,12 @@ CORNERS = {
     "kvlists given twice in a row merge": field(
         6, kv("m", KVLIST) + field(2, any_value(kvlist_value={"values": [KeyValue(key="b")]}))
     ),
+    "a value given twice, the first cut where the second would complete it": field(
+        6,
+        field(1, b"m")
+        + field(2, field(6, bytes.fromhex("0a0c0a016112021801")))
+        + field(2, field(6, bytes.fromhex("0a030a0162"))),
+    ),
     "an array after a kvlist replaces it": field(6, kv("m", KVLIST + ARRAY)),
     "a kvlist, a string, a kvlist: only the last kvlist": field(
         6, kv("m", KVLIST + any_value(string_value="s") + KVLIST)
