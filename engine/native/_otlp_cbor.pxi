@@ -105,7 +105,7 @@ cdef int map_add(Dec* d, Map* m, cptr key, Py_ssize_t klen, Py_ssize_t start, Py
     if m.n == m.cap:
         grown = <Entry*>malloc(2 * m.cap * sizeof(Entry))
         if grown == NULL:
-            return fail(d, "out of memory", NULL)
+            return give_up(d, MEMORY, "out of memory")
         memcpy(grown, m.entries, m.n * sizeof(Entry))
         if m.entries != m.local:
             free(m.entries)
@@ -143,7 +143,7 @@ cdef int first_of(Dec* d, Map* m, Py_ssize_t* first) noexcept nogil:
         size *= 2
     table = <Py_ssize_t*>malloc(size * sizeof(Py_ssize_t))
     if table == NULL:
-        return fail(d, "out of memory", NULL)
+        return give_up(d, MEMORY, "out of memory")
     for i in range(size):
         table[i] = -1
     for i in range(m.n):
@@ -177,7 +177,7 @@ cdef int map_end(Dec* d, Buf* out, Map* m) noexcept nogil:
     if m.n > 1:
         first = <Py_ssize_t*>malloc(2 * m.n * sizeof(Py_ssize_t))
         if first == NULL:
-            r = fail(d, "out of memory", NULL)
+            r = give_up(d, MEMORY, "out of memory")
         else:
             last = first + m.n
             r = first_of(d, m, first)
@@ -187,7 +187,7 @@ cdef int map_end(Dec* d, Buf* out, Map* m) noexcept nogil:
             size = out.size - body
             copy = <uint8_t*>malloc(size if size else 1)
             if copy == NULL:
-                r = fail(d, "out of memory", NULL)
+                r = give_up(d, MEMORY, "out of memory")
             else:
                 memcpy(copy, out.data + body, size)
                 out.size = body

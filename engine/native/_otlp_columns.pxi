@@ -10,6 +10,14 @@ cdef int fail(Dec* d, const char* what, cptr at) noexcept nogil:
     return -1
 
 
+cdef int give_up(Dec* d, int failure, const char* what) noexcept nogil:
+    """Stop for a reason that is not the input's fault."""
+    if d.error[0] == 0:
+        d.failure = failure
+        snprintf(d.error, 200, "%s", what)
+    return -1
+
+
 cdef int reserve(Dec* d, Buf* b, Py_ssize_t extra) noexcept nogil:
     cdef Py_ssize_t cap
     cdef uint8_t* grown
@@ -20,7 +28,7 @@ cdef int reserve(Dec* d, Buf* b, Py_ssize_t extra) noexcept nogil:
         cap *= 2
     grown = <uint8_t*>realloc(b.data, cap)
     if grown == NULL:
-        return fail(d, "out of memory", NULL)
+        return give_up(d, MEMORY, "out of memory")
     b.data = grown
     b.cap = cap
     return 0
@@ -68,7 +76,7 @@ cdef inline int end_var(Dec* d, Col* c, Py_ssize_t row, bint valid) noexcept nog
     """Close ``row`` of a VAR column whose bytes were appended to ``c.data``."""
     cdef int32_t offset
     if c.data.size > 0x7FFFFFFF:
-        return fail(d, "a column's values are over 2 GiB", NULL)
+        return give_up(d, CAPACITY, "a column's values are over 2 GiB")
     offset = <int32_t>c.data.size
     if put(d, &c.values, &offset, 4) < 0:
         return -1

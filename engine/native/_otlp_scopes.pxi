@@ -113,6 +113,8 @@ cdef int context(Dec* d, Py_ssize_t first, int column) noexcept nogil:
     present[:] = [d.has_service, d.has_resource_attrs, d.has_scope_name, d.has_scope_version,
                   d.has_scope_attrs]
     for i in range(5):
+        if present[i] and values[i].size * (d.rows - first) > 0x7FFFFFFF - d.cols[column + i].data.size:
+            return give_up(d, CAPACITY, "a column's values are over 2 GiB")
         for row in range(first, d.rows):
             if present[i]:
                 if put_var(d, &d.cols[column + i], row, values[i].data, values[i].size) < 0:

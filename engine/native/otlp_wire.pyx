@@ -31,6 +31,11 @@ LOGS = 1
 ctypedef const uint8_t* cptr
 
 cdef enum:
+    INPUT = 0
+    CAPACITY = 1
+    MEMORY = 2
+
+cdef enum:
     MAX_DEPTH = 100  # protobuf's (upb_DecodeOptions_MaxDepth)
     NEW_MAP_ENTRIES = 16
 cdef uint64_t MAX_NANOS = 9223372036854775807ULL  # the latest instant a timestamp holds
@@ -131,6 +136,7 @@ cdef struct Dec:
     Buf scratch  # values encoded only to be checked, then dropped
     Buf json  # a text column's value that is not a string, as CBOR, to write as JSON
     int last_case  # the oneof field of the AnyValue any_value wrote last (0: unset)
+    int failure  # why it stopped: INPUT (d.error names what and where), CAPACITY or MEMORY
 
 
 cdef struct Field:
@@ -195,7 +201,8 @@ cdef object taken(Buf* b):
 def decode(const uint8_t[::1] body not None, int signal):
     """``(rows, seen, rejected, first rejection, columns)`` of one export request's wire
     bytes; each column ``(validity bits, values or offsets, bytes or None)``. ValueError
-    when the bytes are not a valid request."""
+    when the bytes are not a valid request; OverflowError when a column would hold over
+    2 GiB."""
     cdef Dec d
     cdef int i, r = 0, context_column
     cdef Field f
@@ -212,7 +219,7 @@ def decode(const uint8_t[::1] body not None, int signal):
         with nogil:
             d.cols = <Col*>malloc(d.ncols * sizeof(Col))
             if d.cols == NULL:
-                r = fail(&d, "out of memory", NULL)
+                r = give_up(&d, MEMORY, "out of memory")
             else:
                 for i in range(d.ncols):
                     col_init(&d, &d.cols[i], kinds[i])
@@ -227,7 +234,10 @@ def decode(const uint8_t[::1] body not None, int signal):
                         if r < 0:
                             break
         if r < 0 or d.error[0] != 0:
-            raise ValueError((<char*>d.error).decode("utf-8", "replace"))
+            message = (<char*>d.error).decode("utf-8", "replace")
+            if d.failure == MEMORY:
+                raise MemoryError(message)
+            raise OverflowError(message) if d.failure == CAPACITY else ValueError(message)
         columns = [
             (taken(&d.cols[i].valid), taken(&d.cols[i].values),
              taken(&d.cols[i].data) if d.cols[i].kind == VAR else None)

@@ -67,7 +67,7 @@ def _wire_signal(
     name: str, module: Any, service: str, kind: str, signal: int, **rest: Any
 ) -> Signal:
     request = getattr(module, f"Export{kind}ServiceRequest")
-    decoder = WireDecoder(signal, rest["columns"], request.__name__)
+    decoder = WireDecoder(signal, rest["columns"], name, request.__name__)
     return Signal(
         name,
         module.DESCRIPTOR.services_by_name[service].full_name,

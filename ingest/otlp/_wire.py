@@ -25,10 +25,12 @@ class Decoded:
 
 class WireDecoder:
     """Decodes one signal's Export requests (``signal``: otlp_wire.TRACES or LOGS) into
-    batches of ``columns``; ``message`` names the request type in errors."""
+    batches of ``columns``; ``what`` (the signal's name) and ``message`` (the request type)
+    name them in errors."""
 
-    def __init__(self, signal: int, columns: tuple[Column, ...], message: str) -> None:
+    def __init__(self, signal: int, columns: tuple[Column, ...], what: str, message: str) -> None:
         self.signal = signal
+        self.what = what
         self.schema = arrow_schema(columns)
         self.message = message
 
@@ -36,6 +38,8 @@ class WireDecoder:
         """IngestError when ``body`` is not a valid request (what and at which byte)."""
         try:
             rows, seen, rejected, reason, buffers = otlp_wire.decode(body, self.signal)
+        except OverflowError as e:  # e.g. a resource's attributes repeated on every row
+            raise IngestError(f"the {self.what} cannot be stored: {e}") from None
         except ValueError as e:
             raise IngestError(f"the body is not a valid {self.message}: {e}") from None
         arrays = [

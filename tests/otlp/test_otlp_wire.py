@@ -538,6 +538,13 @@ def test_nesting_up_to_100_is_taken() -> None:
     assert_same(LOGS, logs_with(field(5, nested_arrays(48))))
 
 
+def test_a_resource_too_large_for_its_rows_is_refused_whole() -> None:
+    """A 300 kB resource attribute on 8 000 records: 2.4 GB of resource_attributes."""
+    resource = field(1, kv("big", any_value(string_value="x" * 300_000)))
+    with pytest.raises(IngestError, match="^the logs cannot be stored: a column's values are"):
+        LOGS.read(logs_with(*[b""] * 8_000, resource=resource))
+
+
 def test_mutated_sdk_bytes_are_refused_or_decoded_as_protobuf_does(sdk_bodies) -> None:  # type: ignore[no-untyped-def]
     """Truncations, flipped and inserted bytes, spliced slices of real requests (seeded)."""
     chance = random.Random(37)
