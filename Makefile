@@ -68,6 +68,7 @@ bench:
 	$(PYTHON) bench/kafka_floor.py
 	$(PYTHON) bench/write_shapes.py
 	$(PYTHON) bench/otlp.py
+	$(PYTHON) bench/otlp_decode.py
 	$(PYTHON) bench/filedrop.py
 	$(PYTHON) bench/spark_load.py
 	$(PYTHON) bench/spark_read.py

@@ -86,10 +86,10 @@ def batches(work: Path) -> list[Case]:
     spans, logs = make_spans(5_120), make_logs(5_120)
     cases: list[Case] = []
     for rows in (8, 512, 5_120):
-        batch, _ = signals["traces"].convert([encode_spans(spans[:rows])])
+        batch = signals["traces"].read(encode_spans(spans[:rows]).SerializeToString()).batch
         cases.append((f"{rows} spans", batch, None))
     for rows in (8, 512, 5_120):
-        batch, _ = signals["logs"].convert([encode_logs(logs[:rows])])
+        batch = signals["logs"].read(encode_logs(logs[:rows]).SerializeToString()).batch
         cases.append((f"{rows} OTLP log records", batch, None))
     hits = _hits_ndjson.generate(50_000).combine_chunks().to_batches()[0]
     cases.append(("50 000-line hits request", hits, None))

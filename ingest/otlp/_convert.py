@@ -1,4 +1,4 @@
-"""Export requests of one signal → one Arrow batch: a group converted once, on the thread
+"""Metrics export requests → one Arrow batch: a group converted once, on the thread
 that commits it.
 
 Each request still gets its own answer: its rejected records are counted on their own, and a
@@ -19,7 +19,7 @@ from kyma.engine.types import Column
 from ._values import Columns, Outcome
 
 Fill = Callable[[Columns, Any], None]
-"""Appends the rows of one request to the columns (``_traces.fill_spans`` and its peers)."""
+"""Appends the rows of one request to the columns (``_metrics.fill_metrics``)."""
 
 
 def convert(

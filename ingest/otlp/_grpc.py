@@ -1,7 +1,8 @@
 """OTLP/gRPC: the LogsService, TraceService and MetricsService ``Export`` methods.
 
-Requests arrive as bytes and are decoded here, so a malformed one answers INVALID_ARGUMENT
-(grpcio's own decoding would answer INTERNAL).
+Requests arrive as bytes and are decoded here (spans and log records straight into Arrow
+columns), so a malformed one answers INVALID_ARGUMENT (grpcio's own decoding would answer
+INTERNAL).
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import grpc
 from kyma.engine.errors import ConfigError
 from kyma.ingest.tls import read_pair
 
-from ._codec import decode_protobuf
 from ._signals import SIGNALS, Signal
 from ._status import status_of
 
@@ -71,7 +71,7 @@ def _exporter(receiver: OtlpReceiver, signal: Signal) -> Callable[[bytes, Any], 
         try:
             metadata = dict(context.invocation_metadata())
             receiver.authorize(signal, metadata.get("authorization"))
-            return receiver.export(signal, decode_protobuf(signal.request, body), len(body))
+            return receiver.export(signal, signal.read(body), len(body))
         except Exception as e:
             code, _ = status_of(e)
             if code is grpc.StatusCode.INTERNAL:

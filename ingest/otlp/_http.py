@@ -19,7 +19,7 @@ from werkzeug.exceptions import HTTPException
 from kyma.engine.errors import IngestError, LimitExceededError
 from kyma.ingest.listener import HttpListener
 
-from ._codec import decode_json, decode_protobuf, encode_json
+from ._codec import decode_json, encode_json
 from ._signals import SIGNALS
 from ._status import status_of
 
@@ -52,15 +52,14 @@ def create_http_app(receiver: OtlpReceiver, max_body_bytes: int) -> Flask:
             receiver.authorize(signal, request.headers.get("Authorization"))
             body = _body(max_body_bytes)
             if content_type == PROTOBUF:
-                message = decode_protobuf(signal.request, body)
                 return Response(
-                    receiver.export(signal, message, len(body)).SerializeToString(),
+                    receiver.export(signal, signal.read(body), len(body)).SerializeToString(),
                     200,
                     content_type=PROTOBUF,
                 )
-            message = decode_json(signal.request, body)
+            part = signal.read_message(decode_json(signal.request, body))
             return Response(
-                encode_json(receiver.export(signal, message, len(body))), 200, content_type=JSON
+                encode_json(receiver.export(signal, part, len(body))), 200, content_type=JSON
             )
         except Exception as e:
             code, http = status_of(e)

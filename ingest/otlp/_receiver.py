@@ -1,8 +1,9 @@
 """The OTLP receiver: gRPC and HTTP servers in front of one export path per signal.
 
-An export's decoded request is handed to its table's group commit, which converts the
-requests of a group to one Arrow batch on its committing thread; the export is answered once
-the snapshot holding its rows is committed. The error an export ends with decides its status
+An export's request, read on its own thread (spans and log records already an Arrow batch,
+metrics a protobuf message), is handed to its table's group commit, which makes the group's
+parts one batch on its committing thread; the export is answered once the snapshot holding
+its rows is committed. The error an export ends with decides its status
 on either protocol (``_status``): bad input is not retried, a failed commit is.
 """
 
@@ -39,7 +40,7 @@ class OtlpReceiver:
                 max_rows=options.batch_rows,
                 max_bytes=options.batch_bytes,
                 max_latency=options.batch_latency_ms / 1000,
-                assemble=signal.convert,
+                assemble=signal.assemble,
             )
             for name, signal in SIGNALS.items()
         }
@@ -53,16 +54,16 @@ class OtlpReceiver:
         if self.options.authorize is not None:
             self.options.authorize(authorization, self.options.tables[signal.name])
 
-    def export(self, signal: Signal, request: Any, size: int) -> Any:
-        """Store one decoded Export request (``size``: its body's bytes); its response once
-        the rows are committed. IngestError when its records cannot be stored."""
-        records = signal.count(request)
+    def export(self, signal: Signal, part: Any, size: int) -> Any:
+        """Store one read Export request (``signal.read``; ``size``: its body's bytes); its
+        response once the rows are committed. IngestError when its records cannot be stored."""
+        records = signal.count(part)
         if not records:
             return signal.answer(Outcome())
         self._prepare(signal)
         try:
             outcome = self._commits[signal.name].submit(
-                request, COMMIT_WAIT_SECONDS, rows=records, nbytes=size
+                part, COMMIT_WAIT_SECONDS, rows=records, nbytes=size
             )
         except RetryableError:
             self._prepared.discard(signal.name)  # the table may have been dropped

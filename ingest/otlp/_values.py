@@ -1,16 +1,14 @@
-"""OTLP protobuf values → the Python values kyma columns store, and per-column lists → Arrow.
+"""OTLP metrics' protobuf values → the Python values kyma columns store, and per-column lists
+→ Arrow.
 
-Protobuf messages can only be walked in Python; the converters append each record's values
-to one Python list per column and call ``pa.array`` once per column at the end. (Building
-the attribute maps' CBOR with Arrow kernels instead, one kernel call per field and value
-kind, measured 25-50% more server CPU per record in bench/otlp: with concurrent exports,
-every call hands the GIL over; see BENCHMARKS.md.)
+Metric data points are walked in Python (spans and log records are decoded from the wire by
+the compiled ``_wire`` decoder); the converter appends each point's values to one Python list
+per column and calls ``pa.array`` once per column at the end.
 """
 
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,15 +73,6 @@ def text(value: Any) -> str | None:
     return None if plain is None else orjson.dumps(plain).decode()
 
 
-def hex_id(raw: bytes, size: int, field: str) -> str | None:
-    """A trace or span id as lowercase hex; None when empty; Rejected when not ``size`` bytes."""
-    if not raw:
-        return None
-    if len(raw) != size:
-        raise Rejected(f"{field} must be {size} bytes, got {len(raw)}")
-    return raw.hex()
-
-
 def nanos(value: int, field: str) -> int | None:
     """Epoch nanoseconds as a timestamp value; 0 (unset) is None."""
     if value > MAX_NANOS:
@@ -123,14 +112,12 @@ class Outcome:
 
 
 class Columns:
-    """One Python list per column, filled record by record from one or more export requests
+    """One Python list per column, filled point by point from one or more export requests
     (``start`` before each), then one Arrow batch."""
 
     def __init__(self, columns: tuple[Column, ...]) -> None:
         self.schema = arrow_schema(columns)
         self.lists: dict[str, list[Any]] = {name: [] for name in self.schema.names}
-        self._rows = self.lists["_timestamp"]  # every table has it: its length counts rows
-        self._context = [(name, self.lists[name]) for name in Context.__dataclass_fields__]
         self.start()
 
     def start(self) -> None:
@@ -138,21 +125,6 @@ class Columns:
         self.seen = 0
         self.rejected = 0
         self.first_rejection = ""
-
-    def walk(self, groups: Any, scopes: str, items: str) -> Iterator[Any]:
-        """Every record of a request (``groups``: its resource_logs or resource_spans);
-        after each scope, its resource and scope columns for the records that were kept."""
-        for group in groups:
-            for scope in getattr(group, scopes):
-                before = len(self._rows)
-                for record in getattr(scope, items):
-                    self.seen += 1
-                    yield record
-                kept = len(self._rows) - before
-                if kept:
-                    context = Context.of(group.resource, scope.scope)
-                    for name, values in self._context:
-                        values.extend([getattr(context, name)] * kept)
 
     def reject(self, what: str, reason: Rejected) -> None:
         """Leave the current record out; the first reason becomes the partial-success message."""

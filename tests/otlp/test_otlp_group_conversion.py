@@ -44,9 +44,9 @@ def histogram(count: int) -> ExportMetricsServiceRequest:
 
 def test_each_request_of_a_group_counts_its_own_rejected_records() -> None:
     good = b"\xab" * 16
-    batch, outcomes = SIGNALS["traces"].convert(
-        [spans(good, b"\x00" * 3), spans(good), spans(good, end=2**64 - 1)]
-    )
+    traces = SIGNALS["traces"]
+    requests = [spans(good, b"\x00" * 3), spans(good), spans(good, end=2**64 - 1)]
+    batch, outcomes = traces.assemble([traces.read(r.SerializeToString()) for r in requests])
     assert batch.num_rows == 2
     assert batch.column("trace_id").to_pylist() == [good.hex()] * 2
     assert outcomes == [
@@ -59,7 +59,7 @@ def test_each_request_of_a_group_counts_its_own_rejected_records() -> None:
 
 
 def test_a_request_whose_values_do_not_fit_fails_alone() -> None:
-    batch, [first, bad, last] = SIGNALS["metrics"].convert(
+    batch, [first, bad, last] = SIGNALS["metrics"].assemble(
         [histogram(3), histogram(2**64 - 1), histogram(5)]
     )
     assert batch.column("count").to_pylist() == [3, 5]
@@ -78,7 +78,7 @@ def test_a_group_behind_a_commit_is_converted_and_committed_once(services) -> No
         "points",
         max_rows=10_000,
         max_latency=600,
-        assemble=metrics.convert,
+        assemble=metrics.assemble,
     )
     try:
         with ThreadPoolExecutor(4) as pool:

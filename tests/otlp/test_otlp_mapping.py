@@ -58,7 +58,7 @@ def test_any_values_become_json_values_and_bodies_text() -> None:
     record.body.CopyFrom(nested)
     records.add()  # no body, no attributes, no time
 
-    batch, _ = SIGNALS["logs"].convert([request])
+    batch = SIGNALS["logs"].read(request.SerializeToString()).batch
     [first, empty] = rows(batch)
     assert first["attributes"] == {
         "map": {"inner": 1},
@@ -85,7 +85,7 @@ def test_sum_and_summary_points() -> None:
     summary.quantile_values.add(quantile=0.5, value=1.0)
     scope.metrics.add(name="no points")  # neither stored nor rejected
 
-    batch, [outcome] = SIGNALS["metrics"].convert([request])
+    batch, [outcome] = SIGNALS["metrics"].assemble([request])
     assert outcome.rejected == 0
     requests, rtt = rows(batch)
     assert (requests["value"], requests["aggregation_temporality"]) == (41.0, "delta")
