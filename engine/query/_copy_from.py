@@ -38,7 +38,7 @@ from kyma.engine.types import DEFAULT_COLUMN_NAMES
 
 BLOCK_BYTES = 1 << 20
 """Bytes the CSV reader parses at a time: a batch of about that much text."""
-_STORED = {"long", "int", "double", "real", "string", "bool", "timestamp"}
+_STORED = {"long", "int", "double", "real", "float4", "string", "bool", "timestamp"}
 _TRUE = ["t", "true", "y", "yes", "on", "1"]
 _FALSE = ["f", "false", "n", "no", "off", "0"]
 _ESCAPES = [("\\t", "\t"), ("\\n", "\n"), ("\\r", "\r"), ("\\b", "\b"), ("\\f", "\f")]
