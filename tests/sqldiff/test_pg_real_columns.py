@@ -192,3 +192,20 @@ def test_nan_and_the_infinities(both) -> None:  # type: ignore[no-untyped-def]
     _same(both, "SELECT min(x)::text, max(x)::text, sum(x)::text, avg(x)::text FROM n")
     _same(both, "SELECT i FROM n WHERE x = 'NaN' OR x = 'Infinity' ORDER BY i")
     _same(both, "SELECT i FROM n WHERE x > 1e38 ORDER BY i")
+
+
+def test_update_and_delete_of_a_real_column(both) -> None:  # type: ignore[no-untyped-def]
+    kyma, postgres = both
+    for run in (kyma, postgres.execute):
+        run("CREATE TABLE u (i bigint, x real)")
+        run("INSERT INTO u VALUES (1, 0.1), (2, 0.2), (3, 2.5), (4, 0.2)")
+        run("UPDATE u SET x = x * 3 WHERE i = 1")  # real op integer, stored back as real
+        run("UPDATE u SET x = x * 1e38 WHERE i = 3")
+        run("DELETE FROM u WHERE x = 0.2")  # no row: compared in double precision
+        run("DELETE FROM u WHERE i = 4 AND x = 0.2::real")
+    _same(both, "SELECT i, x::text AS v FROM u ORDER BY i")
+    with pytest.raises(psycopg.errors.NumericValueOutOfRange):
+        postgres.execute("UPDATE u SET x = 1e40 WHERE i = 2")
+    with pytest.raises(KymaError) as refused:
+        kyma("UPDATE u SET x = 1e40 WHERE i = 2")
+    assert status(refused.value, "sqlstate") == "22003"
