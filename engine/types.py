@@ -6,7 +6,8 @@ kyma type       Arrow type
 bool            bool
 int             int32
 long            int64
-real            float64
+real            float64 (SQL ``double precision``; kept for compatibility)
+float4          float32 (SQL ``real``, ``float4``, ``float(1..24)``)
 string          utf8
 timestamp       timestamp[ns, UTC]
 vector(N)       fixed_size_list<float32>[N]
@@ -15,6 +16,10 @@ dynamic         binary (CBOR of a JSON value)
 ==============  ==================================
 
 Every table also has the default columns ``_timestamp timestamp`` and ``props dynamic``.
+
+kyma's ``real`` is a 64-bit float, as it always was (tables, the tables API and stored
+extents keep their meaning); Postgres's ``real`` is 32 bits, so SQL DDL maps ``real``,
+``float4`` and ``float(p)`` with p <= 24 to ``float4``, and ``double precision`` to ``real``.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ _SCALARS: dict[str, pa.DataType] = {
     "int": pa.int32(),
     "long": pa.int64(),
     "real": pa.float64(),
+    "float4": pa.float32(),
     "string": pa.string(),
     "timestamp": TIMESTAMP,
     "dynamic": pa.binary(),

@@ -20,6 +20,7 @@ from kyma.engine.catalog import ColumnWrite, TableInfo, schema_evolution
 from kyma.engine.errors import IngestError, KymaError, SchemaError, StoreWriteError
 from kyma.engine.format import ExtentWriteResult, ParsedDynamic, SegmentFormat
 from kyma.engine.format.choice import segment_format
+from kyma.engine.query.pg_float4 import narrowed
 from kyma.engine.storage import ObjectStore
 from kyma.engine.storage.config import StoreConfig
 from kyma.ingest.coerce import Coerced, check_shape, coerce_ndjson
@@ -137,7 +138,7 @@ def conform(batch: pa.RecordBatch, info: TableInfo, ingest_time_ns: int) -> pa.R
         else:
             values = batch.column(target.name)
             try:
-                values = values.cast(target.type)
+                values = _cast(values, target.type)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
                 raise SchemaError(
                     f"column {target.name!r}: cannot store {values.type} as {target.type}: {e}"
@@ -147,6 +148,11 @@ def conform(batch: pa.RecordBatch, info: TableInfo, ingest_time_ns: int) -> pa.R
             values = pc.coalesce(values, now)
         arrays.append(values)
     return pa.RecordBatch.from_arrays(arrays, schema=info.schema)
+
+
+def _cast(values: pa.Array, dtype: pa.DataType) -> pa.Array:
+    """``values`` as ``dtype``: into a real (float4) column refused beyond its range (22003)."""
+    return narrowed(values) if pa.types.is_float32(dtype) else values.cast(dtype)
 
 
 def encode_coerced(

@@ -53,7 +53,8 @@ _BY_CATEGORY = {"A": "dynamic", "R": "dynamic", "E": "string", "C": "dynamic"}  
 _BY_TYPNAME = {
     **dict.fromkeys(("int2", "int4"), "int"),
     **dict.fromkeys(("int8", "oid"), "long"),
-    **dict.fromkeys(("float4", "float8"), "real"),
+    "float4": "float4",  # kyma's real is a double: a mirrored real stays 32 bits
+    "float8": "real",
     "bool": "bool",
     **dict.fromkeys(("text", "varchar", "bpchar", "name", "uuid", "bytea"), "string"),
     **dict.fromkeys(("inet", "cidr", "macaddr"), "string"),
@@ -346,7 +347,7 @@ _RULES: tuple[tuple[Callable[[pa.DataType], bool], str, Convert], ...] = (
     (pa.types.is_int16, "int", lambda array: array.cast(pa.int32())),
     (pa.types.is_int32, "int", _same),
     (pa.types.is_int64, "long", _same),
-    (pa.types.is_float32, "real", lambda array: array.cast(pa.float64())),
+    (pa.types.is_float32, "float4", _same),
     (pa.types.is_float64, "real", _same),
     (pa.types.is_string, "string", _same),
     (pa.types.is_binary, "string", _base64),

@@ -27,6 +27,7 @@ from kyma.engine.errors import (
     BadCopyDataError,
     InvalidTextError,
     NotFoundError,
+    OutOfRangeError,
     SqlError,
     UnsupportedStatementError,
 )
@@ -34,11 +35,12 @@ from kyma.engine.query._insert import InsertWriter
 from kyma.engine.query._parse import identifier, parse_statement, table_name
 from kyma.engine.query._writable import refuse_storage, refuse_view
 from kyma.engine.query.dialect import Kyma
+from kyma.engine.query.pg_float4 import narrowed
 from kyma.engine.types import DEFAULT_COLUMN_NAMES
 
 BLOCK_BYTES = 1 << 20
 """Bytes the CSV reader parses at a time: a batch of about that much text."""
-_STORED = {"long", "int", "double", "real", "string", "bool", "timestamp"}
+_STORED = {"long", "int", "double", "real", "float4", "string", "bool", "timestamp"}
 _TRUE = ["t", "true", "y", "yes", "on", "1"]
 _FALSE = ["f", "false", "n", "no", "off", "0"]
 _ESCAPES = [("\\t", "\t"), ("\\n", "\n"), ("\\r", "\r"), ("\\b", "\b"), ("\\f", "\f")]
@@ -249,10 +251,11 @@ def _unescaped(text: pa.Array) -> pa.Array:
 
 
 def _cast(copy: CopyFrom, text: pa.Array, field: pa.Field, first: int) -> pa.Array:
-    """``text`` as ``field``'s type; InvalidTextError (22P02) naming the first bad value."""
+    """``text`` as ``field``'s type; InvalidTextError (22P02) naming the first bad value,
+    OutOfRangeError (22003) the first beyond a real's range."""
     try:
         return _as(text, field.type)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OutOfRangeError):
         pass
     low, high = 0, len(text)  # bisect to the first value that does not convert
     while high - low > 1:
@@ -260,12 +263,20 @@ def _cast(copy: CopyFrom, text: pa.Array, field: pa.Field, first: int) -> pa.Arr
         try:
             _as(text.slice(low, middle - low), field.type)
             low = middle
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OutOfRangeError):
             high = middle
-    value = text[low].as_py()
+    value, where = (
+        text[low].as_py(),
+        f"(COPY {copy.table}, line {first + low}, column {field.name})",
+    )
+    try:
+        _as(text.slice(low, 1), field.type)
+    except OutOfRangeError:
+        raise OutOfRangeError(f"{value!r} is out of range for type real {where}") from None
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        pass
     raise InvalidTextError(
-        f"invalid input syntax for type {pg_type_name(field)}: {value!r}"
-        f" (COPY {copy.table}, line {first + low}, column {field.name})"
+        f"invalid input syntax for type {pg_type_name(field)}: {value!r} {where}"
     )
 
 
@@ -283,4 +294,6 @@ def _as(text: pa.Array, dtype: pa.DataType) -> pa.Array:
             return pc.cast(text, dtype)
         except pa.ArrowInvalid:  # no zone given: UTC, as kyma's session is
             return pc.cast(pc.cast(text, pa.timestamp(dtype.unit)), dtype)
+    if pa.types.is_float32(dtype):
+        return narrowed(pc.utf8_trim_whitespace(text))
     return pc.cast(pc.utf8_trim_whitespace(text), dtype)

@@ -9,6 +9,7 @@ body is; a SELECT's Arrow answer streams to it batch by batch, never collected w
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
@@ -139,7 +140,11 @@ def run(
         exact = named is not None
         rows = [_row(i, t, columns, types, exact) for i, t in enumerate(source.expressions, 1)]
         try:
-            count = writer.insert_rows(table, rows)
+            if _non_finite(rows):  # NDJSON has no NaN nor infinity: these rows go as Arrow
+                batch = pa.RecordBatch.from_pydict({c: [r.get(c) for r in rows] for c in columns})
+                count = writer.insert_batches(table, batch.schema, iter([batch]))
+            else:
+                count = writer.insert_rows(table, rows)
         except IngestError as e:  # coercion names the line of a row: say VALUES row
             said = _in_values(e)
             if types.get(e.field or "") == "timestamp":  # Postgres's 22007
@@ -192,6 +197,10 @@ def _row(
         except DataError as e:  # 22P02, 22003: its class, said where
             raise type(e)(f"VALUES row {number}, column {name!r}: {e}") from None
     return row
+
+
+def _non_finite(rows: list[dict[str, Any]]) -> bool:
+    return any(type(v) is float and not math.isfinite(v) for row in rows for v in row.values())
 
 
 def _in_values(error: IngestError) -> IngestError:
@@ -262,8 +271,6 @@ def column_of(field: pa.Field) -> Column:
         return Column(field.name, KymaType("string"))
     if pa.types.is_integer(dtype) and dtype.bit_width <= 32 and pa.types.is_signed_integer(dtype):
         return Column(field.name, KymaType("int"))
-    if pa.types.is_float32(dtype):
-        return Column(field.name, KymaType("real"))
     if pa.types.is_large_string(dtype) or pa.types.is_string_view(dtype):
         return Column(field.name, KymaType("string"))
     if (field.metadata or {}).get(KYMA_TYPE_KEY) == b"dynamic":

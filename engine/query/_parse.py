@@ -16,7 +16,7 @@ from kyma.engine.errors import (
 from kyma.engine.query._syntax import describe as describe_syntax_error
 from kyma.engine.query._syntax import describe_token_error
 from kyma.engine.query.dialect import Explain, Kyma
-from kyma.engine.query.rewrite import rewrite, schema_names
+from kyma.engine.query.rewrite import float_precision, rewrite, schema_names
 from kyma.engine.types import KymaType
 
 _SIMPLE_TYPES = {
@@ -25,8 +25,8 @@ _SIMPLE_TYPES = {
     exp.DataType.Type.SMALLINT: "int",
     exp.DataType.Type.INT: "int",
     exp.DataType.Type.BIGINT: "long",
-    exp.DataType.Type.FLOAT: "real",
-    exp.DataType.Type.DOUBLE: "real",
+    exp.DataType.Type.FLOAT: "float4",  # Postgres's real: 32 bits
+    exp.DataType.Type.DOUBLE: "real",  # kyma's real: 64 bits
     exp.DataType.Type.TEXT: "string",
     exp.DataType.Type.VARCHAR: "string",
     exp.DataType.Type.CHAR: "string",
@@ -98,7 +98,12 @@ def table_name(table: exp.Expression, *, creating: bool = False) -> str:
 
 
 def kyma_type(dtype: exp.DataType) -> KymaType:
-    """The kyma type a SQL type names; SchemaError for types kyma does not store."""
+    """The kyma type a SQL type names; SchemaError for types kyma does not store.
+
+    >>> [kyma_type(exp.DataType.build(t, dialect="postgres")).name for t in ("real", "float(53)")]
+    ['float4', 'real']
+    """
+    dtype = float_precision.rule(dtype.copy())  # float(p): real or double precision
     if dtype.this in _SIMPLE_TYPES:
         return KymaType(_SIMPLE_TYPES[dtype.this])
     if dtype.this == exp.DataType.Type.ARRAY and len(dtype.expressions) == 1:

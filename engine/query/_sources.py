@@ -12,7 +12,7 @@ from kyma.engine.format.predicate import BlockPredicate, Or
 from kyma.engine.query import _path_columns
 from kyma.engine.types import DEFAULT_COLUMN_NAMES
 
-_NOT_TEXT = {"bool", "int", "long", "real", "timestamp"}
+_NOT_TEXT = {"bool", "int", "long", "real", "float4", "timestamp"}
 
 
 @dataclass

@@ -9,6 +9,7 @@ _SQL_TYPES = {
     "int": "INT",
     "long": "BIGINT",
     "real": "DOUBLE",
+    "float4": "REAL",  # in the postgres dialect FLOAT is double precision
     "vector": "ARRAY",
     "dynamic": "BLOB",
     "timestamp": "TIMESTAMPTZ",
@@ -27,7 +28,7 @@ def arrow_sql_type(dtype: pa.DataType) -> str:
     if pa.types.is_integer(dtype):
         return "BIGINT"
     if pa.types.is_floating(dtype):
-        return "FLOAT" if pa.types.is_float32(dtype) else "DOUBLE"
+        return "REAL" if pa.types.is_float32(dtype) else "DOUBLE"
     if pa.types.is_boolean(dtype):
         return "BOOLEAN"
     if pa.types.is_timestamp(dtype):

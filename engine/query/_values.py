@@ -112,6 +112,8 @@ def assign(value: Any, kind: str | None) -> Any:
         return _integer(value, _BITS[kind])
     if kind == "real":
         return _float(value)
+    if kind == "float4":
+        return _real(value)
     if kind == "bool":
         return _bool(value)
     if kind == "string":

@@ -7,6 +7,7 @@
 - ``kyma_float4(double, real)``: a cast to real that refuses a finite value beyond float4's range
   (overflow) or one that rounds to zero (underflow), as Postgres's ``float84`` does;
   DataFusion makes them infinity and zero.
+- ``narrowed(values)``: numbers or text stored in a real column, refused likewise.
 
 >>> total = Float4Sum()
 >>> total.update(pa.array([0.1] * 1000, pa.float32()))
@@ -71,6 +72,24 @@ def float4(doubles: pa.Array, reals: pa.Array) -> pa.Array:
     if (finite & (wide != 0) & (narrow == 0)).any():
         raise OutOfRangeError("value out of range: underflow")
     return reals
+
+
+def narrowed(values: pa.Array) -> pa.Array:
+    """``values`` (numbers, or text read as Postgres reads a real) as reals; OutOfRangeError
+    (22003) for one beyond float4's range, as Postgres refuses it in a real column.
+
+    >>> narrowed(pa.array([0.1, None])).to_pylist()
+    [0.10000000149011612, None]
+    >>> narrowed(pa.array(["1e-46"]))
+    Traceback (most recent call last):
+    ...
+    kyma.engine.errors.OutOfRangeError: value out of range: underflow
+    """
+    if pa.types.is_float32(values.type):
+        return values
+    doubles = pc.cast(values, pa.float64(), safe=False)
+    direct = pa.types.is_integer(values.type) or pa.types.is_string(values.type)
+    return float4(doubles, pc.cast(values if direct else doubles, _FLOAT4, safe=False))
 
 
 SUM = "kyma_float4_sum"

@@ -46,6 +46,7 @@ _SCALARS: dict[str, DataType] = {
     "int": IntegerType(),
     "long": LongType(),
     "real": DoubleType(),
+    "float4": FloatType(),
     "string": StringType(),
     "timestamp": TimestampType(),
     "dynamic": StringType(),

@@ -22,8 +22,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
 
-from kyma.engine.errors import IngestError
+from kyma.engine.errors import IngestError, OutOfRangeError
 from kyma.engine.format import ParsedDynamic
+from kyma.engine.query.pg_float4 import narrowed
 from kyma.engine.types import TIMESTAMP, Column
 
 from ._cbor import encode_dynamic, vouched
@@ -37,6 +38,7 @@ from ._vector import vectorized_vectors
 
 _NO_BYTES = pa.scalar(b"", pa.binary())
 _EXPLICIT = {"bool": pa.bool_(), "int": pa.int32(), "long": pa.int64(), "real": pa.float64()}
+_EXPLICIT["float4"] = pa.float64()  # narrowed after its range is checked
 
 
 def coerce_fast(
@@ -71,6 +73,11 @@ def coerce_fast(
     for column in columns:
         if column.name in explicit:
             array = table.column(column.name).combine_chunks()
+            if column.type.name == "float4":
+                try:
+                    array = narrowed(array)
+                except OutOfRangeError:
+                    return None  # the slow reader names the line
             arrays[column.name] = array.cast(column.type.to_arrow())  # int64 → epoch-ns
         elif inferred and column.name == "props" and props_fields:
             encoded = _props(table, props_fields, lines)

@@ -24,6 +24,8 @@ INT32 = (-(2**31), 2**31 - 1)
 INT64 = (-(2**63), 2**63 - 1)
 # The smallest double that rounds to infinity as a float32 (2**128 - 2**103).
 F32_OVERFLOW = float.fromhex("0x1.ffffffp+127")
+# The largest double that rounds to zero as a float32 (half the smallest subnormal, 2**-150).
+F32_UNDERFLOW = float.fromhex("0x1p-150")
 TIMESTAMP_EXPECTED = "expected timestamp (RFC 3339 string or epoch-ns integer)"
 
 
@@ -63,6 +65,22 @@ def _real(value: Any) -> Any:
         return float(value)
     except OverflowError:
         raise Rejected(f"expected real (Float64), got {show(value)} (out of range)") from None
+
+
+def _float4(value: Any) -> Any:
+    """A JSON number as a real (float32): beyond float4's range, or so small it would be
+    zero, is refused as Postgres refuses it (22003 there)."""
+    if value is None:
+        return None
+    if not (type(value) is float or is_int(value)):
+        raise Rejected(f"expected float4 (Float32), got {show(value)}")
+    try:
+        number = float(value)
+    except OverflowError:
+        number = F32_OVERFLOW
+    if abs(number) >= F32_OVERFLOW or (number and abs(number) <= F32_UNDERFLOW):
+        raise Rejected(f"expected float4 (Float32), got {show(value)} (out of range)")
+    return number
 
 
 def _string(value: Any) -> Any:
@@ -133,6 +151,7 @@ _SCALARS: dict[str, Converter] = {
     "int": _ranged("int (Int32)", *INT32),
     "long": _ranged("long (Int64)", *INT64),
     "real": _real,
+    "float4": _float4,
     "string": _string,
     "timestamp": _timestamp,
     "dynamic": _dynamic,

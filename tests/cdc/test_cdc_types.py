@@ -17,7 +17,7 @@ from cdc_helpers import body, drain, kyma
 from kyma.connectors.postgres._types import TIMESTAMP_INFINITY
 from kyma.connectors.postgres.cdc.pgoutput import UNCHANGED, Update, decode
 from kyma.engine.errors import FormatError
-from kyma.engine.types import KYMA_TYPE_KEY, parse_timestamp
+from kyma.engine.types import KYMA_TYPE_KEY, Column, KymaType, parse_timestamp
 
 KYMA_TABLE = "pg__public__t"
 UNSET: Any = object()
@@ -48,7 +48,7 @@ CASES = [
     Case("c_int4", "integer", "2147483647", "-1", "int", 2147483647),
     Case("c_int8", "bigint", "9223372036854775807", "-5", "long", 9223372036854775807),
     Case("c_oid", "oid", "4294967295", "12", "long", 4294967295),
-    Case("c_float4", "real", "1.5", "3.4028235e38", "real", 1.5),
+    Case("c_float4", "real", "1.5", "3.4028235e38", "float4", 1.5),
     Case("c_float8", "double precision", "0.1", "0.30000000000000004", "real", 0.1),
     Case("c_num", "numeric(10,2)", "47.50", "-0.01", "real", 47.5),
     Case("c_num15", "numeric(15,0)", "999999999999999", "1", "real", 999999999999999.0),
@@ -441,3 +441,25 @@ def test_keys_of_every_kind_match_between_snapshot_and_streaming(
     labels = {name: declared for name, declared in key.items()}
     problems = disagreements(services, "keys", labels, {})
     assert not problems, "\n".join(problems)
+
+
+def test_a_real_column_mirrors_as_a_real(services, cdc_source, worker) -> None:  # type: ignore[no-untyped-def]
+    """A source ``real`` is a float4 column in kyma, so queries over the mirror answer as the
+    source (it was a double: ``x * 3`` of 0.1 was 0.30000000000000004, the source's
+    0.30000000447034836, and ``x = 0.1`` held). A mirror made before, whose column is kyma's
+    64-bit ``real``, keeps syncing into it."""
+    old = [Column("old", KymaType("real"))]
+    services.catalog.create_table(KYMA_TABLE, old, options={"cdc": "postgres"})
+    rows = ("1, 0.1, 0.1", "2, 16777217, 2.5", "3, 'NaN', '-Infinity'")
+    w = start_sync(services, cdc_source, worker, "x real, old real", *rows)
+    cdc_source.execute("INSERT INTO t VALUES (4, 0.1, 1e-40), (5, 3.4028235e38, 0.3)")
+    assert drain(w) == 1  # one transaction
+    assert kyma_types(services, {"x": "x", "old": "old"}) == {"x": "float4", "old": "real"}
+    sql = (
+        "SELECT id, x::text AS a, (x * 3)::text AS b, (x = 0.1)::text AS c,"
+        " (x IN (0.1, 2))::text AS d, (old * 3)::text AS e FROM {} ORDER BY id"
+    )
+    sums = "SELECT sum(x)::text, avg(x)::text, max(x)::text, count(*) FROM {} WHERE x < 1e30"
+    for query in (sql, sums):
+        mirrored = kyma(services, query.format("pg.public.t")).to_pydict().values()
+        assert list(zip(*mirrored, strict=True)) == cdc_source.execute(query.format("t"))

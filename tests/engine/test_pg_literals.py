@@ -216,7 +216,8 @@ def test_insert_values_read_casts_and_text_as_postgres(
 ) -> None:
     """Each INSERT succeeds on both or fails with the same SQLSTATE; then the rows agree."""
     kyma.query.execute(
-        "CREATE TABLE ins (s string, i int, f real, ok bool, a array(long), ts timestamp)"
+        "CREATE TABLE ins"
+        " (s string, i int, f double precision, ok bool, a array(long), ts timestamp)"
     )
     oracle.execute(
         "CREATE TABLE ins (s text, i int, f float8, ok bool, a bigint[], ts timestamptz)"

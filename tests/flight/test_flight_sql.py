@@ -41,7 +41,15 @@ def test_ddl_and_show_tables_through_flight(client, adbc) -> None:  # type: igno
         cur.fetchall()
         cur.execute("SHOW TABLES")
         names = cur.fetch_arrow_table().column(0).to_pylist()
+        cur.execute("INSERT INTO made_by_flight VALUES (0.1)")
+        cur.fetchall()
+        cur.execute("SELECT v, v * 3 AS w FROM made_by_flight")
+        table = cur.fetch_arrow_table()
     assert "made_by_flight" in names
+    # SQL's real is Postgres's float4: Arrow float32; real times an integer is a double
+    assert [f.type for f in table.schema] == [pa.float32(), pa.float64()]
+    assert table.schema.field("v").metadata[b"ARROW:FLIGHT:SQL:TYPE_NAME"] == b"real"
+    assert table.to_pylist() == [{"v": 0.10000000149011612, "w": 0.30000000447034836}]
 
 
 def test_parameters_bind_as_typed_literals(events, adbc) -> None:  # type: ignore[no-untyped-def]

@@ -106,6 +106,12 @@ COERCION_TABLE = [
     ("real", "5e-324", 5e-324),
     ("real", "1e-400", 0.0),
     ("real", "123456789012345678901234567890", 1.2345678901234568e29),
+    ("float4", "0.1", f32(0.1)),
+    ("float4", "16777217", 16777216.0),
+    ("float4", "-3.4028235e38", f32(-3.4028235e38)),
+    ("float4", "1e-45", f32(1e-45)),
+    ("float4", "-0.0", -0.0),
+    ("float4", "null", None),
     ("string", '"x"', "x"),
     ("string", '"\\u00fc\\n\\ud83d\\ude00"', "ü\n😀"),
     ("string", "7", "7"),
@@ -276,6 +282,12 @@ MESSAGES = [
     (b'{"i": 1, "i": 2}\n', "line 1, field 'i': duplicate key 'i'"),
     (b'{"r": NaN}\n', "line 1, field 'r': NaN is not a JSON number"),
     (b'{"r": 1e999}\n', "line 1, field 'r': number 1e999 does not fit a double"),
+    (
+        b'{"f": 1}\n{"f": 3.5e38}\n',
+        "line 2, field 'f': expected float4 (Float32), got 3.5e+38 (out of range)",
+    ),
+    (b'{"f": -1e-46}\n', "line 1, field 'f': expected float4 (Float32), got -1e-46 (out of range)"),
+    (b'{"f": "1"}\n', "line 1, field 'f': expected float4 (Float32), got '1'"),
     (b'{"i": 1}\n\n[1]\n', "line 3: expected a JSON object, got an array"),
     (
         b'{"i": 1}\n\n{"i": 1,}\n',
@@ -288,7 +300,9 @@ MESSAGES = [
 
 @pytest.mark.parametrize(("body", "message"), MESSAGES)
 def test_error_messages_are_precise(body: bytes, message: str) -> None:
-    columns = table(b="bool", i="int", s="string", t="timestamp", v="vector(3)", r="real")
+    columns = table(
+        b="bool", i="int", s="string", t="timestamp", v="vector(3)", r="real", f="float4"
+    )
     with pytest.raises(IngestError) as info:
         coerce_ndjson(body, columns, ingest_time_ns=0)
     assert str(info.value) == message
@@ -405,7 +419,8 @@ def test_the_fast_path_never_accepts_a_body_pyarrow_misreads_or_crashes_on(body:
 
 # --- property: the fast path equals the slow reader -----------------------------------------
 
-KINDS = ["bool", "int", "long", "real", "string", "timestamp", "vector(1)", "vector(3)", "dynamic"]
+KINDS = ["bool", "int", "long", "real", "float4", "string", "timestamp", "vector(1)", "vector(3)"]
+KINDS += ["dynamic"]
 OVERFLOW = ["X", "y.z"]
 keys = st.text(max_size=3).filter(lambda k: k not in OVERFLOW)
 
@@ -443,6 +458,8 @@ VALID = {
     "int": st.integers(-(2**31), 2**31 - 1),
     "long": st.integers(-(2**63), 2**63 - 1),
     "real": st.floats(allow_nan=False, allow_infinity=False) | st.integers(-(2**80), 2**80),
+    "float4": st.floats(width=32, allow_nan=False, allow_infinity=False)
+    | st.integers(-(2**80), 2**80),
     "string": st.text(max_size=8) | json_values,
     "timestamp": timestamp_texts() | st.integers(-(2**63), 2**63 - 1),
     "vector(1)": vectors(1),
@@ -495,6 +512,7 @@ BAD = {
     "int": _out_of(-(2**31), 2**31 - 1) | st.sampled_from(["1.5", "1e2", "1.0", '"7"', "true"]),
     "long": _out_of(-(2**63), 2**63 - 1) | st.sampled_from(["0.5", '"1"', "false", "[1]"]),
     "real": st.sampled_from(['"1.5"', "true", "[1.5]", "1e400", "-1e999", "1" + "0" * 400]),
+    "float4": st.sampled_from(['"1.5"', "true", "[1.5]", "3.5e38", "-1e39", "1e-46", "1e400"]),
     "string": st.sampled_from(['"\\ud800"', '"a\\udc00b"', '["\\ud800"]', '{"a": 1, "a": 2}']),
     "timestamp": st.text(max_size=12).filter(lambda t: parse_timestamp(t) is None).map(json.dumps)
     | st.sampled_from(["1.5", "true", "[1]", "9223372036854775808", '"0001-01-01T00:00:00Z"']),

@@ -257,3 +257,16 @@ def test_psql_copy_in_and_out_as_postgres(described: tuple[PgServe, str], tmp_pa
     postgres = _copy_round_trip(oracle, None, tmp_path / "postgres")
     assert kyma == postgres
     assert kyma[0][1:] == ("COPY 3\n", "")  # the line after the end-of-data line is not data
+
+
+def test_psql_describes_real_columns_as_postgres(described: tuple[PgServe, str]) -> None:
+    pg, oracle = described
+    ddl = "CREATE TABLE floats (r real, f float4, p float(24), d double precision, q float(25))"
+    with pg.connect(autocommit=True) as conn:
+        conn.execute(ddl)
+    with psycopg.connect(oracle, autocommit=True) as conn:
+        conn.execute(ddl.replace("(r real", "(_timestamp timestamptz, props jsonb, r real"))
+    kyma = psql(pg, "\\d floats", pg.tokens["admin"], "-P", "footer=on")
+    postgres = psql(oracle, "\\d floats", None, "-P", "footer=on")
+    assert kyma.returncode == 0, kyma.stderr
+    assert kyma.stdout == postgres.stdout

@@ -325,3 +325,67 @@ def test_numeric_quotient_columns_go_on_the_wire_with_each_value_s_scale(
     written = [row[1] for row in answers[2][1]]  # Postgres's, text format
     assert f"[1,{written[0]},{answers[2][1][0][2]}]" in body, body
     assert "25.93706293706293710000" not in body
+
+
+REAL_DDL = "CREATE TABLE reals (i bigint, x real, y float4, z float(10))"
+REAL_COPY = "1\t0.1\t0.2\t1e-40\n2\tNaN\t-Infinity\t3.4028235e38\n3\t1234567.9\t\\N\t-0\n"
+
+
+def _http(pg: PgServe, path: str, body: bytes) -> tuple[int, dict]:  # type: ignore[type-arg]
+    request = urllib.request.Request(
+        f"{pg.serve.url}{path}",
+        data=body,
+        headers={"Authorization": f"Bearer {pg.tokens['admin']}"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return answer.status, json.load(answer)
+    except urllib.error.HTTPError as e:
+        return e.code, json.load(e)
+
+
+def test_a_real_column_over_copy_the_wire_and_http(pg: PgServe, catalog_url: str) -> None:
+    """``real`` columns made by DDL and loaded by COPY: type float4 (OID 700) in text and
+    binary format with Postgres's text; out-of-range COPY and ingest values refused; HTTP
+    JSON with float4's shortest digits."""
+    sql = "SELECT i, x, y, z, x * 3 AS t FROM reals ORDER BY i"
+    answers = []
+    for connect in (
+        lambda: pg.connect(autocommit=True),
+        lambda: psycopg.connect(catalog_url, autocommit=True),
+    ):
+        with connect() as conn:
+            conn.execute(REAL_DDL)
+            with conn.cursor().copy("COPY reals FROM STDIN") as copy:
+                copy.write(REAL_COPY)
+            refused = pytest.raises(psycopg.errors.NumericValueOutOfRange)
+            with refused, conn.cursor().copy("COPY reals FROM STDIN") as copy:
+                copy.write("4\t1\t1e40\t1\n")
+            conn.adapters.register_loader("float4", _RawText)
+            conn.adapters.register_loader("float8", _RawText)
+            text = conn.execute(sql)
+            binary = conn.cursor(binary=True).execute(sql)
+            answers.append(
+                (
+                    [c.type_code for c in text.description],
+                    text.fetchall(),
+                    [tuple(str(v) for v in row) for row in binary.fetchall()],
+                )
+            )
+    assert answers[0][0][1:] == [700, 700, 700, 701]
+    assert answers[0] == answers[1]
+    status, body = _http(pg, "/v1/query", json.dumps({"sql": sql}).encode())
+    assert status == 200, body
+    assert [c["type"] for c in body["columns"][1:4]] == ["float4"] * 3  # kyma's name
+    assert body["rows"][0][1:] == [0.1, 0.2, 1e-40, 0.30000000447034836]
+    ingested = b'{"i": 5, "x": 0.5}\n{"i": 6, "x": 2.5, "y": 1e39}\n'
+    status, body = _http(pg, "/v1/ingest/reals", ingested)
+    assert status == 400, body
+    assert "line 2, field 'y'" in body["message"], body
+    assert "out of range" in body["message"], body
+    status, body = _http(pg, "/v1/ingest/reals", b'{"i": 5, "x": 0.1, "y": 16777217}\n')
+    assert status == 200, body
+    with pg.connect() as conn:
+        assert conn.execute("SELECT x::text, y::text FROM reals WHERE i = 5").fetchall() == [
+            ("0.1", "1.6777216e+07")
+        ]

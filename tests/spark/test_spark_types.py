@@ -26,6 +26,7 @@ COLUMNS = {
     "i": ("int", IntegerType()),
     "l": ("long", LongType()),
     "r": ("real", DoubleType()),
+    "f": ("float4", FloatType()),
     "s": ("string", StringType()),
     "t": ("timestamp", TimestampType()),
     "v": ("vector(3)", ArrayType(FloatType(), containsNull=False)),
@@ -38,6 +39,7 @@ ROWS = [
         "i": -2_147_483_648,
         "l": 9_007_199_254_740_993,
         "r": 0.1,
+        "f": 0.1,
         "s": "ünïcode ✓",
         "t": "2026-03-01T12:00:00.000001999Z",
         "v": [0.5, -1.25, 3.0],
@@ -70,13 +72,14 @@ def test_every_type_round_trips(spark, services) -> None:
     utc = datetime.UTC
     assert first["_timestamp"] == datetime.datetime(1970, 1, 1, tzinfo=utc)
     assert {k: v for k, v in first.items() if k not in ("_timestamp", "d", "b")} == dict.fromkeys(
-        ["props", "i", "l", "r", "s", "t", "v"]
+        ["props", "i", "l", "r", "f", "s", "t", "v"]
     )
     assert (first["b"], json.loads(first["d"])) == (False, "just a string")
     assert second["_timestamp"] == datetime.datetime(2026, 1, 1, 0, 0, 0, 123456, tzinfo=utc)
     assert second["t"] == datetime.datetime(2026, 3, 1, 12, 0, 0, 1, tzinfo=utc)
     assert (second["b"], second["i"], second["l"]) == (True, -2_147_483_648, 9_007_199_254_740_993)
     assert (second["r"], second["s"], second["v"]) == (0.1, "ünïcode ✓", [0.5, -1.25, 3.0])
+    assert second["f"] == 0.10000000149011612  # float4's 0.1
     assert json.loads(second["d"]) == ROWS[0]["d"]
     assert second["d"] == '{"k":[1,"two",null,{"x":false}],"e":"ü"}'  # compact JSON text
     assert second["props"] is None  # schema_evolve=False drops unknown fields

@@ -202,7 +202,7 @@ def from_text(text: pa.Array, pg: PgType, numeric_mode: str) -> pa.Array | None:
         if name == "float8" or (name == "numeric" and kind.name == "real"):
             return text.cast(pa.float64())
         if name == "float4":
-            return text.cast(pa.float32()).cast(pa.float64())
+            return text.cast(pa.float32())
         if name == "numeric":  # as text
             return text
         if name == "bool":

@@ -8,6 +8,8 @@
 - A real cast to numeric is refused (0A000): Postgres keeps 6 significant digits.
 - ``sqrt``, ``ln``, ``ceil``, ``round``, the trigonometric functions and the others Postgres
   has for double precision only take a real as a double (DataFusion keeps Float32).
+- ``x IN (0.1, 2)`` of a real ``x`` compares reals: Postgres types a list of a real and
+  numbers as real (a double in it makes it double precision).
 - ``sum`` of reals accumulates in float4 (``kyma_float4_sum``, ``pg_float4``).
 - A cast to real of a double, a numeric or text refuses a value beyond float4's range
   (``kyma_float4``: 22003, as Postgres; DataFusion makes it infinity or zero).
@@ -18,6 +20,7 @@ one node whose typed twin ``applies``.
 >>> import sqlglot
 >>> from sqlglot.optimizer.annotate_types import annotate_types
 >>> sql = "SELECT x::real + 1, sum(x::real), sqrt(x::real), 2::real, y::real * 2::real"
+>>> sql += ", x::real IN (0.1, 2)"
 >>> stmt = sqlglot.parse_one(sql)
 >>> typed = annotate_types(stmt.copy())
 >>> for node, twin in zip(stmt.expressions, typed.expressions):
@@ -28,6 +31,7 @@ SQRT(CAST(CAST(x AS REAL) AS DOUBLE PRECISION))
 CAST(2 AS REAL)
 KYMA_FLOAT4(CAST(CAST(y AS REAL) AS DOUBLE PRECISION) * CAST(CAST(2 AS REAL) AS DOUBLE \
 PRECISION), CAST(y AS REAL) * CAST(2 AS REAL))
+CAST(x AS REAL) IN (CAST(0.1 AS REAL), CAST(2 AS REAL))
 """
 
 from __future__ import annotations
@@ -49,7 +53,7 @@ _DOUBLE_ONLY = (
     *(exp.Sin, exp.Cos, exp.Tan, exp.Asin, exp.Acos, exp.Atan),
     *(exp.Sinh, exp.Cosh, exp.Tanh, exp.Asinh, exp.Acosh, exp.Atanh),
 )
-CALLS = (*_ARITHMETIC, *_COMPARISONS, *_DOUBLE_ONLY, exp.Sum, exp.Cast)
+CALLS = (*_ARITHMETIC, *_COMPARISONS, *_DOUBLE_ONLY, exp.Sum, exp.Cast, exp.In)
 """The node types this rule may rewrite."""
 
 
@@ -62,6 +66,11 @@ def applies(typed: exp.Expression) -> bool:
         return "float4" in kinds and not kinds & {"float8"} and len(kinds) == 2
     if isinstance(typed, _DOUBLE_ONLY):
         return any(float_kind(o) == "float4" for o in _arguments(typed))
+    if isinstance(typed, exp.In):
+        items = typed.expressions
+        if float_kind(typed.this) != "float4" or any(float_kind(i) == "float8" for i in items):
+            return False
+        return any(_number(item) for item in items)
     if isinstance(typed, exp.Sum):
         return float_kind(_summed(typed)) == "float4"
     if isinstance(typed, exp.Cast) and typed.to.this == _T.DECIMAL:
@@ -73,6 +82,14 @@ def applies(typed: exp.Expression) -> bool:
 
 def rule(node: exp.Expression, typed: exp.Expression) -> exp.Expression:
     """``node`` computed as Postgres computes it with reals (see ``applies``)."""
+    if isinstance(node, exp.In):
+        listed = node.copy()
+        for item, twin in zip(listed.expressions, typed.expressions, strict=True):
+            if _number(twin):
+                real = exp.cast(item.copy(), "REAL")
+                wide = exp.cast(item.copy(), "DOUBLE")
+                item.replace(_checked(wide, real) if _may_leave_range(twin) else real)
+        return listed
     if isinstance(node, exp.Sum):
         return exp.Anonymous(this=pg_float4.SUM.upper(), expressions=[node.this.copy()])
     if isinstance(node, exp.Cast) and node.to.this == _T.DECIMAL:
@@ -102,6 +119,14 @@ def _checked(double: exp.Expression, real: exp.Expression) -> exp.Expression:
 
 def _arguments(node: exp.Expression) -> list[exp.Expression]:
     return [a for a in (node.this, node.args.get("expression")) if isinstance(a, exp.Expression)]
+
+
+def _number(typed: exp.Expression) -> bool:
+    """Whether typed ``typed`` is an integer or a numeric (a number literal is one)."""
+    if isinstance(typed, exp.Literal | exp.Neg):
+        return typed.is_number
+    kind = typed.type.this if typed.type is not None else None
+    return kind in exp.DataType.INTEGER_TYPES or kind == _T.DECIMAL
 
 
 def _summed(node: exp.Sum) -> exp.Expression:

@@ -283,7 +283,7 @@ def _worth_typing(stmt: exp.Expression, schema: dict[str, dict[str, str]], feder
         return True
     if float_text.may_apply(stmt) or stmt.find(exp.Extract) is not None:
         return True
-    if "FLOAT" in types or any(c.to.this == _REAL for c in stmt.find_all(exp.Cast)):
+    if "REAL" in types or any(c.to.this == _REAL for c in stmt.find_all(exp.Cast)):
         return True  # a real computes as Postgres's float4 (float4_typing)
     if stmt.find(exp.Div) is not None and stmt.find(exp.Interval) is not None:
         return True
