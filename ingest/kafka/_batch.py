@@ -1,64 +1,61 @@
-"""Kafka messages as one NDJSON body, the columns that say where each row came from, and
-which message each line belongs to (to dead-letter the one a line error points at); a
-polled round split by partition, so that its parts can be written at once.
+"""A polled round of Kafka messages as one NDJSON body, the columns that say where each row
+came from, which message each line belongs to (to dead-letter the one a line error points
+at), and where each partition is read to after it.
 
-The client hands over one Python object per message (confluent-kafka has no batch of
-payloads as one buffer): that object, and one C-level call per field read from it
-(``map`` over the method, no Python loop), is the per-message floor; the rest is Arrow.
+The client hands over one Python object per message (confluent-kafka has no call returning
+a round's payloads as one buffer): that object, and the C-level calls reading its value,
+topic, partition and offset (``engine/native/kafka_messages``, one loop copying the values
+into the body), are the per-message floor; the rest is Arrow and numpy.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
+
+from kyma.engine.native.kafka_messages import gather
 
 
 @dataclass
 class Origins:
-    """Topic, partition and offset of each message of a batch, as Arrow columns."""
+    """Topic, partition and offset of each message of a round."""
 
-    topics: pa.Array
-    partitions: pa.Array
-    offsets: pa.Array
+    topics: list[str]  # the distinct topics
+    topic_codes: np.ndarray  # int32: each message's index into ``topics``
+    partitions: np.ndarray  # int32
+    offsets: np.ndarray  # int64
 
-    @classmethod
-    def of(cls, messages: Sequence[Any]) -> Origins:
-        if not messages:
-            return cls(
-                pa.array([], pa.string()), pa.array([], pa.int32()), pa.array([], pa.int64())
-            )
-        kind = type(messages[0])  # calls through the class: a C loop, no bytecode per message
-        return cls(
-            pa.array(list(map(kind.topic, messages)), pa.string()),
-            pa.array(list(map(kind.partition, messages)), pa.int32()),
-            pa.array(list(map(kind.offset, messages)), pa.int64()),
-        )
-
-    def take(self, indices: pa.Array) -> Origins:
+    def take(self, indices: np.ndarray) -> Origins:
         return Origins(
-            self.topics.take(indices), self.partitions.take(indices), self.offsets.take(indices)
+            self.topics,
+            self.topic_codes[indices],
+            self.partitions[indices],
+            self.offsets[indices],
         )
+
+    def columns(self) -> dict[str, pa.Array]:
+        """The ``_kafka_*`` columns, one value per message."""
+        return {
+            "_kafka_topic": pa.array(self.topics, pa.string()).take(self.topic_codes),
+            "_kafka_partition": pa.array(self.partitions, pa.int32()),
+            "_kafka_offset": pa.array(self.offsets, pa.int64()),
+        }
 
     def next_positions(self) -> dict[tuple[str, int], int]:
-        """Per (topic, partition): the offset after the batch's last message."""
+        """Per (topic, partition): the offset after the round's last message."""
         if not len(self.offsets):
             return {}
-        partitions = pc.min_max(self.partitions).as_py()
-        if partitions["min"] == partitions["max"] and pc.count_distinct(self.topics).as_py() == 1:
-            last = pc.max(self.offsets).as_py()  # one partition: the common case after split
-            return {(self.topics[0].as_py(), partitions["min"]): last + 1}
-        table = pa.table({"t": self.topics, "p": self.partitions, "o": self.offsets})
-        ends = table.group_by(["t", "p"]).aggregate([("o", "max")])
+        low, high = self.partitions.min(), self.partitions.max()
+        if len(self.topics) == 1 and low == high:  # one partition
+            return {(self.topics[0], int(low)): int(self.offsets.max()) + 1}
+        keys = (self.topic_codes.astype(np.int64) << 32) | self.partitions.astype(np.int64)
+        ends = pa.table({"k": keys, "o": self.offsets}).group_by("k").aggregate([("o", "max")])
         return {
-            (t, p): o + 1
-            for t, p, o in zip(
-                ends["t"].to_pylist(), ends["p"].to_pylist(), ends["o_max"].to_pylist(), strict=True
-            )
+            (self.topics[k >> 32], k & 0xFFFFFFFF): o + 1
+            for k, o in zip(ends["k"].to_pylist(), ends["o_max"].to_pylist(), strict=True)
         }
 
 
@@ -66,75 +63,37 @@ class Origins:
 class Body:
     ndjson: bytes
     columns: dict[str, pa.Array]
-    owners: list[int]  # line i of ndjson came from messages[owners[i]]
+    owners: np.ndarray | None  # line i came from messages[owners[i]]; None: from messages[i]
+
+    def owner(self, line: int) -> int:
+        """The index of the message that line ``line`` (from 1) came from."""
+        return line - 1 if self.owners is None else int(self.owners[line - 1])
 
 
-def build_body(messages: Sequence[Any], origins: Origins | None) -> Body:
-    """One line per JSON document: a message may hold several (NDJSON) or none (a tombstone).
-
-    With ``origins`` (those of ``messages``), each line gets its message's ``_kafka_*`` columns.
-    """
-    values = list(map(type(messages[0]).value, messages)) if messages else []
-    joined = _one_line(values)
-    if joined is not None:  # the common case, checked in bulk
-        return Body(joined, _origin_columns(origins), list(range(len(values))))
+def read_round(messages: list[Any], metadata: bool) -> tuple[Body, Origins]:
+    """The body of ``messages`` (each without an error) and their origins: one line per JSON
+    document, as a message may hold several (NDJSON) or none (a tombstone). With
+    ``metadata``, each line gets its message's ``_kafka_*`` columns."""
+    if not messages:
+        empty = np.empty(0, np.int32)
+        return Body(b"", {}, None), Origins([], empty, empty, np.empty(0, np.int64))
+    joined, topics, codes, partitions, offsets = gather(messages)
+    origins = Origins(topics, codes, partitions, offsets)
+    if joined is not None:  # the common case: every message one JSON object on one line
+        return Body(joined, origins.columns() if metadata else {}, None), origins
     lines: list[bytes] = []
     owners: list[int] = []
-    one_each = True  # every message is exactly one line, in order
     for index, message in enumerate(messages):
         value = message.value() or b""
-        if b"\n" not in value and value.strip():  # the common case
-            lines.append(value)
-            owners.append(index)
+        if b"\n" not in value:  # one line, or a tombstone
+            if value.strip():
+                lines.append(value)
+                owners.append(index)
             continue
-        one_each = False
         for line in value.splitlines():
             if line.strip():
                 lines.append(line)
                 owners.append(index)
-    if origins is not None and not one_each:
-        origins = origins.take(pa.array(owners, pa.int64()))
-    return Body(b"\n".join(lines), _origin_columns(origins), owners)
-
-
-def _one_line(values: list[bytes | None]) -> bytes | None:
-    """The values joined by newlines when each is one JSON object on one line (none is a
-    tombstone, each starts with ``{`` and holds no newline), else None: byte counts over
-    the joined buffer, no Python per message."""
-    if not values or None in values:
-        return None
-    joined = b"\n".join(values)  # type: ignore[arg-type]
-    separators = len(values) - 1
-    if joined.count(b"\n") != separators or joined.count(b"\n{") != separators:
-        return None
-    return joined if joined.startswith(b"{") else None
-
-
-def _origin_columns(origins: Origins | None) -> dict[str, pa.Array]:
-    if origins is None:
-        return {}
-    return {
-        "_kafka_topic": origins.topics,
-        "_kafka_partition": origins.partitions,
-        "_kafka_offset": origins.offsets,
-    }
-
-
-def split(messages: Sequence[Any], origins: Origins, parts: int) -> list[tuple[list[Any], Origins]]:
-    """The messages in up to ``parts`` parts by partition: each partition's messages all in
-    one part, in their order; the parts in a fixed order of their partitions."""
-    topics = origins.topics.dictionary_encode()
-    keys = pc.add(
-        pc.multiply(topics.indices.cast(pa.int64()), 1 << 32), origins.partitions.cast(pa.int64())
-    )
-    distinct = pc.unique(keys).sort()
-    parts = min(parts, len(distinct))
-    if parts <= 1:
-        return [(list(messages), origins)]
-    part_of_key = pa.array(np.arange(len(distinct)) % parts)
-    part = part_of_key.take(pc.index_in(keys, value_set=distinct)).to_numpy()
-    result = []
-    for number in range(parts):
-        chosen = np.flatnonzero(part == number)
-        result.append(([messages[i] for i in chosen.tolist()], origins.take(pa.array(chosen))))
-    return result
+    chosen = np.array(owners, np.int64)
+    columns = origins.take(chosen).columns() if metadata else {}
+    return Body(b"\n".join(lines), columns, chosen), origins
