@@ -14,11 +14,11 @@ from libc.string cimport memchr, memcpy
 import numpy as np
 
 
-def gather(list messages):
-    """``(body, topics, topic_codes, partitions, offsets)`` of ``messages`` (non-empty, all
-    without an error): ``body`` is their values joined by newlines when each is one JSON
-    object on one line (it starts with ``{`` and holds no newline), else None; ``topics``
-    the distinct topic names, ``topic_codes`` (int32) each message's index into them,
+def gather(list messages, list topics):
+    """``(body, topic_codes, partitions, offsets)`` of ``messages`` (non-empty, all without
+    an error): ``body`` is their values joined by newlines when each is one JSON object on
+    one line (it starts with ``{`` and holds no newline), else None; ``topic_codes`` (int32)
+    each message's index into ``topics`` (a topic not in it yet is appended),
     ``partitions`` (int32) and ``offsets`` (int64) each message's."""
     cdef Py_ssize_t n = len(messages), i, size, total = 0
     cdef bint one_line = True
@@ -34,7 +34,6 @@ def gather(list messages):
     cdef int[::1] codes_view = topic_codes
     cdef int[::1] partitions_view = partitions
     cdef long long[::1] offsets_view = offsets
-    topics = []
     cdef PyObject **values = <PyObject **>malloc(n * sizeof(PyObject *))
     if values == NULL:
         raise MemoryError()
@@ -69,7 +68,7 @@ def gather(list messages):
             values[i] = <PyObject *>value
             total += size
         if not one_line:
-            return None, topics, topic_codes, partitions, offsets
+            return None, topic_codes, partitions, offsets
         body = PyBytes_FromStringAndSize(NULL, total + n - 1)
         out = PyBytes_AS_STRING(body)
         for i in range(n):
@@ -79,7 +78,7 @@ def gather(list messages):
             if i + 1 < n:
                 out[0] = b'\n'
                 out += 1
-        return body, topics, topic_codes, partitions, offsets
+        return body, topic_codes, partitions, offsets
     finally:
         for i in range(n):
             if values[i] != NULL:

@@ -45,7 +45,7 @@ from kyma.engine.crashpoints import crash_point
 from kyma.engine.errors import FencedWriterError, IngestError, NotFoundError, RetryableError
 from kyma.engine.types import Column, KymaType
 from kyma.ingest.kafka._assign import DirectAssignment
-from kyma.ingest.kafka._batch import Body, read_round
+from kyma.ingest.kafka._batch import Body, Origins, RoundReader
 from kyma.ingest.kafka._client_log import client_logger
 from kyma.ingest.kafka._lanes import Lanes, Turn
 from kyma.ingest.kafka._spec import KafkaSpec
@@ -97,7 +97,7 @@ class KafkaWorker(SourceWorker):
         # last_error, and degraded: why the broker is unusable now; None once it serves
         self.committed_batches = 0
         self.watermarks: dict[tuple[str, int], int] = {}
-        self._pending: list[Any] = []
+        self._reading = RoundReader(spec.metadata_columns)  # the round being polled
         self._lock = threading.Lock()
         # Polling runs ahead of writing: the polling thread hands batches, with the
         # epochs they were read under, to the committing threads (set up by ``run``).
@@ -145,9 +145,9 @@ class KafkaWorker(SourceWorker):
                     self._after_fence(consumer, direct, stop)
                 if direct is not None:
                     self._take_new(consumer, direct)
-                batch = self._collect(consumer, stop)
-                if batch:
-                    self._hand_off(batch, stop)
+                reading = self._collect(consumer, stop)
+                if reading.rows:
+                    self._hand_off(reading, stop)
                 self._commit_to_kafka(consumer)
                 self._update_lag(consumer)
         finally:
@@ -290,21 +290,21 @@ class KafkaWorker(SourceWorker):
             for tp in partitions:
                 self.epochs.pop((tp.topic, tp.partition), None)
                 self._read_to.pop((tp.topic, tp.partition), None)
-            self._pending.clear()  # the new owner reads them from the catalog's positions
+            self._reading = RoundReader(self.spec.metadata_columns)  # the new owner reads
+            # them from the catalog's positions
         consumer.unassign()
 
     # ---------------------------------------------------------------- batches
 
-    def _collect(self, consumer: Any, stop: threading.Event) -> list[Any]:
+    def _collect(self, consumer: Any, stop: threading.Event) -> RoundReader:
         """Messages until ``max_rows`` or ``max_bytes``, or ``max_latency_ms`` after the first
         one arrived, or -- once there are ``max_rows / EARLY`` -- as soon as a committing
         thread is free (so writing starts at once, and rounds grow only while every thread
-        is busy)."""
+        is busy). Each ``consume`` call's messages are read at once (``RoundReader``)."""
         deadline = None
-        size = 0
         while not stop.is_set():
-            rows = len(self._pending)
-            if rows >= self.spec.max_rows or size >= self.spec.max_bytes:
+            rows = self._reading.rows
+            if rows >= self.spec.max_rows or self._reading.size >= self.spec.max_bytes:
                 break
             lanes = self._lanes
             ready = rows * EARLY >= self.spec.max_rows
@@ -315,36 +315,34 @@ class KafkaWorker(SourceWorker):
                 timeout = min(timeout, deadline - time.monotonic())
                 if timeout <= 0:
                     break
-            wanted = min(CHUNK, self.spec.max_rows - rows)
-            polled = consumer.consume(wanted, timeout=timeout)
-            if polled and any(map(type(polled[0]).error, polled)):  # C loops, as below
+            polled = consumer.consume(min(CHUNK, self.spec.max_rows - rows), timeout=timeout)
+            if polled and any(map(type(polled[0]).error, polled)):  # a C loop
                 for message in polled:
                     if message.error() is not None:
                         log.warning("source %r: %s", self.spec.name, message.error())
                 polled = [m for m in polled if m.error() is None]
-            self._pending += polled
-            size += sum(map(len, polled))  # the values' bytes
-            if len(self._pending) > rows and self.degraded is not None:
+            self._reading.add(polled)
+            if self._reading.rows > rows and self.degraded is not None:
                 self.metrics.degrade(None)  # messages arrive: the broker serves
-            if not self._pending:
+            if not self._reading.rows:
                 break  # nothing yet: the caller looks after the partitions, then polls again
             if deadline is None:
                 deadline = time.monotonic() + self.spec.max_latency_ms / 1000
-        batch, self._pending = self._pending, []
-        return batch
+        reading, self._reading = self._reading, RoundReader(self.spec.metadata_columns)
+        return reading
 
-    def _hand_off(self, messages: list[Any], stop: threading.Event) -> None:
+    def _hand_off(self, reading: RoundReader, stop: threading.Event) -> None:
         """Queue a polled round for the committing threads; blocks while enough batches
-        wait. Reading the messages runs here, while the committing threads write."""
+        wait."""
         if self._lanes is not None:
-            self._lanes.put(self._polled(messages), stop)
+            self._lanes.put(self._polled(reading), stop)
 
-    def _polled(self, messages: list[Any]) -> _Polled:
+    def _polled(self, reading: RoundReader) -> _Polled:
         """A round read, with the fences acted on and the epochs it was read under."""
-        body, origins = read_round(messages, self.spec.metadata_columns)
+        body, origins = reading.finish()
         positions = origins.next_positions()  # every message counts, dead letters too
         with self._lock:
-            return _Polled(messages, self._fences_handled, dict(self.epochs), body, positions)
+            return _Polled(body, origins, self._fences_handled, dict(self.epochs), positions)
 
     def _after_fence(
         self, consumer: Any, direct: DirectAssignment | None, stop: threading.Event
@@ -355,7 +353,7 @@ class KafkaWorker(SourceWorker):
         fences = self._fences
         if self._lanes is None or not self._lanes.idle(stop):
             return  # stopping: the next run reads from the catalog's positions anyway
-        self._pending = []
+        self._reading = RoundReader(self.spec.metadata_columns)
         if direct is not None:
             self._let_go(consumer, direct)
         elif not self._seek_back(consumer):
@@ -401,7 +399,7 @@ class KafkaWorker(SourceWorker):
         """Write the batch, then -- at its turn -- commit it and advance its positions in one
         transaction; bad messages dead-letter. The rows written, or None when the batch
         was dropped before its commit (stopping, or one polled before it was fenced)."""
-        messages, body = polled.messages, polled.body
+        body = polled.body
         payload = self._advance(polled.positions, polled.epochs) if self.spec.exactly_once else None
         encoded = None
         while body.ndjson and encoded is None:  # each pass dead-letters a message, or writes
@@ -417,9 +415,8 @@ class KafkaWorker(SourceWorker):
                 if e.line is None:
                     raise
                 bad = body.owner(e.line)
-                self._dead_letter(messages[bad], e)
-                messages = [m for i, m in enumerate(messages) if i != bad]
-                body = read_round(messages, self.spec.metadata_columns)[0]
+                self._dead_letter(polled.origins.of(bad), body.value(bad), e)
+                body = body.without(bad)
         if not turn() or self._dropped(polled, done):
             if encoded is not None:
                 self.write_path.discard(encoded.written)
@@ -455,23 +452,23 @@ class KafkaWorker(SourceWorker):
 
         return payload
 
-    def _dead_letter(self, message: Any, error: IngestError) -> None:
-        """Record the message beside the table; its key makes a replayed batch write it once."""
+    def _dead_letter(self, origin: tuple[str, int, int], value: bytes, error: IngestError) -> None:
+        """Record a message (its topic, partition, offset, and value) beside the table; its
+        key makes a replayed batch write it once."""
         table = dead_letter_table(self.spec)
         try:
             self.catalog.get_table(table)
         except NotFoundError:
             self.catalog.create_table(table, DEAD_LETTER_COLUMNS, if_not_exists=True)
+        topic, partition, offset = origin
         row = {
-            "topic": message.topic(),
-            "partition": message.partition(),
-            "offset": message.offset(),
-            "raw_base64": base64.b64encode(message.value() or b"").decode(),
+            "topic": topic,
+            "partition": partition,
+            "offset": offset,
+            "raw_base64": base64.b64encode(value).decode(),
             "error": str(error),
         }
-        key = (
-            f"kafka-dlq:{self.spec.name}:{message.topic()}:{message.partition()}:{message.offset()}"
-        )
+        key = f"kafka-dlq:{self.spec.name}:{topic}:{partition}:{offset}"
         self.write_path.ingest_ndjson(
             table, json.dumps(row).encode(), idempotency_key=key, source=f"kafka:{self.spec.name}"
         )
@@ -521,10 +518,10 @@ class KafkaWorker(SourceWorker):
 class _Polled:
     """A polled round, the fences acted on before it was polled, the epochs it was read under."""
 
-    messages: list[Any]
+    body: Body
+    origins: Origins  # of every message, tombstones too
     fences_handled: int  # the polling thread's count when it was polled
     epochs: dict[tuple[str, int], int]
-    body: Body
     positions: dict[tuple[str, int], int]  # where its partitions are read to after it
 
     @property

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kyma.ingest.kafka._batch import Origins, read_round
+from kyma.ingest.kafka._batch import Origins, RoundReader, read_round
 from kyma.ingest.kafka._lanes import Lanes, Turn
 
 WAIT = 30.0
@@ -199,3 +199,25 @@ def test_tombstones_and_ndjson_messages_give_their_lines_and_owners() -> None:
     assert [body.owner(line) for line in (1, 2, 3, 4)] == [0, 2, 2, 4]
     assert body.columns["_kafka_offset"].to_pylist() == [0, 2, 2, 4]
     assert found.offsets.dtype == np.int64 and found.next_positions() == {("t", 0): 5}
+    assert [body.value(i) for i in (0, 2, 4)] == [b'{"n": 1}', messages[2].value(), b' {"n": 4}']
+    less = body.without(2)
+    assert less.ndjson == b'{"n": 1}\n {"n": 4}' and [less.owner(i) for i in (1, 2)] == [0, 4]
+    assert less.columns["_kafka_offset"].to_pylist() == [0, 4] and less.value(4) == b' {"n": 4}'
+    assert body.without(4).ndjson == b'{"n": 1}\n{"n": 2}\n{"n": 3}'
+    assert body.without(0).without(2).without(4).ndjson == b""
+
+
+def test_a_round_read_call_by_call_keeps_the_message_numbers_and_topics() -> None:
+    reader = RoundReader(True)
+    reader.add([Message(b'{"n": 1}', "t", 0, 5), Message(b'{"n": 2}', "u", 0, 9)])
+    reader.add([])
+    reader.add([Message(None, "u", 0, 10), Message(b'{"n": 3}', "t", 1, 3)])
+    assert reader.rows == 4 and reader.size == 24
+    body, found = reader.finish()
+    assert body.ndjson == b'{"n": 1}\n{"n": 2}\n{"n": 3}' and body.owner(3) == 3
+    assert found.topics == ["t", "u"] and found.of(2) == ("u", 0, 10)
+    assert body.columns["_kafka_topic"].to_pylist() == ["t", "u", "t"]
+    assert found.next_positions() == {("t", 0): 6, ("u", 0): 11, ("t", 1): 4}
+    one_line = read_round([Message(b'{"a": 1}', "t", 0, i) for i in range(3)], False)[0]
+    assert one_line.without(1).ndjson == b'{"a": 1}\n{"a": 1}' and one_line.value(2) == b'{"a": 1}'
+    assert one_line.without(0).owner(1) == 1 and one_line.without(2).ndjson.count(b"\n") == 1
