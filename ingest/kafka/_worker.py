@@ -31,12 +31,14 @@ and as the control that shows the kill tests can see a duplicate.
 from __future__ import annotations
 
 import base64
+import contextlib
+import gc
 import json
 import logging
 import queue
 import threading
 import time
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -315,13 +317,8 @@ class KafkaWorker(SourceWorker):
                 timeout = min(timeout, deadline - time.monotonic())
                 if timeout <= 0:
                     break
-            polled = consumer.consume(min(CHUNK, self.spec.max_rows - rows), timeout=timeout)
-            if polled and any(map(type(polled[0]).error, polled)):  # a C loop
-                for message in polled:
-                    if message.error() is not None:
-                        log.warning("source %r: %s", self.spec.name, message.error())
-                polled = [m for m in polled if m.error() is None]
-            self._reading.add(polled)
+            with _collector_paused():
+                self._read(consumer.consume(min(CHUNK, self.spec.max_rows - rows), timeout))
             if self._reading.rows > rows and self.degraded is not None:
                 self.metrics.degrade(None)  # messages arrive: the broker serves
             if not self._reading.rows:
@@ -330,6 +327,15 @@ class KafkaWorker(SourceWorker):
                 deadline = time.monotonic() + self.spec.max_latency_ms / 1000
         reading, self._reading = self._reading, RoundReader(self.spec.metadata_columns)
         return reading
+
+    def _read(self, polled: list[Any]) -> None:
+        """Add one ``consume`` call's messages to the round; log and skip the errors."""
+        if polled and any(map(type(polled[0]).error, polled)):  # a C loop
+            for message in polled:
+                if message.error() is not None:
+                    log.warning("source %r: %s", self.spec.name, message.error())
+            polled = [m for m in polled if m.error() is None]
+        self._reading.add(polled)
 
     def _hand_off(self, reading: RoundReader, stop: threading.Event) -> None:
         """Queue a polled round for the committing threads; blocks while enough batches
@@ -528,6 +534,21 @@ class _Polled:
     def keys(self) -> frozenset[Hashable]:
         """Its partitions: batches sharing one commit one after another."""
         return frozenset(self.positions)
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's garbage collector waits while a ``consume`` call's message objects live:
+    they are tracked objects, and a collection while thousands of them are alive promotes
+    them into the old generation, which every full collection traverses again."""
+    paused = gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
 
 
 def prepare_table(spec: KafkaSpec, catalog: Catalog) -> None:
