@@ -110,6 +110,20 @@ class Body:
         return start, end
 
 
+@dataclass
+class _Piece:
+    """One ``consume`` call's messages, read: their lines (the message of each, from 0, when
+    not one line each), the values of those that are not one line as they are, origins."""
+
+    count: int
+    ndjson: bytes
+    owners: np.ndarray | None
+    raw: dict[int, bytes]
+    codes: np.ndarray
+    partitions: np.ndarray
+    offsets: np.ndarray
+
+
 class RoundReader:
     """A round being polled, read one ``consume`` call's messages at a time."""
 
@@ -118,13 +132,7 @@ class RoundReader:
         self.rows = 0  # messages read
         self.size = 0  # ... and their values' bytes
         self._topics: list[str] = []
-        self._parts: list[bytes] = []
-        self._owners: list[np.ndarray] = []
-        self._codes: list[np.ndarray] = []
-        self._partitions: list[np.ndarray] = []
-        self._offsets: list[np.ndarray] = []
-        self._raw: dict[int, bytes] = {}
-        self._one_each = True  # every message so far is one line, in order
+        self._pieces: list[_Piece] = []
 
     def add(self, messages: list[Any]) -> None:
         """Read ``messages`` (each without an error): one line per JSON document, as a message
@@ -133,36 +141,54 @@ class RoundReader:
             return
         joined, codes, partitions, offsets = gather(messages, self._topics)
         if joined is not None:  # the common case: every message one JSON object on one line
-            self._parts.append(joined)
-            self._owners.append(np.arange(self.rows, self.rows + len(messages)))
             self.size += len(joined) - len(messages) + 1
+            piece = _Piece(len(messages), joined, None, {}, codes, partitions, offsets)
         else:
-            self._one_each = False
-            self._add_lines(messages)
-        self._codes.append(codes)
-        self._partitions.append(partitions)
-        self._offsets.append(offsets)
+            ndjson, owners, raw = self._lines(messages)
+            piece = _Piece(len(messages), ndjson, owners, raw, codes, partitions, offsets)
+        self._pieces.append(piece)
         self.rows += len(messages)
 
-    def finish(self) -> tuple[Body, Origins]:
-        """The round's body and its messages' origins."""
+    def finish(self, parts: int = 1) -> list[tuple[Body, Origins]]:
+        """The round as up to ``parts`` batches of about as many messages, in the order read:
+        each one's body and its messages' origins."""
         if not self.rows:
             empty = np.empty(0, np.int32)
-            return Body(b"", {}, None, {}), Origins([], empty, empty, np.empty(0, np.int64))
+            return [(Body(b"", {}, None, {}), Origins([], empty, empty, np.empty(0, np.int64)))]
+        groups: list[list[_Piece]] = [[]]
+        read = 0
+        for piece in self._pieces:
+            if groups[-1] and read >= self.rows * len(groups) / parts:
+                groups.append([])
+            groups[-1].append(piece)
+            read += piece.count
+        return [self._batch(group) for group in groups]
+
+    def _batch(self, pieces: list[_Piece]) -> tuple[Body, Origins]:
         origins = Origins(
             self._topics,
-            np.concatenate(self._codes),
-            np.concatenate(self._partitions),
-            np.concatenate(self._offsets),
+            np.concatenate([p.codes for p in pieces]),
+            np.concatenate([p.partitions for p in pieces]),
+            np.concatenate([p.offsets for p in pieces]),
         )
-        owners = None if self._one_each else np.concatenate(self._owners)
+        owners = None
+        raw: dict[int, bytes] = {}
+        if any(p.owners is not None for p in pieces):
+            each, start = [], 0
+            for p in pieces:
+                each.append(start + (np.arange(p.count) if p.owners is None else p.owners))
+                raw.update((start + k, v) for k, v in p.raw.items())
+                start += p.count
+            owners = np.concatenate(each)
         columns = origins.columns(owners) if self.metadata else {}
-        return Body(b"\n".join(self._parts), columns, owners, self._raw), origins
+        ndjson = b"\n".join(p.ndjson for p in pieces if p.ndjson)
+        return Body(ndjson, columns, owners, raw), origins
 
-    def _add_lines(self, messages: list[Any]) -> None:
+    def _lines(self, messages: list[Any]) -> tuple[bytes, np.ndarray, dict[int, bytes]]:
         lines: list[bytes] = []
         owners: list[int] = []
-        for index, message in enumerate(messages, self.rows):
+        raw: dict[int, bytes] = {}
+        for index, message in enumerate(messages):
             value = message.value() or b""
             self.size += len(value)
             if b"\n" not in value:  # one line, or a tombstone
@@ -170,18 +196,16 @@ class RoundReader:
                     lines.append(value)
                     owners.append(index)
                 continue
-            self._raw[index] = value
+            raw[index] = value
             for line in value.splitlines():
                 if line.strip():
                     lines.append(line)
                     owners.append(index)
-        if lines:
-            self._parts.append(b"\n".join(lines))
-            self._owners.append(np.array(owners, np.int64))
+        return b"\n".join(lines), np.array(owners, np.int64), raw
 
 
 def read_round(messages: list[Any], metadata: bool) -> tuple[Body, Origins]:
     """The body of ``messages`` (each without an error) and their origins."""
     reader = RoundReader(metadata)
     reader.add(messages)
-    return reader.finish()
+    return reader.finish()[0]

@@ -338,14 +338,16 @@ class KafkaWorker(SourceWorker):
         self._reading.add(polled)
 
     def _hand_off(self, reading: RoundReader, stop: threading.Event) -> None:
-        """Queue a polled round for the committing threads; blocks while enough batches
-        wait."""
-        if self._lanes is not None:
-            self._lanes.put(self._polled(reading), stop)
+        """Queue a polled round for the committing threads, blocking while enough batches
+        wait; a round of twice ``max_rows / EARLY`` or more (polled while every thread was
+        busy) as one batch per thread, so that they write it side by side."""
+        big = reading.rows * EARLY >= 2 * self.spec.max_rows
+        for body, origins in reading.finish(self._writers if big else 1):
+            if self._lanes is None or not self._lanes.put(self._polled(body, origins), stop):
+                return
 
-    def _polled(self, reading: RoundReader) -> _Polled:
-        """A round read, with the fences acted on and the epochs it was read under."""
-        body, origins = reading.finish()
+    def _polled(self, body: Body, origins: Origins) -> _Polled:
+        """A batch, with the fences acted on and the epochs it was read under."""
         positions = origins.next_positions()  # every message counts, dead letters too
         with self._lock:
             return _Polled(body, origins, self._fences_handled, dict(self.epochs), positions)

@@ -213,11 +213,18 @@ def test_a_round_read_call_by_call_keeps_the_message_numbers_and_topics() -> Non
     reader.add([])
     reader.add([Message(None, "u", 0, 10), Message(b'{"n": 3}', "t", 1, 3)])
     assert reader.rows == 4 and reader.size == 24
-    body, found = reader.finish()
+    [(body, found)] = reader.finish()
     assert body.ndjson == b'{"n": 1}\n{"n": 2}\n{"n": 3}' and body.owner(3) == 3
     assert found.topics == ["t", "u"] and found.of(2) == ("u", 0, 10)
     assert body.columns["_kafka_topic"].to_pylist() == ["t", "u", "t"]
     assert found.next_positions() == {("t", 0): 6, ("u", 0): 11, ("t", 1): 4}
+    halves = reader.finish(2)
+    assert [h[0].ndjson for h in halves] == [b'{"n": 1}\n{"n": 2}', b'{"n": 3}']
+    assert halves[1][0].owner(1) == 1 and halves[1][1].next_positions() == {
+        ("u", 0): 11,
+        ("t", 1): 4,
+    }
+    assert halves[1][0].columns["_kafka_offset"].to_pylist() == [3]
     one_line = read_round([Message(b'{"a": 1}', "t", 0, i) for i in range(3)], False)[0]
     assert one_line.without(1).ndjson == b'{"a": 1}\n{"a": 1}' and one_line.value(2) == b'{"a": 1}'
     assert one_line.without(0).owner(1) == 1 and one_line.without(2).ndjson.count(b"\n") == 1
