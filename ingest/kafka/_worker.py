@@ -100,6 +100,7 @@ class KafkaWorker(SourceWorker):
         self.committed_batches = 0
         self.watermarks: dict[tuple[str, int], int] = {}
         self._reading = RoundReader(spec.metadata_columns)  # the round being polled
+        self._backlog = False  # the last consume call returned all it asked for
         self._lock = threading.Lock()
         # Polling runs ahead of writing: the polling thread hands batches, with the
         # epochs they were read under, to the committing threads (set up by ``run``).
@@ -317,8 +318,9 @@ class KafkaWorker(SourceWorker):
                 timeout = min(timeout, deadline - time.monotonic())
                 if timeout <= 0:
                     break
-            with _collector_paused():
-                self._read(consumer.consume(min(CHUNK, self.spec.max_rows - rows), timeout))
+            wanted = min(CHUNK, self.spec.max_rows - rows)
+            with _collector_paused(self._backlog):
+                self._backlog = self._read(consumer.consume(wanted, timeout)) == wanted
             if self._reading.rows > rows and self.degraded is not None:
                 self.metrics.degrade(None)  # messages arrive: the broker serves
             if not self._reading.rows:
@@ -328,14 +330,17 @@ class KafkaWorker(SourceWorker):
         reading, self._reading = self._reading, RoundReader(self.spec.metadata_columns)
         return reading
 
-    def _read(self, polled: list[Any]) -> None:
-        """Add one ``consume`` call's messages to the round; log and skip the errors."""
+    def _read(self, polled: list[Any]) -> int:
+        """Add one ``consume`` call's messages to the round (log and skip the errors); how
+        many the call returned."""
+        count = len(polled)
         if polled and any(map(type(polled[0]).error, polled)):  # a C loop
             for message in polled:
                 if message.error() is not None:
                     log.warning("source %r: %s", self.spec.name, message.error())
             polled = [m for m in polled if m.error() is None]
         self._reading.add(polled)
+        return count
 
     def _hand_off(self, reading: RoundReader, stop: threading.Event) -> None:
         """Queue a polled round for the committing threads, blocking while enough batches
@@ -539,11 +544,13 @@ class _Polled:
 
 
 @contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Python's garbage collector waits while a ``consume`` call's message objects live:
+def _collector_paused(backlog: bool) -> Iterator[None]:
+    """Under a ``backlog`` (the last call returned all it asked for, so this one returns at
+    once), Python's garbage collector waits while a ``consume`` call's message objects live:
     they are tracked objects, and a collection while thousands of them are alive promotes
-    them into the old generation, which every full collection traverses again."""
-    paused = gc.isenabled()
+    them into the old generation, which every full collection traverses again. A pause is
+    one call and its read (milliseconds); what came due meanwhile runs after it, as usual."""
+    paused = backlog and gc.isenabled()
     if paused:
         gc.disable()
     try:
