@@ -7,10 +7,16 @@ then how soon the source reads again after kill -9 of ``kyma serve``.
 A tansu broker on loopback (the one the tests use, in memory) holds ``--messages``
 log-shaped JSON messages on a 3-partition topic, produced before anything is timed.
 The peer is a confluent-kafka consumer assigned all three partitions that polls every
-message and does nothing with it. kyma is a real ``kyma serve`` (embedded Postgres catalog,
-local store) given a source by POST /v1/sources: the clock runs from the POST until the
-catalog's positions cover every message, so it includes taking the partitions, coercion, extent
-writes with fsync, and a catalog commit (rows and offsets in one transaction) per batch.
+message and does nothing with it: its clock runs from the assignment (before it connects)
+until it has received the last message. kyma is a real ``kyma serve`` (embedded Postgres
+catalog, local store) given a source by POST /v1/sources: the clock runs from the POST until
+the catalog's positions cover every message (read from its Postgres every 20 ms, so the
+watching costs the server nothing; a batch's rows and positions commit in one transaction,
+and a count of the rows checks it after), so it includes creating the source, taking the
+partitions, coercion, extent writes with fsync, and every catalog commit, the last one's too.
+Both read the same messages from the same broker. Besides the seconds, the CPU seconds of
+the peer's consumer and of kyma's server (its Postgres not counted) are printed: on a
+shared machine they move less than the wall clock.
 
 Resume: ``--restarts`` times, kill -9 the server, produce 10 000 messages, start it again
 on the same home (its Postgres, left running, is adopted): the seconds from the new server
@@ -21,14 +27,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import statistics
 import sys
 import time
 from pathlib import Path
 
+import psycopg
 from _harness import Server
 from confluent_kafka import Consumer, TopicPartition
+
+from kyma.runtime.postgres import EmbeddedPostgres
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from kafka_broker import KafkaBroker  # noqa: E402  (test infrastructure)
@@ -60,25 +70,33 @@ def produce(broker: KafkaBroker, messages: int, start: int = 0) -> float:
     return time.perf_counter() - began
 
 
-def bare_poll(broker: KafkaBroker, messages: int) -> float:
-    """Seconds for a consumer to receive every message, doing nothing with them."""
+def bare_poll(broker: KafkaBroker, messages: int) -> tuple[float, float]:
+    """Seconds for a consumer to receive every message, doing nothing with them; and the
+    CPU seconds it took."""
     consumer = Consumer(broker.config(**{"group.id": "bench-peer", "enable.auto.commit": False}))
     consumer.assign([TopicPartition(TOPIC, p, 0) for p in range(PARTITIONS)])
-    start, seen = time.perf_counter(), 0
+    start, seen, cpu = time.perf_counter(), 0, time.process_time()
     deadline = time.monotonic() + 600
     while seen < messages and time.monotonic() < deadline:
         batch = consumer.consume(10_000, timeout=1.0)
         seen += sum(1 for m in batch if m.error() is None)
-    elapsed = time.perf_counter() - start
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
     consumer.close()
     assert seen == messages, f"the bare consumer saw {seen} of {messages}"
-    return elapsed
+    return elapsed, cpu
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU seconds of process ``pid`` so far (all its threads)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def kyma_source(
     server: Server, broker: KafkaBroker, messages: int, batch: dict, assignment: str
-) -> float:
-    """Seconds from creating the source until its catalog positions cover every message."""
+) -> tuple[float, float]:
+    """Seconds from creating the source until its catalog positions cover every message;
+    and the server's CPU seconds meanwhile."""
     server.sql(
         "CREATE TABLE events (ts timestamp, service string, level string, user string,"
         " path string, status int, ms real)"
@@ -96,20 +114,29 @@ def kyma_source(
         "batch": {**batch, "max_latency_ms": 1000},
     }
     conn = server.connection()
-    start = time.perf_counter()
+    embedded = EmbeddedPostgres(server.home / "catalog", log=lambda _: None)
+    catalog = psycopg.connect(embedded.start(), autocommit=True)
+    start, cpu = time.perf_counter(), cpu_seconds(server.proc.pid)
     conn.request("POST", "/v1/sources", json.dumps(body), {"Content-Type": "application/json"})
     answer = conn.getresponse()
     assert answer.status == 201, answer.read()
     answer.read()
     deadline = time.monotonic() + 1800
-    while time.monotonic() < deadline:
-        rows = server.sql("SELECT count(*) AS n FROM events", conn)["rows"][0][0]
-        if rows >= messages:
-            break
-        time.sleep(0.2)
-    elapsed = time.perf_counter() - start
+    with catalog:
+        while read_to(catalog) < messages and time.monotonic() < deadline:
+            time.sleep(0.02)
+    elapsed, cpu = time.perf_counter() - start, cpu_seconds(server.proc.pid) - cpu
+    rows = server.sql("SELECT count(*) AS n FROM events", conn)["rows"][0][0]
     assert rows == messages, f"kyma has {rows} rows of {messages}"
-    return elapsed
+    return elapsed, cpu
+
+
+def read_to(catalog: psycopg.Connection) -> int:
+    """Messages the source's committed positions cover, over every partition."""
+    row = catalog.execute(
+        "SELECT coalesce(sum(position), 0) FROM kyma.source_positions WHERE source = 'events_src'"
+    ).fetchone()
+    return int(row[0]) if row else 0
 
 
 def rows_of(server: Server) -> int:
@@ -154,7 +181,10 @@ def main() -> None:
     print(f"messages={args.messages:,}; {platform.node()} {platform.machine()}")
     batch = {"max_rows": args.max_rows} if args.max_rows else {}
     ours_batch = batch | ({"writers": args.writers} if args.writers else {})
-    peers, befores, ourses, resumes = [], [], [], []
+    peers: list[tuple[float, float]] = []
+    befores: list[tuple[float, float]] = []
+    ourses: list[tuple[float, float]] = []
+    resumes: list[float] = []
     with KafkaBroker() as broker:
         broker.create_topic(TOPIC, partitions=PARTITIONS)
         size = len(message(0))
@@ -162,36 +192,39 @@ def main() -> None:
         print(f"produced {args.messages:,} messages of ~{size} B in {seconds:.1f}s")
         for round_ in range(args.repeat):  # interleaved: a busy machine slows all alike
             peers.append(bare_poll(broker, args.messages))
-            if args.baseline:
-                server = Server(PYTHONPATH=args.baseline)
+            kymas = [("ours", ours_batch, {})]
+            if args.baseline:  # which goes first alternates from round to round
+                kymas.insert(round_ % 2, ("baseline", batch, {"PYTHONPATH": args.baseline}))
+            for label, settings, env in kymas:
+                server = Server(**env)
                 try:
-                    befores.append(
-                        kyma_source(server, broker, args.messages, batch, args.assignment)
-                    )
+                    taken = kyma_source(server, broker, args.messages, settings, args.assignment)
+                    (ourses if label == "ours" else befores).append(taken)
+                    last = round_ == args.repeat - 1
+                    for _ in range(args.restarts if last and label == "ours" else 0):
+                        server, seconds = resume_after_kill(server, broker, 10_000)
+                        resumes.append(seconds)
                 finally:
                     server.stop()
-            server = Server()
-            try:
-                ourses.append(
-                    kyma_source(server, broker, args.messages, ours_batch, args.assignment)
-                )
-                for _ in range(args.restarts if round_ == args.repeat - 1 else 0):
-                    server, seconds = resume_after_kill(server, broker, 10_000)
-                    resumes.append(seconds)
-            finally:
-                server.stop()
-            print(f"round {round_ + 1}: peer {peers[-1]:.1f} s, kyma {ourses[-1]:.1f} s", end="")
-            print(f", baseline {befores[-1]:.1f} s" if befores else "")
-    peer, ours = min(peers), min(ourses)
-    rate_peer, rate_ours = args.messages / peer, args.messages / ours
-    print(f"| bare confluent-kafka poll | {rate_peer:,.0f} rows/s | {peer:.1f} s |")
-    print(f"| kyma source, exactly once | {rate_ours:,.0f} rows/s | {ours:.1f} s |")
+            print(
+                f"round {round_ + 1}: peer {peers[-1][0]:.2f} s, kyma {ourses[-1][0]:.2f} s"
+                + (f", baseline {befores[-1][0]:.2f} s" if befores else "")
+                + f"; load {os.getloadavg()[0]:.1f}"
+            )
+    print("| | rows/s (best) | s (best) | CPU s (median) | ÷ bare poll (best; median of rounds) |")
+    print("|---|---|---|---|---|")
+    rows = [("bare confluent-kafka poll", peers), ("kyma source, exactly once", ourses)]
     if befores:
-        before = min(befores)
-        rate_before = args.messages / before
-        print(f"| baseline kyma source | {rate_before:,.0f} rows/s | {before:.1f} s |")
-        print(f"baseline ÷ bare poll: {rate_before / rate_peer:.2f}x")
-    print(f"kyma ÷ bare poll: {rate_ours / rate_peer:.2f}x")
+        rows.append(("baseline kyma source", befores))
+    for label, runs in rows:
+        best = min(s for s, _ in runs)
+        cpu = statistics.median(c for _, c in runs)
+        ratio = min(s for s, _ in peers) / best
+        each = statistics.median(p[0] / r[0] for p, r in zip(peers, runs, strict=True))
+        print(
+            f"| {label} | {args.messages / best:,.0f} | {best:.2f} | {cpu:.2f} |"
+            f" {ratio:.2f}x; {each:.2f}x |"
+        )
     if resumes:
         each = ", ".join(f"{s:.2f}" for s in resumes)
         print(

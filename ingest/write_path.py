@@ -355,8 +355,25 @@ class WritePath:
         extra_payload: Payload | None = None,
         lines: Lines | None = None,
     ) -> IngestAck:
-        ingest_time = time.time_ns()
-        info, encoded = self._encode(table, body, evolve, ingest_time, columns, lines)
+        encoded = self._encode(table, body, evolve, time.time_ns(), columns, lines)[1]
+        return self._commit_encoded(table, encoded, key, body_hash, source, extra_payload)
+
+    def commit_encoded(
+        self, table: str, encoded: Encoded, *, source: str, payload: Payload | None = None
+    ) -> IngestAck:
+        """Commit what ``write_ndjson`` wrote as one snapshot, with ``payload`` in its
+        transaction; on failure the extents are deleted (unless the commit may have landed)."""
+        return self._commit_encoded(table, encoded, None, "", source, payload)
+
+    def _commit_encoded(
+        self,
+        table: str,
+        encoded: Encoded,
+        key: str | None,
+        body_hash: str,
+        source: str,
+        extra_payload: Payload | None,
+    ) -> IngestAck:
         plan, written = encoded.plan, encoded.written
         ack = IngestAck(
             table=table,
@@ -384,12 +401,19 @@ class WritePath:
         return ack
 
     def write_ndjson(
-        self, table: str, body: bytes, *, schema_evolve: bool, ingest_time_ns: int
+        self,
+        table: str,
+        body: bytes,
+        *,
+        schema_evolve: bool,
+        ingest_time_ns: int,
+        columns: Mapping[str, pa.Array] | None = None,
     ) -> Encoded:
         """Coerce ``body`` (evolving the table if allowed) and write it as extents, without
         a commit: the caller commits them with ``commit_extents`` (e.g. a large file's
-        chunks as one snapshot) or deletes them with ``discard``."""
-        return self._encode(table, body, schema_evolve, ingest_time_ns, None)[1]
+        chunks as one snapshot) or ``commit_encoded``, or deletes them with ``discard``.
+        ``columns`` as for ``ingest_ndjson``."""
+        return self._encode(table, body, schema_evolve, ingest_time_ns, columns)[1]
 
     def _encode(
         self,

@@ -1,16 +1,18 @@
-"""Batches written by several threads at once, one partition's batches in the order polled.
+"""Batches written by several threads at once, committed in the order polled.
 
-The polling thread puts batches in the order it polled them. A lane (a thread) takes the
-oldest waiting batch once no batch sharing a partition with it is being written, so a
-partition's batches commit one after another, oldest first, while batches of other
-partitions are coerced, written, fsynced and committed meanwhile (those steps mostly let
-go of the GIL). A batch waiting for its partitions holds up the ones behind it, so the
-order stays the polling order. ``idle`` waits until nothing is waiting or being written:
-after a fenced batch, positions are read again only once no older batch can still land.
+The polling thread puts batches in the order it polled them, and a free lane (a thread)
+takes the oldest waiting one at once: batches are coerced and their extents written side
+by side (those steps mostly let go of the GIL). A batch's commit waits for its ``turn``:
+until every batch put before it that shares a partition with it has finished, so each
+partition's positions move forward one batch after another, oldest first. ``idle`` waits
+until nothing is waiting or being written: after a fenced batch, positions are read again
+only once no older batch can still land.
 """
 
 from __future__ import annotations
 
+import functools
+import itertools
 import threading
 from collections import deque
 from collections.abc import Callable, Hashable
@@ -23,22 +25,29 @@ class Keyed(Protocol):
 
 
 T = TypeVar("T", bound=Keyed)
+Turn = Callable[[], bool]
 WAIT_SECONDS = 0.2  # how often a blocked caller looks at ``stop``
 
 
 class Lanes(Generic[T]):
-    """``count`` threads running ``write`` on the batches put, at most ``capacity`` waiting.
+    """``count`` threads running ``write(batch, turn)`` on the batches put, at most
+    ``capacity`` waiting; ``turn()`` blocks until the batch may commit (False if the lanes
+    stopped first: then it must not).
 
     An exception out of ``write`` stops every lane; it is kept in ``failure``.
     """
 
-    def __init__(self, count: int, capacity: int, write: Callable[[T], None], name: str) -> None:
+    def __init__(
+        self, count: int, capacity: int, write: Callable[[T, Turn], None], name: str
+    ) -> None:
+        self.count = count
         self.capacity = capacity
         self.failure: BaseException | None = None
         self._write = write
         self._changed = threading.Condition()
-        self._waiting: deque[T] = deque()
-        self._busy: set[Hashable] = set()  # the partitions of the batches being written
+        self._waiting: deque[tuple[int, T]] = deque()
+        self._unfinished: dict[int, frozenset[Hashable]] = {}  # put, not finished: keys
+        self._numbers = itertools.count()
         self._writing = 0
         self._closed = False
         self._threads = [
@@ -53,16 +62,22 @@ class Lanes(Generic[T]):
         return self.failure is None and not self._closed
 
     @property
-    def busy(self) -> bool:
-        """Whether a batch is waiting or being written."""
+    def free(self) -> bool:
+        """Whether a lane would take a batch put now."""
         with self._changed:
-            return bool(self._waiting or self._writing)
+            return not self._waiting and self._writing < self.count
 
     @property
     def waiting(self) -> int:
         """Batches put and not taken by a lane yet."""
         with self._changed:
             return len(self._waiting)
+
+    @property
+    def writing(self) -> int:
+        """Batches taken by a lane and not finished."""
+        with self._changed:
+            return self._writing
 
     def put(self, batch: T, stop: threading.Event) -> bool:
         """Queue ``batch``, blocking while ``capacity`` batches wait; False if stopped first."""
@@ -73,7 +88,9 @@ class Lanes(Generic[T]):
                 self._changed.wait(WAIT_SECONDS)
             if not self.alive:
                 return False
-            self._waiting.append(batch)
+            number = next(self._numbers)
+            self._unfinished[number] = batch.keys
+            self._waiting.append((number, batch))
             self._changed.notify_all()
             return True
 
@@ -85,36 +102,46 @@ class Lanes(Generic[T]):
             return self.alive and not (self._waiting or self._writing)
 
     def close(self) -> None:
-        """Let the batches being written finish, drop those waiting, stop the lanes."""
+        """Let the batches being written finish (those not at their turn yet give up),
+        drop those waiting, stop the lanes."""
         with self._changed:
             self._closed = True
+            for number, _ in self._waiting:
+                del self._unfinished[number]
             self._waiting.clear()
             self._changed.notify_all()
         for thread in self._threads:
             thread.join()
 
-    def _take(self) -> T | None:
+    def _turn(self, number: int, keys: frozenset[Hashable]) -> bool:
+        with self._changed:
+            while self.alive and any(
+                earlier < number and keys & other for earlier, other in self._unfinished.items()
+            ):
+                self._changed.wait()
+            return self.alive
+
+    def _take(self) -> tuple[int, T] | None:
         with self._changed:
             while True:
                 if not self.alive:
                     return None
-                if self._waiting and not (self._waiting[0].keys & self._busy):
-                    batch = self._waiting.popleft()
-                    self._busy |= batch.keys
+                if self._waiting:
                     self._writing += 1
                     self._changed.notify_all()
-                    return batch
+                    return self._waiting.popleft()
                 self._changed.wait()
 
     def _run(self) -> None:
-        while (batch := self._take()) is not None:
+        while (taken := self._take()) is not None:
+            number, batch = taken
             try:
-                self._write(batch)
+                self._write(batch, functools.partial(self._turn, number, batch.keys))
             except BaseException as e:  # the polling thread stops and raises it
                 with self._changed:
                     self.failure = self.failure or e
             finally:
                 with self._changed:
-                    self._busy -= batch.keys
+                    del self._unfinished[number]
                     self._writing -= 1
                     self._changed.notify_all()

@@ -10,12 +10,14 @@ The worker takes every partition itself (``assignment: direct``, see ``_assign``
 restart reads again at once; ``assignment: group`` subscribes instead and lets the consumer
 group split the partitions between workers.
 
-Polling overlaps writing: the polling thread hands each batch, with the epochs its
+Polling overlaps writing: the polling thread hands each round, with the epochs its
 partitions were read under, to ``writers`` committing threads (``_lanes``) and polls the
-next one meanwhile. A round at least half full (of ``max_rows`` or ``max_bytes``: a backlog)
-is split by partition, and batches of different partitions are written at once, each
-partition's in the order polled. Most of a batch's time is waiting (the extents' fsyncs, the
-catalog's commit), so big batches and two of them at once both pay.
+next one meanwhile. A round goes once it holds ``max_rows / EARLY`` messages and a
+committing thread is free (so writing starts at once, and rounds grow only while every
+thread is busy), or at ``max_rows``, ``max_bytes`` or ``max_latency_ms``. Rounds are
+coerced and written side by side, and committed in the order polled: most of a batch's
+time is coercion (which lets go of the GIL) and waiting (the extents' fsyncs, the
+catalog's commit), so two at once keep both cores busy.
 A batch whose commit is fenced is dropped with the batches polled before the polling thread
 let its partitions go, and those are read again from the catalog's positions once no older
 batch is being written, so no batch is ever written past one that was dropped.
@@ -29,25 +31,25 @@ and as the control that shows the kill tests can see a duplicate.
 from __future__ import annotations
 
 import base64
+import contextlib
+import gc
 import json
 import logging
 import queue
 import threading
 import time
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterator
 from dataclasses import dataclass
 from typing import Any
-
-import pyarrow as pa
 
 from kyma.engine.catalog import Catalog, Payload
 from kyma.engine.crashpoints import crash_point
 from kyma.engine.errors import FencedWriterError, IngestError, NotFoundError, RetryableError
 from kyma.engine.types import Column, KymaType
 from kyma.ingest.kafka._assign import DirectAssignment
-from kyma.ingest.kafka._batch import Body, Origins, build_body, split
+from kyma.ingest.kafka._batch import Body, Origins, RoundReader
 from kyma.ingest.kafka._client_log import client_logger
-from kyma.ingest.kafka._lanes import Lanes
+from kyma.ingest.kafka._lanes import Lanes, Turn
 from kyma.ingest.kafka._spec import KafkaSpec
 from kyma.ingest.kafka.positions import PositionStore
 from kyma.ingest.kafka.positions import advance as advance_positions
@@ -57,9 +59,11 @@ from kyma.ingest.write_path import WritePath
 log = logging.getLogger("kyma.kafka")
 
 POLL_SECONDS = 0.2
+READY_SECONDS = 0.02  # ... once a round could go: how soon a freed committing thread gets it
+CHUNK = 10_000  # messages a consume call asks for at most: the rounds' limits are checked between
 RETRY_SECONDS = 1.0
 QUEUE_BATCHES = 1  # batches polled ahead, per committing thread, besides one more
-EARLY = 8  # a round of max_rows / EARLY goes at once when nothing is being written
+EARLY = 8  # a round of max_rows / EARLY goes as soon as a committing thread is free
 LAG_SECONDS = 1.0  # how often the lag is worked out
 METADATA_TYPES = (
     ("_kafka_topic", "string"),
@@ -95,7 +99,8 @@ class KafkaWorker(SourceWorker):
         # last_error, and degraded: why the broker is unusable now; None once it serves
         self.committed_batches = 0
         self.watermarks: dict[tuple[str, int], int] = {}
-        self._pending: list[Any] = []
+        self._reading = RoundReader(spec.metadata_columns)  # the round being polled
+        self._backlog = False  # the last consume call returned all it asked for
         self._lock = threading.Lock()
         # Polling runs ahead of writing: the polling thread hands batches, with the
         # epochs they were read under, to the committing threads (set up by ``run``).
@@ -134,7 +139,7 @@ class KafkaWorker(SourceWorker):
         lanes = self._lanes = Lanes(
             self._writers,
             QUEUE_BATCHES * self._writers + 1,
-            lambda polled: self._write(polled, done),
+            lambda polled, turn: self._write(polled, turn, done),
             f"source-{self.spec.name}-commit",
         )
         try:
@@ -143,9 +148,9 @@ class KafkaWorker(SourceWorker):
                     self._after_fence(consumer, direct, stop)
                 if direct is not None:
                     self._take_new(consumer, direct)
-                batch, big = self._collect(consumer, stop)
-                if batch:
-                    self._hand_off(batch, big, stop)
+                reading = self._collect(consumer, stop)
+                if reading.rows:
+                    self._hand_off(reading, stop)
                 self._commit_to_kafka(consumer)
                 self._update_lag(consumer)
         finally:
@@ -288,67 +293,69 @@ class KafkaWorker(SourceWorker):
             for tp in partitions:
                 self.epochs.pop((tp.topic, tp.partition), None)
                 self._read_to.pop((tp.topic, tp.partition), None)
-            self._pending.clear()  # the new owner reads them from the catalog's positions
+            self._reading = RoundReader(self.spec.metadata_columns)  # the new owner reads
+            # them from the catalog's positions
         consumer.unassign()
 
     # ---------------------------------------------------------------- batches
 
-    def _collect(self, consumer: Any, stop: threading.Event) -> tuple[list[Any], bool]:
+    def _collect(self, consumer: Any, stop: threading.Event) -> RoundReader:
         """Messages until ``max_rows`` or ``max_bytes``, or ``max_latency_ms`` after the first
-        one arrived, or -- once there are ``max_rows / EARLY`` -- while no batch is being
-        written (so writing starts at once, and rounds grow only while the writers are busy);
-        and whether they are at least half of either limit (worth splitting)."""
+        one arrived, or -- once there are ``max_rows / EARLY`` -- as soon as a committing
+        thread is free (so writing starts at once, and rounds grow only while every thread
+        is busy). Each ``consume`` call's messages are read at once (``RoundReader``)."""
         deadline = None
-        size = 0
         while not stop.is_set():
-            rows = len(self._pending)
-            if rows >= self.spec.max_rows or size >= self.spec.max_bytes:
+            rows = self._reading.rows
+            if rows >= self.spec.max_rows or self._reading.size >= self.spec.max_bytes:
                 break
             lanes = self._lanes
-            if rows * EARLY >= self.spec.max_rows and lanes is not None and not lanes.busy:
+            ready = rows * EARLY >= self.spec.max_rows
+            if ready and lanes is not None and lanes.free:
                 break
-            timeout = POLL_SECONDS
+            timeout = READY_SECONDS if ready else POLL_SECONDS
             if deadline is not None:
                 timeout = min(timeout, deadline - time.monotonic())
                 if timeout <= 0:
                     break
-            wanted = self.spec.max_rows - len(self._pending)
-            before = len(self._pending)
-            polled = consumer.consume(wanted, timeout=timeout)
-            if polled and any(map(type(polled[0]).error, polled)):  # C loops, as below
-                for message in polled:
-                    if message.error() is not None:
-                        log.warning("source %r: %s", self.spec.name, message.error())
-                polled = [m for m in polled if m.error() is None]
-            self._pending += polled
-            size += sum(map(len, polled))  # the values' bytes
-            if len(self._pending) > before and self.degraded is not None:
+            wanted = min(CHUNK, self.spec.max_rows - rows)
+            with _collector_paused(self._backlog):
+                self._backlog = self._read(consumer.consume(wanted, timeout)) == wanted
+            if self._reading.rows > rows and self.degraded is not None:
                 self.metrics.degrade(None)  # messages arrive: the broker serves
-            if not self._pending:
+            if not self._reading.rows:
                 break  # nothing yet: the caller looks after the partitions, then polls again
             if deadline is None:
                 deadline = time.monotonic() + self.spec.max_latency_ms / 1000
-        batch, self._pending = self._pending, []
-        big = 2 * len(batch) >= self.spec.max_rows or 2 * size >= self.spec.max_bytes
-        return batch, big
+        reading, self._reading = self._reading, RoundReader(self.spec.metadata_columns)
+        return reading
 
-    def _hand_off(self, messages: list[Any], big: bool, stop: threading.Event) -> None:
-        """Queue a polled round for the committing threads, split by partition when it is
-        ``big``; blocks while enough batches wait. Per-message Python runs here, while the
-        committing threads write."""
-        origins = Origins.of(messages)
-        parts = [(messages, origins)]
-        if big and self._writers > 1:
-            parts = split(messages, origins, 2 * self._writers)
-        for part, part_origins in parts:
-            body = build_body(part, part_origins if self.spec.metadata_columns else None)
-            positions = part_origins.next_positions()  # every message counts, dead letters too
-            with self._lock:
-                polled = _Polled(
-                    part, self._fences_handled, dict(self.epochs), part_origins, body, positions
-                )
-            if self._lanes is None or not self._lanes.put(polled, stop):
+    def _read(self, polled: list[Any]) -> int:
+        """Add one ``consume`` call's messages to the round (log and skip the errors); how
+        many the call returned."""
+        count = len(polled)
+        if polled and any(map(type(polled[0]).error, polled)):  # a C loop
+            for message in polled:
+                if message.error() is not None:
+                    log.warning("source %r: %s", self.spec.name, message.error())
+            polled = [m for m in polled if m.error() is None]
+        self._reading.add(polled)
+        return count
+
+    def _hand_off(self, reading: RoundReader, stop: threading.Event) -> None:
+        """Queue a polled round for the committing threads, blocking while enough batches
+        wait; a round of twice ``max_rows / EARLY`` or more (polled while every thread was
+        busy) as one batch per thread, so that they write it side by side."""
+        big = reading.rows * EARLY >= 2 * self.spec.max_rows
+        for body, origins in reading.finish(self._writers if big else 1):
+            if self._lanes is None or not self._lanes.put(self._polled(body, origins), stop):
                 return
+
+    def _polled(self, body: Body, origins: Origins) -> _Polled:
+        """A batch, with the fences acted on and the epochs it was read under."""
+        positions = origins.next_positions()  # every message counts, dead letters too
+        with self._lock:
+            return _Polled(body, origins, self._fences_handled, dict(self.epochs), positions)
 
     def _after_fence(
         self, consumer: Any, direct: DirectAssignment | None, stop: threading.Event
@@ -359,29 +366,29 @@ class KafkaWorker(SourceWorker):
         fences = self._fences
         if self._lanes is None or not self._lanes.idle(stop):
             return  # stopping: the next run reads from the catalog's positions anyway
-        self._pending = []
+        self._reading = RoundReader(self.spec.metadata_columns)
         if direct is not None:
             self._let_go(consumer, direct)
         elif not self._seek_back(consumer):
             return  # the catalog is away: again on the next round, dropping what was polled
         self._fences_handled = fences
 
-    def _write(self, polled: _Polled, done: threading.Event) -> None:
+    def _write(self, polled: _Polled, turn: Turn, done: threading.Event) -> None:
         """A committing thread: write a batch, unless polled before a fence was acted on."""
-        if done.is_set() or polled.fences_handled < self._fences:
-            return  # the next reader starts from the catalog's positions
-        if not self._commit_batch(polled, done):
+        if not self._dropped(polled, done) and not self._commit_batch(polled, turn, done):
             with self._lock:
                 self._fences += 1
 
-    def _commit_batch(self, polled: _Polled, done: threading.Event) -> bool:
+    def _dropped(self, polled: _Polled, done: threading.Event) -> bool:
+        """Whether ``polled`` must not be written: stopping, or polled before a fence was
+        acted on (the next reader starts from the catalog's positions)."""
+        return done.is_set() or polled.fences_handled < self._fences
+
+    def _commit_batch(self, polled: _Polled, turn: Turn, done: threading.Event) -> bool:
         """Write a batch and advance its positions; False when it was fenced and dropped."""
-        batch = polled.messages
-        origins = polled.origins
-        positions = polled.positions
         while not done.is_set():
             try:
-                rows = self._ingest(batch, origins, positions, polled.epochs, polled.body)
+                rows = self._ingest(polled, turn, done)
             except FencedWriterError as e:  # the partitions moved on: drop, never write twice
                 self.last_error = str(e)
                 log.warning("source %r: batch dropped: %s", self.spec.name, e)
@@ -391,53 +398,51 @@ class KafkaWorker(SourceWorker):
                 log.warning("source %r: retrying a batch: %s", self.spec.name, e)
                 done.wait(RETRY_SECONDS)
                 continue
+            if rows is None:
+                return True  # dropped before its commit
             with self._lock:
                 self.committed_batches += 1
             self.metrics.committed(rows)
             crash_point("kafka.catalog_committed")
-            self._committed.put(positions)
+            self._committed.put(polled.positions)
             return True
         return True
 
-    def _ingest(
-        self,
-        batch: list[Any],
-        origins: Origins,
-        positions: dict[tuple[str, int], int],
-        epochs: dict[tuple[str, int], int],
-        body: Body | None = None,
-    ) -> int:
-        """Write the batch and advance ``positions`` in one commit; bad messages dead-letter.
-        The rows written."""
-        messages = list(batch)
-        for _ in range(len(messages) + 1):
-            if body is None:
-                body = build_body(messages, origins if self.spec.metadata_columns else None)
-            payload = self._advance(positions, epochs) if self.spec.exactly_once else None
-            if not body.ndjson:
-                if payload is not None:
-                    self.catalog.commit(self.spec.table, [], payload=payload)
-                return 0
+    def _ingest(self, polled: _Polled, turn: Turn, done: threading.Event) -> int | None:
+        """Write the batch, then -- at its turn -- commit it and advance its positions in one
+        transaction; bad messages dead-letter. The rows written, or None when the batch
+        was dropped before its commit (stopping, or one polled before it was fenced)."""
+        body = polled.body
+        payload = self._advance(polled.positions, polled.epochs) if self.spec.exactly_once else None
+        encoded = None
+        while body.ndjson and encoded is None:  # each pass dead-letters a message, or writes
             try:
-                ack = self.write_path.ingest_ndjson(
+                encoded = self.write_path.write_ndjson(
                     self.spec.table,
                     body.ndjson,
                     schema_evolve=self.spec.schema_evolve,
-                    source=f"kafka:{self.spec.name}",
+                    ingest_time_ns=time.time_ns(),
                     columns=body.columns,
-                    payload=payload,
                 )
-                return ack.rows
             except IngestError as e:
                 if e.line is None:
                     raise
-                bad = body.owners[e.line - 1]
-                self._dead_letter(messages[bad], e)
-                keep = [i for i in range(len(messages)) if i != bad]
-                messages = [messages[i] for i in keep]
-                origins = origins.take(pa.array(keep, pa.int64()))
-                body = None
-        return 0
+                bad = body.owner(e.line)
+                self._dead_letter(polled.origins.of(bad), body.value(bad), e)
+                body = body.without(bad)
+        if not turn() or self._dropped(polled, done):
+            if encoded is not None:
+                self.write_path.discard(encoded.written)
+            return None
+        if encoded is None:  # tombstones, or every message dead-lettered
+            if payload is not None:
+                self.catalog.commit(self.spec.table, [], payload=payload)
+            return 0
+        source = f"kafka:{self.spec.name}"
+        ack = self.write_path.commit_encoded(
+            self.spec.table, encoded, source=source, payload=payload
+        )
+        return ack.rows
 
     def _advance(
         self, positions: dict[tuple[str, int], int], epochs: dict[tuple[str, int], int]
@@ -460,23 +465,23 @@ class KafkaWorker(SourceWorker):
 
         return payload
 
-    def _dead_letter(self, message: Any, error: IngestError) -> None:
-        """Record the message beside the table; its key makes a replayed batch write it once."""
+    def _dead_letter(self, origin: tuple[str, int, int], value: bytes, error: IngestError) -> None:
+        """Record a message (its topic, partition, offset, and value) beside the table; its
+        key makes a replayed batch write it once."""
         table = dead_letter_table(self.spec)
         try:
             self.catalog.get_table(table)
         except NotFoundError:
             self.catalog.create_table(table, DEAD_LETTER_COLUMNS, if_not_exists=True)
+        topic, partition, offset = origin
         row = {
-            "topic": message.topic(),
-            "partition": message.partition(),
-            "offset": message.offset(),
-            "raw_base64": base64.b64encode(message.value() or b"").decode(),
+            "topic": topic,
+            "partition": partition,
+            "offset": offset,
+            "raw_base64": base64.b64encode(value).decode(),
             "error": str(error),
         }
-        key = (
-            f"kafka-dlq:{self.spec.name}:{message.topic()}:{message.partition()}:{message.offset()}"
-        )
+        key = f"kafka-dlq:{self.spec.name}:{topic}:{partition}:{offset}"
         self.write_path.ingest_ndjson(
             table, json.dumps(row).encode(), idempotency_key=key, source=f"kafka:{self.spec.name}"
         )
@@ -524,19 +529,35 @@ class KafkaWorker(SourceWorker):
 
 @dataclass
 class _Polled:
-    """A polled batch, the fences acted on before it was polled, the epochs it was read under."""
+    """A polled round, the fences acted on before it was polled, the epochs it was read under."""
 
-    messages: list[Any]
+    body: Body
+    origins: Origins  # of every message, tombstones too
     fences_handled: int  # the polling thread's count when it was polled
     epochs: dict[tuple[str, int], int]
-    origins: Origins
-    body: Body
     positions: dict[tuple[str, int], int]  # where its partitions are read to after it
 
     @property
     def keys(self) -> frozenset[Hashable]:
-        """Its partitions: batches sharing one are written one after another."""
+        """Its partitions: batches sharing one commit one after another."""
         return frozenset(self.positions)
+
+
+@contextlib.contextmanager
+def _collector_paused(backlog: bool) -> Iterator[None]:
+    """Under a ``backlog`` (the last call returned all it asked for, so this one returns at
+    once), Python's garbage collector waits while a ``consume`` call's message objects live:
+    they are tracked objects, and a collection while thousands of them are alive promotes
+    them into the old generation, which every full collection traverses again. A pause is
+    one call and its read (milliseconds); what came due meanwhile runs after it, as usual."""
+    paused = backlog and gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
 
 
 def prepare_table(spec: KafkaSpec, catalog: Catalog) -> None:

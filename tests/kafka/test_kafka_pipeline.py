@@ -1,7 +1,9 @@
-"""Polling runs ahead of writing, and a fenced batch takes the batches polled after it along.
+"""Polling runs ahead of writing, rounds are written side by side and committed in order,
+and a fenced batch takes the batches polled after it along.
 
 The catalog's row lock on a partition's position holds one batch's commit while the test
-watches the next batch being polled; then a newer worker's claim fences the held batch.
+watches the next batch being polled and written; then a newer worker's claim fences the
+held batch.
 """
 
 from __future__ import annotations
@@ -94,7 +96,7 @@ def test_polling_overlaps_a_commit_and_a_fence_drops_what_was_polled_after(
                 lanes = worker._lanes
                 wait("a batch of partition 0 held", lambda: held(watch) and not lanes.waiting)
             produce_to(kafka_broker, topic, 1, range(10, 20))
-            wait("the next batch polled meanwhile", lambda: lanes.waiting == 1)
+            wait("the next batch polled and taken meanwhile", lambda: lanes.writing == 2)
             newer.commit()
         # Partition 0 is the newer worker's; partition 1 is read again from its position.
         wait(
@@ -111,48 +113,40 @@ def test_polling_overlaps_a_commit_and_a_fence_drops_what_was_polled_after(
     assert [p.position for p in positions.positions(spec.name)] == [0, 15]
 
 
-def test_a_full_round_is_split_and_a_held_partition_does_not_hold_up_the_other(
+def test_the_next_round_is_written_while_a_commit_is_held_and_both_land_once(
     services, kafka_broker: KafkaBroker
 ) -> None:
-    """Partition 0's commit waits on its position row; partition 1's batch is coerced,
-    written and committed meanwhile (or waits for the table's next commit, if partition 0's
-    commit took it first: for the table's head in the catalog, or in the write path's group
-    commit): one committing thread would not have started it. Once released both land,
-    each exactly once."""
+    """Partition 0's position row is held: the first round's commit waits on the lock, and
+    the second round of the same partition is coerced and its extent written meanwhile
+    (its commit waits for the first one's). Once released both land, in order, each
+    exactly once."""
     spec, worker, thread, stop, positions, topic = started(
         services, kafka_broker, "taps", {"max_rows": 10, "writers": 2}
     )
+    store = services.write_path.store
 
     def at() -> list[int]:
         return [p.position for p in positions.positions(spec.name)]
 
     try:
         wait("both partitions claimed", lambda: len(positions.positions(spec.name)) == 2)
+        prefix = services.catalog.get_table("taps").path_prefix
         with psycopg.connect(positions.db.url) as other:  # holds partition 0's row
             other.execute(
                 "SELECT 1 FROM kyma.source_positions WHERE source = %s AND partition = 0"
                 " FOR UPDATE",
                 (spec.name,),
             )
-            produce_to(kafka_broker, topic, 0, range(0, 10))
-            produce_to(kafka_broker, topic, 1, range(100, 110))
-            with psycopg.connect(positions.db.url, autocommit=True) as watch:
-                wait(
-                    "partition 1's batch committed, or waiting for the table, meanwhile",
-                    lambda: (
-                        held(watch) == 2
-                        or at() == [0, 10]
-                        or services.write_path.commits.waiting("taps") == 1
-                    ),
-                )
-            assert at()[0] == 0
-        wait("both written once released", lambda: at() == [10, 10])
+            produce_to(kafka_broker, topic, 0, range(0, 20))
+            wait("two rounds written, none committed", lambda: len(list(store.list(prefix))) >= 2)
+            assert at() == [0, 0]
+        wait("both written once released", lambda: at() == [20, 0])
     finally:
         stop.set()
         thread.join(timeout=30)
     assert worker._fences == 0
     rows = services.query.execute("SELECT n FROM taps ORDER BY n").table.column("n")
-    assert rows.to_pylist() == [*range(0, 10), *range(100, 110)]
+    assert rows.to_pylist() == [*range(0, 20)]
 
 
 def test_the_client_log_passes_one_line_per_facility_per_interval() -> None:

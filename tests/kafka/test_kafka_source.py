@@ -15,7 +15,7 @@ from kafka_broker import GROUP_TIMINGS, KafkaBroker
 
 from kyma.engine.errors import FencedWriterError
 from kyma.ingest.kafka import KafkaWorker, parse_kafka_spec, prepare_table
-from kyma.ingest.kafka._batch import Origins
+from kyma.ingest.kafka._batch import read_round
 
 WAIT = 60.0  # seconds: every wait for rows is bounded
 
@@ -200,10 +200,9 @@ def test_fencing_is_in_the_commit_itself(services, kafka_broker) -> None:
         def offset(self) -> int:
             return self._offset
 
-    batch = [Message(0)]
-    origins = Origins.of(batch)
+    polled = worker._polled(*read_round([Message(0)], spec.metadata_columns))
     with pytest.raises(FencedWriterError, match="superseded"):
-        worker._ingest(batch, origins, origins.next_positions(), dict(worker.epochs))
+        worker._ingest(polled, lambda: True, threading.Event())
     assert services.query.execute("SELECT count(*) AS n FROM clicks").table.to_pylist() == [
         {"n": 0}
     ]
