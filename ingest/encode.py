@@ -18,9 +18,9 @@ import pyarrow.compute as pc
 
 from kyma.engine.catalog import ColumnWrite, TableInfo, schema_evolution
 from kyma.engine.errors import IngestError, KymaError, SchemaError, StoreWriteError
+from kyma.engine.float4 import narrowed
 from kyma.engine.format import ExtentWriteResult, ParsedDynamic, SegmentFormat
 from kyma.engine.format.choice import segment_format
-from kyma.engine.query.pg_float4 import narrowed
 from kyma.engine.storage import ObjectStore
 from kyma.engine.storage.config import StoreConfig
 from kyma.ingest.coerce import Coerced, check_shape, coerce_ndjson

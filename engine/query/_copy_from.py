@@ -31,11 +31,11 @@ from kyma.engine.errors import (
     SqlError,
     UnsupportedStatementError,
 )
+from kyma.engine.float4 import narrowed
 from kyma.engine.query._insert import InsertWriter
 from kyma.engine.query._parse import identifier, parse_statement, table_name
 from kyma.engine.query._writable import refuse_storage, refuse_view
 from kyma.engine.query.dialect import Kyma
-from kyma.engine.query.pg_float4 import narrowed
 from kyma.engine.types import DEFAULT_COLUMN_NAMES
 
 BLOCK_BYTES = 1 << 20

@@ -7,18 +7,11 @@
 - ``kyma_float4(double, real)``: a cast to real that refuses a finite value beyond float4's range
   (overflow) or one that rounds to zero (underflow), as Postgres's ``float84`` does;
   DataFusion makes them infinity and zero.
-- ``narrowed(values)``: numbers or text stored in a real column, refused likewise.
 
 >>> total = Float4Sum()
 >>> total.update(pa.array([0.1] * 1000, pa.float32()))
 >>> str(np.float32(total.evaluate().as_py()))
 '99.99905'
->>> float4(pa.array([1.5, None]), pa.array([1.5, None], pa.float32())).to_pylist()
-[1.5, None]
->>> float4(pa.array([1e39]), pa.array([float("inf")], pa.float32()))
-Traceback (most recent call last):
-...
-kyma.engine.errors.OutOfRangeError: value out of range: overflow
 """
 
 from __future__ import annotations
@@ -29,6 +22,7 @@ import pyarrow.compute as pc
 from datafusion import Accumulator, udaf, udf
 
 from kyma.engine.errors import OutOfRangeError
+from kyma.engine.float4 import float4
 
 _FLOAT4 = pa.float32()
 
@@ -59,37 +53,6 @@ class Float4Sum(Accumulator):
 
     def evaluate(self) -> pa.Scalar:
         return pa.scalar(self._sum, _FLOAT4)
-
-
-def float4(doubles: pa.Array, reals: pa.Array) -> pa.Array:
-    """``reals`` (the values cast to real), or OutOfRangeError where ``doubles`` (the same
-    values cast to double) lie beyond float4's range, as Postgres refuses them."""
-    wide = doubles.to_numpy(zero_copy_only=False)
-    narrow = reals.to_numpy(zero_copy_only=False)
-    finite = np.isfinite(wide)
-    if (finite & np.isinf(narrow)).any():
-        raise OutOfRangeError("value out of range: overflow")
-    if (finite & (wide != 0) & (narrow == 0)).any():
-        raise OutOfRangeError("value out of range: underflow")
-    return reals
-
-
-def narrowed(values: pa.Array) -> pa.Array:
-    """``values`` (numbers, or text read as Postgres reads a real) as reals; OutOfRangeError
-    (22003) for one beyond float4's range, as Postgres refuses it in a real column.
-
-    >>> narrowed(pa.array([0.1, None])).to_pylist()
-    [0.10000000149011612, None]
-    >>> narrowed(pa.array(["1e-46"]))
-    Traceback (most recent call last):
-    ...
-    kyma.engine.errors.OutOfRangeError: value out of range: underflow
-    """
-    if pa.types.is_float32(values.type):
-        return values
-    doubles = pc.cast(values, pa.float64(), safe=False)
-    direct = pa.types.is_integer(values.type) or pa.types.is_string(values.type)
-    return float4(doubles, pc.cast(values if direct else doubles, _FLOAT4, safe=False))
 
 
 SUM = "kyma_float4_sum"

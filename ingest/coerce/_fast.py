@@ -23,8 +23,8 @@ import pyarrow.compute as pc
 import pyarrow.json as pj
 
 from kyma.engine.errors import IngestError, OutOfRangeError
+from kyma.engine.float4 import narrowed
 from kyma.engine.format import ParsedDynamic
-from kyma.engine.query.pg_float4 import narrowed
 from kyma.engine.types import TIMESTAMP, Column
 
 from ._cbor import encode_dynamic, vouched

@@ -12,6 +12,8 @@ from kyma.engine.query import rewrite
 
 MODULES = [
     "kyma.engine.types",
+    "kyma.engine.float4",
+    "kyma.engine.query.pg_float4",
     "kyma.engine.format.predicate",
     "kyma.engine.format._token_bloom",
     "kyma.engine.format._token_filter",
