@@ -56,21 +56,35 @@ def pg_server_url() -> Iterator[str]:
 
 
 @contextmanager
-def fresh_database(pg_server_url: str) -> Iterator[str]:
-    """The URL of a new, empty database on the server, dropped afterwards."""
+def fresh_database(pg_server_url: str, template: str = "template1") -> Iterator[str]:
+    """The URL of a new database on the server, a copy of ``template`` (by default an empty
+    one), dropped afterwards."""
     name = f"t_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(pg_server_url, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
+        admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
     base, _, _ = pg_server_url.rpartition("/")
     yield f"{base}/{name}"
     with psycopg.connect(pg_server_url, autocommit=True) as admin:
         admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
 
 
-@pytest.fixture
-def catalog_url(pg_server_url: str) -> Iterator[str]:
-    """A fresh, empty database for one test."""
+@pytest.fixture(scope="session")
+def migrated_template(pg_server_url: str) -> Iterator[str]:
+    """The name of a database holding kyma's catalog schema and nothing else: every
+    migration applied once for the session instead of once per test."""
     with fresh_database(pg_server_url) as url:
+        Stores.open(url).close()
+        yield url.rpartition("/")[2]
+
+
+@pytest.fixture
+def catalog_url(pg_server_url: str, request: pytest.FixtureRequest) -> Iterator[str]:
+    """A fresh database for one test: empty, or, for a test that opens ``stores`` on it, a
+    copy of ``migrated_template`` (what opening the stores would first make of it)."""
+    template = "template1"
+    if "stores" in request.fixturenames:
+        template = request.getfixturevalue("migrated_template")
+    with fresh_database(pg_server_url, template) as url:
         yield url
 
 

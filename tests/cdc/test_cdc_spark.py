@@ -115,7 +115,7 @@ def _chunks_done(services, connector_id: int) -> tuple[int, int]:  # type: ignor
 def test_kill_9_in_a_spark_snapshot_resumes_chunk_by_chunk(
     services, cdc_source, tmp_path: Path
 ) -> None:
-    connector_id = _connector(services, cdc_source, rows=30_000, chunk_bytes=64 * 1024)
+    connector_id = _connector(services, cdc_source, rows=30_000, chunk_bytes=256 * 1024)
     log = tmp_path / "cdc-sync.log"
     proc = cdc_sync_process(
         services.catalog.url, tmp_path / "objects", log, KYMA_SPARK_MASTER="local[2]"
