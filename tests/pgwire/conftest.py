@@ -1,6 +1,7 @@
-"""One real ``kyma serve`` with auth required and the Postgres listener on a free loopback
-port, for every test here. Tokens: ``admin`` (made with the CLI) and ``read_other``, a read
-token limited to another table. Table ``events`` holds three rows of every column kind."""
+"""One real ``kyma serve`` per module with auth required and the Postgres listener on a free
+loopback port; its catalog is a fresh database of the session's Postgres (no Postgres of its
+own to initialize and start per module). Tokens: ``admin`` and ``read_other``, a read token
+limited to another table. Table ``events`` holds three rows of every column kind."""
 
 from __future__ import annotations
 
@@ -15,27 +16,21 @@ from pathlib import Path
 import psycopg
 import pytest
 from pgwire_serve import ROWS, PgServe
-from serve_helpers import Serve, free_port, kyma
+from serve_helpers import Serve, free_port
 
 
 @pytest.fixture(scope="module")
-def pg() -> Iterator[PgServe]:
-    home = Path(tempfile.mkdtemp(prefix="kyma-pgwire-", dir="/tmp"))  # postgres reaches it
+def pg(module_catalog_url: str) -> Iterator[PgServe]:
+    home = Path(tempfile.mkdtemp(prefix="kyma-pgwire-", dir="/tmp"))
     port = free_port()
-    serve = Serve(home, KYMA_AUTH="required", KYMA_PG_PORT=str(port))
+    serve = Serve(
+        home, KYMA_AUTH="required", KYMA_PG_PORT=str(port), KYMA_CATALOG_URL=module_catalog_url
+    )
     try:
         assert serve.pg_port == port, "".join(serve.output)
-        created = kyma(home, "token", "create", "--scope", "admin", "--name", "pgwire")
-        assert created.returncode == 0, created.stderr
-        admin = created.stdout.strip()
-        request = urllib.request.Request(  # over HTTP: no second CLI process to start
-            f"{serve.url}/v1/tokens",
-            data=json.dumps({"scopes": ["read"], "tables": ["other"]}).encode(),
-            headers={"Authorization": f"Bearer {admin}"},
-        )
-        with urllib.request.urlopen(request, timeout=30) as answer:
-            read_other = json.load(answer)["token"]
-        pg = PgServe(serve, port, {"admin": admin, "read_other": read_other})
+        pg = PgServe(serve, port, {}, module_catalog_url)
+        pg.tokens["admin"] = pg.new_token(["admin"], name="pgwire")
+        pg.tokens["read_other"] = pg.new_token(["read"], ["other"])
         with pg.connect(autocommit=True) as conn:
             conn.execute(
                 "CREATE TABLE events"

@@ -7,6 +7,9 @@ from dataclasses import dataclass
 import psycopg
 from serve_helpers import Serve
 
+from kyma.auth import create_token
+from kyma.stores import Stores
+
 ROWS = [
     {
         "n": 1,
@@ -30,6 +33,18 @@ class PgServe:
     serve: Serve
     port: int
     tokens: dict[str, str]
+    catalog_url: str
+
+    def new_token(
+        self, scopes: list[str], tables: list[str] | None = None, name: str | None = None
+    ) -> str:
+        """A new token, made in the server's catalog as ``kyma token create`` makes it (in
+        this process: the CLI's own tests start it)."""
+        stores = Stores.open(self.catalog_url)
+        try:
+            return create_token(stores.tokens, scopes, tables, name)[0]
+        finally:
+            stores.close()
 
     def dsn(self, token: str | None = None) -> str:
         password = f" password={token}" if token else ""

@@ -16,7 +16,7 @@ import psycopg
 import pytest
 from pgwire_serve import LONG_QUERY, PgServe
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
-from serve_helpers import kyma, request
+from serve_helpers import request
 
 # kyma has no oid, name, inet or xid types: the column types it gives instead
 _TYPES = {26: 20, 19: 25, 869: 25, 28: 25}  # oid→bigint, name→text, inet→text, xid→text
@@ -29,9 +29,7 @@ def roles(pg: PgServe) -> dict[str, str]:
     """Tokens ``alice`` and ``bob`` (read scope) besides ``admin``."""
     tokens = dict(pg.tokens)
     for name in ("alice", "bob"):
-        made = kyma(pg.serve.home, "token", "create", "--scope", "read", "--name", name)
-        assert made.returncode == 0, made.stderr
-        tokens[name] = made.stdout.strip()
+        tokens[name] = pg.new_token(["read"], name=name)
     return tokens
 
 

@@ -34,12 +34,6 @@ def snapshot(pg: PgServe, table: str) -> int | None:
     return json.loads(body)["snapshot_id"]
 
 
-def token(pg: PgServe, *args: str) -> str:
-    made = kyma(pg.serve.home, "token", "create", *args)
-    assert made.returncode == 0, made.stderr
-    return made.stdout.strip()
-
-
 @pytest.fixture(scope="module")
 def typed(pg: PgServe) -> str:
     assert http(pg, f"CREATE TABLE typed {COLUMNS}")[0] == 200
@@ -156,9 +150,9 @@ def test_kyma_sql_prints_the_command_tag(pg: PgServe, typed: str) -> None:
 def test_insert_needs_ingest_of_the_table_and_read_of_what_it_selects(
     pg: PgServe, typed: str
 ) -> None:
-    pg.tokens["read"] = token(pg, "--scope", "read")
-    pg.tokens["ingest_other"] = token(pg, "--scope", "ingest", "--table", "other")
-    pg.tokens["ingest_typed"] = token(pg, "--scope", "ingest", "--table", "typed")
+    pg.tokens["read"] = pg.new_token(["read"])
+    pg.tokens["ingest_other"] = pg.new_token(["ingest"], ["other"])
+    pg.tokens["ingest_typed"] = pg.new_token(["ingest"], ["typed"])
     before = snapshot(pg, typed)
     for name in ("read", "ingest_other", "read_other"):
         status, answer = http(pg, "INSERT INTO typed (n) VALUES (3001)", name)

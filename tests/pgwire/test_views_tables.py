@@ -10,7 +10,6 @@ from typing import Any
 import psycopg
 import pytest
 from pgwire_serve import PgServe
-from serve_helpers import kyma
 
 ROWS = "INSERT INTO t (a, b) VALUES (1, 'x'), (2, 'y'), (3, NULL)"
 
@@ -111,9 +110,9 @@ def test_views_and_truncate_follow_the_tokens_tables(pg: PgServe) -> None:
         admin.execute("INSERT INTO hidden (a) VALUES (7)")
         admin.execute("CREATE VIEW peek AS SELECT a FROM hidden")
     try:
-        view_only = _token(pg, "--scope", "read", "--table", "peek")
-        both = _token(pg, "--scope", "read", "--table", "peek", "--table", "hidden")
-        writer = _token(pg, "--scope", "ingest", "--table", "hidden")
+        view_only = pg.new_token(["read"], ["peek"])
+        both = pg.new_token(["read"], ["peek", "hidden"])
+        writer = pg.new_token(["ingest"], ["hidden"])
         with _connect(pg, view_only) as conn, pytest.raises(psycopg.Error) as refused:
             conn.execute("SELECT a FROM peek")
         assert refused.value.sqlstate == "42501"
@@ -132,12 +131,6 @@ def test_views_and_truncate_follow_the_tokens_tables(pg: PgServe) -> None:
         with pg.connect(autocommit=True) as admin:
             admin.execute("DROP VIEW IF EXISTS peek")
             admin.execute("DROP TABLE IF EXISTS hidden")
-
-
-def _token(pg: PgServe, *args: str) -> str:
-    made = kyma(pg.serve.home, "token", "create", *args)
-    assert made.returncode == 0, made.stderr
-    return made.stdout.strip()
 
 
 def _connect(pg: PgServe, token: str) -> psycopg.Connection:
