@@ -4,7 +4,8 @@ Blocks are held until the extent is sealed: the shredded sub-columns of dynamic 
 (``_shred.py``) are known only once every value of the extent has been seen, and they are
 part of the file's schema. Blocks are then encoded on a worker thread (pyarrow releases the
 GIL), all in one call, while the main thread finds each block's paths; their statistics
-run on a third thread from the start of ``finish`` (``BlockedWriter._write_held``).
+run on a third thread from the start of ``finish`` (``BlockedWriter._write_held``). A small
+extent (``OVERLAP_BYTES``) is written on the calling thread alone.
 """
 
 from __future__ import annotations
