@@ -69,6 +69,7 @@ bench:
 	$(PYTHON) bench/write_shapes.py
 	$(PYTHON) bench/otlp.py
 	$(PYTHON) bench/otlp_decode.py
+	$(PYTHON) bench/otlp_extent.py
 	$(PYTHON) bench/filedrop.py
 	$(PYTHON) bench/spark_load.py
 	$(PYTHON) bench/spark_read.py

@@ -37,6 +37,10 @@ from kyma.engine.storage import ObjectStore
 
 BLOCK_BYTES = 64 << 20
 """A block ends at ``block_rows`` rows or at this many bytes of Arrow data, if sooner."""
+OVERLAP_BYTES = 8 << 20
+"""Held blocks of fewer bytes of Arrow data are written on the calling thread alone: for a
+small extent (an OTLP group commit's) a thread's start and hand-offs cost more than the
+overlap saves."""
 
 
 class BlockedWriter(ExtentWriter):
@@ -183,8 +187,14 @@ class BlockedWriter(ExtentWriter):
         """Write the held blocks; return the extent's dynamic paths. The statistics run on a
         second thread (Arrow kernels, which release the GIL) while this one walks the dynamic
         values (Python) and hands the blocks to the format (which may encode on a third);
-        the blocks' paths come last, while the format encodes."""
+        the blocks' paths come last, while the format encodes. Small extents: all here."""
         held, self._held = self._held, []
+        if sum(batch.nbytes for batch in held) < OVERLAP_BYTES:
+            self._prepare_blocks(held)
+            self._count_all(held)
+            self._walk_dynamic(held)
+            self._write_blocks(held)
+            return self._block_paths()
         with ThreadPoolExecutor(1, thread_name_prefix="kyma-stats") as pool:
             prepared = pool.submit(self._prepare_blocks, held)
             counted = pool.submit(self._count_all, held)

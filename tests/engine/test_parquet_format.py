@@ -17,8 +17,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kyma.engine.errors import ConfigError, FormatError
+from kyma.engine.format import _blocked
 from kyma.engine.format.choice import segment_format
 from kyma.engine.format.parquet import ParquetFormat
+from kyma.engine.format.parquet import _writer as _parquet_writer
 from kyma.engine.format.predicate import Equals
 from kyma.engine.storage import ObjectStore
 from kyma.engine.storage.local import LocalStore
@@ -129,6 +131,20 @@ def test_projected_reads_of_chosen_blocks_on_every_store(store: ObjectStore) -> 
     with pytest.raises(FormatError, match="out of range"):
         reader.read_block(3)
     reader.close()
+
+
+def test_a_small_extent_written_on_one_thread_is_the_threaded_one(
+    local_store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Below OVERLAP_BYTES the blocks are counted, walked and encoded on the calling thread:
+    the stored bytes are those of the threaded write (stats thread, encoding thread)."""
+    stored = []
+    for overlap in (_blocked.OVERLAP_BYTES, 0):
+        monkeypatch.setattr(_blocked, "OVERLAP_BYTES", overlap)
+        monkeypatch.setattr(_parquet_writer, "OVERLAP_BYTES", overlap)
+        _, result = _write(local_store, sample(10))
+        stored.append(local_store.local_path(result.object_path).read_bytes())
+    assert stored[0] == stored[1]
 
 
 def test_footer_holds_kyma_stats_and_the_chosen_encodings(local_store) -> None:

@@ -4,7 +4,8 @@ Blocks are held until the extent is sealed: the shredded sub-columns of dynamic 
 (``_shred.py``) are known only once every value of the extent has been seen, and they are
 part of the file's schema. Blocks are then encoded on a worker thread (pyarrow releases the
 GIL), all in one call, while the main thread finds each block's paths; their statistics
-run on a third thread from the start of ``finish`` (``BlockedWriter._write_held``).
+run on a third thread from the start of ``finish`` (``BlockedWriter._write_held``). A small
+extent (``OVERLAP_BYTES``) is written on the calling thread alone.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from kyma.engine.format import _residual
-from kyma.engine.format._blocked import BlockedWriter
+from kyma.engine.format._blocked import OVERLAP_BYTES, BlockedWriter
 from kyma.engine.format._shred import SHRED_PATHS, TYPES
 from kyma.engine.format.parquet import _grams, _tokens
 from kyma.engine.format.parquet._layout import (
@@ -56,7 +57,7 @@ class ParquetExtentWriter(BlockedWriter):
         self._written_blocks = 0
         self._schema_with_shreds: pa.Schema | None = None
         self._file: pq.ParquetWriter | None = None
-        self._encoder = ThreadPoolExecutor(1, thread_name_prefix="kyma-parquet")
+        self._encoder: ThreadPoolExecutor | None = None  # started by the first large call
         self._written: Future[None] | None = None
         self._closed = False
         self._skeletons: dict[str, tuple[pa.Array, pa.Array]] = {}
@@ -104,6 +105,11 @@ class ParquetExtentWriter(BlockedWriter):
         self._wait()  # one call in flight
         assert self._file is not None
         sizes = [b.num_rows for b in batches]
+        if table.nbytes < OVERLAP_BYTES:
+            _write_groups(self._file, table, sizes)
+            return
+        if self._encoder is None:
+            self._encoder = ThreadPoolExecutor(1, thread_name_prefix="kyma-parquet")
         self._written = self._encoder.submit(_write_groups, self._file, table, sizes)
 
     def _stripped_columns(self) -> list[str]:
@@ -230,7 +236,8 @@ class ParquetExtentWriter(BlockedWriter):
             try:
                 self._wait()
             finally:
-                self._encoder.shutdown()
+                if self._encoder is not None:
+                    self._encoder.shutdown()
                 if self._file is not None:
                     self._file.close()
 
