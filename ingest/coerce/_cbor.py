@@ -24,28 +24,23 @@ What it does not vouch for, the caller converts in Python as before.
 from __future__ import annotations
 
 import json
-import re
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from kyma.engine.format.arrow_cbor import cbor
+from kyma.engine.native.json_keys import in_order
 
 _ENCODED = (pa.null(), pa.bool_(), pa.int64(), pa.string())
 """Types whose values ``cbor`` writes as the JSON text held them (and doubles, checked)."""
 # Where a key's text in the line may differ from its canonical JSON text (or a string
 # value may hold a key's text): such lines are left to Python.
 _ODD_ESCAPE = r'\\[u"/]'
-# What may stand between a key and its colon (JSON's blanks; a line holds no newline).
-_COLON = r"[ \t\r]*:"
 # The most keys (all levels) a column's struct may have for Arrow to encode it: the key
-# checks' patterns grow with the keys (the counting order check with their square), and a
-# bitmask of them names a row's shape; a wider, sparser struct is cheaper in Python.
+# check compares each key a line writes with every key's text, and a wider, sparser struct
+# is cheaper in Python.
 MAX_KEYS = 32
-# The most key shapes (which keys a row has) checked shape by shape, one pass over each
-# shape's lines; past it, two passes over all lines, the costlier counting one among them.
-MAX_SHAPES = 8
 
 
 def encode_dynamic(array: pa.Array, lines: pa.Array) -> tuple[pa.Array, pa.Array]:
@@ -113,43 +108,13 @@ def _checks(array: pa.Array) -> tuple[pa.Array, list[np.ndarray]]:
 
 
 def _keys_once_in_order(texts: list[str], present: np.ndarray, lines: pa.Array) -> pa.Array:
-    """Whether each line holds the key ``texts`` (of every nesting level, depth first) of
-    the keys its row has ``present`` (rows × texts) once each, in that order, and no other:
-    then each struct's keys are in its order, and a key holding null is told from one absent.
-
-    A present key's text is in the line (lines with escapes are not vouched for). Rows are
-    grouped by the keys they have (mostly one group: a serializer writes the same keys), and
-    each group costs one pass over its lines, for what a good line cannot hold: an absent
-    key's text, or a present key's text after its own or a later key's (as each is there,
-    that leaves each once, in order)."""
-    escaped = [re.escape(text) + _COLON for text in texts]
-    codes = present.astype(np.uint64) @ (np.uint64(1) << np.arange(len(texts), dtype=np.uint64))
-    shapes, shape_of = np.unique(codes, return_inverse=True)
-    if len(shapes) > MAX_SHAPES or len(set(escaped)) < len(escaped):
-        return _counted(escaped, present.sum(axis=1, dtype=np.uint64), lines)
-    ok = np.zeros(len(codes), np.bool_)
-    for shape in range(len(shapes)):
-        rows = np.flatnonzero(shape_of == shape)
-        subset = lines if len(shapes) == 1 else lines.take(rows)
-        has = present[rows[0]]
-        held = [text for text, there in zip(escaped, has, strict=True) if there]
-        others = [text for text, there in zip(escaped, has, strict=True) if not there]
-        again = [f"(?:{'|'.join(held[i:])}).*{text}" for i, text in enumerate(held)]
-        bad = pc.match_substring_regex(subset, "|".join([*others, *again]))
-        ok[rows] = pc.invert(bad).to_numpy(zero_copy_only=False)
-    return pa.array(ok)
-
-
-def _counted(escaped: list[str], present: np.ndarray, lines: pa.Array) -> pa.Array:
-    """``_keys_once_in_order`` for rows of many shapes, or a name at two levels (whose rows
-    then fail, as it cannot tell which came first): the texts counted (equal counts pair
-    each occurrence with one present key) and no two found in the other order."""
-    alternatives = "|".join(dict.fromkeys(escaped))
-    found = pc.count_substring_regex(lines, alternatives).to_numpy(zero_copy_only=False)
-    ok = pa.array(found.astype(np.uint64) == present)
-    if len(escaped) < 2:
-        return ok
-    inversions = "|".join(
-        f"(?:{'|'.join(escaped[i + 1 :])}).*{escaped[i]}" for i in range(len(escaped) - 1)
-    )
-    return pc.and_(ok, pc.invert(pc.match_substring_regex(lines, inversions)))
+    """Whether each line writes the key ``texts`` (of every nesting level, depth first) of
+    the keys its row has ``present`` (rows × texts) once each, in that order, and no other
+    of them: then each struct's keys are in its order, and a key holding null is told from
+    one absent. One compiled pass over the lines (``json_keys.in_order``)."""
+    lines = lines.cast(pa.large_string())  # as the layout cuts them: no copy
+    _, offsets, data = lines.buffers()
+    bounds = np.frombuffer(offsets, np.int64)[lines.offset : lines.offset + len(lines) + 1]
+    texts_bytes = [text.encode() for text in texts]
+    data = np.frombuffer(data or b"", np.uint8)
+    return pa.array(in_order(data, bounds, texts_bytes, np.ascontiguousarray(present, np.uint8)))

@@ -32,6 +32,9 @@ class Layout:
     """The 1-based numbers of the non-blank lines (int64)."""
     first: str
     """The first non-blank line, trimmed of JSON whitespace."""
+    bounds: np.ndarray | None
+    """Where each non-blank line starts and ends, interleaved, when no line has whitespace
+    around it (its text is then the body's bytes between them); else None."""
 
     @property
     def rows(self) -> int:
@@ -41,6 +44,14 @@ class Layout:
     def lines(self) -> pa.Array:
         """The non-blank lines, trimmed of JSON whitespace (large_string), cut out when a
         reader first needs them (a body of scalar columns never does)."""
+        if self.bounds is not None:  # cut straight out of the body, checked UTF-8 already
+            count = len(self.bounds) - 1  # every other piece is a line's, then a gap
+            pieces = pa.Array.from_buffers(
+                pa.large_string(),
+                count,
+                [None, pa.py_buffer(self.bounds), pa.py_buffer(self.body)],
+            )
+            return pieces.take(pa.array(np.arange(0, count, 2)))
         trimmed = _trimmed(self.body)
         kept = pc.subtract(self.numbers, 1)
         contiguous = kept[-1].as_py() == len(kept) - 1  # blank lines at the end at most
@@ -68,8 +79,10 @@ def layout(body: bytes, lines: Lines | None = None) -> Layout | None:
     bare = len(kept) and (
         (data[starts[kept]] == ord("{")).all() and (data[stops[kept] - 1] == ord("}")).all()
     )
+    bounds = None
     if bare:
         first = body[starts[kept[0]] : stops[kept[0]]].decode()
+        bounds = np.column_stack([starts[kept], stops[kept]]).ravel()
     else:
         trimmed = _trimmed(body)
         lengths = pc.binary_length(trimmed)
@@ -82,7 +95,7 @@ def layout(body: bytes, lines: Lines | None = None) -> Layout | None:
         first = chosen[0].as_py()
     if int(lines.openers.max()) > MAX_DEPTH:
         return None
-    return Layout(body, pa.array(kept + 1, pa.int64()), first)
+    return Layout(body, pa.array(kept + 1, pa.int64()), first, bounds)
 
 
 def _trimmed(body: bytes) -> pa.Array:

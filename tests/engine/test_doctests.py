@@ -29,6 +29,7 @@ MODULES = [
     *(f"{rewrite.__name__}.{module.name}" for module in pkgutil.iter_modules(rewrite.__path__)),
     "kyma.ingest.evolution",
     "kyma.engine.native.lines",
+    "kyma.engine.native.json_keys",
     "kyma.engine.error_statuses",
     "kyma.connectors.sync",
     "kyma.repl.render",
