@@ -95,6 +95,14 @@ def module_catalog_url(pg_server_url: str) -> Iterator[str]:
         yield url
 
 
+@pytest.fixture(scope="module")
+def module_serve_catalog_url(pg_server_url: str) -> Iterator[str]:
+    """A fresh, empty database for the catalog of the ``kyma serve`` a module shares (apart
+    from ``module_catalog_url``, which the module's tests may fill as they like)."""
+    with fresh_database(pg_server_url) as url:
+        yield url
+
+
 @pytest.fixture
 def stores(catalog_url: str) -> Iterator[Stores]:
     """The catalog database of a fresh database, with every store on it."""

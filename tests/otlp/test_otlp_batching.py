@@ -283,7 +283,9 @@ def test_a_failed_commit_answers_unavailable_and_503_then_recovers(receiver, ser
 
 
 def test_many_small_exports_make_few_extents(services) -> None:  # type: ignore[no-untyped-def]
-    options = OtlpOptions(grpc_port=0, http_port=0, batch_latency_ms=300, threads=10)
+    # a waiting export lets the commit in progress finish (up to 3 s, so a loaded machine's
+    # slow commit does not start a second one beside it) and commits with the others waiting
+    options = OtlpOptions(grpc_port=0, http_port=0, batch_latency_ms=3000, threads=10)
     receiver = start_otlp_receiver(services.catalog, services.write_path, options)
     try:
         with ThreadPoolExecutor(10) as pool:

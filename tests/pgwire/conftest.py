@@ -20,15 +20,18 @@ from serve_helpers import Serve, free_port
 
 
 @pytest.fixture(scope="module")
-def pg(module_catalog_url: str) -> Iterator[PgServe]:
+def pg(module_serve_catalog_url: str) -> Iterator[PgServe]:
     home = Path(tempfile.mkdtemp(prefix="kyma-pgwire-", dir="/tmp"))
     port = free_port()
     serve = Serve(
-        home, KYMA_AUTH="required", KYMA_PG_PORT=str(port), KYMA_CATALOG_URL=module_catalog_url
+        home,
+        KYMA_AUTH="required",
+        KYMA_PG_PORT=str(port),
+        KYMA_CATALOG_URL=module_serve_catalog_url,
     )
     try:
         assert serve.pg_port == port, "".join(serve.output)
-        pg = PgServe(serve, port, {}, module_catalog_url)
+        pg = PgServe(serve, port, {}, module_serve_catalog_url)
         pg.tokens["admin"] = pg.new_token(["admin"], name="pgwire")
         pg.tokens["read_other"] = pg.new_token(["read"], ["other"])
         with pg.connect(autocommit=True) as conn:
