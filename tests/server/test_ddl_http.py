@@ -10,7 +10,8 @@ def test_create_describe_alter_show_drop(client) -> None:
     created = sql(
         client,
         "CREATE TABLE logs (service_name string, duration long, embedding vector(3),"
-        " attributes dynamic, ok bool, code int, ratio real, seen timestamp)",
+        " attributes dynamic, ok bool, code int, ratio real, share double precision,"
+        " seen timestamp)",
     )
     assert created["status"] == "CREATE TABLE"
     described = sql(client, "DESCRIBE logs")
@@ -30,7 +31,8 @@ def test_create_describe_alter_show_drop(client) -> None:
         ["attributes", "dynamic", True, False, None],
         ["ok", "bool", True, False, None],
         ["code", "int", True, False, None],
-        ["ratio", "real", True, False, None],
+        ["ratio", "float4", True, False, None],  # Postgres's real: 32 bits
+        ["share", "real", True, False, None],  # kyma's real: 64 bits
         ["seen", "timestamp", True, False, None],
     ]
     sql(client, "ALTER TABLE logs ADD COLUMN region string")
@@ -39,7 +41,7 @@ def test_create_describe_alter_show_drop(client) -> None:
     sql(client, "CREATE TABLE IF NOT EXISTS logs (x long)")
     shown = sql(client, "SHOW TABLES")
     assert shown["columns"][0] == {"name": "name", "type": "string"}
-    assert shown["rows"] == [["logs", 11, None]]
+    assert shown["rows"] == [["logs", 12, None]]
     sql(client, "DROP TABLE logs")
     assert sql(client, "SHOW TABLES")["rows"] == []
     sql(client, "DROP TABLE IF EXISTS logs")

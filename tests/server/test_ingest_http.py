@@ -21,7 +21,7 @@ from kyma.server.ingest import check_lines
 def typed(client):
     sql(
         client,
-        "CREATE TABLE typed (b bool, i int, l long, r real, s string, t timestamp,"
+        "CREATE TABLE typed (b bool, i int, l long, r double precision, s string, t timestamp,"
         " v vector(2), d dynamic)",
     )
     return client
