@@ -339,21 +339,7 @@ cdef int64_t byte_count(list chunks):
 def words(values, int64_t limit=-1):
     """The distinct words of ``values``' non-null strings, as an array of their type (in
     the order first seen); None when there are more than ``limit`` (-1: no limit)."""
-    cdef list chunks = chunks_of(values)
-    cdef Set s
-    cdef View v
-    cdef int past = 0
-    set_init(&s, min(byte_count(chunks), 1 << 16))
-    try:
-        for chunk in chunks:
-            v = view_of(chunk)
-            with nogil:
-                past = add_words(&s, &v, limit)
-            if past:
-                return None
-        return strings(&s, values.type)
-    finally:
-        set_free(&s)
+    return collected(values, limit, True)
 
 
 def distinct(values, int64_t limit=-1):
@@ -362,6 +348,11 @@ def distinct(values, int64_t limit=-1):
     ``limit`` (-1: no limit)."""
     if pa.types.is_int32(values.type) or pa.types.is_int64(values.type):
         return distinct_integers(values, limit)
+    return collected(values, limit, False)
+
+
+cdef object collected(object values, int64_t limit, bint split):
+    """The distinct words (``split``) or values of ``values``' strings, or None past ``limit``."""
     cdef list chunks = chunks_of(values)
     cdef Set s
     cdef View v
@@ -371,7 +362,7 @@ def distinct(values, int64_t limit=-1):
         for chunk in chunks:
             v = view_of(chunk)
             with nogil:
-                past = add_values(&s, &v, limit)
+                past = add_words(&s, &v, limit) if split else add_values(&s, &v, limit)
             if past:
                 return None
         return strings(&s, values.type)

@@ -76,6 +76,7 @@ from kyma.engine.query.rewrite import (
     has_token,
     numeric_input,
     numeric_literals,
+    order_by_names,
     output_aliases,
     postgres_semantics,
     projection_aliases,
@@ -311,6 +312,7 @@ class SelectPlanner(ScanSetup):
         or the whole answer, when a connector answers the statement itself."""
         started = time.perf_counter()
         names = None if explain else output_names(stmt)
+        stmt = order_by_names.rule(stmt, names)
         stmt = output_aliases.rule(stmt)  # after the names: they are Postgres's
         looked: dict[str, TableInfo | None] = {}
         if self._expand_views(stmt, looked, visible):  # first: a view may read pg_class
