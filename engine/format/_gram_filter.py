@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from kyma.engine.format import ExtentReader, SegmentFormat, _gram_bloom, _token_filter
 from kyma.engine.format._token_filter import Cache
 from kyma.engine.format.parquet._layout import GRAM_FILTERS_PREFIX
-from kyma.engine.format.predicate import And, BlockPredicate, BlockStats, Or, StringHolds
+from kyma.engine.format.predicate import BlockPredicate, BlockStats, StringHolds
 from kyma.engine.storage import ObjectStore
 
 CACHE_BYTES = 64 << 20
@@ -84,21 +84,16 @@ def gram_evaluator(predicate: BlockPredicate | None) -> Callable[[Filters], bool
     """Whether a page (its filters) may hold a row matching ``predicate``."""
     probes: dict[str, Callable[[bytes], bool]] = {}
 
-    def may_match(p: BlockPredicate | None, filters: Filters) -> bool:
-        match p:
-            case StringHolds(column, text):
-                found = filters.get(column)
-                if found is None:
-                    return True
-                holds = probes.get(text) or probes.setdefault(text, _gram_bloom.probe([text]))
-                return holds(found)
-            case And(children):
-                return all(may_match(c, filters) for c in children)
-            case Or(children):
-                return any(may_match(c, filters) for c in children)
-        return True
+    def holds(p: BlockPredicate, filters: Filters) -> bool | None:
+        if not isinstance(p, StringHolds):
+            return None
+        found = filters.get(p.column)
+        if found is None:
+            return True
+        text = p.text
+        return (probes.get(text) or probes.setdefault(text, _gram_bloom.probe([text])))(found)
 
-    return lambda filters: may_match(predicate, filters)
+    return _token_filter.evaluator(predicate, holds)
 
 
 def searched(predicate: BlockPredicate | None) -> set[str]:

@@ -38,6 +38,24 @@ def searched(
     return {predicate.column} if isinstance(predicate, leaf) else set()
 
 
+def evaluator(
+    predicate: BlockPredicate | None, leaf: Callable[[BlockPredicate, Filters], bool | None]
+) -> Callable[[Filters], bool]:
+    """Whether a block or page (its filters) may hold a row matching ``predicate``: AND and
+    OR walked, each other predicate answered by ``leaf`` (None: not its kind, so it may)."""
+
+    def may_match(p: BlockPredicate | None, filters: Filters) -> bool:
+        match p:
+            case And(children):
+                return all(may_match(c, filters) for c in children)
+            case Or(children):
+                return any(may_match(c, filters) for c in children)
+        answer = leaf(p, filters) if p is not None else None
+        return True if answer is None else answer
+
+    return lambda filters: may_match(predicate, filters)
+
+
 _WORD = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 _FOLDS = frozenset("kis")
 """ASCII letters a non-ASCII letter matches case-insensitively (the Kelvin sign, the long s,
@@ -97,18 +115,13 @@ def token_evaluator(predicate: BlockPredicate | None) -> Callable[[Filters], boo
     (False, True, True)
     """
 
-    def may_match(p: BlockPredicate | None, filters: Filters) -> bool:
-        match p:
-            case StringHas(column, word):
-                found = filters.get(column)
-                return found is None or _token_bloom.may_hold(found, word)
-            case And(children):
-                return all(may_match(c, filters) for c in children)
-            case Or(children):
-                return any(may_match(c, filters) for c in children)
-        return True
+    def holds(p: BlockPredicate, filters: Filters) -> bool | None:
+        if not isinstance(p, StringHas):
+            return None
+        found = filters.get(p.column)
+        return found is None or _token_bloom.may_hold(found, p.token)
 
-    return lambda filters: may_match(predicate, filters)
+    return evaluator(predicate, holds)
 
 
 class Cache(Generic[T]):
